@@ -419,7 +419,7 @@ class GatewayConfigTools(WireModel):
 class GatewayConfigMcpServersValue(WireModel):
     """GatewayConfigMcpServersValue."""
 
-    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"command", "args", "env", "cwd", "url", "headers", "scope", "startup_timeout_ms", "tool_timeout_ms"})
+    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"command", "args", "env", "cwd", "url", "headers", "scope", "startup_timeout_ms", "tool_timeout_ms", "trusted"})
 
     command: str | None = None
     """Program to start for a stdio server."""
@@ -439,6 +439,8 @@ class GatewayConfigMcpServersValue(WireModel):
     """How long connecting and listing tools may take before the server counts as failed to start. Default 20000."""
     tool_timeout_ms: int | None = None
     """How long one tool call may run before it is reported timed out. Default 60000."""
+    trusted: bool | None = None
+    """Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself. Default false."""
 
 
 class GatewayConfigSkillsFoldersItem(WireModel):
@@ -633,7 +635,7 @@ class GatewayConfig(WireModel):
     gateway_id: str | None = None
     """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it). Default gw_local."""
     store: str | None = None
-    """Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite."""
+    """Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite in the working folder when it exists (where it was kept before), else gateway.sqlite in a folder of $XDG_STATE_HOME/turnspec/ (~/.local/state/turnspec/) named for the working folder: out of every thread's default working folder."""
     lease_timeout_ms: int | None = None
     """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death. Default 15000."""
     routes: GatewayConfigRoutes | None = None

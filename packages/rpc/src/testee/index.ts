@@ -15,10 +15,10 @@
  */
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { canonicalJson } from "./canonical-json.js";
-import { MessageChecker } from "./check-messages.js";
-import type { FrameDirection } from "./ordering.js";
-import type { ProtocolView, ValidationMode } from "./protocol-view.js";
+import { canonicalJson } from "../canonical-json.js";
+import { MessageChecker } from "../check-messages.js";
+import type { FrameDirection } from "../ordering.js";
+import type { ProtocolView, ValidationMode } from "../protocol-view.js";
 
 type Command = { readonly id?: unknown; readonly op?: unknown; readonly [key: string]: unknown };
 
