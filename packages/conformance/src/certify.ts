@@ -133,7 +133,13 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   } catch (error) {
     throw new HarnessError((error as Error).message);
   }
-  const stopModel = () => (options.model ? Promise.resolve() : model.close());
+  // A model connection the gateway drops is the gateway's business: told on the console, never fatal to the run.
+  const onDrop = model.onDrop;
+  model.onDrop = (text) => options.onNotice?.(text);
+  const stopModel = () => {
+    model.onDrop = onDrop;
+    return options.model ? Promise.resolve() : model.close();
+  };
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
     const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
