@@ -322,7 +322,11 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       const target = started !== undefined && running.has(started) ? started : owner.scenario.checks.find((id) => running.has(id));
       placed.push({ finding: f, cross: { target, owner: owner.capability } });
     }
-    const ownEvidence = new Set(placed.filter((p) => !p.cross).map((p) => p.finding.requirement));
+    // The requirement's own capability shows the fault: a finding there, or its own scenario failed it.
+    const ownEvidence = new Set([
+      ...placed.filter((p) => !p.cross).map((p) => p.finding.requirement),
+      ...[...scenarioRecords].filter(([, { record }]) => record.outcome === "fail").map(([id]) => id),
+    ]);
     return placed.flatMap(({ finding: f, cross }) => {
       if (!cross || ownEvidence.has(f.requirement)) return [f];
       if (!cross.target) return [];

@@ -251,7 +251,8 @@ export class ModelServer {
     const gone = () => res.destroyed || res.socket?.destroyed !== false;
     const partly = request.stream === true && reply.hold !== undefined && reply.holdAfterPieces !== undefined && !reply.error;
     if (reply.hold && !partly) await reply.hold.catch(() => undefined);
-    if (gone()) return this.dropped(script, n, "before the answer began"); // The gateway gave up on the call (a cancelled turn).
+    // The gateway gave up on a held call (a cancelled turn): expected, and not told.
+    if (gone()) return this.dropped(script, n, "before the answer began", reply.hold !== undefined);
     if (reply.error) {
       script.onExchange?.("response", { status: reply.error.status, body: errorBody(reply.error.status, reply.error.message) });
       return sendError(res, reply.error.status, reply.error.message);
@@ -260,17 +261,21 @@ export class ModelServer {
     if (request.stream) {
       const sent = await this.stream(res, request, reply, partly ? { after: reply.holdAfterPieces!, until: reply.hold! } : undefined);
       script.onExchange?.("response", { status: 200, stream: sent.events });
-      if (sent.cut) this.dropped(script, n, sent.cut);
+      if (sent.cut) this.dropped(script, n, sent.cut.where, sent.cut.held);
       return;
     }
     const completion = this.answer(res, request, reply);
     script.onExchange?.("response", { status: 200, body: completion });
   }
 
-  /** Notes a call whose connection the gateway closed before the answer ended (`when`: how far it got). */
-  private dropped(script: Script, n: number, when: string): void {
+  /**
+   * Notes a call whose connection the gateway closed before the answer ended (`when`: how
+   * far it got); one it closed while the answer was held (`held`) is what a cancelled turn
+   * does, and is not told.
+   */
+  private dropped(script: Script, n: number, when: string, held: boolean): void {
     script.dropped.push(`model call ${n} ${when}`);
-    this.onDrop?.(`the gateway closed its connection to the scripted model (call ${n} for ${script.token}) ${when}`);
+    if (!held) this.onDrop?.(`the gateway closed its connection to the scripted model (call ${n} for ${script.token}) ${when}`);
     script.onExchange?.("response", { closedByGateway: when });
   }
 
@@ -299,7 +304,7 @@ export class ModelServer {
    * and `cut` when the gateway closed the connection before the last of them (where it was).
    * With `pause`, the events after the first `pause.after` pieces of text wait for `pause.until`.
    */
-  private async stream(res: ServerResponse, request: ChatRequest, reply: ModelReply, pause?: { after: number; until: Promise<unknown> }): Promise<{ events: unknown[]; cut?: string }> {
+  private async stream(res: ServerResponse, request: ChatRequest, reply: ModelReply, pause?: { after: number; until: Promise<unknown> }): Promise<{ events: unknown[]; cut?: { where: string; held: boolean } }> {
     const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
     const events: unknown[] = [];
     const event = (data: unknown) => {
@@ -315,12 +320,12 @@ export class ModelServer {
     for (const [i, piece] of pieces.entries()) {
       if (pause && i === pause.after) {
         await pause.until.catch(() => undefined);
-        if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: `in the middle of the stream, after ${i} of ${pieces.length} pieces of text` };
+        if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: { where: `in the middle of the stream, after ${i} of ${pieces.length} pieces of text`, held: true } };
       }
       chunk({ content: piece });
     }
     if (pause && pause.after >= pieces.length) await pause.until.catch(() => undefined);
-    if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: "before the last chunk of the stream" };
+    if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: { where: "before the last chunk of the stream", held: pause !== undefined } };
     const calls = this.toolCalls(reply);
     if (calls.length) chunk({ tool_calls: calls });
     chunk({}, calls.length ? "tool_calls" : "stop");
