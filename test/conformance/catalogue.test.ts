@@ -56,11 +56,12 @@ describe("the requirement catalogue", () => {
 
   it("stops on a catalogue that breaks its schema, naming the file and the pointer", () => {
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-catalogue-")), "requirements.json");
-    writeFileSync(file, JSON.stringify({ requirements: [{ id: "TURN-X", level: "MUSTN'T", capability: "core", statement: "A statement long enough.", reference: { file: "a.md", section: "s" } }] }));
+    const versions = [{ version: "1.0", date: "2026-11-30", summary: "The first catalogue." }];
+    writeFileSync(file, JSON.stringify({ versions, requirements: [{ id: "TURN-X", level: "MUSTN'T", capability: "core", since: "1.0", statement: "A statement long enough.", observes: "What the check observes.", reference: { file: "a.md", section: "s" } }] }));
     expect(() => loadCatalogue(file)).toThrow(CatalogueError);
     expect(() => loadCatalogue(file)).toThrow(`${file}#/requirements/0/level`);
-    const { covers: _covers, ...first } = catalogue[0]!;
-    writeFileSync(file, JSON.stringify({ requirements: [first, first] }));
+    const { covers: _covers, changes: _changes, ...first } = catalogue[0]!;
+    writeFileSync(file, JSON.stringify({ versions, requirements: [first, first] }));
     expect(() => loadCatalogue(file)).toThrow(`${file}#/requirements/1/id: "${catalogue[0]!.id}" is declared twice`);
   });
 

@@ -15,7 +15,7 @@ import { protocol } from "@turnspec/protocol/registry";
 import type { Transport } from "@turnspec/rpc";
 import { spawnStdioTransport } from "@turnspec/rpc/transport";
 import { connectWebSocket } from "@turnspec/rpc/transport";
-import { loadCatalogue, type Requirement } from "./catalogue.js";
+import { loadCatalogue, loadSuite, requirementsAt, type Requirement } from "./catalogue.js";
 import { ModelServer } from "./model-server.js";
 import type { ToolMapInput } from "./tool-contract.js";
 import type { Capability, GatewayStop, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
@@ -30,6 +30,10 @@ import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from 
 export { QUESTION_TIMEOUT_MS };
 
 export interface CertifyOptions {
+  /** The suite version to certify against (default: the current one): its requirements, with their levels then. */
+  readonly suite?: string;
+  /** What the vendor calls the gateway, for the reports and the certificate. */
+  readonly subject?: string;
   /**
    * The gateway command (stdio); `{provider_url}` is replaced by the model server's URL and
    * `{question_timeout_ms}` by QUESTION_TIMEOUT_MS, a question timeout this run can wait out.
@@ -101,7 +105,7 @@ export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()
   return sources;
 }
 
-function packageVersion(): string {
+export function packageVersion(): string {
   // Through the package's own export, so that it is found from the sources and from dist/ alike.
   return (createRequire(import.meta.url)("@turnspec/conformance/package.json") as { version: string }).version;
 }
@@ -111,15 +115,24 @@ export class HarnessError extends Error {
   override readonly name = "HarnessError";
 }
 
+/** The gateway requirements of a suite version (the current one by default), with their levels then. */
+export function gatewayCatalogue(version?: string): Requirement[] {
+  const suite = loadSuite();
+  return requirementsAt(suite, version ?? suite.current).filter((r) => r.capability !== "client");
+}
+
 export async function runCertification(options: CertifyOptions): Promise<RunReport> {
-  const catalogue = loadCatalogue();
+  const suite = loadSuite();
+  const version = options.suite ?? suite.current;
+  const catalogue = gatewayCatalogue(version);
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const claimed = new Set<Capability>(["core", ...options.capabilities]);
   const meta: RunMeta = {
-    suite: { name: "turnspec", version: packageVersion() },
+    suite: { name: "turnspec", version, package: packageVersion() },
     schemaHash: protocol.digest,
     gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : options.gatewayUrl !== undefined ? { url: redact(options.gatewayUrl) } : {},
+    ...(options.subject === undefined ? {} : { subject: options.subject }),
     startedAt,
     capabilities: [...claimed],
     requestedLevel: options.level,

@@ -218,8 +218,12 @@ const cli = yargs(hideBin(process.argv))
         .option("html", { type: "string", describe: "Write the HTML report to this file" })
         .option("certificate", { type: "string", describe: "Write the certificate to this file" })
         .option("badge", { type: "string", describe: "Write the badge (JSON) to this file" })
+        .option("sign-key", { type: "string", describe: "Sign the certificate with this Ed25519 private key (PEM); `turnspec certificate verify` checks it" })
+        .option("subject", { type: "string", describe: "What you call the gateway certified (name and version), named in the reports and the certificate" })
+        .option("suite", { type: "string", describe: "Certify against this suite version: its requirements, with their levels then (default: the current one)" })
+        .option("changes", { type: "string", describe: "List what changed from this suite version to --suite (default: the current one), and run nothing" })
         .option("list", { type: "boolean", default: false, describe: "List the requirement catalogue, grouped by capability" })
-        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
+        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers, since which suite version" }),
     async (argv) => {
       const { runCertify } = await import("@turnspec/conformance/certify-command");
       const token = argv.token ?? process.env.TURNSPEC_TOKEN;
@@ -238,6 +242,10 @@ const cli = yargs(hideBin(process.argv))
         ...optional("gatewayId", argv["gateway-id"]),
         ...optional("providerPort", argv["provider-port"]),
         ...optional("stepTimeoutMs", argv["step-timeout"]),
+        ...optional("subject", argv.subject),
+        ...optional("signKey", argv["sign-key"]),
+        ...optional("suite", argv.suite),
+        ...optional("changes", argv.changes),
         list: argv.list,
         ...optional("explain", argv.explain),
         reports: {
@@ -248,6 +256,20 @@ const cli = yargs(hideBin(process.argv))
           ...optional("badge", argv.badge),
         },
       });
+    },
+  )
+  .command(
+    "certificate <action> <file>",
+    "Check a certificate that turnspec certify wrote, offline: its Ed25519 signature by the given public key, and that not a byte of it changed",
+    (y) =>
+      y
+        .positional("action", { choices: ["verify"] as const, describe: "verify: check the certificate" })
+        .positional("file", { type: "string", demandOption: true, describe: "The certificate file" })
+        .option("key", { type: "string", demandOption: true, describe: "The signer's Ed25519 public key (PEM)" })
+        .option("report", { type: "string", describe: "The run's JSON report, checked against the sha256 the certificate names" }),
+    async (argv) => {
+      const { runCertificateVerify } = await import("@turnspec/conformance/certificate-command");
+      process.exitCode = runCertificateVerify({ file: argv.file, key: argv.key, ...(argv.report === undefined ? {} : { report: argv.report }) });
     },
   )
 
@@ -278,7 +300,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, diff, serve, certify or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, diff, serve, certify, certificate or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
