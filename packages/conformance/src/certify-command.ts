@@ -8,7 +8,8 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { didYouMean } from "@turnspec/rpc";
-import { checkSources, HarnessError, runCertification } from "./certify.js";
+import { checkSources, HarnessError, packageVersion, runCertification } from "./certify.js";
+import { runClientCertification } from "./client/certify-client.js";
 import { compareVersions, loadSuite, requirementsAt, selectIds, suiteChanges, type Requirement, type Suite } from "./catalogue.js";
 import { createConsoleReporter } from "./report/console.js";
 import { CertificateKeyError, signingKey } from "./report/certificate.js";
@@ -28,7 +29,9 @@ export interface CertifyArgs {
   /** A PEM Ed25519 private key that signs the certificate (needs reports.certificate). */
   readonly signKey?: string;
   readonly gatewayCmd?: string;
-  /** The folder --gateway-cmd runs in (default: the current one). */
+  /** The client under test: the command that starts it (a client run). */
+  readonly clientCmd?: string;
+  /** The folder --gateway-cmd or --client-cmd runs in (default: the current one). */
   readonly cwd?: string;
   readonly gatewayUrl?: string;
   readonly token?: string;
@@ -90,7 +93,8 @@ async function certify(args: CertifyArgs): Promise<number> {
     explain(requirement, all);
     return 0;
   }
-  if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined)) throw new UsageError("name the gateway: --gateway-cmd \"COMMAND\" or --gateway-url ws://HOST:PORT");
+  if (args.clientCmd !== undefined) return certifyClient(args, all.filter((r) => r.capability === "client"), version);
+  if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined)) throw new UsageError("name the gateway: --gateway-cmd \"COMMAND\" or --gateway-url ws://HOST:PORT (or a client: --client-cmd \"COMMAND\")");
   const cwd = args.cwd === undefined ? undefined : commandFolder(args.cwd, args.gatewayCmd !== undefined);
 
   const capabilities = parseCapabilities(args.capabilities, catalogue, version);
@@ -131,9 +135,58 @@ async function certify(args: CertifyArgs): Promise<number> {
   return verdictOf(report).exitCode;
 }
 
+/**
+ * `--client-cmd`: certifies a client against the client requirements of the suite version;
+ * the gateway's own flags mean nothing here and are refused.
+ */
+async function certifyClient(args: CertifyArgs, catalogue: readonly Requirement[], version: string): Promise<number> {
+  const gatewayOnly = (
+    [
+      ["--gateway-cmd", args.gatewayCmd],
+      ["--gateway-url", args.gatewayUrl],
+      ["--token", args.token],
+      ["--capabilities", args.capabilities],
+      ["--tool-map", args.toolMap],
+      ["--gateway-id", args.gatewayId],
+      ["--provider-port", args.providerPort],
+    ] as const
+  ).filter(([, value]) => value !== undefined);
+  if (gatewayOnly.length) throw new UsageError(`${gatewayOnly.map(([flag]) => flag).join(", ")} ${gatewayOnly.length === 1 ? "is" : "are"} for certifying a gateway, not a client (--client-cmd)`);
+  if (catalogue.length === 0) throw new UsageError(`suite ${version} has no client requirements: clients are certified from suite 7.0 on`);
+  const known = catalogue.map((r) => r.id);
+  const cwd = args.cwd === undefined ? undefined : commandFolder(args.cwd, true);
+  const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
+  const skip = selectIds(args.skip, known);
+  const unmatched = [...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`), ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`)];
+  if (unmatched.length) throw new UsageError(`no client requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
+  const expectedFailures: ExpectedFailure[] = args.expectedFailures === undefined ? [] : loadExpectedFailures(args.expectedFailures);
+  const unknown = expectedFailures.filter((e) => !known.includes(e.id)).map((e) => e.id);
+  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists ids that are not client requirements: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`);
+  const signKey = args.signKey === undefined ? undefined : readSigningKey(args.signKey, args.reports.certificate !== undefined);
+
+  const reporter = createConsoleReporter(process.stdout);
+  const report = await runClientCertification({
+    clientCmd: args.clientCmd!,
+    ...(cwd === undefined ? {} : { cwd }),
+    catalogue,
+    suite: { name: "turnspec", version, package: packageVersion() },
+    ...(args.subject === undefined ? {} : { subject: args.subject }),
+    level: args.level,
+    selected: new Set([...only.ids].filter((id) => !skip.ids.has(id))),
+    expectedFailures,
+    ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
+    onStart: (meta, ids) => reporter.onStart({ ...meta, requirementIds: ids, expectedFailures }),
+    onResult: (result) => reporter.onResult(result),
+    onNotice: (text) => reporter.onNotice(text),
+  });
+  const written = writeReports(report, args.reports, signKey === undefined ? {} : { signKey });
+  reporter.onEnd(report, written);
+  return verdictOf(report).exitCode;
+}
+
 /** `--cwd DIR`: an existing folder, resolved against the current one; only with --gateway-cmd, which it is for. */
 function commandFolder(dir: string, withCommand: boolean): string {
-  if (!withCommand) throw new UsageError("--cwd is the folder --gateway-cmd runs in: it does nothing with --gateway-url");
+  if (!withCommand) throw new UsageError("--cwd is the folder --gateway-cmd or --client-cmd runs in: it does nothing with --gateway-url");
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--cwd: ${dir} is not a folder${folder === dir ? "" : ` (${folder})`}`);
   return folder;

@@ -21,6 +21,8 @@ import type { ToolMapInput } from "./tool-contract.js";
 import type { Capability, GatewayStop, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
+import { CLIENT_RUN_CHECKS } from "./client/certify-client.js";
+import { clientScenarios } from "./client/scenarios.js";
 import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
 import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
@@ -100,8 +102,9 @@ export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()
   const observes = new Map(catalogue.map((r) => [r.id, r.observes]));
   const sources = new Map<string, CheckSource[]>();
   const add = (id: string, source: CheckSource) => sources.set(id, [...(sources.get(id) ?? []), source]);
-  for (const scenario of scenarios) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
+  for (const scenario of [...scenarios, ...clientScenarios]) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
   for (const [id, { name, rule }] of runChecks()) add(id, { kind: "run", name, does: `${observes.get(id) ?? ""}${rule ? ` The ${rule}` : ""}` });
+  for (const [id, name] of CLIENT_RUN_CHECKS) add(id, { kind: "run", name, does: observes.get(id) ?? "" });
   return sources;
 }
 

@@ -20,8 +20,12 @@ export type Capability = "core" | "permissions" | "routes" | "work" | "windows" 
 export interface TranscriptEntry {
   /** sent: from the suite; received: from the gateway. */
   direction: "sent" | "received";
-  /** "model": an HTTP exchange with the scripted model server (received: the gateway's request; sent: the model's answer). */
-  peer?: "model";
+  /**
+   * "model": an HTTP exchange with the scripted model server (received: the gateway's
+   * request; sent: the model's answer). "client": a line of the command protocol with a
+   * client under test (sent: a command; received: its answer). Absent: a JSON-RPC frame.
+   */
+  peer?: "model" | "client";
   /** Milliseconds since the run started. */
   atMs: number;
   frame: unknown;

@@ -197,11 +197,12 @@ const cli = yargs(hideBin(process.argv))
   )
   .command(
     "certify",
-    "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
+    "Certify a gateway (or, with --client-cmd, a client) against the requirement catalogue: run the scenarios, report per requirement",
     (y) =>
       y
         .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command, run through sh in the current folder (or --cwd), and talk to it on stdio; {provider_url} becomes the scripted model's URL, {question_timeout_ms} a question timeout the run can wait out" })
-        .option("cwd", { type: "string", describe: "The folder --gateway-cmd runs in (default: the current folder)" })
+        .option("client-cmd", { type: "string", describe: "Certify a client instead: start it with this command (through sh, in the current folder or --cwd) and drive it over its stdin and stdout (see docs/certify-client.md), playing the gateway it connects to" })
+        .option("cwd", { type: "string", describe: "The folder --gateway-cmd or --client-cmd runs in (default: the current folder)" })
         .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
         .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
         .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery,surface (default: all)" })
@@ -230,6 +231,7 @@ const cli = yargs(hideBin(process.argv))
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
         ...optional("gatewayCmd", argv["gateway-cmd"]),
+        ...optional("clientCmd", argv["client-cmd"]),
         ...optional("cwd", argv.cwd),
         ...optional("gatewayUrl", argv["gateway-url"]),
         ...optional("token", token === "" ? undefined : token),
