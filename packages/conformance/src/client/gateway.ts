@@ -191,9 +191,10 @@ export class Stage {
   /** Sends a notification on the open connection, as it is (a frame with no connection open is dropped). */
   notify(method: string, params: Json | undefined): void {
     const frame = { jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) };
-    this.record("sent", frame);
     const connection = this.current;
-    if (connection) void connection.transport.send(JSON.stringify(frame)).catch(() => undefined);
+    if (!connection) return;
+    this.record("sent", frame);
+    void connection.transport.send(JSON.stringify(frame)).catch(() => undefined);
   }
 
   /** Runs `fn` once the response to the request being handled has been sent (notifications follow their response). */
