@@ -14,7 +14,7 @@ describe("turnspec certify (command line)", () => {
     const run = certify("--list");
     expect(run.status).toBe(0);
     const headings = run.stdout.split("\n").filter((l) => /^[a-z]+ \(\d+\)$/.test(l));
-    expect(headings.map((h) => h.split(" ")[0])).toEqual(["core", "permissions", "routes", "work", "windows", "recovery", "surface"]);
+    expect(headings.map((h) => h.split(" ")[0])).toEqual(["core", "permissions", "routes", "work", "windows", "recovery", "surface", "client"]);
     expect(run.stdout).toMatch(/^ {2}PERM-DENY +MUST +deny keeps the tool from running/m);
   });
 

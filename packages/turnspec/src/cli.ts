@@ -220,11 +220,12 @@ const cli = yargs(hideBin(process.argv))
   )
   .command(
     "certify",
-    "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
+    "Certify a gateway (or, with --client-cmd, a client) against the requirement catalogue: run the scenarios, report per requirement",
     (y) =>
       y
         .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command, run through sh in the current folder (or --cwd), and talk to it on stdio; {provider_url} becomes the scripted model's URL, {question_timeout_ms} a question timeout the run can wait out" })
-        .option("cwd", { type: "string", describe: "The folder --gateway-cmd runs in (default: the current folder)" })
+        .option("client-cmd", { type: "string", describe: "Certify a client instead: start it with this command (through sh, in the current folder or --cwd) and drive it over its stdin and stdout (see docs/certify-client.md), playing the gateway it connects to" })
+        .option("cwd", { type: "string", describe: "The folder --gateway-cmd or --client-cmd runs in (default: the current folder)" })
         .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
         .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
         .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery,surface (default: all)" })
@@ -241,8 +242,12 @@ const cli = yargs(hideBin(process.argv))
         .option("html", { type: "string", describe: "Write the HTML report to this file" })
         .option("certificate", { type: "string", describe: "Write the certificate to this file" })
         .option("badge", { type: "string", describe: "Write the badge (JSON) to this file" })
+        .option("sign-key", { type: "string", describe: "Sign the certificate with this Ed25519 private key (PEM); `turnspec certificate verify` checks it" })
+        .option("subject", { type: "string", describe: "What you call the gateway certified (name and version), named in the reports and the certificate" })
+        .option("suite", { type: "string", describe: "Certify against this suite version: its requirements, with their levels then (default: the current one)" })
+        .option("changes", { type: "string", describe: "List what changed from this suite version to --suite (default: the current one), and run nothing" })
         .option("list", { type: "boolean", default: false, describe: "List the requirement catalogue, grouped by capability" })
-        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
+        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers, since which suite version" }),
     async (argv) => {
       const { runCertify } = await import("@turnspec/conformance/certify-command");
       if (tokenOnCommandLine) console.error(commandLineTokenWarning("$TURNSPEC_TOKEN"));
@@ -250,6 +255,7 @@ const cli = yargs(hideBin(process.argv))
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
         ...optional("gatewayCmd", argv["gateway-cmd"]),
+        ...optional("clientCmd", argv["client-cmd"]),
         ...optional("cwd", argv.cwd),
         ...optional("gatewayUrl", argv["gateway-url"]),
         ...optional("token", token === "" ? undefined : token),
@@ -262,6 +268,10 @@ const cli = yargs(hideBin(process.argv))
         ...optional("gatewayId", argv["gateway-id"]),
         ...optional("providerPort", argv["provider-port"]),
         ...optional("stepTimeoutMs", argv["step-timeout"]),
+        ...optional("subject", argv.subject),
+        ...optional("signKey", argv["sign-key"]),
+        ...optional("suite", argv.suite),
+        ...optional("changes", argv.changes),
         list: argv.list,
         ...optional("explain", argv.explain),
         reports: {
@@ -272,6 +282,20 @@ const cli = yargs(hideBin(process.argv))
           ...optional("badge", argv.badge),
         },
       });
+    },
+  )
+  .command(
+    "certificate <action> <file>",
+    "Check a certificate that turnspec certify wrote, offline: its Ed25519 signature by the given public key, and that not a byte of it changed",
+    (y) =>
+      y
+        .positional("action", { choices: ["verify"] as const, describe: "verify: check the certificate" })
+        .positional("file", { type: "string", demandOption: true, describe: "The certificate file" })
+        .option("key", { type: "string", demandOption: true, describe: "The signer's Ed25519 public key (PEM)" })
+        .option("report", { type: "string", describe: "The run's JSON report, checked against the sha256 the certificate names" }),
+    async (argv) => {
+      const { runCertificateVerify } = await import("@turnspec/conformance/certificate-command");
+      process.exitCode = runCertificateVerify({ file: argv.file, key: argv.key, ...(argv.report === undefined ? {} : { report: argv.report }) });
     },
   )
 
@@ -303,7 +327,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, serve, certify or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, serve, certify, certificate or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
