@@ -2,7 +2,7 @@
  * The requirement catalogue and its coverage: every requirement has a check, every method
  * and notification names a requirement, and protocol.json names no id the catalogue lacks.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -30,6 +30,13 @@ describe("the requirement catalogue", () => {
     expect(gateway.some((r) => r.id.startsWith("CLIENT-"))).toBe(false);
     expect(ids.size).toBe(catalogue.length);
     for (const r of catalogue) expect(r.reference.file).toMatch(/\.md$/);
+  });
+
+  it("refers every requirement to a section that exists in what turnspec ships: PROTOCOL.md or a guide under docs/", () => {
+    const headings = (file: string) =>
+      new Set([...readFileSync(join(import.meta.dirname, "../..", file === "PROTOCOL.md" ? "generated/PROTOCOL.md" : file), "utf8").matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1]!.trim()));
+    const missing = catalogue.filter((r) => !headings(r.reference.file).has(r.reference.section)).map((r) => `${r.id}: ${r.reference.file} "${r.reference.section}"`);
+    expect(missing).toEqual([]);
   });
 
   it("has a check for every requirement, except the documented ones, and those have none", () => {
