@@ -92,8 +92,13 @@ async function standaloneWith(compiler: "Ajv2020" | "generator", rewrite?: (code
   const ajv = compiler === "Ajv2020" ? new Ajv2020(options) : (createAjv(schemas, options as never) as Ajv2020);
   for (const schema of schemas) ajv.addSchema(schema as object);
   let code = standaloneCode(ajv, Object.fromEntries(model.types.map((t) => [t.title, t.id])));
-  if (/require\(/.test(code)) throw new Error("what-if standalone code needs runtime helpers");
+  const helped = /require\("ajv\/dist\/runtime\/ucs2length"\)\.default/g;
+  const needsHelper = helped.test(code);
+  code = code.replace(helped, "supportUcs2length");
+  if (/require\(/.test(code)) throw new Error("what-if standalone code needs runtime helpers other than ucs2length");
   if (rewrite) code = rewrite(code);
+  // The support module's ucs2length (lengths count code points), as the generated modules take it.
+  if (needsHelper) code = `import { ucs2length as supportUcs2length } from ${JSON.stringify(HELPERS_URL)};\n${code}`;
   const dir = mkdtempSync(join(tmpdir(), "turnspec-bench-"));
   try {
     const file = join(dir, "validators.mjs");
@@ -107,6 +112,9 @@ async function standaloneWith(compiler: "Ajv2020" | "generator", rewrite?: (code
   }
 }
 
+/** The built support module's validator helpers, which generated validator modules import (run.ts builds the packages first). */
+const HELPERS_URL = pathToFileURL(fileURLToPath(new URL("../packages/rpc/dist/validator-helpers.js", import.meta.url))).href;
+
 /**
  * A generated validator module as a user runs it: compiled by TypeScript (this
  * repository's target and module kind, as tsc and the package build emit it), written to a
@@ -115,11 +123,13 @@ async function standaloneWith(compiler: "Ajv2020" | "generator", rewrite?: (code
 async function compiledModule(file: string): Promise<Record<string, Validator>> {
   const source = readFileSync(fileURLToPath(new URL(`../generated/${file}`, import.meta.url)), "utf8");
   const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: false }, fileName: file });
-  if (/^import (?!type)/m.test(outputText)) throw new Error(`${file} compiled to a module with run-time imports; the bench loads it alone`);
+  // The support module's helpers (ucs2length: lengths count code points) from the built @turnspec/rpc.
+  const linked = outputText.replace(/^import \{ validatorHelper \} from "@turnspec\/rpc";$/m, `import { validatorHelper } from ${JSON.stringify(HELPERS_URL)};`);
+  if (/^import (?!type)(?!\{ validatorHelper \} from "file:)/m.test(linked)) throw new Error(`${file} compiled to a module with run-time imports other than the support module's helpers; the bench loads it alone`);
   const dir = mkdtempSync(join(tmpdir(), "turnspec-bench-"));
   try {
     const path = join(dir, file.replace(/\.ts$/, ".mjs"));
-    writeFileSync(path, outputText);
+    writeFileSync(path, linked);
     return (await import(pathToFileURL(path).href)) as Record<string, Validator>;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ export * from "./outgoing.js";
 export * from "./ordering.js";
 export * from "./streams.js";
 export * from "./suggest.js";
+export * from "./canonical-json.js";
 export type { ProtocolView } from "./protocol-view.js";
 export type { ValidationMode } from "./protocol-view.js";
 export { MessageChecker, checkBareValue, codeMismatch, type Finding } from "./check-messages.js";

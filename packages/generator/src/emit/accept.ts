@@ -10,8 +10,8 @@
  * loop over its keys.
  *
  * Each check follows ajv's reading of a keyword exactly (the keywords of an instance type
- * apply only to values of that type, `number` means a finite number, lengths count UTF-16
- * code units, a discriminator tries only the branch its tag names). A schema with a keyword
+ * apply only to values of that type, `number` means a finite number, lengths count code
+ * points, a discriminator tries only the branch its tag names). A schema with a keyword
  * outside the subset below gets no check: its type's validator is ajv's alone, and the
  * types referring to it call ajv's validator for it, so no check ever answers on a guess.
  */
@@ -349,9 +349,22 @@ class SchemaReader {
 
   private stringKeywords(s: JsonObject, x: string): string[] {
     const out: string[] = [];
-    if ((s.minLength !== undefined || s.maxLength !== undefined) && this.unit.compiler.options.unicode !== false) throw new Unsupported("lengths in code points");
-    if (s.minLength !== undefined) out.push(`if (${x}.length < ${this.limit(s, "minLength")}) return false;`);
-    if (s.maxLength !== undefined) out.push(`if (${x}.length > ${this.limit(s, "maxLength")}) return false;`);
+    if (this.unit.compiler.options.unicode === false) {
+      if (s.minLength !== undefined) out.push(`if (${x}.length < ${this.limit(s, "minLength")}) return false;`);
+      if (s.maxLength !== undefined) out.push(`if (${x}.length > ${this.limit(s, "maxLength")}) return false;`);
+    } else {
+      // Lengths in code points, counted only when the UTF-16 length cannot decide: a string has
+      // at most as many code points as code units, and at least half as many.
+      if (s.minLength !== undefined) {
+        const min = this.limit(s, "minLength");
+        out.push(`if (${x}.length < ${2 * min} && (${x}.length < ${min} || ${CODE_POINTS}(${x}) < ${min})) return false;`);
+      }
+      if (s.maxLength !== undefined) {
+        const max = this.limit(s, "maxLength");
+        out.push(`if (${x}.length > ${max} && (${x}.length > ${2 * max} || ${CODE_POINTS}(${x}) > ${max})) return false;`);
+      }
+      if (s.minLength !== undefined || s.maxLength !== undefined) this.unit.compiler.usesCodePoints = true;
+    }
     if (s.pattern !== undefined) {
       if (typeof s.pattern !== "string") throw new Unsupported("pattern");
       const name = this.unit.name("Pattern");
@@ -389,16 +402,33 @@ function indent(lines: readonly string[]): string[] {
 
 /** The ajv options the checks must read keywords by, as the validators beside them were compiled. */
 export interface AcceptOptions {
-  /** Lengths in code points (ajv's `unicode`); the checks count UTF-16 code units only. */
-  readonly unicode: boolean;
+  /** Lengths in code points (ajv's `unicode`, on unless false). */
+  readonly unicode?: boolean;
   /** Whether `discriminator` dispatches on the tag (ajv's `discriminator`); the checks need it on. */
   readonly discriminator: boolean;
   /** Whether ajv checks `format` (ajv's `validateFormats`); the checks read it as an annotation only while it is off. */
   readonly validateFormats: boolean;
 }
 
+/** The name of the code point counter the checks call, defined once in the module when a check needs it. */
+const CODE_POINTS = "acceptCodePoints";
+
+/** The code point counter, as ajv's ucs2length counts (a lone surrogate is one code point). */
+const CODE_POINTS_FUNCTION = [
+  `function ${CODE_POINTS}(text) {`,
+  "  let length = 0;",
+  "  for (let pos = 0; pos < text.length; length++) {",
+  "    const code = text.charCodeAt(pos++);",
+  "    if (code >= 0xd800 && code <= 0xdbff && pos < text.length && (text.charCodeAt(pos) & 0xfc00) === 0xdc00) pos++;",
+  "  }",
+  "  return length;",
+  "}",
+].join("\n");
+
 class AcceptCompiler {
   private readonly byId = new Map<string, number>();
+  /** Whether some check counts code points (and the module needs CODE_POINTS_FUNCTION). */
+  usesCodePoints = false;
   constructor(
     readonly model: ProtocolModel,
     readonly schemas: readonly JsonObject[],
@@ -443,5 +473,6 @@ export function acceptChecks(model: ProtocolModel, schemas: readonly JsonObject[
       functions.push(`// ${type.title}: no accept-only check (${error.message}); ajv's validator answers.`, `const ${compiler.acceptName(i)} = ${full(type.title)};`);
     }
   });
+  if (compiler.usesCodePoints) constants.push(CODE_POINTS_FUNCTION);
   return { code: [...constants, ...functions].join("\n"), uncovered };
 }

@@ -11,7 +11,7 @@ import discriminatorKeyword from "ajv/dist/vocabularies/discriminator/index.js";
 import draft2020Vocabularies from "ajv/dist/vocabularies/draft2020.js";
 import dynamicVocabulary from "ajv/dist/vocabularies/dynamic/index.js";
 import unevaluatedVocabulary from "ajv/dist/vocabularies/unevaluated/index.js";
-import type { JsonObject, ProtocolModel, UnionModel } from "../model.js";
+import type { Json, JsonObject, ProtocolModel, UnionModel } from "../model.js";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
 import { isExtensionKeyword, mapSchema } from "../walk.js";
 import { VALIDATOR_HELPERS } from "@turnspec/rpc";
@@ -32,8 +32,6 @@ export const ajvOptions = {
   discriminator: true,
   // Formats are annotations in turnspec's schemas: the gateway checks what it relies on.
   validateFormats: false,
-  // Lengths count UTF-16 code units, which keeps the standalone code free of runtime imports.
-  unicode: false,
   allErrors: false,
   // Small referenced types are inlined where they are used (ajv's default): fewer calls
   // per message, measured faster by bench/validation.ts for a module about 20% larger.
@@ -41,15 +39,40 @@ export const ajvOptions = {
   inlineRefs: true,
   // Messages are written by the support module from keyword and params, not by ajv.
   messages: false,
+  // Lengths count code points, as JSON Schema says (ajv's default `unicode`: its ucs2length
+  // helper comes from the support module), and patterns are read with the `u` flag
+  // (ajv's default `unicodeRegExp`): the verdicts every generated language keeps.
   logger: {
     log: () => undefined,
-    // ajv flags `unicode` as deprecated but still honours it; every other warning is shown.
-    warn: (...args: unknown[]) => {
-      if (!String(args[0]).startsWith("DEPRECATED: option unicode")) console.warn(...args);
-    },
+    warn: (...args: unknown[]) => console.warn(...args),
     error: (...args: unknown[]) => console.error(...args),
   },
 } as const;
+
+/**
+ * The integers every generated language carries exactly: those a double holds without
+ * rounding, -(2^53 - 1) to 2^53 - 1. Every validator refuses an integer outside them (the
+ * bounds are added to each `"type": "integer"` node that does not state tighter ones), so a
+ * value valid in one language is never rounded in another.
+ */
+export const INTEGER_RANGE = { minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } as const;
+
+/** Adds INTEGER_RANGE's bounds to every node that allows integers and not all numbers, unless it states tighter ones. */
+export function withIntegerRange(schema: JsonObject): JsonObject {
+  const bound = (node: JsonObject): Json | undefined => {
+    const types = Array.isArray(node.type) ? node.type : [node.type];
+    if (!types.includes("integer") || types.includes("number")) return undefined;
+    const lower = (typeof node.minimum === "number" && node.minimum >= INTEGER_RANGE.minimum) || (typeof node.exclusiveMinimum === "number" && node.exclusiveMinimum >= INTEGER_RANGE.minimum);
+    const upper = (typeof node.maximum === "number" && node.maximum <= INTEGER_RANGE.maximum) || (typeof node.exclusiveMaximum === "number" && node.exclusiveMaximum <= INTEGER_RANGE.maximum);
+    if (lower && upper) return undefined;
+    const bounded: JsonObject = { ...node };
+    if (!lower) bounded.minimum = INTEGER_RANGE.minimum;
+    if (!upper) bounded.maximum = INTEGER_RANGE.maximum;
+    // Now within the range itself: mapSchema descends into it with `bound` again.
+    return mapSchema(bounded, bound);
+  };
+  return mapSchema(schema, bound) as JsonObject;
+}
 
 /** A CommonJS module's `exports.default`, whether the loader hands over `exports` (Node) or the default itself (bundlers). */
 function defaultOf<T>(module: T): T {
@@ -176,7 +199,7 @@ function withTagCheck(schema: JsonObject, union: UnionModel | undefined): JsonOb
 /** The schemas a validator set is compiled from, in the given mode. */
 export function schemasFor(model: ProtocolModel, mode: ValidationMode): JsonObject[] {
   const unions = new Map(model.unions.map((u) => [u.id, u]));
-  return model.types.map((t) => withTagCheck(withoutAnnotations(mode === "strict" ? t.schema : tolerantSchema(t.schema)), unions.get(t.id)));
+  return model.types.map((t) => withTagCheck(withIntegerRange(withoutAnnotations(mode === "strict" ? t.schema : tolerantSchema(t.schema))), unions.get(t.id)));
 }
 
 /**
