@@ -1,8 +1,8 @@
 /** `turnspec generate`: runs the generator and reports, returning the exit code. */
 import { statSync, watch as watchFolder } from "node:fs";
 import { relative, resolve } from "node:path";
-import { ConfigError, loadConfig, type OutputKind } from "./config.js";
-import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
+import { ConfigError, loadConfig, type Language, type OutputKind } from "./config.js";
+import { compareWithDisk, generateFiles, OptionError, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
 import { loadTypeCheck } from "./load-typecheck.js";
 
@@ -24,6 +24,10 @@ export interface GenerateCommand {
   readonly configFile?: string;
   /** Generate again whenever a file of the schemas folder changes, until interrupted. */
   readonly watch?: boolean;
+  /** The language of the output. Default: the config's, else typescript. */
+  readonly lang?: Language;
+  /** The module path of a Go output. Default: the config's, else the protocol's title as one word. */
+  readonly goModule?: string;
 }
 
 interface Settings {
@@ -32,6 +36,8 @@ interface Settings {
   readonly support: string | undefined;
   readonly standalone: boolean;
   readonly outputs: readonly OutputKind[] | undefined;
+  readonly lang: Language;
+  readonly goModule: string | undefined;
 }
 
 export function isDirectory(path: string): boolean {
@@ -50,6 +56,8 @@ function settingsOf(command: GenerateCommand): Settings {
     support: command.support ?? config.support,
     standalone: command.standalone ?? config.standalone ?? false,
     outputs: command.outputs ?? config.outputs,
+    lang: command.lang ?? config.lang ?? "typescript",
+    goModule: command.goModule ?? config.goModule,
   };
 }
 
@@ -66,6 +74,14 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
     err.write(`turnspec generate: no schemas folder at ${settings.schemasDir}\n`);
     return 2;
   }
+  if (settings.lang === "go" && (settings.support !== undefined || settings.standalone)) {
+    err.write(`turnspec generate: ${settings.support !== undefined ? "support" : "standalone"} is an option of the TypeScript output; a Go module (--lang go) does not take it\n`);
+    return 2;
+  }
+  if (settings.lang !== "go" && settings.goModule !== undefined) {
+    err.write("turnspec generate: goModule is an option of the Go output; give --lang go with it\n");
+    return 2;
+  }
   if (!command.watch) return generateOnce(command, settings, out, err);
   if (command.check) {
     err.write("turnspec generate: --watch writes the output; it cannot be combined with --check\n");
@@ -80,6 +96,8 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   try {
     files = await generateFiles({
       schemasDir: settings.schemasDir,
+      ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
+      ...(settings.goModule === undefined ? {} : { goModule: settings.goModule }),
       ...(settings.support === undefined ? {} : { support: settings.support }),
       ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
       ...(settings.standalone ? { standalone: true } : {}),
@@ -89,9 +107,17 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       err.write(`turnspec generate: the schemas in ${settings.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
       return 1;
     }
+    if (error instanceof OptionError) {
+      err.write(`turnspec generate: ${error.message}\n`);
+      return 2;
+    }
     throw error;
   }
   const outName = relative(process.cwd(), settings.outDir) || ".";
+  if (command.typecheck && settings.lang === "go") {
+    err.write("turnspec generate: --typecheck compiles TypeScript output; check a Go module with go build and go vet\n");
+    return 2;
+  }
   if (command.typecheck) {
     // The compiler is loaded only when asked for.
     let typeCheck: Awaited<ReturnType<typeof loadTypeCheck>>["typeCheck"];

@@ -8,9 +8,9 @@ import { dirname, join, resolve } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import { metaSchema } from "./meta.js";
 import { describeJsonSyntaxError } from "./load.js";
-import { OUTPUT_KINDS, type OutputKind } from "./outputs.js";
+import { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind } from "./outputs.js";
 
-export { OUTPUT_KINDS, type OutputKind };
+export { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind };
 
 export const CONFIG_FILE = "turnspec.config.json";
 
@@ -20,6 +20,10 @@ export interface TurnspecConfig {
   readonly support?: string;
   readonly standalone?: boolean;
   readonly outputs?: readonly OutputKind[];
+  /** The language of the output (default typescript). */
+  readonly lang?: Language;
+  /** The module path of a Go output (go.mod's module). */
+  readonly goModule?: string;
 }
 
 /** The config file is unreadable or breaks its schema: a usage error (exit 2). */

@@ -1,0 +1,98 @@
+package jsonrpc
+
+// Direction is who sends a message.
+type Direction uint8
+
+// The two directions of a connection.
+const (
+	ClientToServer Direction = iota
+	ServerToClient
+)
+
+func (d Direction) String() string {
+	if d == ServerToClient {
+		return "server_to_client"
+	}
+	return "client_to_server"
+}
+
+// Other is the direction of the answers to what d's sender sends.
+func (d Direction) Other() Direction {
+	if d == ServerToClient {
+		return ClientToServer
+	}
+	return ServerToClient
+}
+
+// MethodInfo is one method of a protocol: who calls it, the named types of its params and
+// result, and the registered errors it may answer with.
+type MethodInfo struct {
+	Name      string
+	Direction Direction
+	Params    string
+	Result    string
+	Errors    []string
+}
+
+// NotificationInfo is one notification of a protocol.
+type NotificationInfo struct {
+	Name      string
+	Direction Direction
+	Params    string
+}
+
+// ErrorInfo is one registered error: its reason, code and message, and whether any request
+// may get it.
+type ErrorInfo struct {
+	Reason    string
+	Code      int64
+	Message   string
+	AnyMethod bool
+}
+
+// Protocol is what a connection, a message checker and an ordering checker know of a
+// protocol: its method and notification tables, its error registry, validation of its
+// named types and its ordering rules. The generated package builds its own.
+type Protocol struct {
+	Title         string
+	Version       string
+	Methods       map[string]MethodInfo
+	Notifications map[string]NotificationInfo
+	Errors        map[string]ErrorInfo
+	// Validate checks a value as a named type.
+	Validate func(typeName string, v *Value, mode Mode) error
+	// Ordering are the rules of the order of notifications.
+	Ordering []OrderingRule
+
+	byCode map[int64]string
+}
+
+// NewProtocol builds a Protocol from its tables.
+func NewProtocol(title, version string, methods []MethodInfo, notifications []NotificationInfo, errors []ErrorInfo, validate func(string, *Value, Mode) error, ordering []OrderingRule) *Protocol {
+	p := &Protocol{
+		Title:         title,
+		Version:       version,
+		Methods:       map[string]MethodInfo{},
+		Notifications: map[string]NotificationInfo{},
+		Errors:        map[string]ErrorInfo{},
+		Validate:      validate,
+		Ordering:      ordering,
+		byCode:        map[int64]string{},
+	}
+	for _, m := range methods {
+		p.Methods[m.Name] = m
+	}
+	for _, n := range notifications {
+		p.Notifications[n.Name] = n
+	}
+	for _, e := range errors {
+		p.Errors[e.Reason] = e
+		p.byCode[e.Code] = e.Reason
+	}
+	return p
+}
+
+// ReasonOf is the registered reason of an error code, or "".
+func (p *Protocol) ReasonOf(code int64) string {
+	return p.byCode[code]
+}
