@@ -116,6 +116,8 @@ export function writer(shape: Shape): string {
 /** A Go expression of type jsonrpc.Value writing the Go value `arg` of a shape. */
 export function writeCall(shape: Shape, arg: string): string {
   switch (shape.kind) {
+    case "any":
+      return arg;
     case "array":
       return `jsonrpc.WriteArray(${arg}, ${writer(shape.item)})`;
     case "map":
