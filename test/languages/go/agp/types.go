@@ -5414,8 +5414,8 @@ type PromptManifest struct {
 	CompilerVersion string
 	// Profile — Name of the prompt profile the compiler used (for example assistant_full).
 	Profile string
-	// SectionIds — Ids of the prompt sections included, in prompt order.
-	SectionIds []string
+	// SectionIDs — Ids of the prompt sections included, in prompt order.
+	SectionIDs []string
 	// FingerprintStable — Fingerprint of the sections that do not change between turns; equal
 	// values mean an identical stable prefix.
 	FingerprintStable string
@@ -5439,7 +5439,7 @@ func (x PromptManifest) toValue() jsonrpc.Value {
 	}
 	members = append(members, jsonrpc.Member{Key: "compiler_version", Value: jsonrpc.StringValue(x.CompilerVersion)})
 	members = append(members, jsonrpc.Member{Key: "profile", Value: jsonrpc.StringValue(x.Profile)})
-	members = append(members, jsonrpc.Member{Key: "section_ids", Value: jsonrpc.WriteArray(x.SectionIds, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "section_ids", Value: jsonrpc.WriteArray(x.SectionIDs, jsonrpc.StringValue)})
 	members = append(members, jsonrpc.Member{Key: "fingerprint_stable", Value: jsonrpc.StringValue(x.FingerprintStable)})
 	members = append(members, jsonrpc.Member{Key: "fingerprint_dynamic", Value: jsonrpc.StringValue(x.FingerprintDynamic)})
 	members = append(members, jsonrpc.Member{Key: "fingerprint_full", Value: jsonrpc.StringValue(x.FingerprintFull)})
@@ -5462,7 +5462,7 @@ func readPromptManifest(v *jsonrpc.Value) (PromptManifest, error) {
 		case "profile":
 			x.Profile, err = jsonrpc.AsString(p)
 		case "section_ids":
-			x.SectionIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.SectionIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		case "fingerprint_stable":
 			x.FingerprintStable, err = jsonrpc.AsString(p)
 		case "fingerprint_dynamic":
@@ -6177,8 +6177,8 @@ func (x *ThreadTimelineBlockKind) UnmarshalJSON(data []byte) error {
 type ThreadTimelineBlocksChangedNotification struct {
 	// ThreadID is the thread whose timeline changed.
 	ThreadID string
-	// ChangedBlockIds — Ids of the blocks that were added or changed.
-	ChangedBlockIds []string
+	// ChangedBlockIDs — Ids of the blocks that were added or changed.
+	ChangedBlockIDs []string
 	// TurnID is the turn that caused the change, when a single turn did.
 	TurnID *string
 
@@ -6193,7 +6193,7 @@ func (x ThreadTimelineBlocksChangedNotification) toValue() jsonrpc.Value {
 		members = append(members, jsonrpc.Member{Key: k, Value: v})
 	}
 	members = append(members, jsonrpc.Member{Key: "threadId", Value: jsonrpc.StringValue(x.ThreadID)})
-	members = append(members, jsonrpc.Member{Key: "changedBlockIds", Value: jsonrpc.WriteArray(x.ChangedBlockIds, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "changedBlockIds", Value: jsonrpc.WriteArray(x.ChangedBlockIDs, jsonrpc.StringValue)})
 	if x.TurnID != nil {
 		members = append(members, jsonrpc.Member{Key: "turnId", Value: jsonrpc.StringValue(*x.TurnID)})
 	}
@@ -6213,7 +6213,7 @@ func readThreadTimelineBlocksChangedNotification(v *jsonrpc.Value) (ThreadTimeli
 		case "threadId":
 			x.ThreadID, err = jsonrpc.AsString(p)
 		case "changedBlockIds":
-			x.ChangedBlockIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.ChangedBlockIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		case "turnId":
 			x.TurnID, err = jsonrpc.Ref(jsonrpc.AsString(p))
 		default:
@@ -11724,9 +11724,9 @@ type TurnPermissionApprovalRequest struct {
 	ThreadID string
 	// TurnID is the paused turn.
 	TurnID string
-	// VisibleThreadIds — Further threads in which the request should be shown, for example the
+	// VisibleThreadIDs — Further threads in which the request should be shown, for example the
 	// parent thread of a subagent turn.
-	VisibleThreadIds []string
+	VisibleThreadIDs []string
 	// ToolName — Machine name of the tool whose action is paused; the name audit records use.
 	ToolName string
 	// Action — Category the action was classified into.
@@ -11788,8 +11788,8 @@ func (x TurnPermissionApprovalRequest) toValue() jsonrpc.Value {
 	members = append(members, jsonrpc.Member{Key: "workspace_id", Value: jsonrpc.StringValue(x.WorkspaceID)})
 	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
 	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
-	if x.VisibleThreadIds != nil {
-		members = append(members, jsonrpc.Member{Key: "visible_thread_ids", Value: jsonrpc.WriteArray(x.VisibleThreadIds, jsonrpc.StringValue)})
+	if x.VisibleThreadIDs != nil {
+		members = append(members, jsonrpc.Member{Key: "visible_thread_ids", Value: jsonrpc.WriteArray(x.VisibleThreadIDs, jsonrpc.StringValue)})
 	}
 	members = append(members, jsonrpc.Member{Key: "tool_name", Value: jsonrpc.StringValue(x.ToolName)})
 	members = append(members, jsonrpc.Member{Key: "action", Value: x.Action.toValue()})
@@ -11850,7 +11850,7 @@ func readTurnPermissionApprovalRequest(v *jsonrpc.Value) (TurnPermissionApproval
 		case "turn_id":
 			x.TurnID, err = jsonrpc.AsString(p)
 		case "visible_thread_ids":
-			x.VisibleThreadIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.VisibleThreadIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		case "tool_name":
 			x.ToolName, err = jsonrpc.AsString(p)
 		case "action":
@@ -15581,10 +15581,10 @@ type TurnWorkItemsChangedNotification struct {
 	// ProjectionUpdatedAtUnixMicros — When the projection last changed, in microseconds since the
 	// Unix epoch; breaks ties when sourceHighWatermark is equal.
 	ProjectionUpdatedAtUnixMicros int64
-	// ChangedWorkItemIds — Ids of work items that were added or updated.
-	ChangedWorkItemIds []string
-	// RemovedWorkItemIds — Ids of work items removed from the block.
-	RemovedWorkItemIds []string
+	// ChangedWorkItemIDs — Ids of work items that were added or updated.
+	ChangedWorkItemIDs []string
+	// RemovedWorkItemIDs — Ids of work items removed from the block.
+	RemovedWorkItemIDs []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
 	// back as they came.
@@ -15601,9 +15601,9 @@ func (x TurnWorkItemsChangedNotification) toValue() jsonrpc.Value {
 	members = append(members, jsonrpc.Member{Key: "projectionVersion", Value: jsonrpc.IntValue(x.ProjectionVersion)})
 	members = append(members, jsonrpc.Member{Key: "sourceHighWatermark", Value: jsonrpc.IntValue(x.SourceHighWatermark)})
 	members = append(members, jsonrpc.Member{Key: "projectionUpdatedAtUnixMicros", Value: jsonrpc.IntValue(x.ProjectionUpdatedAtUnixMicros)})
-	members = append(members, jsonrpc.Member{Key: "changedWorkItemIds", Value: jsonrpc.WriteArray(x.ChangedWorkItemIds, jsonrpc.StringValue)})
-	if x.RemovedWorkItemIds != nil {
-		members = append(members, jsonrpc.Member{Key: "removedWorkItemIds", Value: jsonrpc.WriteArray(x.RemovedWorkItemIds, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "changedWorkItemIds", Value: jsonrpc.WriteArray(x.ChangedWorkItemIDs, jsonrpc.StringValue)})
+	if x.RemovedWorkItemIDs != nil {
+		members = append(members, jsonrpc.Member{Key: "removedWorkItemIds", Value: jsonrpc.WriteArray(x.RemovedWorkItemIDs, jsonrpc.StringValue)})
 	}
 	return jsonrpc.ObjectValue(members...)
 }
@@ -15629,9 +15629,9 @@ func readTurnWorkItemsChangedNotification(v *jsonrpc.Value) (TurnWorkItemsChange
 		case "projectionUpdatedAtUnixMicros":
 			x.ProjectionUpdatedAtUnixMicros, err = jsonrpc.AsInt(p)
 		case "changedWorkItemIds":
-			x.ChangedWorkItemIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.ChangedWorkItemIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		case "removedWorkItemIds":
-			x.RemovedWorkItemIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.RemovedWorkItemIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		default:
 			var e jsonrpc.Value
 			e, err = jsonrpc.AsValue(p)
@@ -15671,8 +15671,8 @@ type TurnWorkItemsGetParams struct {
 	ThreadID string
 	// TurnID — Turn whose work items are read.
 	TurnID string
-	// WorkItemIds — Ids of the work items to read; at least one.
-	WorkItemIds []string
+	// WorkItemIDs — Ids of the work items to read; at least one.
+	WorkItemIDs []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
 	// back as they came.
@@ -15686,7 +15686,7 @@ func (x TurnWorkItemsGetParams) toValue() jsonrpc.Value {
 	}
 	members = append(members, jsonrpc.Member{Key: "threadId", Value: jsonrpc.StringValue(x.ThreadID)})
 	members = append(members, jsonrpc.Member{Key: "turnId", Value: jsonrpc.StringValue(x.TurnID)})
-	members = append(members, jsonrpc.Member{Key: "workItemIds", Value: jsonrpc.WriteArray(x.WorkItemIds, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "workItemIds", Value: jsonrpc.WriteArray(x.WorkItemIDs, jsonrpc.StringValue)})
 	return jsonrpc.ObjectValue(members...)
 }
 
@@ -15705,7 +15705,7 @@ func readTurnWorkItemsGetParams(v *jsonrpc.Value) (TurnWorkItemsGetParams, error
 		case "turnId":
 			x.TurnID, err = jsonrpc.AsString(p)
 		case "workItemIds":
-			x.WorkItemIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.WorkItemIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		default:
 			var e jsonrpc.Value
 			e, err = jsonrpc.AsValue(p)
@@ -15760,9 +15760,9 @@ type TurnWorkItemsGetResponse struct {
 	ProjectionUpdatedAtUnixMicros int64
 	// Items — Current rows for the requested ids that still exist, in orderKey order.
 	Items []TurnWorkItem
-	// RemovedWorkItemIds — Requested ids that no longer name a row; the client drops them from its
+	// RemovedWorkItemIDs — Requested ids that no longer name a row; the client drops them from its
 	// pages.
-	RemovedWorkItemIds []string
+	RemovedWorkItemIDs []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
 	// back as they came.
@@ -15781,7 +15781,7 @@ func (x TurnWorkItemsGetResponse) toValue() jsonrpc.Value {
 	members = append(members, jsonrpc.Member{Key: "sourceHighWatermark", Value: jsonrpc.IntValue(x.SourceHighWatermark)})
 	members = append(members, jsonrpc.Member{Key: "projectionUpdatedAtUnixMicros", Value: jsonrpc.IntValue(x.ProjectionUpdatedAtUnixMicros)})
 	members = append(members, jsonrpc.Member{Key: "items", Value: jsonrpc.WriteArray(x.Items, TurnWorkItem.toValue)})
-	members = append(members, jsonrpc.Member{Key: "removedWorkItemIds", Value: jsonrpc.WriteArray(x.RemovedWorkItemIds, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "removedWorkItemIds", Value: jsonrpc.WriteArray(x.RemovedWorkItemIDs, jsonrpc.StringValue)})
 	return jsonrpc.ObjectValue(members...)
 }
 
@@ -15810,7 +15810,7 @@ func readTurnWorkItemsGetResponse(v *jsonrpc.Value) (TurnWorkItemsGetResponse, e
 		case "items":
 			x.Items, err = jsonrpc.ReadArray(p, readTurnWorkItem)
 		case "removedWorkItemIds":
-			x.RemovedWorkItemIds, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
+			x.RemovedWorkItemIDs, err = jsonrpc.ReadArray(p, jsonrpc.AsString)
 		default:
 			var e jsonrpc.Value
 			e, err = jsonrpc.AsValue(p)

@@ -10293,8 +10293,8 @@ func checkPromptManifestProfile(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	return c.Mark() == start
 }
 
-// checkPromptManifestSectionIdsItem checks PromptManifest at /properties/section_ids/items.
-func checkPromptManifestSectionIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkPromptManifestSectionIDsItem checks PromptManifest at /properties/section_ids/items.
+func checkPromptManifestSectionIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.String {
 		if jsonrpc.Length(v.Str()) > 256 {
@@ -10308,13 +10308,13 @@ func checkPromptManifestSectionIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) boo
 	return c.Mark() == start
 }
 
-// checkPromptManifestSectionIds checks PromptManifest at /properties/section_ids.
-func checkPromptManifestSectionIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkPromptManifestSectionIDs checks PromptManifest at /properties/section_ids.
+func checkPromptManifestSectionIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkPromptManifestSectionIdsItem(c, &v.Items()[i])
+			ok := checkPromptManifestSectionIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -10639,7 +10639,7 @@ func checkPromptManifest(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		}
 		if p := v.Lookup("section_ids"); p != nil {
 			c.Enter("section_ids")
-			ok := checkPromptManifestSectionIds(c, p)
+			ok := checkPromptManifestSectionIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -11403,8 +11403,8 @@ func checkThreadTimelineBlocksChangedNotificationThreadID(c *jsonrpc.Checker, v 
 	return c.Mark() == start
 }
 
-// checkThreadTimelineBlocksChangedNotificationChangedBlockIdsItem checks ThreadTimelineBlocksChangedNotification at /properties/changedBlockIds/items.
-func checkThreadTimelineBlocksChangedNotificationChangedBlockIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkThreadTimelineBlocksChangedNotificationChangedBlockIDsItem checks ThreadTimelineBlocksChangedNotification at /properties/changedBlockIds/items.
+func checkThreadTimelineBlocksChangedNotificationChangedBlockIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if !(v.Kind() == jsonrpc.String) {
 		if c.Type("string") {
@@ -11414,13 +11414,13 @@ func checkThreadTimelineBlocksChangedNotificationChangedBlockIdsItem(c *jsonrpc.
 	return c.Mark() == start
 }
 
-// checkThreadTimelineBlocksChangedNotificationChangedBlockIds checks ThreadTimelineBlocksChangedNotification at /properties/changedBlockIds.
-func checkThreadTimelineBlocksChangedNotificationChangedBlockIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkThreadTimelineBlocksChangedNotificationChangedBlockIDs checks ThreadTimelineBlocksChangedNotification at /properties/changedBlockIds.
+func checkThreadTimelineBlocksChangedNotificationChangedBlockIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkThreadTimelineBlocksChangedNotificationChangedBlockIdsItem(c, &v.Items()[i])
+			ok := checkThreadTimelineBlocksChangedNotificationChangedBlockIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -11479,7 +11479,7 @@ func checkThreadTimelineBlocksChangedNotification(c *jsonrpc.Checker, v *jsonrpc
 		}
 		if p := v.Lookup("changedBlockIds"); p != nil {
 			c.Enter("changedBlockIds")
-			ok := checkThreadTimelineBlocksChangedNotificationChangedBlockIds(c, p)
+			ok := checkThreadTimelineBlocksChangedNotificationChangedBlockIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -19895,8 +19895,8 @@ func checkTurnPermissionApprovalRequestTurnID(c *jsonrpc.Checker, v *jsonrpc.Val
 	return c.Mark() == start
 }
 
-// checkTurnPermissionApprovalRequestVisibleThreadIdsItem checks TurnPermissionApprovalRequest at /properties/visible_thread_ids/items.
-func checkTurnPermissionApprovalRequestVisibleThreadIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnPermissionApprovalRequestVisibleThreadIDsItem checks TurnPermissionApprovalRequest at /properties/visible_thread_ids/items.
+func checkTurnPermissionApprovalRequestVisibleThreadIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.String {
 		if jsonrpc.Length(v.Str()) > 256 {
@@ -19910,13 +19910,13 @@ func checkTurnPermissionApprovalRequestVisibleThreadIdsItem(c *jsonrpc.Checker, 
 	return c.Mark() == start
 }
 
-// checkTurnPermissionApprovalRequestVisibleThreadIds checks TurnPermissionApprovalRequest at /properties/visible_thread_ids.
-func checkTurnPermissionApprovalRequestVisibleThreadIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnPermissionApprovalRequestVisibleThreadIDs checks TurnPermissionApprovalRequest at /properties/visible_thread_ids.
+func checkTurnPermissionApprovalRequestVisibleThreadIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkTurnPermissionApprovalRequestVisibleThreadIdsItem(c, &v.Items()[i])
+			ok := checkTurnPermissionApprovalRequestVisibleThreadIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -20305,7 +20305,7 @@ func checkTurnPermissionApprovalRequest(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 		}
 		if p := v.Lookup("visible_thread_ids"); p != nil {
 			c.Enter("visible_thread_ids")
-			ok := checkTurnPermissionApprovalRequestVisibleThreadIds(c, p)
+			ok := checkTurnPermissionApprovalRequestVisibleThreadIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25546,8 +25546,8 @@ func checkTurnWorkItemsChangedNotificationProjectionUpdatedAtUnixMicros(c *jsonr
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsChangedNotificationChangedWorkItemIdsItem checks TurnWorkItemsChangedNotification at /properties/changedWorkItemIds/items.
-func checkTurnWorkItemsChangedNotificationChangedWorkItemIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsChangedNotificationChangedWorkItemIDsItem checks TurnWorkItemsChangedNotification at /properties/changedWorkItemIds/items.
+func checkTurnWorkItemsChangedNotificationChangedWorkItemIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if !(v.Kind() == jsonrpc.String) {
 		if c.Type("string") {
@@ -25557,13 +25557,13 @@ func checkTurnWorkItemsChangedNotificationChangedWorkItemIdsItem(c *jsonrpc.Chec
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsChangedNotificationChangedWorkItemIds checks TurnWorkItemsChangedNotification at /properties/changedWorkItemIds.
-func checkTurnWorkItemsChangedNotificationChangedWorkItemIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsChangedNotificationChangedWorkItemIDs checks TurnWorkItemsChangedNotification at /properties/changedWorkItemIds.
+func checkTurnWorkItemsChangedNotificationChangedWorkItemIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkTurnWorkItemsChangedNotificationChangedWorkItemIdsItem(c, &v.Items()[i])
+			ok := checkTurnWorkItemsChangedNotificationChangedWorkItemIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25575,8 +25575,8 @@ func checkTurnWorkItemsChangedNotificationChangedWorkItemIds(c *jsonrpc.Checker,
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsChangedNotificationRemovedWorkItemIdsItem checks TurnWorkItemsChangedNotification at /properties/removedWorkItemIds/items.
-func checkTurnWorkItemsChangedNotificationRemovedWorkItemIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsChangedNotificationRemovedWorkItemIDsItem checks TurnWorkItemsChangedNotification at /properties/removedWorkItemIds/items.
+func checkTurnWorkItemsChangedNotificationRemovedWorkItemIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if !(v.Kind() == jsonrpc.String) {
 		if c.Type("string") {
@@ -25586,13 +25586,13 @@ func checkTurnWorkItemsChangedNotificationRemovedWorkItemIdsItem(c *jsonrpc.Chec
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsChangedNotificationRemovedWorkItemIds checks TurnWorkItemsChangedNotification at /properties/removedWorkItemIds.
-func checkTurnWorkItemsChangedNotificationRemovedWorkItemIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsChangedNotificationRemovedWorkItemIDs checks TurnWorkItemsChangedNotification at /properties/removedWorkItemIds.
+func checkTurnWorkItemsChangedNotificationRemovedWorkItemIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkTurnWorkItemsChangedNotificationRemovedWorkItemIdsItem(c, &v.Items()[i])
+			ok := checkTurnWorkItemsChangedNotificationRemovedWorkItemIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25692,7 +25692,7 @@ func checkTurnWorkItemsChangedNotification(c *jsonrpc.Checker, v *jsonrpc.Value)
 		}
 		if p := v.Lookup("changedWorkItemIds"); p != nil {
 			c.Enter("changedWorkItemIds")
-			ok := checkTurnWorkItemsChangedNotificationChangedWorkItemIds(c, p)
+			ok := checkTurnWorkItemsChangedNotificationChangedWorkItemIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25700,7 +25700,7 @@ func checkTurnWorkItemsChangedNotification(c *jsonrpc.Checker, v *jsonrpc.Value)
 		}
 		if p := v.Lookup("removedWorkItemIds"); p != nil {
 			c.Enter("removedWorkItemIds")
-			ok := checkTurnWorkItemsChangedNotificationRemovedWorkItemIds(c, p)
+			ok := checkTurnWorkItemsChangedNotificationRemovedWorkItemIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25734,8 +25734,8 @@ func checkTurnWorkItemsGetParamsTurnID(c *jsonrpc.Checker, v *jsonrpc.Value) boo
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsGetParamsWorkItemIdsItem checks TurnWorkItemsGetParams at /properties/workItemIds/items.
-func checkTurnWorkItemsGetParamsWorkItemIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsGetParamsWorkItemIDsItem checks TurnWorkItemsGetParams at /properties/workItemIds/items.
+func checkTurnWorkItemsGetParamsWorkItemIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if !(v.Kind() == jsonrpc.String) {
 		if c.Type("string") {
@@ -25745,8 +25745,8 @@ func checkTurnWorkItemsGetParamsWorkItemIdsItem(c *jsonrpc.Checker, v *jsonrpc.V
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsGetParamsWorkItemIds checks TurnWorkItemsGetParams at /properties/workItemIds.
-func checkTurnWorkItemsGetParamsWorkItemIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsGetParamsWorkItemIDs checks TurnWorkItemsGetParams at /properties/workItemIds.
+func checkTurnWorkItemsGetParamsWorkItemIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		if float64(v.Len()) < 1 {
@@ -25756,7 +25756,7 @@ func checkTurnWorkItemsGetParamsWorkItemIds(c *jsonrpc.Checker, v *jsonrpc.Value
 		}
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkTurnWorkItemsGetParamsWorkItemIdsItem(c, &v.Items()[i])
+			ok := checkTurnWorkItemsGetParamsWorkItemIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25817,7 +25817,7 @@ func checkTurnWorkItemsGetParams(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		}
 		if p := v.Lookup("workItemIds"); p != nil {
 			c.Enter("workItemIds")
-			ok := checkTurnWorkItemsGetParamsWorkItemIds(c, p)
+			ok := checkTurnWorkItemsGetParamsWorkItemIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25949,8 +25949,8 @@ func checkTurnWorkItemsGetResponseItems(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsGetResponseRemovedWorkItemIdsItem checks TurnWorkItemsGetResponse at /properties/removedWorkItemIds/items.
-func checkTurnWorkItemsGetResponseRemovedWorkItemIdsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsGetResponseRemovedWorkItemIDsItem checks TurnWorkItemsGetResponse at /properties/removedWorkItemIds/items.
+func checkTurnWorkItemsGetResponseRemovedWorkItemIDsItem(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if !(v.Kind() == jsonrpc.String) {
 		if c.Type("string") {
@@ -25960,13 +25960,13 @@ func checkTurnWorkItemsGetResponseRemovedWorkItemIdsItem(c *jsonrpc.Checker, v *
 	return c.Mark() == start
 }
 
-// checkTurnWorkItemsGetResponseRemovedWorkItemIds checks TurnWorkItemsGetResponse at /properties/removedWorkItemIds.
-func checkTurnWorkItemsGetResponseRemovedWorkItemIds(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+// checkTurnWorkItemsGetResponseRemovedWorkItemIDs checks TurnWorkItemsGetResponse at /properties/removedWorkItemIds.
+func checkTurnWorkItemsGetResponseRemovedWorkItemIDs(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.Array {
 		for i := 0; i < v.Len(); i++ {
 			c.EnterIndex(i)
-			ok := checkTurnWorkItemsGetResponseRemovedWorkItemIdsItem(c, &v.Items()[i])
+			ok := checkTurnWorkItemsGetResponseRemovedWorkItemIDsItem(c, &v.Items()[i])
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -26092,7 +26092,7 @@ func checkTurnWorkItemsGetResponse(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		}
 		if p := v.Lookup("removedWorkItemIds"); p != nil {
 			c.Enter("removedWorkItemIds")
-			ok := checkTurnWorkItemsGetResponseRemovedWorkItemIds(c, p)
+			ok := checkTurnWorkItemsGetResponseRemovedWorkItemIDs(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false

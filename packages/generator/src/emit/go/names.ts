@@ -32,6 +32,8 @@ export function words(name: string): string[] {
 function titleWord(word: string): string {
   const upper = word.toUpperCase();
   if (INITIALISMS.has(upper)) return upper;
+  // A plural initialism keeps its s in lower case: ids → IDs, urls → URLs.
+  if (upper.length > 2 && upper.endsWith("S") && INITIALISMS.has(upper.slice(0, -1))) return `${upper.slice(0, -1)}s`;
   return word[0]!.toUpperCase() + word.slice(1);
 }
 
