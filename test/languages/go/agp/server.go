@@ -12,7 +12,9 @@ import (
 // Handlers serves the requests a client sends, one method each (a missing one does not compile). A
 // handler gets the params, validated; the result it returns is validated and sent, and a
 // *jsonrpc.Error it returns (see ProtocolError) is answered as it is. Any other error is answered
-// as an internal error (-32603), its text kept for OnInternalError.
+// as an internal error (-32603), its text kept for OnInternalError. Each request is handled on a
+// goroutine of its own; work whose messages must follow the response (the notifications of what a
+// request started) is started with jsonrpc.AfterReply(ctx, …).
 type Handlers interface {
 	// ThreadStart answers thread/start: Create a thread that turns can run in (turnspec's own
 	// minimal Threads API).

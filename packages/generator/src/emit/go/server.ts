@@ -19,7 +19,7 @@ export function serverFile(model: ProtocolModel, shapes: GoShapes): string {
   const heard = model.notifications.filter((n) => n.direction === "client_to_server");
   const out: string[] = [];
   out.push(
-    ...comment(`Handlers serves the requests a client sends, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is. Any other error is answered as an internal error (-32603), its text kept for OnInternalError.`),
+    ...comment(`Handlers serves the requests a client sends, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is. Any other error is answered as an internal error (-32603), its text kept for OnInternalError. Each request is handled on a goroutine of its own; work whose messages must follow the response (the notifications of what a request started) is started with jsonrpc.AfterReply(ctx, …).`),
     "type Handlers interface {",
   );
   for (const m of served) {

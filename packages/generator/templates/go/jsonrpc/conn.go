@@ -343,9 +343,9 @@ func (c *Conn) receive(frame []byte) {
 	if parsed.kind != Array {
 		if reply := c.receiveOne(&parsed, frame); reply != nil {
 			go func() {
-				if v, ok := <-reply; ok {
-					_ = c.write(c.ctx, v)
-				}
+				a := <-reply
+				_ = c.write(c.ctx, a.value)
+				a.run()
 			}()
 		}
 		return
@@ -362,7 +362,7 @@ func (c *Conn) receive(frame []byte) {
 		return
 	}
 	// The requests of one batch are answered in one batch, as JSON-RPC asks.
-	var replies []<-chan Value
+	var replies []<-chan answer
 	for i := range parsed.items {
 		if reply := c.receiveOne(&parsed.items[i], frame); reply != nil {
 			replies = append(replies, reply)
@@ -373,19 +373,66 @@ func (c *Conn) receive(frame []byte) {
 	}
 	go func() {
 		var owed []Value
+		var done []answer
 		for _, reply := range replies {
-			if v, ok := <-reply; ok {
-				owed = append(owed, v)
-			}
+			a := <-reply
+			owed = append(owed, a.value)
+			done = append(done, a)
 		}
-		if len(owed) > 0 {
-			_ = c.write(c.ctx, ArrayValue(owed...))
+		_ = c.write(c.ctx, ArrayValue(owed...))
+		for _, a := range done {
+			a.run()
 		}
 	}()
 }
 
+// answer is the response to one request, with what its handler asked to run once it is sent.
+type answer struct {
+	value Value
+	after *afterReply
+}
+
+func (a answer) run() {
+	if a.after == nil {
+		return
+	}
+	a.after.mu.Lock()
+	fs := a.after.fs
+	a.after.sent = true
+	a.after.mu.Unlock()
+	for _, f := range fs {
+		go f()
+	}
+}
+
+type afterReplyKey struct{}
+
+type afterReply struct {
+	mu   sync.Mutex
+	fs   []func()
+	sent bool
+}
+
+// AfterReply runs f (on a goroutine of its own) once the response to the request whose
+// handler got ctx has been written: work whose messages must follow the response, such as
+// a turn whose notifications follow the result of the request that started it. Called
+// with any other context, it runs f at once.
+func AfterReply(ctx context.Context, f func()) {
+	a, ok := ctx.Value(afterReplyKey{}).(*afterReply)
+	if ok {
+		a.mu.Lock()
+		if !a.sent {
+			a.fs = append(a.fs, f)
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
+	}
+	go f()
+}
+
 // receiveOne handles one message; for a request, the channel its answer comes on.
-func (c *Conn) receiveOne(v *Value, frame []byte) <-chan Value {
+func (c *Conn) receiveOne(v *Value, frame []byte) <-chan answer {
 	msg := Classify(v)
 	switch msg.Kind {
 	case InvalidMessage:
@@ -400,20 +447,19 @@ func (c *Conn) receiveOne(v *Value, frame []byte) <-chan Value {
 	case NotificationMessage:
 		c.notification(msg, frame)
 	case Request:
-		reply := make(chan Value, 1)
+		reply := make(chan answer, 1)
 		go func() {
-			reply <- c.serve(msg)
-			close(reply)
+			after := &afterReply{}
+			reply <- answer{value: c.serve(context.WithValue(c.ctx, afterReplyKey{}, after), msg), after: after}
 		}()
 		return reply
 	}
 	return nil
 }
 
-func answered(v Value) <-chan Value {
-	reply := make(chan Value, 1)
-	reply <- v
-	close(reply)
+func answered(v Value) <-chan answer {
+	reply := make(chan answer, 1)
+	reply <- answer{value: v}
 	return reply
 }
 
@@ -463,7 +509,7 @@ func (c *Conn) notification(msg Message, frame []byte) {
 }
 
 // serve answers one request.
-func (c *Conn) serve(msg Message) (reply Value) {
+func (c *Conn) serve(ctx context.Context, msg Message) (reply Value) {
 	info, known := c.protocol.Methods[msg.Method]
 	c.mu.Lock()
 	handler := c.handlers[msg.Method]
@@ -487,7 +533,7 @@ func (c *Conn) serve(msg Message) (reply Value) {
 			reply = errorValue(msg.ID, c.protocol.NewError("internal_error", ""))
 		}
 	}()
-	result, err := handler(c.ctx, &params)
+	result, err := handler(ctx, &params)
 	if err != nil {
 		var wire *Error
 		if errors.As(err, &wire) {
