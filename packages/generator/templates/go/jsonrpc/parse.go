@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -30,7 +31,12 @@ func (e *SyntaxError) Error() string {
 // surrogate is kept (see Value). Bytes that are not UTF-8 read as U+FFFD, as a UTF-8 decoder
 // reads them.
 func Parse(data []byte) (Value, error) {
-	p := parser{data: data}
+	p := parsers.Get().(*parser)
+	defer func() {
+		p.data, p.pos = nil, 0
+		parsers.Put(p)
+	}()
+	p.data = data
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -43,10 +49,24 @@ func Parse(data []byte) (Value, error) {
 	return v, nil
 }
 
+// parsers keep their stacks and the member names they have seen from one message to the next.
+var parsers = sync.Pool{New: func() any { return &parser{names: map[string]string{}} }}
+
+// Member names are few and repeated in every message of a protocol: each is kept once.
+const (
+	maxNames      = 4096
+	maxNameLength = 64
+)
+
 type parser struct {
 	data []byte
 	pos  int
 	buf  []byte
+	// The members and items of the objects and arrays being read, nested ones on top: each
+	// object or array is copied out once, at its exact size, when it closes.
+	members []Member
+	items   []Value
+	names   map[string]string
 }
 
 func (p *parser) fail(format string, args ...any) error {
@@ -118,7 +138,7 @@ func (p *parser) object(depth int) (Value, error) {
 		return Value{}, p.fail("nested deeper than %d", MaxDepth)
 	}
 	p.pos++ // {
-	var members []Member
+	base := len(p.members)
 	p.space()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
@@ -129,7 +149,7 @@ func (p *parser) object(depth int) (Value, error) {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return Value{}, p.fail("expected a member name, found %s", p.describe())
 		}
-		key, err := p.str()
+		key, err := p.name()
 		if err != nil {
 			return Value{}, err
 		}
@@ -143,7 +163,7 @@ func (p *parser) object(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		members = append(members, Member{Key: key, Value: v})
+		p.members = append(p.members, Member{Key: key, Value: v})
 		p.space()
 		if p.pos < len(p.data) && p.data[p.pos] == ',' {
 			p.pos++
@@ -151,7 +171,11 @@ func (p *parser) object(depth int) (Value, error) {
 		}
 		if p.pos < len(p.data) && p.data[p.pos] == '}' {
 			p.pos++
-			return Value{kind: Object, members: objectOrder(members)}, nil
+			members := make([]Member, len(p.members)-base)
+			copy(members, p.members[base:])
+			clear(p.members[base:])
+			p.members = p.members[:base]
+			return Value{kind: Object, members: orderInPlace(members)}, nil
 		}
 		return Value{}, p.fail("expected ',' or '}' in an object, found %s", p.describe())
 	}
@@ -162,11 +186,11 @@ func (p *parser) array(depth int) (Value, error) {
 		return Value{}, p.fail("nested deeper than %d", MaxDepth)
 	}
 	p.pos++ // [
-	items := []Value{}
+	base := len(p.items)
 	p.space()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
-		return Value{kind: Array, items: items}, nil
+		return Value{kind: Array, items: []Value{}}, nil
 	}
 	for {
 		p.space()
@@ -174,7 +198,7 @@ func (p *parser) array(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		items = append(items, v)
+		p.items = append(p.items, v)
 		p.space()
 		if p.pos < len(p.data) && p.data[p.pos] == ',' {
 			p.pos++
@@ -182,6 +206,10 @@ func (p *parser) array(depth int) (Value, error) {
 		}
 		if p.pos < len(p.data) && p.data[p.pos] == ']' {
 			p.pos++
+			items := make([]Value, len(p.items)-base)
+			copy(items, p.items[base:])
+			clear(p.items[base:])
+			p.items = p.items[:base]
 			return Value{kind: Array, items: items}, nil
 		}
 		return Value{}, p.fail("expected ',' or ']' in an array, found %s", p.describe())
@@ -227,6 +255,29 @@ func (p *parser) number() (Value, error) {
 	}
 	// Out of range is what JavaScript reads too: infinity, or zero.
 	return Value{kind: Number, number: f}, nil
+}
+
+// name reads a member name, kept once per parser when it is plain and short.
+func (p *parser) name() (string, error) {
+	start := p.pos + 1
+	for i := start; i < len(p.data) && i-start <= maxNameLength; i++ {
+		c := p.data[i]
+		if c == '"' {
+			if known, ok := p.names[string(p.data[start:i])]; ok {
+				p.pos = i + 1
+				return known, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+	}
+	s, err := p.str()
+	if err == nil && len(s) <= maxNameLength && len(p.names) < maxNames {
+		p.names[s] = s
+	}
+	return s, err
 }
 
 // str reads a string whose opening quote is at p.pos.

@@ -93,7 +93,7 @@ func ObjectValue(members ...Member) Value {
 			kept = append(kept, m)
 		}
 	}
-	return Value{kind: Object, members: objectOrder(kept)}
+	return Value{kind: Object, members: orderInPlace(kept)}
 }
 
 // Kind is the value's JSON type; Absent for the zero Value.
@@ -250,51 +250,70 @@ func arrayIndex(key string) (uint32, bool) {
 	return uint32(n), true
 }
 
-// objectOrder gives members the order a JavaScript object gives its properties: a repeated
-// key keeps its first place and takes its last value; integer-like keys come first,
-// ascending; the rest keep their order.
-func objectOrder(members []Member) []Member {
+// orderInPlace gives members, in place, the order a JavaScript object gives its properties:
+// a repeated key keeps its first place and takes its last value; integer-like keys come
+// first, ascending; the rest keep their order.
+func orderInPlace(members []Member) []Member {
 	if members == nil {
 		return []Member{}
 	}
-	out := members[:0:0]
 	indexed := false
-	// Small objects are searched; large ones indexed, so that many members cost no more than a map.
-	var places map[string]int
-	if len(members) > 16 {
-		places = make(map[string]int, len(members))
-	}
-	for _, m := range members {
-		at := -1
-		if places != nil {
-			if i, ok := places[m.Key]; ok {
-				at = i
+	repeated := false
+	if len(members) <= 16 {
+		// Small objects are searched; large ones indexed, so that many members cost no more than a map.
+		for i := range members {
+			if !indexed {
+				if _, ok := arrayIndex(members[i].Key); ok {
+					indexed = true
+				}
 			}
-		} else {
-			for i := range out {
-				if out[i].Key == m.Key {
-					at = i
-					break
+			for j := 0; j < i && !repeated; j++ {
+				repeated = members[j].Key == members[i].Key
+			}
+		}
+	} else {
+		seen := make(map[string]struct{}, len(members))
+		for i := range members {
+			if _, ok := seen[members[i].Key]; ok {
+				repeated = true
+			}
+			seen[members[i].Key] = struct{}{}
+			if !indexed {
+				if _, ok := arrayIndex(members[i].Key); ok {
+					indexed = true
 				}
 			}
 		}
-		if at >= 0 {
+	}
+	if repeated {
+		members = withoutRepeats(members)
+	}
+	if indexed {
+		sortIndexFirst(members)
+	}
+	return members
+}
+
+// withoutRepeats keeps each key once, at its first place, with its last value.
+func withoutRepeats(members []Member) []Member {
+	places := make(map[string]int, len(members))
+	out := members[:0]
+	for _, m := range members {
+		if at, ok := places[m.Key]; ok {
 			out[at].Value = m.Value
 			continue
 		}
-		if _, ok := arrayIndex(m.Key); ok {
-			indexed = true
-		}
-		if places != nil {
-			places[m.Key] = len(out)
-		}
+		places[m.Key] = len(out)
 		out = append(out, m)
 	}
-	if !indexed {
-		return out
-	}
+	clear(members[len(out):])
+	return out
+}
+
+// sortIndexFirst moves the integer-like keys first, ascending, the others keeping their order.
+func sortIndexFirst(members []Member) {
 	var first, rest []Member
-	for _, m := range out {
+	for _, m := range members {
 		if _, ok := arrayIndex(m.Key); ok {
 			first = append(first, m)
 		} else {
@@ -312,17 +331,6 @@ func objectOrder(members []Member) []Member {
 			first[j-1], first[j] = first[j], first[j-1]
 		}
 	}
-	return append(first, rest...)
-}
-
-// Map is an object's members as a map (nil for any other kind).
-func (v Value) Map() map[string]Value {
-	if v.kind != Object {
-		return nil
-	}
-	out := make(map[string]Value, len(v.members))
-	for _, m := range v.members {
-		out[m.Key] = m.Value
-	}
-	return out
+	copy(members, first)
+	copy(members[len(first):], rest)
 }
