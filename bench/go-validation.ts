@@ -9,8 +9,8 @@
  *   by bench/go built with go build: jsonrpc.Parse of the frame, the generated strict validator
  *   of its payload, then the decode into the payload's generated Go type.
  *
- * Medians of alternating rounds per message. Informational: the two languages' costs side by
- * side on this machine, no target.
+ * Medians of rounds per message, each side timed on its process's CPU clock. Informational: the
+ * two languages' costs side by side on this machine, no target.
  *
  * Run alone: node --import ./scripts/from-source.mjs bench/go-validation.ts [--quick]
  */
