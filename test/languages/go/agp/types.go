@@ -1651,8 +1651,8 @@ func readExecutionBackend(v *jsonrpc.Value) (ExecutionBackend, error) {
 	return nil, jsonrpc.UnknownTag("type", tag, "ExecutionBackend")
 }
 
-// AnyExecutionBackend holds a ExecutionBackend where encoding/json needs a concrete type: its UnmarshalJSON reads
-// the tag and decodes the variant it names.
+// AnyExecutionBackend holds a ExecutionBackend where encoding/json needs a concrete type: its
+// UnmarshalJSON reads the tag and decodes the variant it names.
 type AnyExecutionBackend struct {
 	ExecutionBackend
 }
@@ -1665,7 +1665,7 @@ func (x AnyExecutionBackend) MarshalJSON() ([]byte, error) {
 	return jsonrpc.Canonical(x.ExecutionBackend.toValue())
 }
 
-// UnmarshalJSON reads the variant the tag names. It checks shapes only; DecodeExecutionBackend also validates.
+// UnmarshalJSON reads the variant the tag names. DecodeExecutionBackend also validates the whole value.
 func (x *AnyExecutionBackend) UnmarshalJSON(data []byte) error {
 	v, err := jsonrpc.Parse(data)
 	if err != nil {
@@ -7210,8 +7210,8 @@ func readTurnCapabilityKind(v *jsonrpc.Value) (TurnCapabilityKind, error) {
 	return nil, jsonrpc.UnknownTag("type", tag, "TurnCapabilityKind")
 }
 
-// AnyTurnCapabilityKind holds a TurnCapabilityKind where encoding/json needs a concrete type: its UnmarshalJSON reads
-// the tag and decodes the variant it names.
+// AnyTurnCapabilityKind holds a TurnCapabilityKind where encoding/json needs a concrete type: its
+// UnmarshalJSON reads the tag and decodes the variant it names.
 type AnyTurnCapabilityKind struct {
 	TurnCapabilityKind
 }
@@ -7224,7 +7224,7 @@ func (x AnyTurnCapabilityKind) MarshalJSON() ([]byte, error) {
 	return jsonrpc.Canonical(x.TurnCapabilityKind.toValue())
 }
 
-// UnmarshalJSON reads the variant the tag names. It checks shapes only; DecodeTurnCapabilityKind also validates.
+// UnmarshalJSON reads the variant the tag names. DecodeTurnCapabilityKind also validates the whole value.
 func (x *AnyTurnCapabilityKind) UnmarshalJSON(data []byte) error {
 	v, err := jsonrpc.Parse(data)
 	if err != nil {
@@ -9430,7 +9430,7 @@ func (x AnyTurnItem) MarshalJSON() ([]byte, error) {
 	return jsonrpc.Canonical(x.TurnItem.toValue())
 }
 
-// UnmarshalJSON reads the variant the tag names. It checks shapes only; DecodeTurnItem also validates.
+// UnmarshalJSON reads the variant the tag names. DecodeTurnItem also validates the whole value.
 func (x *AnyTurnItem) UnmarshalJSON(data []byte) error {
 	v, err := jsonrpc.Parse(data)
 	if err != nil {
@@ -15881,8 +15881,8 @@ func readTurnWorkPageAnchor(v *jsonrpc.Value) (TurnWorkPageAnchor, error) {
 	return nil, jsonrpc.UnknownTag("kind", tag, "TurnWorkPageAnchor")
 }
 
-// AnyTurnWorkPageAnchor holds a TurnWorkPageAnchor where encoding/json needs a concrete type: its UnmarshalJSON reads
-// the tag and decodes the variant it names.
+// AnyTurnWorkPageAnchor holds a TurnWorkPageAnchor where encoding/json needs a concrete type: its
+// UnmarshalJSON reads the tag and decodes the variant it names.
 type AnyTurnWorkPageAnchor struct {
 	TurnWorkPageAnchor
 }
@@ -15895,7 +15895,7 @@ func (x AnyTurnWorkPageAnchor) MarshalJSON() ([]byte, error) {
 	return jsonrpc.Canonical(x.TurnWorkPageAnchor.toValue())
 }
 
-// UnmarshalJSON reads the variant the tag names. It checks shapes only; DecodeTurnWorkPageAnchor also validates.
+// UnmarshalJSON reads the variant the tag names. DecodeTurnWorkPageAnchor also validates the whole value.
 func (x *AnyTurnWorkPageAnchor) UnmarshalJSON(data []byte) error {
 	v, err := jsonrpc.Parse(data)
 	if err != nil {
@@ -16613,7 +16613,7 @@ func (x AnyUserInput) MarshalJSON() ([]byte, error) {
 	return jsonrpc.Canonical(x.UserInput.toValue())
 }
 
-// UnmarshalJSON reads the variant the tag names. It checks shapes only; DecodeUserInput also validates.
+// UnmarshalJSON reads the variant the tag names. DecodeUserInput also validates the whole value.
 func (x *AnyUserInput) UnmarshalJSON(data []byte) error {
 	v, err := jsonrpc.Parse(data)
 	if err != nil {

@@ -13,7 +13,7 @@ import type { GeneratedFile } from "../../generate.js";
 import type { OutputKind } from "../../outputs.js";
 import { goFile } from "./gofmt.js";
 import { comment, packageNameOf } from "./names.js";
-import { GoShapes } from "./shapes.js";
+import { GoShapes, type UnionDecl } from "./shapes.js";
 import { typesCode } from "./types.js";
 import { goValidators } from "./validators.js";
 import { validatorsFile } from "./validate-api.js";
@@ -104,18 +104,19 @@ export function emitGo(model: ProtocolModel, options: GoOptions): GeneratedFile[
   // Names the API takes, so that no declaration of the schemas takes them first.
   const api = ["Client", "NewClient", "ClientOptions", "ClientHandlers", "Handlers", "Server", "Serve", "ServerOptions", "ServerConn", "Methods", "Notifications", "Errors", "Method", "Notification", "ErrorReason", "ProtocolError", "NewOrderingChecker", "OrderingRules", "Validate", "ValidateType", "TypeNames", "Protocol"];
   const shapes = new GoShapes(model, api);
-  if (chosen.has("types")) {
-    files.push(go("types.go", typesCode(shapes.decls), [runtime]));
+  // The types and the validators are one package: a union without a tag is read by its variants' checks.
+  if (chosen.has("types") || chosen.has("validators")) {
+    const unions = shapes.decls.filter((d): d is UnionDecl => d.kind === "union" && d.tagName === undefined);
+    const validators = goValidators(model, [...api, ...shapes.decls.map((d) => d.name)], unions);
+    files.push(go("types.go", typesCode(shapes.decls, validators.variantChecks), [runtime]));
     files.push(go("registry.go", registryFile(model, shapes), [runtime]));
-  }
-  if (chosen.has("validators")) {
-    const validators = goValidators(model, [...api, ...shapes.decls.map((d) => d.name)]);
     files.push(go("validators.go", `${validators.code}\n\n${validatorsFile(model, shapes, validators.checkOf)}`, [runtime, ...(validators.usesRegexp ? ["regexp"] : [])]));
   }
-  if (chosen.has("ordering")) files.push(go("ordering.go", orderingFile(model), [runtime]));
+  // The registry's Protocol holds the ordering rules: they come with the types and validators.
+  if (chosen.has("ordering") || chosen.has("types") || chosen.has("validators")) files.push(go("ordering.go", orderingFile(model), [runtime]));
   if (chosen.has("client")) files.push(go("client.go", clientFile(model, shapes), ["context", runtime]));
   if (chosen.has("server")) files.push(go("server.go", serverFile(model, shapes), ["context", runtime]));
-  if (chosen.has("validators") && chosen.has("ordering")) {
+  if (chosen.has("types") || chosen.has("validators")) {
     files.push({ path: "cmd/testee/main.go", content: goFile(`${GO_HEADER}\n\n${testeeFile(model, options.module, pkg)}`) });
   }
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));

@@ -55,12 +55,22 @@ export interface EnumDecl {
   readonly file?: string;
 }
 
+/** A variant of a union without a tag: the place of its schema, which the reader checks a value against. */
+export interface VariantPlace {
+  readonly type: TypeModel;
+  readonly pointer: string;
+  readonly node: Json;
+  /** Unique in the module: `file#pointer`. */
+  readonly key: string;
+}
+
 export interface UnionDecl {
   readonly kind: "union";
   readonly name: string;
   readonly description: string;
-  readonly tagName: string;
-  readonly variants: { readonly tag: string; readonly decl: StructDecl }[];
+  /** The tag's member name; undefined for a union without a tag, whose variant the validators decide. */
+  readonly tagName: string | undefined;
+  readonly variants: { readonly tag?: string; readonly decl: StructDecl | EnumDecl | AliasDecl; readonly place?: VariantPlace }[];
   /** `x-open`: a tag the schemas do not list is kept as an unknown variant. */
   readonly open: boolean;
   readonly file?: string;
@@ -117,6 +127,7 @@ export class GoShapes {
     if (union) return { kind: "union", name: type.title, description: type.description, tagName: union.propertyName, variants: [], open: s["x-open"] === true, file: type.file };
     if (isStructSchema(s) || (s.type === "object" && s.additionalProperties === false && !Array.isArray(s.oneOf))) return { kind: "struct", name: type.title, description: type.description, fields: [], extra: "unknown", extraName: EXTRA, variantOf: [], file: type.file };
     if (Array.isArray(s.enum)) return { kind: "enum", name: type.title, description: type.description, base: "string", values: [], file: type.file };
+    if (untaggedBranches(s) !== undefined && !hasNullBranch(s)) return { kind: "union", name: type.title, description: type.description, tagName: undefined, variants: [], open: s["x-open"] === true, file: type.file };
     return { kind: "alias", name: type.title, description: type.description, shape: { kind: "any" }, file: type.file };
   }
 
@@ -126,6 +137,13 @@ export class GoShapes {
     const s = type.schema;
     switch (decl.kind) {
       case "union": {
+        if (decl.tagName === undefined) {
+          if (!this.fillUntagged(decl, s, type, "")) {
+            // A variant Go cannot give methods to: the type holds any JSON value the validators accept.
+            this.byTitle.set(type.title, { kind: "alias", name: type.title, description: type.description, shape: { kind: "any" }, file: type.file });
+          }
+          return;
+        }
         const union = this.unions.get(type.title)!;
         for (const variant of union.variants) {
           const target = this.byTitle.get(variant.title);
@@ -186,6 +204,121 @@ export class GoShapes {
     return { kind: "decl", decl };
   }
 
+  /** The variants of the unions without a tag, for the validators to compile a check of each. */
+  readonly places: VariantPlace[] = [];
+
+  /** Declarations of the places a $ref with a fragment names (a file's $defs), by absolute URI. */
+  private readonly fragments = new Map<string, Decl>();
+
+  /**
+   * What a $ref names, read relative to its document's $id: a named type, or a place in a
+   * file (a local definition), which gets a declaration of its own, named after the file's
+   * type and the place (`TreeNode` for `#/$defs/node` of `tree.json`), so that a place may
+   * refer to itself.
+   */
+  private refShape(ref: string, type: TypeModel, pointer: string): Shape {
+    let url: URL;
+    try {
+      url = new URL(ref, type.id);
+    } catch {
+      this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} is not a URI reference`);
+    }
+    const fragment = decodeURIComponent(url.hash.replace(/^#/, ""));
+    url.hash = "";
+    const target = this.model.types.find((t) => new URL(t.id).href === url.href);
+    if (!target) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names no file of the schemas folder`);
+    if (fragment === "") return { kind: "decl", decl: this.byTitle.get(target.title)! };
+    const uri = `${url.href}#${fragment}`;
+    const known = this.fragments.get(uri);
+    if (known) return { kind: "decl", decl: known };
+    let node: Json | undefined = target.schema;
+    for (const raw of fragment.slice(1).split("/")) {
+      const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+      node = isObject(node) ? node[token] : Array.isArray(node) ? node[Number(token)] : undefined;
+    }
+    if (!isObject(node)) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names nothing in ${target.file}`);
+    const name = this.names.take(`${target.title}${fragment.split("/").filter((t) => t !== "" && t !== "$defs").map((t) => exported(t)).join("")}`);
+    const description = typeof node.description === "string" ? node.description : "";
+    const current = this.current;
+    let decl: Decl;
+    if (isStructSchema(node) || (node.type === "object" && node.additionalProperties === false && !Array.isArray(node.oneOf))) {
+      const struct: StructDecl = { kind: "struct", name, description, fields: [], extra: "unknown", extraName: EXTRA, variantOf: [] };
+      decl = struct;
+      this.fragments.set(uri, decl);
+      this.current = target.title;
+      this.declare(decl);
+      this.fillStruct(struct, node, target, fragment);
+    } else if (Array.isArray(node.enum) && (node.type === "string" || node.type === "integer" || node.type === "number")) {
+      const enumDecl: EnumDecl = { kind: "enum", name, description, base: "string", values: [] };
+      decl = enumDecl;
+      this.fragments.set(uri, decl);
+      this.current = target.title;
+      this.declare(decl);
+      Object.assign(enumDecl, this.enumOf(name, node, target, fragment));
+    } else {
+      const alias: AliasDecl = { kind: "alias", name, description, shape: { kind: "any" } };
+      decl = alias;
+      this.fragments.set(uri, decl);
+      this.current = target.title;
+      this.declare(decl);
+      Object.assign(alias, { shape: this.shapeOf(node, name, target, fragment, true) });
+    }
+    this.current = current;
+    return { kind: "decl", decl };
+  }
+
+  /** A nested union without a tag, declared; undefined when a variant cannot be given methods. */
+  private untaggedUnion(name: string, node: JsonObject, type: TypeModel, pointer: string, keyword: string, branches: readonly { b: Json; i: number }[]): Shape | undefined {
+    if (!branches.every(({ b }) => this.variantFeasible(b, type))) return undefined;
+    const decl: UnionDecl = { kind: "union", name: this.names.take(name), description: describe(node), tagName: undefined, variants: [], open: false };
+    const shape = this.declare(decl);
+    for (const { b, i } of branches) this.addVariant(decl, b, type, `${pointer}/${keyword}/${i}`);
+    return shape;
+  }
+
+  /** The variants of a named union without a tag; false when one cannot be given methods. */
+  private fillUntagged(decl: UnionDecl, s: JsonObject, type: TypeModel, pointer: string): boolean {
+    const keyword = Array.isArray(s.oneOf) ? "oneOf" : "anyOf";
+    const branches = untaggedBranches(s)!;
+    if (!branches.every((b) => this.variantFeasible(b, type))) return false;
+    branches.forEach((b, i) => this.addVariant(decl, b, type, `${pointer}/${keyword}/${i}`));
+    return true;
+  }
+
+  /** Whether a branch becomes a Go type that can carry the union's methods (a struct, an enum or a defined type). */
+  private variantFeasible(branch: Json, type: TypeModel): boolean {
+    if (!isObject(branch)) return false;
+    if (typeof branch.$ref === "string") {
+      if (Object.keys(branch).some((k) => k !== "$ref" && k !== "description")) return false;
+      const shape = this.refShape(branch.$ref, type, "");
+      return shape.kind === "decl" && (shape.decl.kind === "struct" || shape.decl.kind === "enum" || (shape.decl.kind === "alias" && !aliasIsTypeAlias(shape.decl)));
+    }
+    if (untaggedBranches(branch) !== undefined || isNullSchema(branch)) return false;
+    const types = branch.type === undefined ? [] : Array.isArray(branch.type) ? branch.type : [branch.type];
+    return types.length === 1 && ["string", "integer", "number", "boolean", "array", "object"].includes(types[0] as string);
+  }
+
+  private addVariant(decl: UnionDecl, branch: Json, type: TypeModel, pointer: string): void {
+    const place: VariantPlace = { type, pointer, node: branch, key: `${type.file}#${pointer}` };
+    this.places.push(place);
+    const node = branch as JsonObject;
+    if (typeof node.$ref === "string") {
+      const shape = this.refShape(node.$ref, type, pointer) as { decl: StructDecl | EnumDecl | AliasDecl };
+      decl.variants.push({ decl: shape.decl, place });
+      return;
+    }
+    const kind = { string: "String", integer: "Int", number: "Number", boolean: "Bool", array: "Array", object: "Object" }[node.type as string]!;
+    const shape = this.shapeOf(node, `${decl.name}${kind}`, type, pointer, false);
+    if (shape.kind === "decl" && (shape.decl.kind === "struct" || shape.decl.kind === "enum")) {
+      decl.variants.push({ decl: shape.decl, place });
+      return;
+    }
+    // A scalar or a list: a defined type of its own, which carries the union's methods.
+    const alias: AliasDecl = { kind: "alias", name: this.names.take(`${decl.name}${kind}`), description: describe(node) || `${decl.name}${kind} is the ${node.type as string} variant of ${decl.name}.`, shape };
+    this.declare(alias);
+    decl.variants.push({ decl: alias, place });
+  }
+
   /**
    * The shape of a schema at `pointer` of `type`'s file. `name` is the Go name a declaration
    * of its own would get; `top` when the schema is the named type's whole schema.
@@ -193,20 +326,24 @@ export class GoShapes {
   shapeOf(node: Json | undefined, name: string, type: TypeModel, pointer: string, top: boolean): Shape {
     if (node === true || node === undefined) return { kind: "any" };
     if (!isObject(node)) this.problem(type.file, pointer, "a schema must be an object or a boolean");
-    if (typeof node.$ref === "string") {
-      const target = this.model.byFile.get(node.$ref);
-      if (!target) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(node.$ref)} names no file of the schemas folder`);
-      return { kind: "decl", decl: this.byTitle.get(target.title)! };
-    }
-    if (Array.isArray(node.anyOf)) {
+    if (typeof node.$ref === "string") return this.refShape(node.$ref, type, pointer);
+    if (Array.isArray(node.anyOf) && node.anyOf.length === 2 && (isNullSchema(node.anyOf[0]) || isNullSchema(node.anyOf[1]))) {
       const [a, b] = node.anyOf;
-      if (node.anyOf.length === 2 && (isNullSchema(a) || isNullSchema(b))) {
-        const inner = isNullSchema(a) ? b! : a!;
-        return { kind: "nullable", inner: this.shapeOf(inner, name, type, `${pointer}/anyOf/${isNullSchema(a) ? 1 : 0}`, false) };
-      }
-      return { kind: "any" };
+      const inner = isNullSchema(a) ? b! : a!;
+      return { kind: "nullable", inner: this.shapeOf(inner, name, type, `${pointer}/anyOf/${isNullSchema(a) ? 1 : 0}`, false) };
     }
-    if (Array.isArray(node.oneOf)) return { kind: "any" };
+    const branches = untaggedBranches(node);
+    if (branches !== undefined) {
+      const keyword = Array.isArray(node.oneOf) ? "oneOf" : "anyOf";
+      const others = branches.map((b, i) => ({ b, i })).filter(({ b }) => !isNullSchema(b));
+      // A null branch makes the rest nullable: one branch left is that branch's shape, more are a union.
+      if (others.length < branches.length) {
+        if (others.length === 1) return { kind: "nullable", inner: this.shapeOf(others[0]!.b, name, type, `${pointer}/${keyword}/${others[0]!.i}`, false) };
+        const inner = this.untaggedUnion(name, node, type, pointer, keyword, others);
+        return inner ? { kind: "nullable", inner } : { kind: "any" };
+      }
+      return this.untaggedUnion(name, node, type, pointer, keyword, others) ?? { kind: "any" };
+    }
     const types = node.type === undefined ? [] : Array.isArray(node.type) ? (node.type as string[]) : [node.type as string];
     if (types.length === 2 && types.includes("null")) {
       const { type: _t, ...rest } = node;
@@ -253,6 +390,22 @@ export class GoShapes {
     }
     return { kind: "any" };
   }
+}
+
+/** The branches of a union without a tag (oneOf without discriminator, or anyOf other than a nullable pair), or undefined. */
+function untaggedBranches(s: JsonObject): Json[] | undefined {
+  if (Array.isArray(s.oneOf) && s.discriminator === undefined && s.oneOf.length > 0) return s.oneOf;
+  if (Array.isArray(s.anyOf) && s.anyOf.length > 0 && !(s.anyOf.length === 2 && (isNullSchema(s.anyOf[0]) || isNullSchema(s.anyOf[1])))) return s.anyOf;
+  return undefined;
+}
+
+function hasNullBranch(s: JsonObject): boolean {
+  return (untaggedBranches(s) ?? []).some(isNullSchema);
+}
+
+/** Whether an alias declaration is a Go type alias (=), which cannot carry methods. */
+function aliasIsTypeAlias(decl: AliasDecl): boolean {
+  return decl.shape.kind === "nullable" || decl.shape.kind === "any" || decl.shape.kind === "null" || (decl.shape.kind === "decl" && decl.shape.decl.kind === "union");
 }
 
 /** An object schema with declared members (or closed): a struct. */

@@ -261,9 +261,13 @@ function enumCode(decl: EnumDecl): string[] {
   return out;
 }
 
-function unionCode(decl: UnionDecl): string[] {
+function unionCode(decl: UnionDecl, variantChecks: ReadonlyMap<string, string>): string[] {
   const out = [...docComment(decl.name, decl.description || `${decl.name} is one of its variants.`)];
-  out.push("//", ...comment(`Its variants, by their ${JSON.stringify(decl.tagName)}: ${decl.variants.map((v) => `${v.decl.name} (${JSON.stringify(v.tag)})`).join(", ")}.${decl.open ? ` A tag the schemas do not list is read as ${decl.name}Unknown, which keeps the value as it came.` : ""}`));
+  const variants =
+    decl.tagName === undefined
+      ? `Its variants, told apart by their schemas (the first that accepts a value is read): ${decl.variants.map((v) => v.decl.name).join(", ")}.`
+      : `Its variants, by their ${JSON.stringify(decl.tagName)}: ${decl.variants.map((v) => `${v.decl.name} (${JSON.stringify(v.tag)})`).join(", ")}.${decl.open ? ` A tag the schemas do not list is read as ${decl.name}Unknown, which keeps the value as it came.` : ""}`;
+  out.push("//", ...comment(variants));
   out.push(`type ${decl.name} interface {`, `\tis${decl.name}()`, "\ttoValue() jsonrpc.Value", "}", "");
   for (const v of decl.variants) out.push(`func (${v.decl.name}) is${decl.name}() {}`, "");
   if (decl.open) {
@@ -281,16 +285,22 @@ function unionCode(decl: UnionDecl): string[] {
       "",
     );
   }
-  out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, "\tif v.Kind() != jsonrpc.Object {", '\t\treturn nil, jsonrpc.Mismatch(v, "an object")', "\t}");
-  out.push(`\ttag := v.Lookup(${goString(decl.tagName)})`, "\tif tag != nil && tag.Kind() == jsonrpc.String {", "\t\tswitch tag.Str() {");
-  for (const v of decl.variants) out.push(`\t\tcase ${goString(v.tag)}:`, `\t\t\treturn read${v.decl.name}(v)`);
-  out.push("\t\t}");
-  if (decl.open) out.push(`\t\treturn ${decl.name}Unknown{Value: *v}, nil`);
-  out.push("\t}", `\treturn nil, jsonrpc.UnknownTag(${goString(decl.tagName)}, tag, ${goString(decl.name)})`, "}", "");
+  if (decl.tagName === undefined) {
+    // No tag: the variant is the first whose schema accepts the value, as the validators read it.
+    out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, "\tswitch {");
+    for (const v of decl.variants) out.push(`\tcase jsonrpc.Valid(${variantChecks.get(v.place!.key)!}, v, jsonrpc.Tolerant):`, `\t\treturn read${v.decl.name}(v)`);
+    out.push("\t}", `\treturn nil, jsonrpc.NoVariant(v, ${goString(decl.name)})`, "}", "");
+  } else {
+    out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, "\tif v.Kind() != jsonrpc.Object {", '\t\treturn nil, jsonrpc.Mismatch(v, "an object")', "\t}");
+    out.push(`\ttag := v.Lookup(${goString(decl.tagName)})`, "\tif tag != nil && tag.Kind() == jsonrpc.String {", "\t\tswitch tag.Str() {");
+    for (const v of decl.variants) out.push(`\t\tcase ${goString(v.tag!)}:`, `\t\t\treturn read${v.decl.name}(v)`);
+    out.push("\t\t}");
+    if (decl.open) out.push(`\t\treturn ${decl.name}Unknown{Value: *v}, nil`);
+    out.push("\t}", `\treturn nil, jsonrpc.UnknownTag(${goString(decl.tagName)}, tag, ${goString(decl.name)})`, "}", "");
+  }
   const any = `Any${decl.name}`;
   out.push(
-    `// ${any} holds a ${decl.name} where encoding/json needs a concrete type: its UnmarshalJSON reads`,
-    `// the tag and decodes the variant it names.`,
+    ...comment(`${any} holds a ${decl.name} where encoding/json needs a concrete type: its UnmarshalJSON ${decl.tagName === undefined ? "decodes the variant whose schema accepts the value" : "reads the tag and decodes the variant it names"}.`),
     `type ${any} struct {`,
     `\t${decl.name}`,
     "}",
@@ -303,7 +313,7 @@ function unionCode(decl: UnionDecl): string[] {
     `\treturn jsonrpc.Canonical(x.${decl.name}.toValue())`,
     "}",
     "",
-    `// UnmarshalJSON reads the variant the tag names. It checks shapes only; Decode${decl.name} also validates.`,
+    `// UnmarshalJSON reads the variant ${decl.tagName === undefined ? "the value matches" : "the tag names"}. Decode${decl.name} also validates the whole value.`,
     `func (x *${any}) UnmarshalJSON(data []byte) error {`,
     "\tv, err := jsonrpc.Parse(data)",
     "\tif err != nil {",
@@ -325,6 +335,7 @@ function aliasCode(decl: AliasDecl): string[] {
   else out.push(indentLines(`x, err := ${readCall(decl.shape, "v")}`), `\treturn ${decl.name}(x), err`);
   out.push("}", "", `func write${decl.name}(x ${decl.name}) jsonrpc.Value {`, indentLines(`return ${writeCall(decl.shape, alias ? "x" : `${type}(x)`)}`), "}", "");
   if (!alias) {
+    out.push(`func (x ${decl.name}) toValue() jsonrpc.Value {`, `\treturn write${decl.name}(x)`, "}", "");
     out.push(
       `// MarshalJSON writes the canonical JSON text of the ${decl.name}.`,
       `func (x ${decl.name}) MarshalJSON() ([]byte, error) {`,
@@ -349,11 +360,14 @@ function aliasCode(decl: AliasDecl): string[] {
   return out;
 }
 
-/** The declarations of types.go, each with its reading and writing. */
-export function typesCode(decls: readonly Decl[]): string {
+/**
+ * The declarations of types.go, each with its reading and writing. `variantChecks` are the
+ * check functions (validators.go) of the variants of unions without a tag, by place.
+ */
+export function typesCode(decls: readonly Decl[], variantChecks: ReadonlyMap<string, string>): string {
   const parts: string[] = [];
   for (const decl of decls) {
-    const lines = decl.kind === "struct" ? structCode(decl) : decl.kind === "enum" ? enumCode(decl) : decl.kind === "union" ? unionCode(decl) : aliasCode(decl);
+    const lines = decl.kind === "struct" ? structCode(decl) : decl.kind === "enum" ? enumCode(decl) : decl.kind === "union" ? unionCode(decl, variantChecks) : aliasCode(decl);
     parts.push(lines.join("\n"));
   }
   return parts.join("\n\n");

@@ -9,9 +9,10 @@
 import type { Json, JsonObject, ProtocolModel, TypeModel } from "../../model.js";
 import { SchemaError, SchemaErrors } from "../../schema-error.js";
 import { escapeToken, isObject } from "../../walk.js";
-import { schemasFor } from "../validators.js";
+import { schemasFor, tolerantSchema } from "../validators.js";
 import { exported, goNumber, goString, NameSet } from "./names.js";
 import { translatePattern, type PatternTranslation } from "./regexp.js";
+import type { UnionDecl, VariantPlace } from "./shapes.js";
 
 /** Keywords that check something (ajv's rules); a schema with none of them accepts every value. */
 const RULES = new Set([
@@ -34,13 +35,12 @@ const GROUPS: readonly { readonly type: "number" | "string" | "array" | "object"
 ];
 
 /** The keywords of the group that applies to every type, in ajv's order. */
-const ANY_TYPE = ["$ref", "const", "enum", "not", "anyOf", "oneOf"];
+const ANY_TYPE = ["$ref", "const", "enum", "not", "anyOf", "oneOf", "allOf"];
 
 const SUPPORTED = new Set([...INERT, "type", ...ANY_TYPE, ...GROUPS.flatMap((g) => g.keywords)]);
 
 /** Why a keyword is refused, when it has a reason of its own. */
 const REFUSED: Record<string, string> = {
-  allOf: "allOf is not checked by the Go output",
   if: "if/then/else is not checked by the Go output",
   then: "if/then/else is not checked by the Go output",
   else: "if/then/else is not checked by the Go output",
@@ -88,6 +88,8 @@ interface Pair {
 export interface GoValidators {
   /** The check function of each named type, by title. */
   readonly checkOf: ReadonlyMap<string, string>;
+  /** The check function of each variant of a union without a tag, by its place's key. */
+  readonly variantChecks: ReadonlyMap<string, string>;
   readonly code: string;
   /** Whether the code uses package regexp. */
   readonly usesRegexp: boolean;
@@ -100,15 +102,52 @@ class Writer {
   private readonly patterns = new Map<string, string>();
   private readonly values = new Map<string, string>();
   readonly checkOf = new Map<string, string>();
-  private readonly byFile: ReadonlyMap<string, TypeModel>;
+  /** Each type's index in model.types, by its $id. */
+  private readonly byId = new Map<string, number>();
+  /** The functions of places that a $ref with a fragment names, by the absolute URI. */
+  private readonly fragments = new Map<string, string>();
 
   constructor(
     readonly model: ProtocolModel,
     taken: Iterable<string>,
+    private readonly strict: readonly JsonObject[],
+    private readonly tolerant: readonly JsonObject[],
   ) {
     this.names = new NameSet(taken);
-    this.byFile = model.byFile;
-    for (const type of model.types) this.checkOf.set(type.title, this.names.take(`check${type.title}`));
+    model.types.forEach((type, i) => {
+      this.checkOf.set(type.title, this.names.take(`check${type.title}`));
+      this.byId.set(new URL(type.id).href, i);
+    });
+  }
+
+  /**
+   * What a $ref written in \`type\`'s document names, read as JSON Schema reads it: relative to
+   * the document's $id, a whole document or a place in one (a JSON pointer fragment).
+   */
+  private resolve(ref: string, type: TypeModel, pointer: string): { readonly index: number; readonly fragment: string; readonly uri: string } {
+    let url: URL;
+    try {
+      url = new URL(ref, type.id);
+    } catch {
+      this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} is not a URI reference`);
+    }
+    const fragment = decodeURIComponent(url.hash.replace(/^#/, ""));
+    url.hash = "";
+    const index = this.byId.get(url.href);
+    if (index === undefined) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names no file of the schemas folder`);
+    if (fragment !== "" && !fragment.startsWith("/")) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names an anchor; the Go output reads JSON pointer fragments only`);
+    return { index, fragment, uri: `${url.href}#${fragment}` };
+  }
+
+  /** The node at a JSON pointer fragment of a schema, or undefined. */
+  private static at(schema: Json, fragment: string): Json | undefined {
+    let node: Json | undefined = schema;
+    for (const raw of fragment === "" ? [] : fragment.slice(1).split("/")) {
+      const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+      node = isObject(node) ? node[token] : Array.isArray(node) ? node[Number(token)] : undefined;
+      if (node === undefined) return undefined;
+    }
+    return node;
   }
 
   private problem(file: string, pointer: string, message: string): never {
@@ -143,6 +182,19 @@ class Writer {
     return this.patterns.size > 0;
   }
 
+  /**
+   * The check of a union's variant, from its schema as written (tolerant and strict), by which
+   * the reader tells a value's variant: `check<Union>Variant<n>`, or the named type's own check.
+   */
+  variant(place: VariantPlace, union: string, n: number): string {
+    const node = place.node;
+    const ref = bareRef(node);
+    if (ref !== undefined) return this.refCheck(ref, place.type, place.pointer);
+    const name = this.names.take(`check${union}Variant${n}`);
+    this.emit(name, { strict: node, tolerant: isObject(node) ? tolerantSchema(node) : node }, place.type, place.pointer, `a value as the variant ${n} of ${union}`);
+    return name;
+  }
+
   /** The check function of a named type. */
   type(type: TypeModel, pair: Pair): void {
     this.emit(this.checkOf.get(type.title)!, pair, type, "", `${type.title} (${type.file})`);
@@ -164,9 +216,19 @@ class Writer {
   }
 
   private refCheck(ref: string, type: TypeModel, pointer: string): string {
-    const target = this.byFile.get(ref);
-    if (!target) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names no file of the schemas folder`);
-    return this.checkOf.get(target.title)!;
+    const { index, fragment, uri } = this.resolve(ref, type, pointer);
+    const target = this.model.types[index]!;
+    if (fragment === "") return this.checkOf.get(target.title)!;
+    const known = this.fragments.get(uri);
+    if (known) return known;
+    const strict = Writer.at(this.strict[index]!, fragment);
+    const tolerant = Writer.at(this.tolerant[index]!, fragment);
+    if (strict === undefined || tolerant === undefined) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names nothing in ${target.file}`);
+    // Named before it is written, so that a place that refers to itself calls its own function.
+    const name = this.names.take(`check${target.title}${fragment.split("/").filter((t) => t !== "$defs" && t !== "").map((t) => exported(t)).join("")}`);
+    this.fragments.set(uri, name);
+    this.emit(name, { strict, tolerant }, target, fragment, `${target.title} at ${fragment}`);
+    return name;
   }
 
   private emit(name: string, pair: Pair, type: TypeModel, pointer: string, what: string): void {
@@ -236,7 +298,7 @@ class Writer {
     const t = pair.tolerant as JsonObject;
     const at = `${pointer}/${keyword}`;
     // Keywords holding subschemas are read pairwise, so that a difference deep inside stays there.
-    const structural = ["properties", "items", "prefixItems", "anyOf", "oneOf", "not", "propertyNames"].includes(keyword) || (keyword === "additionalProperties" && isObject(s[keyword]) && isObject(t[keyword]));
+    const structural = ["properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "not", "propertyNames"].includes(keyword) || (keyword === "additionalProperties" && isObject(s[keyword]) && isObject(t[keyword]));
     if (same(s[keyword], t[keyword]) || (structural && s[keyword] !== undefined && t[keyword] !== undefined && sameShape(s[keyword], t[keyword]))) {
       return this.keywordCode(fn, keyword, s, t, type, at, pointer);
     }
@@ -289,6 +351,18 @@ class Writer {
         }
         lines.push("\tc.Reset(mark)", `} else if c.NoBranch(${goString(keyword)}) {`, "\treturn false", "}");
         return ["{", ...indent(lines.flatMap((l) => l.split("\n"))), "}"];
+      }
+      case "allOf": {
+        // Every member applies to the value as it is; a failing member stops the check unless every error is collected.
+        const members = value as Json[];
+        const tolerant = t.allOf as Json[];
+        if (!Array.isArray(members) || members.length === 0) this.problem(type.file, at, "allOf must be a non-empty list of schemas");
+        const lines: string[] = [];
+        members.forEach((member, i) => {
+          const check = this.sub(`${fn}Part${i + 1}`, { strict: member, tolerant: tolerant[i]! }, type, `${at}/${i}`);
+          if (check !== undefined) lines.push(`if !${check}(c, v) && !c.All() {`, "\treturn false", "}");
+        });
+        return lines;
       }
       case "maximum":
       case "minimum":
@@ -416,7 +490,10 @@ class Writer {
   private branchTags(branch: Json, tagName: string, type: TypeModel, pointer: string): string[] {
     let node = branch;
     const ref = bareRef(branch);
-    if (ref !== undefined) node = this.byFile.get(ref)?.schema ?? branch;
+    if (ref !== undefined) {
+      const { index, fragment } = this.resolve(ref, type, pointer);
+      node = Writer.at(this.strict[index]!, fragment) ?? branch;
+    }
     const tag = isObject(node) && isObject(node.properties) ? node.properties[tagName] : undefined;
     const values = isObject(tag) ? (tag.const !== undefined ? [tag.const] : Array.isArray(tag.enum) ? tag.enum : []) : [];
     if (values.length === 0 || !values.every((v) => typeof v === "string")) this.problem(type.file, pointer, `a variant of a tagged union has a string const or enum at properties/${tagName}`);
@@ -478,11 +555,17 @@ function valueTest(v: string, value: Json): string {
  * The check functions of every named type, from the schemas the TypeScript validators are
  * compiled from. `taken` are names already used in the package.
  */
-export function goValidators(model: ProtocolModel, taken: Iterable<string>): GoValidators {
+export function goValidators(model: ProtocolModel, taken: Iterable<string>, unions: readonly UnionDecl[] = []): GoValidators {
   const strict = schemasFor(model, "strict");
   const tolerant = schemasFor(model, "tolerant");
-  const writer = new Writer(model, taken);
+  const writer = new Writer(model, taken, strict, tolerant);
   model.types.forEach((type, i) => writer.type(type, { strict: strict[i]!, tolerant: tolerant[i]! }));
+  const variantChecks = new Map<string, string>();
+  for (const union of unions) {
+    union.variants.forEach((v, i) => {
+      if (v.place) variantChecks.set(v.place.key, writer.variant(v.place, union.name, i + 1));
+    });
+  }
   const code = [...writer.vars, "", ...writer.functions.flatMap((f) => [f, ""])].join("\n");
-  return { checkOf: writer.checkOf, code, usesRegexp: writer.usesRegexp };
+  return { checkOf: writer.checkOf, variantChecks, code, usesRegexp: writer.usesRegexp };
 }

@@ -305,3 +305,8 @@ func WriteOrNull[T any](x T, write func(T) Value) Value {
 	}
 	return write(x)
 }
+
+// NoVariant is the DecodeError of a value no variant of a union without a tag accepts.
+func NoVariant(v *Value, union string) error {
+	return &DecodeError{Expected: "a variant of " + union, Got: v.kind}
+}

@@ -337,3 +337,15 @@ func sortIndexFirst(members []Member) {
 	copy(members, first)
 	copy(members[len(first):], rest)
 }
+
+// Map is an object's members as a map (nil for any other kind).
+func (v Value) Map() map[string]Value {
+	if v.kind != Object {
+		return nil
+	}
+	out := make(map[string]Value, len(v.members))
+	for _, m := range v.members {
+		out[m.Key] = m.Value
+	}
+	return out
+}
