@@ -2,11 +2,12 @@
  * client.go: the typed client. One method per request the client sends, typed subscriptions
  * to the notifications the server sends, senders for those the client sends, and
  * ClientHandlers, an interface with one method per request the server sends back (a missing
- * one does not compile).
+ * one does not compile). A message either side may send is both sent and answered.
  */
-import type { ProtocolModel } from "../../model.js";
-import { comment, goString } from "./names.js";
-import { registryNames } from "./registry.js";
+import type { MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
+import { callMethod, handlerMethod, handleRegistration, notifyMethod, onMethod, paramsOf, sentByClient, sentByServer, type Speaking } from "./messages.js";
+import { comment } from "./names.js";
+import { registryNames, type RegistryNames } from "./registry.js";
 import type { GoShapes, Shape } from "./shapes.js";
 import { goType, reader, writeCall, writer } from "./types.js";
 
@@ -15,24 +16,33 @@ export function named(shapes: GoShapes, title: string): Shape {
   return { kind: "decl", decl: shapes.byTitle.get(title)! };
 }
 
-/** A named type's value written as a jsonrpc.Value. */
-export function write(shape: Shape, value: string): string {
-  return writeCall(shape, value);
+/** How a Go end speaks a method. */
+export function speakingMethod(m: MethodModel, names: RegistryNames, shapes: GoShapes): Speaking {
+  const params = paramsOf(m);
+  const name = names.method.get(m.name)!;
+  return { constant: `Method${name}`, name, params, ...(params === undefined ? {} : { readParams: reader(named(shapes, params)), writeParams: (value: string) => writeCall(named(shapes, params), value) }) };
+}
+
+/** How a Go end speaks a notification. */
+export function speakingNotification(n: NotificationModel, names: RegistryNames, shapes: GoShapes): Speaking {
+  const params = paramsOf(n);
+  const name = names.notification.get(n.name)!;
+  return { constant: `Notification${name}`, name, params, ...(params === undefined ? {} : { readParams: reader(named(shapes, params)), writeParams: (value: string) => writeCall(named(shapes, params), value) }) };
 }
 
 export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
   const names = registryNames(model);
-  const calls = model.methods.filter((m) => m.direction === "client_to_server");
-  const answers = model.methods.filter((m) => m.direction === "server_to_client");
-  const heard = model.notifications.filter((n) => n.direction === "server_to_client");
-  const sent = model.notifications.filter((n) => n.direction === "client_to_server");
+  const calls = model.methods.filter(sentByClient);
+  const answers = model.methods.filter(sentByServer);
+  const heard = model.notifications.filter(sentByServer);
+  const sent = model.notifications.filter(sentByClient);
   const out: string[] = [];
   out.push(
     ...comment(`ClientHandlers serves the requests the server sends its client, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is.${answers.length === 0 ? ` ${model.title} has no such request: pass nil.` : ""}`),
     "type ClientHandlers interface {",
   );
   for (const m of answers) {
-    out.push(...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"), `\t${names.method.get(m.name)}(ctx context.Context, params ${m.params}) (${goType(named(shapes, m.result))}, error)`);
+    out.push(...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"), `\t${handlerMethod(speakingMethod(m, names, shapes), goType(named(shapes, m.result)))}`);
   }
   out.push("}", "");
   out.push(
@@ -54,7 +64,8 @@ export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
   if (answers.length) {
     out.push("\tif handlers != nil {");
     for (const m of answers) {
-      out.push(`\t\tconn.Handle(Method${names.method.get(m.name)}, jsonrpc.Handle(${reader(named(shapes, m.params))}, ${writer(named(shapes, m.result))}, handlers.${names.method.get(m.name)}))`);
+      const s = speakingMethod(m, names, shapes);
+      out.push(`\t\t${handleRegistration("conn", s, writer(named(shapes, m.result)), `handlers.${s.name}`)}`);
     }
     out.push("\t}");
   } else out.push("\t_ = handlers");
@@ -78,36 +89,17 @@ export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
     "func (c *Client) OnAny(f func(method string, params *jsonrpc.Value)) func() { return c.conn.OnAny(f) }",
   );
   for (const m of calls) {
-    const name = names.method.get(m.name)!;
+    const s = speakingMethod(m, names, shapes);
     const result = named(shapes, m.result);
-    out.push(
-      "",
-      ...comment(`${name} sends ${m.name}: ${m.summary}`),
-      `func (c *Client) ${name}(ctx context.Context, params ${m.params}) (${goType(result)}, error) {`,
-      `\treturn jsonrpc.Call(ctx, c.conn, Method${name}, ${write(named(shapes, m.params), "params")}, ${reader(result)})`,
-      "}",
-    );
+    out.push("", ...callMethod("c *Client", "c.conn", s, goType(result), reader(result), comment(`${s.name} sends ${m.name}: ${m.summary}`)));
   }
   for (const n of heard) {
-    const name = names.notification.get(n.name)!;
-    out.push(
-      "",
-      ...comment(`On${name} calls f with each ${n.name} the server sends (${n.summary.replace(/\.$/, "")}), in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`),
-      `func (c *Client) On${name}(f func(${n.params})) func() {`,
-      `\treturn jsonrpc.Subscribe(c.conn, Notification${name}, ${reader(named(shapes, n.params))}, f)`,
-      "}",
-    );
+    const s = speakingNotification(n, names, shapes);
+    out.push("", ...onMethod("c *Client", "c.conn", s, comment(`On${s.name} calls f with each ${n.name} the server sends (${n.summary.replace(/\.$/, "")}), in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`)));
   }
   for (const n of sent) {
-    const name = names.notification.get(n.name)!;
-    out.push(
-      "",
-      ...comment(`Notify${name} sends ${n.name}: ${n.summary}`),
-      `func (c *Client) Notify${name}(ctx context.Context, params ${n.params}) error {`,
-      `\treturn c.conn.Notify(ctx, Notification${name}, ${write(named(shapes, n.params), "params")})`,
-      "}",
-    );
+    const s = speakingNotification(n, names, shapes);
+    out.push("", ...notifyMethod("c *Client", "c.conn", s, comment(`Notify${s.name} sends ${n.name}: ${n.summary}`)));
   }
-  void goString;
   return out.join("\n");
 }

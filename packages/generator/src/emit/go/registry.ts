@@ -3,7 +3,8 @@
  * jsonrpc.Protocol (what the client, the server, the message checker and the ordering checker
  * read), and ProtocolError for a handler's registered errors.
  */
-import type { MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
+import type { NotificationModel, ProtocolModel } from "../../model.js";
+import { goDirection, paramsOf } from "./messages.js";
 import { CELL } from "./gofmt.js";
 import { comment, exported, goString, NameSet } from "./names.js";
 import type { GoShapes } from "./shapes.js";
@@ -16,7 +17,8 @@ export interface RegistryNames {
 }
 
 export function registryNames(model: ProtocolModel): RegistryNames {
-  const methods = new NameSet();
+  // The names the client's and the server's own methods take.
+  const methods = new NameSet(["Close", "Done", "Conn", "Serve", "OnAny"]);
   const notifications = new NameSet();
   const reasons = new NameSet();
   return {
@@ -26,7 +28,6 @@ export function registryNames(model: ProtocolModel): RegistryNames {
   };
 }
 
-const direction = (d: MethodModel["direction"]) => (d === "client_to_server" ? "jsonrpc.ClientToServer" : "jsonrpc.ServerToClient");
 
 export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
   const names = registryNames(model);
@@ -54,10 +55,10 @@ export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
     "\t[]jsonrpc.MethodInfo{",
   );
   for (const m of model.methods) {
-    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${direction(m.direction)}, Params: ${goString(m.params)}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}},`);
+    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}},`);
   }
   out.push("\t},", "\t[]jsonrpc.NotificationInfo{");
-  for (const n of model.notifications) out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${direction(n.direction)}, Params: ${goString(n.params)}},`);
+  for (const n of model.notifications) out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}},`);
   out.push("\t},", "\t[]jsonrpc.ErrorInfo{");
   for (const e of model.errors) out.push(`\t\t{Reason: ${goString(e.reason)}, Code: ${e.code}, Message: ${goString(e.message)}, AnyMethod: ${e.anyMethod}},`);
   out.push("\t},", "\tValidateType,", "\tOrderingRules,", ")", "");

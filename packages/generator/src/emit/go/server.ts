@@ -2,10 +2,12 @@
  * server.go: the typed server. Handlers has one method per request a client sends (a
  * missing one does not compile); ServerConn is one client's connection, with a sender per
  * notification the server sends, a method per request it sends its client, and typed
- * subscriptions to the client's notifications; Serve runs one connection.
+ * subscriptions to the client's notifications; Serve runs one connection. A message either
+ * side may send is both sent and answered.
  */
 import type { ProtocolModel } from "../../model.js";
-import { named, write } from "./client.js";
+import { named, speakingMethod, speakingNotification } from "./client.js";
+import { callMethod, handlerMethod, handleRegistration, notifyMethod, onMethod, sentByClient, sentByServer } from "./messages.js";
 import { comment } from "./names.js";
 import { registryNames } from "./registry.js";
 import type { GoShapes } from "./shapes.js";
@@ -13,17 +15,17 @@ import { goType, reader, writer } from "./types.js";
 
 export function serverFile(model: ProtocolModel, shapes: GoShapes): string {
   const names = registryNames(model);
-  const served = model.methods.filter((m) => m.direction === "client_to_server");
-  const calls = model.methods.filter((m) => m.direction === "server_to_client");
-  const sent = model.notifications.filter((n) => n.direction === "server_to_client");
-  const heard = model.notifications.filter((n) => n.direction === "client_to_server");
+  const served = model.methods.filter(sentByClient);
+  const calls = model.methods.filter(sentByServer);
+  const sent = model.notifications.filter(sentByServer);
+  const heard = model.notifications.filter(sentByClient);
   const out: string[] = [];
   out.push(
     ...comment(`Handlers serves the requests a client sends, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is. Any other error is answered as an internal error (-32603), its text kept for OnInternalError. Each request is handled on a goroutine of its own; work whose messages must follow the response (the notifications of what a request started) is started with jsonrpc.AfterReply(ctx, …).`),
     "type Handlers interface {",
   );
   for (const m of served) {
-    out.push(...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"), `\t${names.method.get(m.name)}(ctx context.Context, params ${m.params}) (${goType(named(shapes, m.result))}, error)`);
+    out.push(...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"), `\t${handlerMethod(speakingMethod(m, names, shapes), goType(named(shapes, m.result)))}`);
   }
   out.push("}", "");
   out.push(
@@ -49,7 +51,8 @@ export function serverFile(model: ProtocolModel, shapes: GoShapes): string {
     "func (s *ServerConn) Serve(ctx context.Context, handlers Handlers) error {",
   );
   for (const m of served) {
-    out.push(`\ts.conn.Handle(Method${names.method.get(m.name)}, jsonrpc.Handle(${reader(named(shapes, m.params))}, ${writer(named(shapes, m.result))}, handlers.${names.method.get(m.name)}))`);
+    const s = speakingMethod(m, names, shapes);
+    out.push(`\t${handleRegistration("s.conn", s, writer(named(shapes, m.result)), `handlers.${s.name}`)}`);
   }
   if (served.length === 0) out.push("\t_ = handlers");
   out.push(
@@ -73,35 +76,17 @@ export function serverFile(model: ProtocolModel, shapes: GoShapes): string {
     "func (s *ServerConn) Done() <-chan struct{} { return s.conn.Done() }",
   );
   for (const n of sent) {
-    const name = names.notification.get(n.name)!;
-    out.push(
-      "",
-      ...comment(`Notify${name} sends ${n.name}: ${n.summary} An invalid one is a *jsonrpc.LocalError and is not sent.`),
-      `func (s *ServerConn) Notify${name}(ctx context.Context, params ${n.params}) error {`,
-      `\treturn s.conn.Notify(ctx, Notification${name}, ${write(named(shapes, n.params), "params")})`,
-      "}",
-    );
+    const s = speakingNotification(n, names, shapes);
+    out.push("", ...notifyMethod("s *ServerConn", "s.conn", s, comment(`Notify${s.name} sends ${n.name}: ${n.summary} An invalid one is a *jsonrpc.LocalError and is not sent.`)));
   }
   for (const m of calls) {
-    const name = names.method.get(m.name)!;
+    const s = speakingMethod(m, names, shapes);
     const result = named(shapes, m.result);
-    out.push(
-      "",
-      ...comment(`${name} sends ${m.name} to the client: ${m.summary}`),
-      `func (s *ServerConn) ${name}(ctx context.Context, params ${m.params}) (${goType(result)}, error) {`,
-      `\treturn jsonrpc.Call(ctx, s.conn, Method${name}, ${write(named(shapes, m.params), "params")}, ${reader(result)})`,
-      "}",
-    );
+    out.push("", ...callMethod("s *ServerConn", "s.conn", s, goType(result), reader(result), comment(`${s.name} sends ${m.name} to the client: ${m.summary}`)));
   }
   for (const n of heard) {
-    const name = names.notification.get(n.name)!;
-    out.push(
-      "",
-      ...comment(`On${name} calls f with each ${n.name} the client sends, in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`),
-      `func (s *ServerConn) On${name}(f func(${n.params})) func() {`,
-      `\treturn jsonrpc.Subscribe(s.conn, Notification${name}, ${reader(named(shapes, n.params))}, f)`,
-      "}",
-    );
+    const s = speakingNotification(n, names, shapes);
+    out.push("", ...onMethod("s *ServerConn", "s.conn", s, comment(`On${s.name} calls f with each ${n.name} the client sends, in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`)));
   }
   return out.join("\n");
 }

@@ -206,13 +206,11 @@ func (c *Conn) write(ctx context.Context, v Value) error {
 // end, a closed connection, an invalid result).
 func (c *Conn) Request(ctx context.Context, method string, params Value) (Value, error) {
 	info, ok := c.protocol.Methods[method]
-	if !ok || info.Direction != c.sends {
+	if !ok || !info.Direction.SentBy(c.sends) {
 		return Value{}, invalid(InvalidOutgoing, "params of "+method+" are invalid", "", []Issue{{Message: fmt.Sprintf("%q is not a method this end calls", method), Received: StringValue(method)}})
 	}
-	if mode, check := c.opts.Outgoing.mode(ValidateStrict); check {
-		if err := c.protocol.Validate(info.Params, &params, mode); err != nil {
-			return Value{}, invalid(InvalidOutgoing, "params of "+method+" are invalid", "params", issuesOf(err))
-		}
+	if err := c.checkOutgoingParams(method, info.Params, &params); err != nil {
+		return Value{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Value{}, localError(Aborted, "%s was aborted", method)
@@ -272,19 +270,52 @@ func (c *Conn) Request(ctx context.Context, method string, params Value) (Value,
 // Notify sends a notification, checked first; an invalid one is a *LocalError and is not sent.
 func (c *Conn) Notify(ctx context.Context, method string, params Value) error {
 	info, ok := c.protocol.Notifications[method]
-	if !ok || info.Direction != c.sends {
+	if !ok || !info.Direction.SentBy(c.sends) {
 		return invalid(InvalidOutgoing, "notification "+method+" is invalid", "", []Issue{{Message: fmt.Sprintf("%q is not a notification this end sends", method), Received: StringValue(method)}})
 	}
-	if mode, check := c.opts.Outgoing.mode(ValidateStrict); check {
-		if err := c.protocol.Validate(info.Params, &params, mode); err != nil {
-			return invalid(InvalidOutgoing, "notification "+method+" is invalid", "params", issuesOf(err))
-		}
+	if err := c.checkOutgoingParams(method, info.Params, &params); err != nil {
+		return err
 	}
 	if c.isClosed() {
 		return localError(TransportClosed, "the connection is closed")
 	}
 	if err := c.write(ctx, notificationValue(method, params)); err != nil {
 		return localError(TransportClosed, "could not send %s: %v", method, err)
+	}
+	return nil
+}
+
+// checkOutgoingParams checks the params of a message this end sends against its type: a
+// message whose type is "" carries no params.
+func (c *Conn) checkOutgoingParams(method, typeName string, params *Value) error {
+	if typeName == "" {
+		if !params.IsAbsent() {
+			return invalid(InvalidOutgoing, "params of "+method+" are invalid", "", []Issue{{Pointer: "", Message: method + " carries no params", Received: *params}})
+		}
+		return nil
+	}
+	if mode, check := c.opts.Outgoing.mode(ValidateStrict); check {
+		if err := c.protocol.Validate(typeName, params, mode); err != nil {
+			return invalid(InvalidOutgoing, "params of "+method+" are invalid", "params", issuesOf(err))
+		}
+	}
+	return nil
+}
+
+// incomingParams are the params of a message the peer sent, checked against typeName ("" when
+// the message carries none): nil when they are valid.
+func (c *Conn) incomingParams(typeName string, params *Value) error {
+	if typeName == "" {
+		if !params.IsAbsent() {
+			return &ValidationError{Type: "no params", Issues: []Issue{{Message: "carries no params", Received: *params}}}
+		}
+		return nil
+	}
+	if params.IsAbsent() {
+		*params = ObjectValue()
+	}
+	if mode, check := c.opts.Incoming.mode(ValidateTolerant); check {
+		return c.protocol.Validate(typeName, params, mode)
 	}
 	return nil
 }
@@ -484,19 +515,14 @@ func (c *Conn) settle(msg Message, frame []byte) {
 
 func (c *Conn) notification(msg Message, frame []byte) {
 	info, ok := c.protocol.Notifications[msg.Method]
-	if !ok || info.Direction == c.sends {
+	if !ok || !info.Direction.SentBy(c.sends.Other()) {
 		c.protocolError(invalid(InvalidIncoming, "notification "+msg.Method+" is invalid", "", []Issue{{Message: fmt.Sprintf("%q is not a notification the peer sends", msg.Method), Received: StringValue(msg.Method)}}), frame)
 		return
 	}
 	params := msg.Params
-	if params.IsAbsent() {
-		params = ObjectValue()
-	}
-	if mode, check := c.opts.Incoming.mode(ValidateTolerant); check {
-		if err := c.protocol.Validate(info.Params, &params, mode); err != nil {
-			c.protocolError(invalid(InvalidIncoming, "notification "+msg.Method+" is invalid", "params", issuesOf(err)), frame)
-			return
-		}
+	if err := c.incomingParams(info.Params, &params); err != nil {
+		c.protocolError(invalid(InvalidIncoming, "notification "+msg.Method+" is invalid", "params", issuesOf(err)), frame)
+		return
 	}
 	c.mu.Lock()
 	subs := append([]*subscription(nil), c.subs...)
@@ -514,18 +540,13 @@ func (c *Conn) serve(ctx context.Context, msg Message) (reply Value) {
 	c.mu.Lock()
 	handler := c.handlers[msg.Method]
 	c.mu.Unlock()
-	if !known || info.Direction == c.sends || handler == nil {
+	if !known || !info.Direction.SentBy(c.sends.Other()) || handler == nil {
 		return errorValue(msg.ID, c.protocol.NewError("method_not_found", "Method not found: "+msg.Method, Member{"method", StringValue(msg.Method)}))
 	}
 	params := msg.Params
-	if params.IsAbsent() {
-		params = ObjectValue()
-	}
-	if mode, check := c.opts.Incoming.mode(ValidateTolerant); check {
-		if err := c.protocol.Validate(info.Params, &params, mode); err != nil {
-			issues := issuesOf(err)
-			return errorValue(msg.ID, c.protocol.NewError("invalid_params", "Invalid params for "+msg.Method+": "+describe(issues), Member{"errors", issuesValue(issues)}))
-		}
+	if err := c.incomingParams(info.Params, &params); err != nil {
+		issues := issuesOf(err)
+		return errorValue(msg.ID, c.protocol.NewError("invalid_params", "Invalid params for "+msg.Method+": "+describe(issues), Member{"errors", issuesValue(issues)}))
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -60,11 +60,12 @@ func (m *MessageChecker) senderOf(v *Value) (Direction, bool) {
 	msg := Classify(v)
 	switch msg.Kind {
 	case Request:
-		if info, ok := m.protocol.Methods[msg.Method]; ok {
+		// A message either side may send does not tell its sender.
+		if info, ok := m.protocol.Methods[msg.Method]; ok && info.Direction != Both {
 			return info.Direction, true
 		}
 	case NotificationMessage:
-		if info, ok := m.protocol.Notifications[msg.Method]; ok {
+		if info, ok := m.protocol.Notifications[msg.Method]; ok && info.Direction != Both {
 			return info.Direction, true
 		}
 	case Response:
@@ -162,11 +163,7 @@ func (m *MessageChecker) checkOne(v *Value, index int) []Finding {
 			return []Finding{{Index: index, Method: msg.Method, Issue: Issue{Pointer: "/method", Message: "is not a method of the protocol" + hint, Received: StringValue(msg.Method)}}}
 		}
 		m.requests[idKey(msg.ID)] = msg.Method
-		params := msg.Params
-		if params.IsAbsent() {
-			params = ObjectValue()
-		}
-		return m.findings(index, "params", msg.Method, m.protocol.Validate(info.Params, &params, m.mode))
+		return m.paramsFindings(index, msg.Method, info.Params, msg.Params)
 	case NotificationMessage:
 		info, ok := m.protocol.Notifications[msg.Method]
 		if !ok {
@@ -176,11 +173,7 @@ func (m *MessageChecker) checkOne(v *Value, index int) []Finding {
 			}
 			return []Finding{{Index: index, Method: msg.Method, Issue: Issue{Pointer: "/method", Message: "is not a notification of the protocol" + hint, Received: StringValue(msg.Method)}}}
 		}
-		params := msg.Params
-		if params.IsAbsent() {
-			params = ObjectValue()
-		}
-		return m.findings(index, "params", msg.Method, m.protocol.Validate(info.Params, &params, m.mode))
+		return m.paramsFindings(index, msg.Method, info.Params, msg.Params)
 	}
 	// A response.
 	method := ""
@@ -213,6 +206,20 @@ func (m *MessageChecker) checkOne(v *Value, index int) []Finding {
 		return []Finding{{Index: index, Issue: Issue{Pointer: "/id", Message: "answers no request seen earlier in the input", Received: msg.ID}}}
 	}
 	return m.findings(index, "result", method, m.protocol.Validate(m.protocol.Methods[method].Result, &msg.Result, m.mode))
+}
+
+// paramsFindings checks a message's params against typeName ("" for a message that carries none).
+func (m *MessageChecker) paramsFindings(index int, method, typeName string, params Value) []Finding {
+	if typeName == "" {
+		if params.IsAbsent() {
+			return nil
+		}
+		return []Finding{{Index: index, Method: method, Part: "", Issue: Issue{Pointer: "/params", Message: "is not taken: " + method + " carries no params", Received: params}}}
+	}
+	if params.IsAbsent() {
+		params = ObjectValue()
+	}
+	return m.findings(index, "params", method, m.protocol.Validate(typeName, &params, m.mode))
 }
 
 func contains(list []string, s string) bool {

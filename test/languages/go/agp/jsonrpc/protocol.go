@@ -6,17 +6,27 @@ package jsonrpc
 // Direction is who sends a message.
 type Direction uint8
 
-// The two directions of a connection.
+// The directions of a message: the client's, the server's, or either side's.
 const (
 	ClientToServer Direction = iota
 	ServerToClient
+	Both
 )
 
 func (d Direction) String() string {
-	if d == ServerToClient {
+	switch d {
+	case ServerToClient:
 		return "server_to_client"
+	case Both:
+		return "both"
 	}
 	return "client_to_server"
+}
+
+// SentBy reports whether the side whose messages go in direction from may send a message
+// of direction d.
+func (d Direction) SentBy(from Direction) bool {
+	return d == Both || d == from
 }
 
 // Other is the direction of the answers to what d's sender sends.
@@ -27,8 +37,8 @@ func (d Direction) Other() Direction {
 	return ServerToClient
 }
 
-// MethodInfo is one method of a protocol: who calls it, the named types of its params and
-// result, and the registered errors it may answer with.
+// MethodInfo is one method of a protocol: who calls it, the named types of its params ("" for
+// a method whose requests carry none) and result, and the registered errors it may answer with.
 type MethodInfo struct {
 	Name      string
 	Direction Direction

@@ -50,6 +50,17 @@ func Handle[P, R any](read func(*Value) (P, error), write func(R) Value, f func(
 	}
 }
 
+// HandleWithoutParams makes a Handler of a typed one for a method whose requests carry no params.
+func HandleWithoutParams[R any](write func(R) Value, f func(context.Context) (R, error)) Handler {
+	return func(ctx context.Context, _ *Value) (Value, error) {
+		result, err := f(ctx)
+		if err != nil {
+			return Value{}, err
+		}
+		return write(result), nil
+	}
+}
+
 // Handle sets the handler of a method the peer calls on this end; call it before Run.
 func (c *Conn) Handle(method string, h Handler) {
 	c.mu.Lock()
