@@ -216,10 +216,10 @@ const (
 
 // Protocol is turnspec agent-gateway protocol 0.1.0 as a connection knows it: its methods,
 // notifications and errors, the validation of its types and its ordering rules.
-var Protocol = jsonrpc.NewProtocol(
-	"turnspec agent-gateway protocol",
-	"0.1.0",
-	[]jsonrpc.MethodInfo{
+var Protocol = jsonrpc.NewProtocol(jsonrpc.Tables{
+	Title:   "turnspec agent-gateway protocol",
+	Version: "0.1.0",
+	Methods: []jsonrpc.MethodInfo{
 		{Name: "thread/start", Direction: jsonrpc.ClientToServer, Params: "ThreadStartParams", Result: "ThreadStartResponse", Errors: []string{}},
 		{Name: "thread/get", Direction: jsonrpc.ClientToServer, Params: "ThreadGetParams", Result: "ThreadGetResponse", Errors: []string{"thread_not_found"}},
 		{Name: "thread/timeline/page", Direction: jsonrpc.ClientToServer, Params: "ThreadTimelinePageParams", Result: "ThreadTimelinePageResponse", Errors: []string{"thread_not_found"}},
@@ -236,7 +236,7 @@ var Protocol = jsonrpc.NewProtocol(
 		{Name: "agent/route/list", Direction: jsonrpc.ClientToServer, Params: "AgentDelegationRouteListParams", Result: "AgentDelegationRouteListResponse", Errors: []string{}},
 		{Name: "agent/route/revoke", Direction: jsonrpc.ClientToServer, Params: "AgentDelegationRouteRevokeParams", Result: "AgentDelegationRouteProjection", Errors: []string{"route_not_found", "generation_conflict", "idempotency_conflict"}},
 	},
-	[]jsonrpc.NotificationInfo{
+	Notifications: []jsonrpc.NotificationInfo{
 		{Name: "turn/started", Direction: jsonrpc.ServerToClient, Params: "TurnStartedNotification"},
 		{Name: "item/started", Direction: jsonrpc.ServerToClient, Params: "ItemStartedNotification"},
 		{Name: "item/agent_message/delta", Direction: jsonrpc.ServerToClient, Params: "ItemDeltaNotification"},
@@ -276,7 +276,7 @@ var Protocol = jsonrpc.NewProtocol(
 		{Name: "context/compressing", Direction: jsonrpc.ServerToClient, Params: "ContextCompressingNotification"},
 		{Name: "context/compressed", Direction: jsonrpc.ServerToClient, Params: "ContextCompressedNotification"},
 	},
-	[]jsonrpc.ErrorInfo{
+	Errors: []jsonrpc.ErrorInfo{
 		{Reason: "parse_error", Code: -32700, Message: "Parse error", AnyMethod: true},
 		{Reason: "invalid_request", Code: -32600, Message: "Invalid Request", AnyMethod: true},
 		{Reason: "method_not_found", Code: -32601, Message: "Method not found", AnyMethod: true},
@@ -302,9 +302,9 @@ var Protocol = jsonrpc.NewProtocol(
 		{Reason: "payload_too_large", Code: -32031, Message: "Payload too large", AnyMethod: true},
 		{Reason: "sandbox_unavailable", Code: -32060, Message: "No OS sandbox available", AnyMethod: false},
 	},
-	ValidateType,
-	OrderingRules,
-)
+	Validate: ValidateType,
+	Ordering: OrderingRules,
+})
 
 // ProtocolError is the error of a registered reason for a handler to return: its code from
 // the registry, the message (the registry's when empty) and data, with the reason added.

@@ -3,7 +3,7 @@
  * each (a message either side may send belongs to both), and the params a Go signature takes
  * (none for a message that carries no params).
  */
-import type { MethodModel, NotificationModel } from "../../model.js";
+import type { MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
 
 type Sent = { readonly direction: MethodModel["direction"] };
 
@@ -63,4 +63,9 @@ export function notifyMethod(receiver: string, conn: string, s: Speaking, doc: s
 export function onMethod(receiver: string, conn: string, s: Speaking, doc: string[]): string[] {
   if (s.params === undefined) return [...doc, `func (${receiver}) On${s.name}(f func()) func() {`, `\treturn ${conn}.On(${s.constant}, func(*jsonrpc.Value) { f() })`, "}"];
   return [...doc, `func (${receiver}) On${s.name}(f func(${s.params})) func() {`, `\treturn jsonrpc.Subscribe(${conn}, ${s.constant}, ${s.readParams!}, f)`, "}"];
+}
+
+/** Whether frames of the protocol may be JSON-RPC batches: what the model says, else JSON-RPC's yes. */
+export function batchesAllowed(model: ProtocolModel): boolean {
+  return (model as ProtocolModel & { readonly batches?: boolean }).batches ?? true;
 }

@@ -4,7 +4,7 @@
  * read), and ProtocolError for a handler's registered errors.
  */
 import type { NotificationModel, ProtocolModel } from "../../model.js";
-import { goDirection, paramsOf } from "./messages.js";
+import { batchesAllowed, goDirection, paramsOf } from "./messages.js";
 import { CELL } from "./gofmt.js";
 import { comment, exported, goString, NameSet } from "./names.js";
 import type { GoShapes } from "./shapes.js";
@@ -49,19 +49,21 @@ export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
   out.push(")", "");
   out.push(
     ...comment(`Protocol is ${model.title} ${model.version} as a connection knows it: its methods, notifications and errors, the validation of its types and its ordering rules.`),
-    "var Protocol = jsonrpc.NewProtocol(",
-    `\t${goString(model.title)},`,
-    `\t${goString(model.version)},`,
-    "\t[]jsonrpc.MethodInfo{",
+    "var Protocol = jsonrpc.NewProtocol(jsonrpc.Tables{",
+    `\tTitle:${CELL}${goString(model.title)},`,
+    `\tVersion:${CELL}${goString(model.version)},`,
+    "\tMethods: []jsonrpc.MethodInfo{",
   );
   for (const m of model.methods) {
     out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}},`);
   }
-  out.push("\t},", "\t[]jsonrpc.NotificationInfo{");
+  out.push("\t},", "\tNotifications: []jsonrpc.NotificationInfo{");
   for (const n of model.notifications) out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}},`);
-  out.push("\t},", "\t[]jsonrpc.ErrorInfo{");
+  out.push("\t},", "\tErrors: []jsonrpc.ErrorInfo{");
   for (const e of model.errors) out.push(`\t\t{Reason: ${goString(e.reason)}, Code: ${e.code}, Message: ${goString(e.message)}, AnyMethod: ${e.anyMethod}},`);
-  out.push("\t},", "\tValidateType,", "\tOrderingRules,", ")", "");
+  out.push("\t},", `\tValidate:${CELL}ValidateType,`, `\tOrdering:${CELL}OrderingRules,`);
+  if (!batchesAllowed(model)) out.push(`\tNoBatches:${CELL}true,`);
+  out.push("})", "");
   out.push(
     "// ProtocolError is the error of a registered reason for a handler to return: its code from",
     "// the registry, the message (the registry's when empty) and data, with the reason added.",

@@ -164,8 +164,15 @@ function plan(field: Field): FieldPlan {
     };
   }
   if (shape.kind === "any") return { type: "jsonrpc.Value", read: `${x} = *p`, write: [member(x)] };
+  // A named type that is any JSON value has its own absent state: written as it is, absent left out.
+  if (isValueShape(shape)) return { type: goType(shape), read: `${x}, err = ${readCall(shape, "p")}`, write: [member(writeCall(shape, x))] };
   if (nilable(shape)) return { type: goType(shape), read: `${x}, err = ${readCall(shape, "p")}`, write: [`if ${x} != nil {`, ...indentText(member(writeCall(shape, x))), "}"] };
   return { type: `*${goType(shape)}`, read: `${x}, err = jsonrpc.Ref(${readCall(shape, "p")})`, write: [`if ${x} != nil {`, ...indentText(member(writeCall(shape, `*${x}`))), "}"] };
+}
+
+/** Whether a shape is a jsonrpc.Value, by itself or through a named type alias. */
+function isValueShape(shape: Shape): boolean {
+  return shape.kind === "any" || (shape.kind === "decl" && shape.decl.kind === "alias" && isValueShape(shape.decl.shape));
 }
 
 /** Lines of text (a statement that may span several), one tab further in. */

@@ -62,7 +62,8 @@ type ErrorInfo struct {
 
 // Protocol is what a connection, a message checker and an ordering checker know of a
 // protocol: its method and notification tables, its error registry, validation of its
-// named types and its ordering rules. The generated package builds its own.
+// named types, its ordering rules and whether it takes batches. The generated package builds
+// its own (NewProtocol).
 type Protocol struct {
 	Title         string
 	Version       string
@@ -73,29 +74,44 @@ type Protocol struct {
 	Validate func(typeName string, v *Value, mode Mode) error
 	// Ordering are the rules of the order of notifications.
 	Ordering []OrderingRule
+	// Batches says whether a frame may be a JSON-RPC batch.
+	Batches bool
 
 	byCode map[int64]string
 }
 
+// Tables are what a Protocol is built from.
+type Tables struct {
+	Title, Version string
+	Methods        []MethodInfo
+	Notifications  []NotificationInfo
+	Errors         []ErrorInfo
+	Validate       func(typeName string, v *Value, mode Mode) error
+	Ordering       []OrderingRule
+	// NoBatches refuses JSON-RPC batches (a protocol that does not take them).
+	NoBatches bool
+}
+
 // NewProtocol builds a Protocol from its tables.
-func NewProtocol(title, version string, methods []MethodInfo, notifications []NotificationInfo, errors []ErrorInfo, validate func(string, *Value, Mode) error, ordering []OrderingRule) *Protocol {
+func NewProtocol(t Tables) *Protocol {
 	p := &Protocol{
-		Title:         title,
-		Version:       version,
+		Title:         t.Title,
+		Version:       t.Version,
 		Methods:       map[string]MethodInfo{},
 		Notifications: map[string]NotificationInfo{},
 		Errors:        map[string]ErrorInfo{},
-		Validate:      validate,
-		Ordering:      ordering,
+		Validate:      t.Validate,
+		Ordering:      t.Ordering,
+		Batches:       !t.NoBatches,
 		byCode:        map[int64]string{},
 	}
-	for _, m := range methods {
+	for _, m := range t.Methods {
 		p.Methods[m.Name] = m
 	}
-	for _, n := range notifications {
+	for _, n := range t.Notifications {
 		p.Notifications[n.Name] = n
 	}
-	for _, e := range errors {
+	for _, e := range t.Errors {
 		p.Errors[e.Reason] = e
 		p.byCode[e.Code] = e.Reason
 	}

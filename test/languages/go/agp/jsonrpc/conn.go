@@ -384,6 +384,13 @@ func (c *Conn) receive(frame []byte) {
 		}
 		return
 	}
+	if !c.protocol.Batches {
+		c.protocolError(localError(ProtocolViolation, "the peer sent a batch, and the protocol takes none"), frame)
+		if c.opts.AnswerMalformed {
+			_ = c.write(c.ctx, errorValue(NullValue(), c.protocol.NewError("invalid_request", "Invalid Request: the protocol does not take JSON-RPC batches")))
+		}
+		return
+	}
 	if len(parsed.items) == 0 {
 		if c.opts.AnswerMalformed {
 			_ = c.write(c.ctx, errorValue(NullValue(), c.protocol.NewError("invalid_request", "Invalid Request: an empty batch")))

@@ -89,7 +89,11 @@ func (m *MessageChecker) Check(v *Value, index int) []Finding {
 		first = &v.items[0]
 	}
 	sender, known := m.senderOf(first)
-	findings := m.checkShape(v, index)
+	var findings []Finding
+	if v.kind == Array && !m.protocol.Batches {
+		findings = append(findings, Finding{Index: index, Issue: Issue{Message: "is a batch, and the protocol does not allow JSON-RPC batches"}})
+	}
+	findings = append(findings, m.checkShape(v, index)...)
 	if m.ordering != nil && known {
 		m.fed = append(m.fed, index)
 		for _, violation := range m.ordering.Accept(*v, sender) {
