@@ -3,7 +3,7 @@
  * each (a message either side may send belongs to both), and the params a Go signature takes
  * (none for a message that carries no params).
  */
-import type { MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
+import type { ErrorModel, MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
 
 type Sent = { readonly direction: MethodModel["direction"] };
 
@@ -68,4 +68,14 @@ export function onMethod(receiver: string, conn: string, s: Speaking, doc: strin
 /** Whether frames of the protocol may be JSON-RPC batches: what the model says, else JSON-RPC's yes. */
 export function batchesAllowed(model: ProtocolModel): boolean {
   return (model as ProtocolModel & { readonly batches?: boolean }).batches ?? true;
+}
+
+/** The type of an error's data, when the registry gives one. */
+export function errorDataOf(e: ErrorModel): string | undefined {
+  return (e as ErrorModel & { readonly data?: string }).data;
+}
+
+/** The type of error.data of any error a method answers with, when the protocol gives one. */
+export function methodErrorData(m: MethodModel): string | undefined {
+  return (m as MethodModel & { readonly errorData?: string }).errorData;
 }

@@ -4,7 +4,7 @@
  * read), and ProtocolError for a handler's registered errors.
  */
 import type { NotificationModel, ProtocolModel } from "../../model.js";
-import { batchesAllowed, goDirection, paramsOf } from "./messages.js";
+import { batchesAllowed, errorDataOf, goDirection, methodErrorData, paramsOf } from "./messages.js";
 import { CELL } from "./gofmt.js";
 import { comment, exported, goString, NameSet } from "./names.js";
 import type { GoShapes } from "./shapes.js";
@@ -55,12 +55,16 @@ export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
     "\tMethods: []jsonrpc.MethodInfo{",
   );
   for (const m of model.methods) {
-    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}},`);
+    const errorData = methodErrorData(m);
+    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}${errorData === undefined ? "" : `, ErrorData: ${goString(errorData)}`}},`);
   }
   out.push("\t},", "\tNotifications: []jsonrpc.NotificationInfo{");
   for (const n of model.notifications) out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}},`);
   out.push("\t},", "\tErrors: []jsonrpc.ErrorInfo{");
-  for (const e of model.errors) out.push(`\t\t{Reason: ${goString(e.reason)}, Code: ${e.code}, Message: ${goString(e.message)}, AnyMethod: ${e.anyMethod}},`);
+  for (const e of model.errors) {
+    const data = errorDataOf(e);
+    out.push(`\t\t{Reason: ${goString(e.reason)}, Code: ${e.code}, Message: ${goString(e.message)}, AnyMethod: ${e.anyMethod}${data === undefined ? "" : `, Data: ${goString(data)}`}},`);
+  }
   out.push("\t},", `\tValidate:${CELL}ValidateType,`, `\tOrdering:${CELL}OrderingRules,`);
   if (!batchesAllowed(model)) out.push(`\tNoBatches:${CELL}true,`);
   out.push("})", "");

@@ -185,31 +185,61 @@ func (m *MessageChecker) checkOne(v *Value, index int) []Finding {
 		method = m.requests[idKey(msg.ID)]
 	}
 	if e := msg.Error; e != nil {
-		registered := m.protocol.ReasonOf(e.Code)
-		reason := e.Data.Get("reason")
-		if reason.kind == String {
-			if info, ok := m.protocol.Errors[reason.text]; ok && info.Code != e.Code {
-				return []Finding{{Index: index, Method: method, Part: "error", Issue: Issue{Pointer: "/code", Message: fmt.Sprintf("does not match the registered code %d of reason %q", info.Code, reason.text), Received: IntValue(e.Code)}}}
-			}
-			if _, ok := m.protocol.Errors[reason.text]; registered != "" && reason.text != registered && !ok {
-				return []Finding{{Index: index, Method: method, Part: "error", Issue: Issue{Pointer: "/data/reason", Message: fmt.Sprintf("is not an error reason of the protocol (code %d is %q)", e.Code, registered), Received: reason}}}
-			}
-		}
-		if registered == "" && (e.Code > -32000 || e.Code < -32768) {
-			return nil
-		}
-		if registered == "" {
-			return []Finding{{Index: index, Method: method, Part: "error", Issue: Issue{Pointer: "/code", Message: "is not in the error registry", Received: IntValue(e.Code)}}}
-		}
-		if method != "" && !m.protocol.Errors[registered].AnyMethod && !contains(m.protocol.Methods[method].Errors, registered) {
-			return []Finding{{Index: index, Method: method, Part: "error", Issue: Issue{Pointer: "/code", Message: fmt.Sprintf("%q is not an error %s is registered to return", registered, method), Received: IntValue(e.Code)}}}
-		}
-		return nil
+		return m.checkError(e, method, index)
 	}
 	if method == "" {
 		return []Finding{{Index: index, Issue: Issue{Pointer: "/id", Message: "answers no request seen earlier in the input", Received: msg.ID}}}
 	}
 	return m.findings(index, "result", method, m.protocol.Validate(m.protocol.Methods[method].Result, &msg.Result, m.mode))
+}
+
+// checkError checks an error response: its code against the registry and against the errors
+// the method answers with, and its data against the type the error (or else the method) gives it.
+func (m *MessageChecker) checkError(e *Error, method string, index int) []Finding {
+	finding := func(issue Issue) Finding {
+		return Finding{Index: index, Method: method, Part: "error", Issue: issue}
+	}
+	registered := m.protocol.ReasonOf(e.Code)
+	reason := e.Data.Get("reason")
+	if reason.kind == String {
+		if info, ok := m.protocol.Errors[reason.text]; ok && info.Code != e.Code {
+			return []Finding{finding(Issue{Pointer: "/code", Message: fmt.Sprintf("does not match the registered code %d of reason %q", info.Code, reason.text), Received: IntValue(e.Code)})}
+		}
+	}
+	// The error's own data type, else the one the method gives every error it answers with.
+	dataType := ""
+	if registered != "" {
+		dataType = m.protocol.Errors[registered].Data
+	}
+	if dataType == "" && method != "" {
+		dataType = m.protocol.Methods[method].ErrorData
+	}
+	if _, known := m.protocol.Errors[reason.text]; registered != "" && dataType == "" && reason.kind == String && reason.text != registered && !known {
+		return []Finding{finding(Issue{Pointer: "/data/reason", Message: fmt.Sprintf("is not an error reason of the protocol (code %d is %q)", e.Code, registered), Received: reason})}
+	}
+	if registered == "" && (e.Code > -32000 || e.Code < -32768) {
+		return nil
+	}
+	if registered == "" {
+		return []Finding{finding(Issue{Pointer: "/code", Message: "is not in the error registry", Received: IntValue(e.Code)})}
+	}
+	var findings []Finding
+	if method != "" && !m.protocol.Errors[registered].AnyMethod && !contains(m.protocol.Methods[method].Errors, registered) {
+		findings = append(findings, finding(Issue{Pointer: "/code", Message: fmt.Sprintf("%q is not an error %s is registered to return", registered, method), Received: IntValue(e.Code)}))
+	}
+	if dataType != "" {
+		if e.Data.IsAbsent() {
+			if m.protocol.Errors[registered].Data != "" {
+				findings = append(findings, finding(Issue{Pointer: "/data", Message: fmt.Sprintf("is missing: error %q carries data of type %s", registered, dataType)}))
+			}
+		} else if err := m.protocol.Validate(dataType, &e.Data, m.mode); err != nil {
+			for _, issue := range issuesOf(err) {
+				issue.Pointer = "/data" + issue.Pointer
+				findings = append(findings, finding(issue))
+			}
+		}
+	}
+	return findings
 }
 
 // paramsFindings checks a message's params against typeName ("" for a message that carries none).

@@ -42,6 +42,8 @@ type MethodInfo struct {
 	Params    string
 	Result    string
 	Errors    []string
+	// ErrorData is the type of error.data of any error the method answers with, or "".
+	ErrorData string
 }
 
 // NotificationInfo is one notification of a protocol.
@@ -51,13 +53,14 @@ type NotificationInfo struct {
 	Params    string
 }
 
-// ErrorInfo is one registered error: its reason, code and message, and whether any request
-// may get it.
+// ErrorInfo is one registered error: its reason, code and message, whether any request may
+// get it, and the type of its data ("" when the registry gives none).
 type ErrorInfo struct {
 	Reason    string
 	Code      int64
 	Message   string
 	AnyMethod bool
+	Data      string
 }
 
 // Protocol is what a connection, a message checker and an ordering checker know of a
