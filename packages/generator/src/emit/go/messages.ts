@@ -79,3 +79,24 @@ export function errorDataOf(e: ErrorModel): string | undefined {
 export function methodErrorData(m: MethodModel): string | undefined {
   return (m as MethodModel & { readonly errorData?: string }).errorData;
 }
+
+/**
+ * How a message's frame carries its params, as jsonrpc.ParamsFrame: whether they may be left
+ * out (when the model says; a model that says nothing reads them as the empty object) and
+ * their structure, with the names of positional params of an "either" message in order.
+ * Empty for the default.
+ */
+export function paramsFrame(m: MethodModel | NotificationModel, model: ProtocolModel): string {
+  const facts = m as (MethodModel | NotificationModel) & { readonly paramsOptional?: boolean; readonly paramStructure?: string };
+  const parts: string[] = [];
+  if (facts.paramsOptional !== undefined) parts.push(`Absent: ${facts.paramsOptional ? "jsonrpc.AbsentAllowed" : "jsonrpc.AbsentRefused"}`);
+  const structure = facts.paramStructure;
+  if (structure !== undefined && structure !== "by-name") {
+    parts.push(`Structure: ${JSON.stringify(structure)}`);
+    const params = paramsOf(m);
+    const schema = params === undefined ? undefined : model.types.find((t) => t.title === params)?.schema;
+    const properties = schema && typeof schema.properties === "object" && schema.properties !== null && !Array.isArray(schema.properties) ? Object.keys(schema.properties) : undefined;
+    if (structure === "either" && properties) parts.push(`Names: []string{${properties.map((p) => JSON.stringify(p)).join(", ")}}`);
+  }
+  return parts.length ? `jsonrpc.ParamsFrame{${parts.join(", ")}}` : "";
+}

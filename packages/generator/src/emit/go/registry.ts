@@ -4,7 +4,7 @@
  * read), and ProtocolError for a handler's registered errors.
  */
 import type { NotificationModel, ProtocolModel } from "../../model.js";
-import { batchesAllowed, errorDataOf, goDirection, methodErrorData, paramsOf } from "./messages.js";
+import { batchesAllowed, errorDataOf, goDirection, methodErrorData, paramsFrame, paramsOf } from "./messages.js";
 import { CELL } from "./gofmt.js";
 import { comment, exported, goString, NameSet } from "./names.js";
 import type { GoShapes } from "./shapes.js";
@@ -56,10 +56,14 @@ export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
   );
   for (const m of model.methods) {
     const errorData = methodErrorData(m);
-    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}${errorData === undefined ? "" : `, ErrorData: ${goString(errorData)}`}},`);
+    const frame = paramsFrame(m, model);
+    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}${frame ? `, Frame: ${frame}` : ""}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}${errorData === undefined ? "" : `, ErrorData: ${goString(errorData)}`}},`);
   }
   out.push("\t},", "\tNotifications: []jsonrpc.NotificationInfo{");
-  for (const n of model.notifications) out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}},`);
+  for (const n of model.notifications) {
+    const frame = paramsFrame(n, model);
+    out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}${frame ? `, Frame: ${frame}` : ""}},`);
+  }
   out.push("\t},", "\tErrors: []jsonrpc.ErrorInfo{");
   for (const e of model.errors) {
     const data = errorDataOf(e);

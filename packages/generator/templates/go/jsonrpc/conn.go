@@ -302,17 +302,20 @@ func (c *Conn) checkOutgoingParams(method, typeName string, params *Value) error
 	return nil
 }
 
-// incomingParams are the params of a message the peer sent, checked against typeName ("" when
-// the message carries none): nil when they are valid.
-func (c *Conn) incomingParams(typeName string, params *Value) error {
-	if typeName == "" {
+// incomingParams reads the params of a message the peer sent as their frame says and checks
+// them against typeName ("" when the message carries none): nil when they are valid.
+func (c *Conn) incomingParams(typeName string, frame ParamsFrame, params *Value) error {
+	read, problem := frame.read(typeName, *params)
+	if problem != "" {
+		issue := Issue{Message: problem}
 		if !params.IsAbsent() {
-			return &ValidationError{Type: "no params", Issues: []Issue{{Message: "carries no params", Received: *params}}}
+			issue.Received = *params
 		}
-		return nil
+		return &ValidationError{Type: typeName, Issues: []Issue{issue}}
 	}
-	if params.IsAbsent() {
-		*params = ObjectValue()
+	*params = read
+	if typeName == "" || read.IsAbsent() {
+		return nil
 	}
 	if mode, check := c.opts.Incoming.mode(ValidateTolerant); check {
 		return c.protocol.Validate(typeName, params, mode)
@@ -527,7 +530,7 @@ func (c *Conn) notification(msg Message, frame []byte) {
 		return
 	}
 	params := msg.Params
-	if err := c.incomingParams(info.Params, &params); err != nil {
+	if err := c.incomingParams(info.Params, info.Frame, &params); err != nil {
 		c.protocolError(invalid(InvalidIncoming, "notification "+msg.Method+" is invalid", "params", issuesOf(err)), frame)
 		return
 	}
@@ -551,7 +554,7 @@ func (c *Conn) serve(ctx context.Context, msg Message) (reply Value) {
 		return errorValue(msg.ID, c.protocol.NewError("method_not_found", "Method not found: "+msg.Method, Member{"method", StringValue(msg.Method)}))
 	}
 	params := msg.Params
-	if err := c.incomingParams(info.Params, &params); err != nil {
+	if err := c.incomingParams(info.Params, info.Frame, &params); err != nil {
 		issues := issuesOf(err)
 		return errorValue(msg.ID, c.protocol.NewError("invalid_params", "Invalid params for "+msg.Method+": "+describe(issues), Member{"errors", issuesValue(issues)}))
 	}

@@ -167,7 +167,7 @@ func (m *MessageChecker) checkOne(v *Value, index int) []Finding {
 			return []Finding{{Index: index, Method: msg.Method, Issue: Issue{Pointer: "/method", Message: "is not a method of the protocol" + hint, Received: StringValue(msg.Method)}}}
 		}
 		m.requests[idKey(msg.ID)] = msg.Method
-		return m.paramsFindings(index, msg.Method, info.Params, msg.Params)
+		return m.paramsFindings(index, msg.Method, info.Params, info.Frame, msg.Params)
 	case NotificationMessage:
 		info, ok := m.protocol.Notifications[msg.Method]
 		if !ok {
@@ -177,7 +177,7 @@ func (m *MessageChecker) checkOne(v *Value, index int) []Finding {
 			}
 			return []Finding{{Index: index, Method: msg.Method, Issue: Issue{Pointer: "/method", Message: "is not a notification of the protocol" + hint, Received: StringValue(msg.Method)}}}
 		}
-		return m.paramsFindings(index, msg.Method, info.Params, msg.Params)
+		return m.paramsFindings(index, msg.Method, info.Params, info.Frame, msg.Params)
 	}
 	// A response.
 	method := ""
@@ -242,16 +242,19 @@ func (m *MessageChecker) checkError(e *Error, method string, index int) []Findin
 	return findings
 }
 
-// paramsFindings checks a message's params against typeName ("" for a message that carries none).
-func (m *MessageChecker) paramsFindings(index int, method, typeName string, params Value) []Finding {
-	if typeName == "" {
-		if params.IsAbsent() {
-			return nil
+// paramsFindings reads a message's params as their frame says and checks them against
+// typeName ("" for a message that carries none).
+func (m *MessageChecker) paramsFindings(index int, method, typeName string, frame ParamsFrame, raw Value) []Finding {
+	params, problem := frame.read(typeName, raw)
+	if problem != "" {
+		issue := Issue{Message: problem}
+		if !raw.IsAbsent() {
+			issue.Received = raw
 		}
-		return []Finding{{Index: index, Method: method, Part: "", Issue: Issue{Pointer: "/params", Message: "is not taken: " + method + " carries no params", Received: params}}}
+		return []Finding{{Index: index, Method: method, Part: "params", Issue: issue}}
 	}
-	if params.IsAbsent() {
-		params = ObjectValue()
+	if typeName == "" || params.IsAbsent() {
+		return nil
 	}
 	return m.findings(index, "params", method, m.protocol.Validate(typeName, &params, m.mode))
 }

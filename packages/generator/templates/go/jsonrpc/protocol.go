@@ -1,5 +1,10 @@
 package jsonrpc
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Direction is who sends a message.
 type Direction uint8
 
@@ -40,8 +45,10 @@ type MethodInfo struct {
 	Name      string
 	Direction Direction
 	Params    string
-	Result    string
-	Errors    []string
+	// Frame is how a request carries its params (see ParamsFrame).
+	Frame  ParamsFrame
+	Result string
+	Errors []string
 	// ErrorData is the type of error.data of any error the method answers with, or "".
 	ErrorData string
 }
@@ -51,6 +58,77 @@ type NotificationInfo struct {
 	Name      string
 	Direction Direction
 	Params    string
+	Frame     ParamsFrame
+}
+
+// Absence is what a frame that leaves its params out means.
+type Absence uint8
+
+// The ways a protocol reads params left out.
+const (
+	// AbsentAsEmpty reads them as the empty object, checked as the params (the protocol says nothing).
+	AbsentAsEmpty Absence = iota
+	// AbsentAllowed lets a frame leave them out.
+	AbsentAllowed
+	// AbsentRefused refuses a frame that leaves them out.
+	AbsentRefused
+)
+
+// ParamsFrame is how a message's frame carries its params: whether they may be left out, and
+// their structure ("by-name", the default: an object; "by-position": an array; "either": an
+// array then gives the named params in the order of Names).
+type ParamsFrame struct {
+	Absent    Absence
+	Structure string
+	Names     []string
+}
+
+// read is the params as their schema reads them (Absent when left out and allowed), or why not.
+func (f ParamsFrame) read(typeName string, raw Value) (Value, string) {
+	if typeName == "" {
+		if raw.IsAbsent() {
+			return raw, ""
+		}
+		return raw, "must be left out: the message takes no params"
+	}
+	if raw.IsAbsent() {
+		switch f.Absent {
+		case AbsentAllowed:
+			return raw, ""
+		case AbsentRefused:
+			return raw, "are required: the message may not leave its params out"
+		}
+		return ObjectValue(), ""
+	}
+	switch f.Structure {
+	case "by-position":
+		if raw.kind != Array {
+			return raw, "must be a JSON array (params by position)"
+		}
+	case "either":
+		if raw.kind == Object || (raw.kind == Array && f.Names == nil) {
+			return raw, ""
+		}
+		if raw.kind != Array {
+			return raw, "must be a JSON object (by name) or a JSON array (by position)"
+		}
+		if len(raw.items) > len(f.Names) {
+			return raw, fmt.Sprintf("has %d positions; the message takes at most %d (%s)", len(raw.items), len(f.Names), strings.Join(f.Names, ", "))
+		}
+		members := make([]Member, len(raw.items))
+		for i, item := range raw.items {
+			members[i] = Member{Key: f.Names[i], Value: item}
+		}
+		return ObjectValue(members...), ""
+	default:
+		if raw.kind != Object {
+			if raw.kind == Array {
+				return raw, "must be a JSON object (params by name), not an array"
+			}
+			return raw, "must be a JSON object (params by name)"
+		}
+	}
+	return raw, ""
 }
 
 // ErrorInfo is one registered error: its reason, code and message, whether any request may
