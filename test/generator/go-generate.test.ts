@@ -61,12 +61,14 @@ describe("turnspec generate --lang go", () => {
     expect(stale.err).toContain("jsonrpc/conn.go: differs");
     expect(stale.err).toContain("ordering.go: missing");
 
-    // Asked for types only, the module has no testee any more: it is named as not generated any more.
+    // Asked for types only (which bring the validators, the registry and the ordering rules), the
+    // module has no client or server any more: they are named as not generated any more.
     await generate({ schemasDir: mini, outDir: out, lang: "go", goModule: "example.com/kv" });
     const narrower = await generate({ schemasDir: mini, outDir: out, lang: "go", goModule: "example.com/kv", outputs: ["types"], check: true });
     expect(narrower.code).toBe(1);
-    expect(narrower.err).toContain("cmd/testee/main.go: not generated any more");
-    expect(narrower.err).toContain("validators.go: not generated any more");
+    expect(narrower.err).toContain("client.go: not generated any more");
+    expect(narrower.err).toContain("server.go: not generated any more");
+    expect(narrower.err).not.toContain("validators.go");
   });
 
   it("refuses what a Go module does not take, as a usage error naming it", async () => {
