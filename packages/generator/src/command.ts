@@ -2,7 +2,7 @@
 import { statSync, watch as watchFolder } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ConfigError, loadConfig, type Language, type OutputKind } from "./config.js";
-import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
+import { compareWithDisk, generateFiles, OptionError, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
 import { loadTypeCheck } from "./load-typecheck.js";
 import { UnsupportedForPython } from "./emit/python/checks.js";
@@ -27,6 +27,8 @@ export interface GenerateCommand {
   readonly watch?: boolean;
   /** The language of the output. Default: the config's, else typescript. */
   readonly lang?: Language;
+  /** The module path of a Go output. Default: the config's, else the protocol's title as one word. */
+  readonly goModule?: string;
 }
 
 interface Settings {
@@ -36,6 +38,7 @@ interface Settings {
   readonly standalone: boolean;
   readonly outputs: readonly OutputKind[] | undefined;
   readonly lang: Language;
+  readonly goModule: string | undefined;
 }
 
 export function isDirectory(path: string): boolean {
@@ -55,6 +58,7 @@ function settingsOf(command: GenerateCommand): Settings {
     standalone: command.standalone ?? config.standalone ?? false,
     outputs: command.outputs ?? config.outputs,
     lang: command.lang ?? config.lang ?? "typescript",
+    goModule: command.goModule ?? config.goModule,
   };
 }
 
@@ -78,6 +82,14 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
       return 2;
     }
   }
+  if (settings.lang === "go" && (settings.support !== undefined || settings.standalone)) {
+    err.write(`turnspec generate: ${settings.support !== undefined ? "support" : "standalone"} is an option of the TypeScript output; a Go module (--lang go) does not take it\n`);
+    return 2;
+  }
+  if (settings.lang !== "go" && settings.goModule !== undefined) {
+    err.write("turnspec generate: goModule is an option of the Go output; give --lang go with it\n");
+    return 2;
+  }
   if (!command.watch) return generateOnce(command, settings, out, err);
   if (command.check) {
     err.write("turnspec generate: --watch writes the output; it cannot be combined with --check\n");
@@ -93,6 +105,7 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
     files = await generateFiles({
       schemasDir: settings.schemasDir,
       ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
+      ...(settings.goModule === undefined ? {} : { goModule: settings.goModule }),
       ...(settings.support === undefined ? {} : { support: settings.support }),
       ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
       ...(settings.standalone ? { standalone: true } : {}),
@@ -106,11 +119,15 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       err.write(`turnspec generate --lang python: ${error.message}; nothing was written.\n`);
       return 1;
     }
+    if (error instanceof OptionError) {
+      err.write(`turnspec generate: ${error.message}\n`);
+      return 2;
+    }
     throw error;
   }
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck && settings.lang !== "typescript") {
-    err.write("turnspec generate: --typecheck compiles TypeScript output; check a Python package with pyright --strict or mypy --strict\n");
+    err.write(`turnspec generate: --typecheck compiles TypeScript output; check ${settings.lang === "go" ? "a Go module with go build and go vet" : "a Python package with pyright --strict or mypy --strict"}\n`);
     return 2;
   }
   if (command.typecheck) {

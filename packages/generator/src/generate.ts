@@ -20,13 +20,16 @@ import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
 import { emitPython } from "./emit/python/index.js";
+import { checkModulePath, defaultModulePath, emitGo, GO_OUTPUT_KINDS } from "./emit/go/index.js";
 import type { Language } from "./outputs.js";
 
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
   readonly schemasDir: string;
-  /** The language of the output: TypeScript (the default) or a Python package (docs/languages.md). */
+  /** The language of the output: TypeScript (the default), a Python package or a Go module (docs/languages.md). */
   readonly lang?: Language;
+  /** The module path of a Go output. Default: the protocol's title as one lower-case word. */
+  readonly goModule?: string;
   /** Import specifier of the JSON-RPC support module the stubs use. Default "@turnspec/rpc". */
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
@@ -38,6 +41,11 @@ export interface GenerateOptions {
    * so the generated code depends on nothing. Excludes `support`.
    */
   readonly standalone?: boolean;
+}
+
+/** Options that do not go together (an option of one language given to another): a usage error. */
+export class OptionError extends Error {
+  override readonly name = "OptionError";
 }
 
 export interface GeneratedFile {
@@ -64,10 +72,12 @@ export async function generateFiles(options: GenerateOptions): Promise<Generated
 }
 
 export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
+  if (options.lang === "go") return emitGoModule(model, options);
+  if (options.goModule !== undefined) throw new OptionError("goModule is an option of the Go output (--lang go)");
   if (options.lang === "python") {
     // The TypeScript options have no meaning for a Python package: refused, not ignored.
     const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
-    if (given.length) throw new Error(`generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
+    if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
     return emitPython(model, { header: `# ${NOTE}` });
   }
   if (options.standalone && options.support !== undefined) {
@@ -120,12 +130,31 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
+/** The Go module: the TypeScript options are refused, not ignored; openrpc and docs are the TypeScript run's. */
+function emitGoModule(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): GeneratedFile[] {
+  const given = (["support", "standalone", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+  if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Go module takes none`);
+  const asked = options.outputs ?? GO_OUTPUT_KINDS;
+  const other = asked.filter((kind) => !GO_OUTPUT_KINDS.includes(kind));
+  if (other.length) throw new OptionError(`${other.join(" and ")} ${other.length === 1 ? "is" : "are"} written by the TypeScript output only; a Go module has ${GO_OUTPUT_KINDS.join(", ")}`);
+  const module = options.goModule ?? defaultModulePath(model);
+  const problem = checkModulePath(module);
+  if (problem) throw new OptionError(problem);
+  return emitGo(model, { module, outputs: new Set(withDependencies(asked)) });
+}
+
+/** The folders of a Go module that hold generated files. */
+const GO_SUBDIRS = ["jsonrpc", "cmd/testee"];
+
 /** Files in `outDir` that a previous run generated (headed as generated). */
 function previouslyGenerated(outDir: string): string[] {
   if (!existsSync(outDir)) return [];
   // The output's own files and those of its support/ folder (--standalone); nothing deeper.
   const names = readdirSync(outDir);
-  if (existsSync(join(outDir, STANDALONE_DIR))) names.push(...readdirSync(join(outDir, STANDALONE_DIR)).map((name) => `${STANDALONE_DIR}/${name}`));
+  // The support folders: TypeScript's support/ (--standalone), a Go module's jsonrpc/ and cmd/testee/.
+  for (const dir of [STANDALONE_DIR, ...GO_SUBDIRS]) {
+    if (existsSync(join(outDir, dir))) names.push(...readdirSync(join(outDir, dir)).map((name) => `${dir}/${name}`));
+  }
   return names.filter((name) => {
     try {
       return readFileSync(join(outDir, name), "utf8").slice(0, 400).includes(GENERATED_MARK);
