@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,9 @@ type turnState struct {
 	// grants are the scope hashes granted allow_for_turn: they end with the turn.
 	grants  map[string]bool
 	pending map[*pendingRequest]bool
+	// open holds the items started and not yet completed, by id: a turn that ends
+	// completes each of them once before its terminal notification.
+	open map[string]agp.TurnItem
 }
 
 func (t *turnState) snapshot() agp.Turn {
@@ -123,6 +127,16 @@ func (g *gateway) turnStarted(t *turnState) error {
 }
 
 func (g *gateway) itemStarted(t *turnState, id string, item agp.TurnItem) error {
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		return errTurnEnded
+	}
+	if t.open == nil {
+		t.open = map[string]agp.TurnItem{}
+	}
+	t.open[id] = item
+	t.mu.Unlock()
 	return g.send(t, agp.NotificationItemStarted, "ItemStartedNotification", func(seq int64) any {
 		return agp.ItemStartedNotification{ThreadID: t.threadID, TurnID: t.id, Sequence: seq, ItemID: id, Item: item}
 	}, func(n any) error {
@@ -130,7 +144,15 @@ func (g *gateway) itemStarted(t *turnState, id string, item agp.TurnItem) error 
 	})
 }
 
+// itemCompleted completes an open item; an item the turn's end already completed is left as it is.
 func (g *gateway) itemCompleted(t *turnState, id string, item agp.TurnItem) error {
+	t.mu.Lock()
+	_, open := t.open[id]
+	delete(t.open, id)
+	t.mu.Unlock()
+	if !open {
+		return errTurnEnded
+	}
 	return g.send(t, agp.NotificationItemCompleted, "ItemCompletedNotification", func(seq int64) any {
 		return agp.ItemCompletedNotification{ThreadID: t.threadID, TurnID: t.id, Sequence: seq, ItemID: id, Item: item}
 	}, func(n any) error {
@@ -196,8 +218,26 @@ func (g *gateway) finish(ctx context.Context, t *turnState, o outcome) {
 		return
 	}
 	t.ended = true
+	left := t.open
+	t.open = nil
 	t.mu.Unlock()
 	t.cancel()
+	// Items still open end with the turn: cancelled when it was interrupted, failed otherwise,
+	// in the order they started.
+	ids := make([]string, 0, len(left))
+	for id := range left {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return startedBefore(t, ids[i], ids[j]) })
+	itemStatus := agp.TurnItemStatusFailed
+	if o.status == agp.TurnStatusInterrupted {
+		itemStatus = agp.TurnItemStatusCancelled
+	}
+	for _, id := range ids {
+		if err := g.itemEndedWithTurn(t, id, left[id], itemStatus); err != nil {
+			fmt.Fprintf(os.Stderr, "turn %s: %v\n", t.id, err)
+		}
+	}
 	g.mu.Lock()
 	if th := g.threads[t.threadID]; th != nil {
 		th.thread.ActiveTurnID = nil
@@ -221,6 +261,49 @@ func (g *gateway) finish(ctx context.Context, t *turnState, o outcome) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "turn %s: %v\n", t.id, err)
 	}
+}
+
+// errTurnEnded is what starting or completing an item says once the turn's end has closed its items.
+var errTurnEnded = errors.New("the turn has ended")
+
+// startedBefore says whether item a's start was recorded before item b's.
+func startedBefore(t *turnState, a, b string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seq := func(id string) int64 {
+		for _, e := range t.events {
+			if e.Method == agp.NotificationItemStarted && e.Params["itemId"].Str() == id {
+				return e.Sequence
+			}
+		}
+		return 0
+	}
+	return seq(a) < seq(b)
+}
+
+// itemEndedWithTurn completes an item the turn's end left open, with the given status.
+func (g *gateway) itemEndedWithTurn(t *turnState, id string, item agp.TurnItem, status agp.TurnItemStatus) error {
+	switch it := item.(type) {
+	case agp.TurnItemCommandExecution:
+		it.Status = status
+		item = it
+	case agp.TurnItemFileChange:
+		it.Status = status
+		item = it
+	case agp.TurnItemAgentMessage:
+		it.Status = status
+		item = it
+	case agp.TurnItemUserMessage:
+		it.Status = status
+		item = it
+	default:
+		return fmt.Errorf("item %s of type %T has no status to end it with", id, item)
+	}
+	return g.send(t, agp.NotificationItemCompleted, "ItemCompletedNotification", func(seq int64) any {
+		return agp.ItemCompletedNotification{ThreadID: t.threadID, TurnID: t.id, Sequence: seq, ItemID: id, Item: item}
+	}, func(n any) error {
+		return g.conn.NotifyItemCompleted(context.Background(), n.(agp.ItemCompletedNotification))
+	})
 }
 
 // run runs the turn to its end; whatever stops it early fails it.
