@@ -4,7 +4,7 @@
  * by its next record, and a record made for a request leaves that report to the turn.
  */
 import { describe, expect, it } from "vitest";
-import { TurnLog, jsonString } from "../../packages/gateway/src/engine/turn-log.js";
+import { TurnLog, jsonString } from "../../packages/gateway/src/log/turn-log.js";
 import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
 import { StoreError } from "../../packages/gateway/src/store/rules.js";
 import type { Turn } from "../../generated/types.js";

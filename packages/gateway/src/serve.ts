@@ -10,7 +10,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import type { GatewayConfig } from "@turnspec/protocol/types";
 import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
 import { Gateway } from "./engine/gateway.js";
-import type { Connection } from "./engine/connections.js";
+import type { Connection } from "./views/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";

@@ -18,9 +18,9 @@ import { createInterface } from "node:readline";
 import type { CliRuntimeOptions, TurnItem, TurnUsage } from "@turnspec/protocol/types";
 import type { CliRuntimeConfig, ResolvedConfig } from "../config.js";
 import type { AcpPorts } from "./acp.js";
-import { isShutdown } from "../engine/recovery.js";
-import { ToolGate } from "../engine/tool-gate.js";
-import { windowId } from "../engine/windows.js";
+import { isShutdown } from "../turn/recovery.js";
+import { ToolGate } from "../turn/tool-gate.js";
+import { windowId } from "../turn/windows.js";
 
 const SANDBOXES: Record<string, { type: string }> = {
   "read-only": { type: "readOnly" },

@@ -15,8 +15,8 @@ import type {
   TurnUsage,
 } from "@turnspec/protocol/types";
 import type { ThreadRecord } from "../store/store.js";
-import type { TurnState } from "./fold.js";
-import type { TurnLog } from "./turn-log.js";
+import type { TurnState } from "../log/fold.js";
+import type { TurnLog } from "../log/turn-log.js";
 
 /** Writing to the turn log: record, publish (publishDelta for deltas), audit. */
 export type EventLog = Pick<TurnLog, "record" | "publish" | "publishDelta" | "audit">;

@@ -16,7 +16,7 @@ import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import { TOKEN_REJECTION_WORDS, type ResolveTokens } from "../permissions/tokens.js";
-import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
 /** What approvals are built from. */
 export type ApprovalPorts = EventLog & TurnReader & ThreadLookup & Clock;

@@ -10,8 +10,8 @@ import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
 import { TOKEN_REJECTION_WORDS } from "../permissions/tokens.js";
-import { questionKey } from "./fold.js";
-import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
+import { questionKey } from "../log/fold.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
 /** What questions are built from. */
 export type QuestionPorts = EventLog & TurnReader & ThreadLookup & Clock;

@@ -5,7 +5,7 @@
  */
 import type { Handlers } from "@turnspec/protocol/server";
 import type { ClientMethodName } from "@turnspec/protocol/registry";
-import type { Connection } from "../engine/connections.js";
+import type { Connection } from "../views/connections.js";
 import { permissionHandlers, type PermissionMethods } from "./permissions.js";
 import { questionHandlers, type QuestionMethods } from "./questions.js";
 import { routeHandlers, type RouteMethods } from "./routes.js";

@@ -1,10 +1,10 @@
 /** Handlers of the turn methods: start, get, cancel, items, resume. */
 import { protocolError, type Handlers } from "@turnspec/protocol/server";
 import type { Turn, TurnItemEvent, TurnResumeParams, TurnStartParams } from "@turnspec/protocol/types";
-import type { Connection } from "../engine/connections.js";
-import { isActive, type TurnState } from "../engine/fold.js";
-import { replayedParams } from "../engine/questions.js";
-import type { Threads } from "../engine/threads.js";
+import type { Connection } from "../views/connections.js";
+import { isActive, type TurnState } from "../log/fold.js";
+import { replayedParams } from "../flows/questions.js";
+import type { Threads } from "../views/threads.js";
 import type { EventStore } from "../store/store.js";
 
 export type TurnMethods = "turn/start" | "turn/get" | "turn/cancel" | "turn/items" | "turn/resume";

@@ -1,9 +1,9 @@
 /** Handlers of the work view methods: a page of rows, rows by id. Each costs what it returns. */
 import type { Handlers } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
-import type { Connection } from "../engine/connections.js";
-import type { Threads } from "../engine/threads.js";
-import { pageWork, WorkCursorError, workItemsGet, type WorkFold } from "../engine/work.js";
+import type { Connection } from "../views/connections.js";
+import type { Threads } from "../views/threads.js";
+import { pageWork, WorkCursorError, workItemsGet, type WorkFold } from "../views/work.js";
 
 export type WorkMethods = "turn/work/page" | "turn/work/items/get";
 

@@ -22,7 +22,7 @@ import { CommitQueue } from "../store/commit-queue.js";
 import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
-import { WorkFold } from "./work.js";
+import { WorkFold } from "../views/work.js";
 
 /** Who records an event: the turn's own run (which a lost commit is reported to), or a request about the turn. */
 export type RecordedBy = "turn" | "request";

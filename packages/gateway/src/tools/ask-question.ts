@@ -6,8 +6,8 @@
  * distinct options). The chosen options come back to the model as the tool result.
  */
 import type { TurnQuestionOption } from "@turnspec/protocol/types";
-import type { Tool } from "../tools/tool.js";
-import type { QuestionAsk, QuestionOutcome, Questions } from "./questions.js";
+import type { Tool } from "./tool.js";
+import type { QuestionAsk, QuestionOutcome, Questions } from "../flows/questions.js";
 
 /** Longest header: it has to fit a chat surface's button-row heading. */
 export const MAX_HEADER_CHARS = 40;

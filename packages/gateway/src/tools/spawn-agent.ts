@@ -12,11 +12,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnHandoffStartedNotification, TurnItem, UserInput } from "@turnspec/protocol/types";
-import type { ApprovalContext, Tool } from "../tools/tool.js";
+import type { ApprovalContext, Tool } from "./tool.js";
 import type { ResolvedConfig } from "../config.js";
 import type { RouteService } from "../routes/service.js";
 import type { EventStore } from "../store/store.js";
-import type { Lifecycle, ThreadCreation, ThreadLookup, TurnReader } from "./ports.js";
+import type { Lifecycle, ThreadCreation, ThreadLookup, TurnReader } from "../engine/ports.js";
 
 /** What spawn_agent is built from. */
 export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pick<Lifecycle, "startTurn" | "cancelTurn"> {

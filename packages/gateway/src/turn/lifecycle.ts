@@ -25,12 +25,12 @@ import { childRoots } from "../permissions/roots.js";
 import { securitySnapshot } from "../permissions/security.js";
 import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
-import type { Approvals } from "./approvals.js";
-import { isActive, type RecoveryJobState } from "./fold.js";
-import type { Clock, ParentTurn, TurnOutcome } from "./ports.js";
+import type { Approvals } from "../flows/approvals.js";
+import { isActive, type RecoveryJobState } from "../log/fold.js";
+import type { Clock, ParentTurn, TurnOutcome } from "../engine/ports.js";
 import { GatewayShutdown, observedInLog, type RecoveryJobs } from "./recovery.js";
-import type { Threads } from "./threads.js";
-import type { PreparedEvent, TurnLog } from "./turn-log.js";
+import type { Threads } from "../views/threads.js";
+import type { PreparedEvent, TurnLog } from "../log/turn-log.js";
 import { checkpointId, windowId } from "./windows.js";
 
 export interface LifecyclePorts {

@@ -18,8 +18,8 @@ import type {
   TurnUsage,
 } from "@turnspec/protocol/types";
 import type { StoredEvent } from "../store/store.js";
-import { asNotification, type TurnState } from "./fold.js";
-import type { Clock, EventLog, ItemIds, TurnReader } from "./ports.js";
+import { asNotification, type TurnState } from "../log/fold.js";
+import type { Clock, EventLog, ItemIds, TurnReader } from "../engine/ports.js";
 
 /** What recovery jobs are built from. */
 export type RecoveryPorts = EventLog & TurnReader & ItemIds & Pick<Clock, "nowIso">;

@@ -14,8 +14,8 @@ import { decide } from "../permissions/policy.js";
 import { rootsOf } from "../permissions/roots.js";
 import { scopeOf } from "../permissions/scope.js";
 import type { ApprovalContext } from "../tools/tool.js";
-import type { Approvals } from "./approvals.js";
-import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
+import type { Approvals } from "../flows/approvals.js";
+import type { EventLog, ThreadLookup, TurnReader } from "../engine/ports.js";
 
 export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, "audit"> {
   readonly approvals: Pick<Approvals, "ask">;

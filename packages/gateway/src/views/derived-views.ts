@@ -7,7 +7,7 @@
 import type { NotificationName } from "@turnspec/protocol/registry";
 import type { TurnWorkBlock } from "@turnspec/protocol/types";
 import type { StoredEvent } from "../store/store.js";
-import { notificationsDeclaring } from "./fold.js";
+import { notificationsDeclaring } from "../log/fold.js";
 import { blockChanged, type WorkFold } from "./work.js";
 
 /**

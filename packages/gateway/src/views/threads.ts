@@ -8,8 +8,8 @@ import { protocolError } from "@turnspec/protocol/server";
 import type { Thread, ThreadStartParams, ThreadTimelineBlock, ThreadTimelinePageResponse, Turn } from "@turnspec/protocol/types";
 import { invalidParams } from "@turnspec/rpc";
 import type { EventStore, ThreadRecord } from "../store/store.js";
-import { isActive, type TurnState } from "./fold.js";
-import type { Clock, TurnReader } from "./ports.js";
+import { isActive, type TurnState } from "../log/fold.js";
+import type { Clock, TurnReader } from "../engine/ports.js";
 
 export interface ThreadPorts extends TurnReader, Pick<Clock, "nowIso"> {
   readonly store: Pick<EventStore, "getThread" | "createThread" | "turnsOfThread" | "turnThread" | "events">;

@@ -22,7 +22,7 @@ import type {
 } from "@turnspec/protocol/types";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
-import { asNotification, carriesItem, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
+import { asNotification, carriesItem, TURN_SNAPSHOTS, TurnFold } from "../log/fold.js";
 
 /**
  * Version of the rules that build this view (which items are rows, how they are ordered,
