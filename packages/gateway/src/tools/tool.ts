@@ -4,7 +4,7 @@
  * be cancelled. A tool error (missing file, non-zero exit, bad arguments) is a result the
  * model sees, never a gateway failure.
  */
-import type { PermissionActionKind } from "@turnspec/protocol/types";
+import type { AgentActorRef, PermissionActionKind, Turn, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
 import type { ToolSpec } from "../providers/provider.js";
 import type { Sandbox } from "../sandbox/command.js";
 import type { GatewayFiles } from "../permissions/own-files.js";
@@ -35,6 +35,25 @@ export interface ToolContext {
   /** The model's id of this tool call, and the id of the item that shows it. */
   readonly callId?: string;
   readonly itemId?: string;
+  /** Starts and cancels child turns of the turn the call belongs to (spawn_agent). */
+  readonly children?: ChildTurns;
+}
+
+/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
+export interface ParentTurn {
+  readonly turn: Turn;
+  readonly depth: number;
+  readonly requestedMode?: TurnPermissionMode;
+  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
+  readonly actor?: AgentActorRef;
+}
+
+/** Child turns of a running turn, as the turn lifecycle starts and cancels them. */
+export interface ChildTurns {
+  /** Creates and starts a child turn of `parent`, which it never gets more permissions than. */
+  startTurn(params: TurnStartParams, parent: ParentTurn): { turn: Turn; done: Promise<void> };
+  /** Interrupts a turn and waits until it has ended. */
+  cancelTurn(turnId: string, reason: string): Promise<void>;
 }
 
 /**

@@ -1,9 +1,19 @@
 /**
- * The connections a gateway serves and the threads each follows: a published event goes,
- * as the frame of its stored JSON text, to every connection following its thread.
+ * The connections a gateway serves and the threads each follows: a frame read from a
+ * connection goes to the dispatcher, and a published event goes, as the frame of its stored
+ * JSON text, to every connection following its thread.
+ *
+ * Nothing is written to a connection before the store has committed what it may report:
+ * every frame, notification or response, waits behind the store's durability barrier
+ * (`afterCommit`), in the order it was sent. So a client is only ever told about events
+ * that are in the log, and a kill can lose only events nobody was sent.
  */
+import { randomUUID } from "node:crypto";
 import type { NotificationName } from "@turnspec/protocol/registry";
-import type { StoredEvent } from "../store/store.js";
+import type { Dispatcher, Transport } from "@turnspec/rpc";
+import { CommitQueue } from "../store/commit-queue.js";
+import type { StoreError } from "../store/errors.js";
+import type { EventStore, StoredEvent } from "../store/store.js";
 
 /** One client connection: the threads whose notifications it receives. */
 export interface Connection {
@@ -36,9 +46,70 @@ const FRAME_HEADS = new Map<string, string>();
 /** The head of the last frame made: a turn's events come in runs of one method (its deltas). */
 let lastHead = { method: "", head: "" };
 
+export interface ConnectionPorts {
+  /** The store whose commits the frames wait for. */
+  readonly store: Pick<EventStore, "afterCommit" | "pendingCommit">;
+  /** Diagnostics for the operator. */
+  readonly diagnose: (message: string) => void;
+}
+
 export class Connections {
   /** The connections following each thread: a thread's event reaches its followers without a look at the others. */
   private readonly followers = new Map<string, Set<Connection>>();
+
+  constructor(private readonly ports: ConnectionPorts) {}
+
+  /** Serves one connection over a transport until it closes: its frames go to `dispatcher`, its answers back in order. */
+  serve(transport: Transport, dispatcher: Dispatcher<Connection>): Connection {
+    const inFlight = new Set<Promise<void>>();
+    // A transport may answer the frames it writes together with one promise: its failure is logged once.
+    let watched: Promise<void> | undefined;
+    const write = (frame: string) => {
+      const sent = transport.send(frame);
+      if (sent === watched) return;
+      watched = sent;
+      sent.catch((error: unknown) => this.ports.diagnose(`send failed on a closed connection: ${(error as Error).message}`));
+    };
+    // What the connection is sent, in order, each frame once the commit holding what it reports
+    // has ended. A notification whose commit failed reports events the log does not hold: it is
+    // dropped. A reply read what its handler saw, committed or not: when that commit fails, the
+    // request is answered as the internal error it met.
+    const outgoing = new CommitQueue<string | { readonly reply: string }>(this.ports.store, (frame, failure) => {
+      if (typeof frame !== "string") write(failure === undefined ? frame.reply : this.failedReply(dispatcher, frame.reply, failure));
+      else if (failure === undefined) write(frame);
+    });
+    const connection: Connection = {
+      id: randomUUID(),
+      threads: new Set(),
+      send: (frame) => outgoing.push(frame),
+      settled: async () => {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        await new Promise<void>((resolve) => this.ports.store.afterCommit(() => resolve()));
+      },
+    };
+    transport.onmessage = (frame) => {
+      const handled = dispatcher
+        .handleFrame(frame, connection)
+        .then((reply) => {
+          if (reply !== undefined) outgoing.push({ reply });
+        })
+        .catch((error: unknown) => this.ports.diagnose(`could not handle a frame: ${(error as Error).message}`))
+        .finally(() => inFlight.delete(handled));
+      inFlight.add(handled);
+    };
+    transport.onclose = () => this.delete(connection);
+    transport.onerror = (error) => this.ports.diagnose(`connection error: ${error.message}`);
+    void transport.start();
+    return connection;
+  }
+
+  /** The reply to send instead of one whose writes a failed commit lost: internal_error for each request it answers. */
+  private failedReply(dispatcher: Dispatcher<Connection>, reply: string, failure: StoreError): string {
+    this.ports.diagnose(`a reply is answered internal_error: ${failure.message}`);
+    const parsed = JSON.parse(reply) as { id: string | number | null } | { id: string | number | null }[];
+    const failed = (response: { id: string | number | null }) => dispatcher.errorResponse(response.id, "internal_error", "Internal error");
+    return JSON.stringify(Array.isArray(parsed) ? parsed.map(failed) : failed(parsed));
+  }
 
   /** Forgets a closed connection. */
   delete(connection: Connection): void {
