@@ -60,7 +60,7 @@ export interface ResolvedConfig {
   readonly allowedPaths: readonly string[];
   /** Environment variables tools get in every mode besides the built-in allow-lists (tools.env_passthrough). */
   readonly envPassthrough: readonly string[];
-  /** The OS sandbox of restricted turns (runtime/sandbox/turn.ts). */
+  /** The OS sandbox of restricted turns (sandbox/turn.ts). */
   readonly sandbox: { readonly required: boolean; readonly bwrapPath: string };
   /** Hosts the restricted modes may reach (network.allow_domains / deny_domains), each entry checked (permissions/domains.ts). */
   readonly network: { readonly allowDomains: readonly string[]; readonly denyDomains: readonly string[] };

@@ -1,6 +1,6 @@
 /**
  * `shell`: runs a command line with `/bin/sh -c` and streams its output. When the turn has
- * an OS sandbox (ctx.sandbox) the command runs inside it (runtime/sandbox/); a call that
+ * an OS sandbox (ctx.sandbox) the command runs inside it (sandbox/); a call that
  * sets `escape_sandbox`, which the gate only lets through after a one-time approval, runs
  * unconfined. Either way the command leads its own process group, and that group is
  * killed at the timeout, when the turn is cancelled, and as soon as the shell itself

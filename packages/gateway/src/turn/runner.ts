@@ -57,7 +57,7 @@ interface Recovery {
   readonly firstAttempt: number;
 }
 
-/** What the turn runner calls: the log and the turn's state, the threads, the clock, approvals and recovery. */
+/** What the round loop calls: the log and the turn's state, the threads, the clock, approvals and recovery. */
 export interface RunnerPorts {
   readonly log: EventLog & TurnReader & ItemIds;
   readonly threads: ThreadLookup;
@@ -68,7 +68,7 @@ export interface RunnerPorts {
   readonly recovery: Pick<RecoveryJobs, "block" | "blockCutOffTurn" | "notice" | "openJob">;
 }
 
-/** What the turn runner runs with: configuration, providers, tools (spawn_agent among them), the store it reads history from. */
+/** What the round loop runs with: configuration, providers, tools (spawn_agent among them), the store it reads history from. */
 export interface RunnerSetup {
   readonly config: ResolvedConfig;
   readonly providers: ReadonlyMap<string, ModelProvider>;
@@ -262,7 +262,7 @@ export class TurnRunner {
    * One provider call: rebuilds the conversation from the log, streams the answer into
    * items, and counts its usage. Only what the provider throws is a provider failure: an
    * error of the gateway's own (writing the log, say) propagates and ends the turn as an
-   * internal failure. Partial text of a failed call is kept as audit evidence (history.ts
+   * internal failure. Partial text of a failed call is kept as audit evidence (prompt/history.ts
    * leaves it out).
    */
   private async providerRound(
