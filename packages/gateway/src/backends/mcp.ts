@@ -14,6 +14,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool as McpToolDescription } from "@modelcontextprotocol/sdk/types.js";
 import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { McpServerConfig } from "../config.js";
+import { defineTool } from "../tools/arguments.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { importOptional } from "../optional.js";
 import { LazyChildren } from "./children.js";
@@ -141,13 +142,13 @@ export class McpServers {
     const name = mcpToolName(server, info.name);
     const action = mcpActionOf(info, this.servers.get(server)!);
     const { $schema: _draft, ...parameters } = info.inputSchema as Record<string, unknown>;
-    return {
+    return defineTool({
       spec: { name, description: [info.title, info.description].filter(Boolean).join(": ") || `${info.name} (MCP server ${server})`, parameters: { type: "object", ...parameters } },
       itemType: "dynamicToolCall",
       permissionAction: action,
       describe: () => ({ server_name: server }),
       run: (args, ctx) => this.callTool(server, info.name, args, ctx),
-    };
+    });
   }
 
   /** Closes every connection (stdio servers are stopped). */

@@ -12,7 +12,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentActorRef, AgentDelegationDisclosurePolicy, ThreadStartParams, TurnItem, UserInput } from "@turnspec/protocol/types";
-import type { ApprovalContext, Tool } from "./tool.js";
+import { defineTool, type ArgumentsOf } from "./arguments.js";
+import type { ApprovalContext } from "./tool.js";
 import type { ResolvedConfig } from "../config.js";
 import type { RouteService } from "../routes/service.js";
 import type { EventStore, ThreadRecord } from "../store/store.js";
@@ -44,29 +45,34 @@ const SUMMARY_CHARS = 200;
 /** A delegation without a route: the child gets the prompt, nothing else of the parent's, and returns its whole answer. */
 const DIRECT_DELEGATION: AgentDelegationDisclosurePolicy = { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" };
 
-export function spawnAgentTool(ports: SpawnPorts): Tool {
-  return {
+/** The arguments of a spawn_agent call, as the model sees them. */
+const PARAMETERS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["prompt"],
+  properties: {
+    prompt: { type: "string", minLength: 1, description: "The task for the sub-agent, as its first user message." },
+    permission_mode: {
+      type: "string",
+      enum: ["supervised", "auto_accept_edits", "full_access"],
+      description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
+    },
+    route_id: { type: "string", minLength: 1, description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules." },
+    route_generation: { type: "integer", minimum: 1, description: "The route generation the delegation expects; a route changed since is refused." },
+  },
+} as const;
+
+type SpawnArguments = ArgumentsOf<typeof PARAMETERS>;
+
+export function spawnAgentTool(ports: SpawnPorts) {
+  return defineTool({
     spec: {
       name: "spawn_agent",
       description: "Start a sub-agent on a task and wait for its final answer, which is returned as this call's result.",
-      parameters: {
-        type: "object",
-        additionalProperties: false,
-        required: ["prompt"],
-        properties: {
-          prompt: { type: "string", minLength: 1, description: "The task for the sub-agent, as its first user message." },
-          permission_mode: {
-            type: "string",
-            enum: ["supervised", "auto_accept_edits", "full_access"],
-            description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
-          },
-          route_id: { type: "string", minLength: 1, description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules." },
-          route_generation: { type: "integer", minimum: 1, description: "The route generation the delegation expects; a route changed since is refused." },
-        },
-      },
+      parameters: PARAMETERS,
     },
     itemType: "task",
-    describe: (args) => ({ prompt: String(args.prompt), ...(typeof args.route_id === "string" ? { route_id: args.route_id } : {}) }),
+    describe: ({ prompt, route_id }) => ({ prompt, ...(route_id === undefined ? {} : { route_id }) }),
     approvalContext: (args, turn) => destinationOf(ports, args, turn.thread_id),
     async run(args, ctx) {
       const parent = ctx.turn;
@@ -81,14 +87,14 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       const parentState = ports.log.state(parent.turn_id)!;
       const parentTurn = parentState.turn;
       const parentThread = ports.threads.thread(parent.thread_id);
-      const prompt = String(args.prompt);
+      const { prompt } = args;
 
       let threadId: string;
       let disclosure = DIRECT_DELEGATION;
-      const routeId = typeof args.route_id === "string" ? args.route_id : undefined;
+      const routeId = args.route_id;
       if (routeId !== undefined) {
         // The admitting execution is the parent turn: an execution_bound route admits only its own.
-        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined, parent.turn_id);
+        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", args.route_generation, parent.turn_id);
         if (!verdict.admitted) {
           const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
           return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
@@ -123,7 +129,7 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
             turn: parentTurn,
             depth: parent.depth,
             actor,
-            ...(typeof args.permission_mode === "string" ? { requestedMode: args.permission_mode as "supervised" | "auto_accept_edits" | "full_access" } : {}),
+            ...(args.permission_mode === undefined ? {} : { requestedMode: args.permission_mode }),
           },
         );
       } catch (error) {
@@ -157,7 +163,7 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       }
       return { ok: true, content: returnedResult(answer?.type === "agentMessage" ? answer.text : "", disclosure), item: fields };
     },
-  };
+  });
 }
 
 /**
@@ -167,9 +173,9 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
  * so approving one destination for the turn does not approve another. Undefined when the
  * route does not exist (the call then fails when it runs, before any child starts).
  */
-function destinationOf(ports: SpawnPorts, args: Record<string, unknown>, parentThreadId: string): ApprovalContext | undefined {
+function destinationOf(ports: SpawnPorts, args: SpawnArguments, parentThreadId: string): ApprovalContext | undefined {
   const agentId = ports.agent.identityId;
-  if (typeof args.route_id !== "string") {
+  if (args.route_id === undefined) {
     const parent = ports.threads.thread(parentThreadId);
     return {
       summary: `Start a sub-agent (${agentId}) in a new thread of workspace ${parent.workspace_id}`,

@@ -18,8 +18,8 @@ import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf } from "../tools/confined-open.js";
 import type { GatewayFiles } from "../permissions/own-files.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
-import { parseToolArguments } from "../tools/registry.js";
-import type { ChildTurns, Tool, ToolContext, ToolResult } from "../tools/tool.js";
+import { parseToolCall } from "../tools/arguments.js";
+import type { BoundToolCall, ChildTurns, Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { compressHistory, foldFirst } from "../prompt/compression.js";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore } from "../store/store.js";
@@ -419,17 +419,21 @@ export class TurnRunner {
       finish(item, failed(message));
       return;
     }
-    const parsed = parseToolArguments(tool, call.arguments);
+    // The arguments are checked against the tool's schema here, once: the call is bound to them.
+    const parsed = parseToolCall(tool, call.arguments);
     const args = parsed.ok ? parsed.args : safeArguments(call.arguments);
-    const base = openToolItem(tool.itemType, { id, round, toolCallId: call.id, toolName: tool.spec.name, args, described: describeSafely(tool, args, cwd) });
+    const base = openToolItem(tool.itemType, { id, round, toolCallId: call.id, toolName: tool.spec.name, args, described: parsed.ok ? describeSafely(tool, parsed.call, args, cwd) : placeholders(tool, args, cwd) });
     g.log.publish(threadId, turnId, "item/started", { item_id: id, item: base });
     if (!parsed.ok) {
       finish(base, failed(parsed.error));
       return;
     }
+    const bound = parsed.call;
     const turnNow = g.log.state(turnId)!;
     // A question to the user is the user's decision already: it is not gated behind an approval.
-    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, tool.approvalContext?.(args, { thread_id: threadId, turn_id: turnId }));
+    const verdict: GateVerdict = tool.asksUser
+      ? { allowed: true }
+      : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, bound.approvalContext({ thread_id: threadId, turn_id: turnId }));
     if (!verdict.allowed) {
       const ended = signal.aborted ? "cancelled" : "declined";
       finish(base, { status: ended, outcome: ended, error: { message: verdict.message }, resultText: verdict.message });
@@ -479,7 +483,7 @@ export class TurnRunner {
         g.log.publish(threadId, turnId, "item/updated", { item_id: id, item: current });
       },
     };
-    const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
+    const result = await this.runWithRetries(threadId, turnId, id, tool.spec.name, bound, context);
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finish(base, { status, outcome, resultText: result.content, reported: result.item });
@@ -490,12 +494,11 @@ export class TurnRunner {
    * policy (item/tool/retry_scheduled, then retry_resolved or retry_exhausted). An attempt
    * past its deadline is reported as item/timeout_detected.
    */
-  private async runWithRetries(threadId: string, turnId: string, itemId: string, tool: Tool, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
+  private async runWithRetries(threadId: string, turnId: string, itemId: string, toolName: string, call: BoundToolCall, context: ToolContext): Promise<ToolResult> {
     const g = this.gateway;
     const policy = this.options.config.toolRetry;
-    const toolName = tool.spec.name;
     for (let attempt = 1; ; attempt++) {
-      const result = await tool.run(args, context);
+      const result = await call.run(context);
       if (result.timeout) g.log.publish(threadId, turnId, "item/timeout_detected", { item_id: itemId, ...result.timeout, attempt });
       const retry = !result.ok && result.retryable === true && !context.signal.aborted;
       if (!retry) {
@@ -525,22 +528,27 @@ function safeArguments(json: string): Record<string, unknown> {
   }
 }
 
-/** The item fields a tool knows before it runs; with invalid arguments, placeholders that keep the item valid. */
-function describeSafely(tool: Tool, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
+/** The item fields a tool knows before it runs; placeholders that keep the item valid when the tool cannot say. */
+function describeSafely(tool: Tool, call: BoundToolCall, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
   try {
-    const fields = tool.describe(args, { cwd });
+    const fields = call.describe({ cwd });
     if (Object.values(fields).every((v) => v !== undefined)) return fields;
   } catch {
     // fall through to placeholders
   }
-  const placeholders: Record<Tool["itemType"], Record<string, unknown>> = {
+  return placeholders(tool, args, cwd);
+}
+
+/** The item fields of a call whose arguments its tool refused, or could not describe: what the arguments hold, or empty. */
+function placeholders(tool: Tool, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
+  const byType: Record<Tool["itemType"], Record<string, unknown>> = {
     commandExecution: { command: String(args.command ?? ""), cwd },
     fileChange: { path: String(args.path ?? ""), change_kind: "modify" },
     webFetch: { url: String(args.url ?? "") },
     dynamicToolCall: {},
     task: { prompt: String(args.prompt ?? "") },
   };
-  return placeholders[tool.itemType];
+  return byType[tool.itemType];
 }
 
 /** Whether a provider gave several events at once. */
