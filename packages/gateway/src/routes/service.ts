@@ -22,7 +22,7 @@ import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore, RouteRecord } from "../store/store.js";
-import { grantFingerprint, paramsDigest } from "./fingerprint.js";
+import { grantFingerprint, paramsDigest, type RouteGrant } from "./fingerprint.js";
 import { parseRfc3339 } from "./rfc3339.js";
 import { wouldCloseCycle } from "./graph.js";
 import { admission, effectiveStatus } from "./status.js";
@@ -144,7 +144,7 @@ export class RouteService {
     }
 
     const at = now.toISOString();
-    const grant = {
+    const grant: RouteGrant = {
       kind: params.kind,
       allowed_actions: checked.actions,
       disclosure: checked.disclosure,
