@@ -57,7 +57,7 @@ export interface GatewayOptions {
   /**
    * On a store shared by several instances: how long a turn's lease lasts unrenewed, in ms
    * (renewed every third of it). Another instance blocks a turn whose owner has been
-   * silent this long. Default DEFAULT_LEASE_TIMEOUT_MS.
+   * silent this long. Default: the configuration's (config.leaseTimeoutMs).
    */
   readonly leaseTimeoutMs?: number;
   /**
@@ -68,8 +68,6 @@ export interface GatewayOptions {
   /** The gateway's own files (its store, configuration, token file): no tool may read or write them, in any mode. */
   readonly ownFiles?: GatewayFiles;
 }
-
-export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
 
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
@@ -137,7 +135,7 @@ export class Gateway {
       execution,
       runs,
       diagnose,
-      leaseTimeoutMs: options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS,
+      leaseTimeoutMs: options.leaseTimeoutMs ?? config.leaseTimeoutMs,
       ...(options.exposedSecrets ? { exposedSecrets: options.exposedSecrets } : {}),
     }));
 
