@@ -13,7 +13,7 @@ import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "@turns
 import { errors } from "@turnspec/protocol/registry";
 import { LocalError, RpcError } from "@turnspec/rpc";
 import type { ChatRequest, ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
-import type { Capability, Outcome, TranscriptEntry } from "./results.js";
+import type { Outcome, TranscriptEntry } from "./results.js";
 import type { GatewaySession, ScenarioChannel } from "./session.js";
 
 export interface Scenario {
