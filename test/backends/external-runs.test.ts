@@ -36,7 +36,14 @@ const RUNTIMES: Runtime[] = [
     name: "a CLI runtime",
     config: {
       cli_runtimes: {
-        fixture: { kind: "codex", command: process.execPath, args: [APP_SERVER], base_url: "http://127.0.0.1:9/v1", model: "m", codex_home: mkdtempSync(join(tmpdir(), "turnspec-codex-home-")) },
+        fixture: {
+          kind: "codex",
+          command: process.execPath,
+          args: [APP_SERVER],
+          base_url: "http://127.0.0.1:9/v1",
+          model: "m",
+          codex_home: mkdtempSync(join(tmpdir(), "turnspec-codex-home-")),
+        },
       },
     },
     longTurn: (thread_id, turn_id) => ({
@@ -66,7 +73,10 @@ describe.each(RUNTIMES)("a turn on $name", (runtime) => {
     // The gateway's clock moves on 7 s while the runtime works.
     skew = 7_000;
     await h.gateway.close();
-    expect(h.gateway.turnState("trn_stop")?.turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    expect(h.gateway.turnState("trn_stop")?.turn).toMatchObject({
+      status: "Blocked",
+      blocked: { reason: "runtime_shutdown_continuation" },
+    });
     const exhausted = h.store.events("trn_stop").find((e) => e.method === "turn/execution_window/exhausted");
     const observed = exhausted?.params.observed as TurnExecutionWindowCounts;
     expect(observed.wall_clock_ms).toBeGreaterThanOrEqual(7_000);
@@ -93,6 +103,15 @@ describe.each(RUNTIMES)("a turn on $name", (runtime) => {
     await h.gateway.close();
     await h.client.turnResume({ thread_id: thread, turn_id: "trn_resume" });
     const end = await h.waitFor((n) => n.method === "turn/failed" && n.params.turn_id === "trn_resume");
-    expect(end).toMatchObject({ params: { error: { kind: "provider_error", message: expect.stringMatching(/^the (ACP agent|CLI runtime) fixture ran this turn in its own (session|thread), which cannot be continued/) } } });
+    expect(end).toMatchObject({
+      params: {
+        error: {
+          kind: "provider_error",
+          message: expect.stringMatching(
+            /^the (ACP agent|CLI runtime) fixture ran this turn in its own (session|thread), which cannot be continued/,
+          ),
+        },
+      },
+    });
   }, 60_000);
 });

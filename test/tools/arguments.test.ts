@@ -33,7 +33,12 @@ describe("ArgumentsOf", () => {
     // A schema known only at run time (an MCP server's) gives an open object.
     expectTypeOf<ArgumentsOf<Record<string, unknown>>>().toEqualTypeOf<Record<string, unknown>>();
     // The built-in tools are typed from their own schemas.
-    expectTypeOf<Parameters<typeof shellTool.run>[0]>().toEqualTypeOf<{ readonly command: string; readonly cwd?: string; readonly timeout_ms?: number; readonly escape_sandbox?: boolean }>();
+    expectTypeOf<Parameters<typeof shellTool.run>[0]>().toEqualTypeOf<{
+      readonly command: string;
+      readonly cwd?: string;
+      readonly timeout_ms?: number;
+      readonly escape_sandbox?: boolean;
+    }>();
   });
 });
 

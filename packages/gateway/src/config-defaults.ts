@@ -53,14 +53,21 @@ function typed<T extends Json>(path: string, expected: string, is: (value: Json)
 export const defaultNumber = (path: string): number => typed(path, "a number", (v): v is number => typeof v === "number");
 export const defaultString = (path: string): string => typed(path, "a string", (v): v is string => typeof v === "string");
 export const defaultBoolean = (path: string): boolean => typed(path, "a boolean", (v): v is boolean => typeof v === "boolean");
-export const defaultStrings = (path: string): string[] => typed(path, "a list of strings", (v): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string"));
+export const defaultStrings = (path: string): string[] =>
+  typed(path, "a list of strings", (v): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string"));
 
 /** A retry policy's default, every field of it given. */
 export function defaultRetryPolicy(path: string): Required<GatewayRetryPolicy> {
   const field = (name: keyof GatewayRetryPolicy) => {
     const value = member(configDefault(path), name);
-    if (typeof value !== "number") throw new Error(`the configuration schema's default for ${path} gives ${name} ${JSON.stringify(value)}, not a number`);
+    if (typeof value !== "number")
+      throw new Error(`the configuration schema's default for ${path} gives ${name} ${JSON.stringify(value)}, not a number`);
     return value;
   };
-  return { max_attempts: field("max_attempts"), initial_delay_ms: field("initial_delay_ms"), backoff_multiplier: field("backoff_multiplier"), max_delay_ms: field("max_delay_ms") };
+  return {
+    max_attempts: field("max_attempts"),
+    initial_delay_ms: field("initial_delay_ms"),
+    backoff_multiplier: field("backoff_multiplier"),
+    max_delay_ms: field("max_delay_ms"),
+  };
 }

@@ -22,7 +22,10 @@ export function readJsonFile(file: string, what: string): unknown {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new JsonFileError(file, `cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw new JsonFileError(
+      file,
+      `cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;

@@ -33,7 +33,8 @@ export interface RuntimePorts {
 }
 
 /** How the runtime ended a turn. */
-export type RuntimeEnd = { readonly status: "completed" } | { readonly status: "interrupted" } | { readonly status: "failed"; readonly message: string };
+export type RuntimeEnd =
+  { readonly status: "completed" } | { readonly status: "interrupted" } | { readonly status: "failed"; readonly message: string };
 
 /** A turn attached to its thread's session on the runtime. */
 export interface AttachedTurn {
@@ -69,11 +70,17 @@ export interface ExternalRuntime<Config> {
 }
 
 /** Runs one turn on an external runtime, to its end. */
-export async function runExternalTurn<Config>(runtime: ExternalRuntime<Config>, ports: RuntimePorts, windowLimits: TurnExecutionWindowLimits, run: TurnRun): Promise<void> {
+export async function runExternalTurn<Config>(
+  runtime: ExternalRuntime<Config>,
+  ports: RuntimePorts,
+  windowLimits: TurnExecutionWindowLimits,
+  run: TurnRun,
+): Promise<void> {
   const { threadId, turnId, signal } = run;
   const state = ports.log.state(turnId)!;
   const backend = state.turn.execution_backend;
-  const fail = (message: string) => void run.finish({ status: "Failed", usage: zeroUsage(), error: { kind: "provider_error", message, retryable: false } });
+  const fail = (message: string) =>
+    void run.finish({ status: "Failed", usage: zeroUsage(), error: { kind: "provider_error", message, retryable: false } });
   if (backend?.type !== runtime.backendType) return fail(`the turn has no ${runtime.noun} execution backend`);
   const name = `the ${runtime.noun} ${backend.runtime_id}`;
   const config = runtime.config(backend.runtime_id);
@@ -86,7 +93,12 @@ export async function runExternalTurn<Config>(runtime: ExternalRuntime<Config>, 
   } catch (error) {
     return fail(`${name} did not start: ${(error as Error).message}`);
   }
-  ports.log.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: windowLimits, status: "running" });
+  ports.log.publish(threadId, turnId, "turn/execution_window/started", {
+    window_id: windowId(turnId, 0),
+    window_index: 0,
+    limits: windowLimits,
+    status: "running",
+  });
   const startedAt = ports.clock.now().getTime();
   const cancel = () => attached.cancel();
   signal.addEventListener("abort", cancel, { once: true });
@@ -101,7 +113,12 @@ export async function runExternalTurn<Config>(runtime: ExternalRuntime<Config>, 
   attached.closeOpen(signal.aborted);
   if (signal.aborted) {
     if (isShutdown(signal)) {
-      const observed = { agent_rounds: 1, tool_calls: 0, wall_clock_ms: Math.max(0, ports.clock.now().getTime() - startedAt), provider_tokens: 0 };
+      const observed = {
+        agent_rounds: 1,
+        tool_calls: 0,
+        wall_clock_ms: Math.max(0, ports.clock.now().getTime() - startedAt),
+        provider_tokens: 0,
+      };
       ports.recovery.blockCutOffTurn(threadId, turnId, ports.log.state(turnId)!, observed);
       return;
     }
@@ -113,7 +130,11 @@ export async function runExternalTurn<Config>(runtime: ExternalRuntime<Config>, 
       run.finish({ status: "Completed", usage: zeroUsage() });
       return;
     case "interrupted":
-      run.finish({ status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: `${name} cancelled the turn`, retryable: false } });
+      run.finish({
+        status: "Interrupted",
+        usage: zeroUsage(),
+        error: { kind: "cancelled", message: `${name} cancelled the turn`, retryable: false },
+      });
       return;
     case "failed":
       fail(end.message);

@@ -105,8 +105,18 @@ export class Gateway {
     const secret = config.resolveTokenSecret ?? shared?.tokenSecret();
     const runs = new TurnRuns();
     const resolutions = shared ? sharedResolutions({ shared, runs, log, delivery }) : SOLE_INSTANCE;
-    const approvals = (this.approvals = new Approvals({ log, threads, clock }, config, secret ? new ResolveTokens(secret) : ResolveTokens.random(), resolutions));
-    const questions = (this.questions = new Questions({ log, threads, clock }, config.questionTimeoutMs, new AnswerTokens(secret ?? randomBytes(32)), resolutions));
+    const approvals = (this.approvals = new Approvals(
+      { log, threads, clock },
+      config,
+      secret ? new ResolveTokens(secret) : ResolveTokens.random(),
+      resolutions,
+    ));
+    const questions = (this.questions = new Questions(
+      { log, threads, clock },
+      config.questionTimeoutMs,
+      new AnswerTokens(secret ?? randomBytes(32)),
+      resolutions,
+    ));
     delivery.observeForeign(approvals.onForeignEvent);
     delivery.observeForeign(questions.onForeignEvent);
     const recovery = new RecoveryJobs({ log, clock });
@@ -115,12 +125,26 @@ export class Gateway {
 
     // How turns execute: the round loop with its tools, the ACP agents and the CLI runtimes, behind one port.
     const runnerPorts = { log, threads, clock, approvals, recovery, ...ownFiles };
-    const spawnAgent = spawnAgentTool({ log, threads, routes, store, agent: config.agent, maxSpawnDepth: config.maxSpawnDepth, maxRouteHops: config.maxRouteHops });
+    const spawnAgent = spawnAgentTool({
+      log,
+      threads,
+      routes,
+      store,
+      agent: config.agent,
+      maxSpawnDepth: config.maxSpawnDepth,
+      maxRouteHops: config.maxRouteHops,
+    });
     const tools = [...options.tools, spawnAgent, askQuestionTool(questions)];
     const execution = (this.execution = new TurnExecutions({
       log,
       backends: new TurnBackends(config, new Set(options.providers.keys()), diagnose),
-      native: new TurnRunner(runnerPorts, { config, providers: options.providers, tools, store, ...(options.env ? { env: options.env } : {}) }),
+      native: new TurnRunner(runnerPorts, {
+        config,
+        providers: options.providers,
+        tools,
+        store,
+        ...(options.env ? { env: options.env } : {}),
+      }),
       acp: new AcpAgents(runnerPorts, config, env, diagnose),
       codex: new CodexRuntimes(runnerPorts, config, env, diagnose),
     }));
@@ -142,7 +166,8 @@ export class Gateway {
     const handlers = gatewayHandlers({ threads, log, store, approvals, questions, routes, lifecycle, connections });
     this.dispatcher = createDispatcher<Connection>(handlers, {
       maxBatchSize: config.maxBatchSize,
-      onInternalError: (error, method) => diagnose(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+      onInternalError: (error, method) =>
+        diagnose(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
     lifecycle.open();
     this.ready = shared ? shared.watch(delivery.deliver) : Promise.resolve();

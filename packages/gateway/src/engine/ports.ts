@@ -6,7 +6,15 @@
  * that does the work (the turn log, the threads), typed down to the methods a collaborator
  * may call, so a call goes straight to it.
  */
-import type { CliRuntimeOptions, PromptManifest, Turn, TurnCapabilityResolution, TurnFailure, TurnStartParams, TurnUsage } from "@turnspec/protocol/types";
+import type {
+  CliRuntimeOptions,
+  PromptManifest,
+  Turn,
+  TurnCapabilityResolution,
+  TurnFailure,
+  TurnStartParams,
+  TurnUsage,
+} from "@turnspec/protocol/types";
 import type { ThreadRecord } from "../store/store.js";
 import type { RecoveryJobState } from "../log/fold.js";
 import type { TurnLog } from "../log/turn-log.js";
@@ -39,7 +47,9 @@ export interface ThreadLookup {
 }
 
 /** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
-export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
+export type TurnOutcome = (
+  { status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }
+) & {
   readonly promptManifest?: PromptManifest;
 };
 
@@ -107,4 +117,3 @@ export interface ResolutionPorts {
 
 /** Ports for a gateway whose store no other process shares. */
 export const SOLE_INSTANCE: ResolutionPorts = { runsElsewhere: () => false, claim: () => true, catchUp: () => undefined };
-

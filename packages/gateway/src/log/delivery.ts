@@ -64,7 +64,9 @@ export class SharedDelivery {
     } catch (error) {
       // The store may be connecting again: what was announced stays in the log, and is read again.
       const again = attempt < DELIVERY_ATTEMPTS;
-      this.ports.diagnose(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}${again ? "; trying again" : ""}`);
+      this.ports.diagnose(
+        `could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}${again ? "; trying again" : ""}`,
+      );
       if (again) setTimeout(() => this.deliverFrom(turnId, first, attempt + 1), DELIVERY_RETRY_MS * (attempt + 1)).unref();
     }
   }

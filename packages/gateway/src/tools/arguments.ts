@@ -25,7 +25,9 @@ export type SchemaValue<S> = S extends { readonly enum: readonly (infer E)[] }
             : unknown;
 
 /** An object's fields: the required ones, then the others, optional. */
-type Fields<P, R> = Flat<{ [K in keyof P as K extends R ? K : never]: SchemaValue<P[K]> } & { [K in keyof P as K extends R ? never : K]?: SchemaValue<P[K]> }>;
+type Fields<P, R> = Flat<
+  { [K in keyof P as K extends R ? K : never]: SchemaValue<P[K]> } & { [K in keyof P as K extends R ? never : K]?: SchemaValue<P[K]> }
+>;
 
 type Flat<T> = { [K in keyof T]: T[K] };
 
@@ -53,7 +55,11 @@ export function defineTool<const S extends Record<string, unknown>>(definition: 
     spec: definition.spec,
     bind(args) {
       validate ??= compile<ArgumentsOf<S>>(definition.spec.parameters);
-      if (validate instanceof Error) return { ok: false, error: `arguments for ${definition.spec.name} cannot be checked: the tool's schema is invalid (${validate.message})` };
+      if (validate instanceof Error)
+        return {
+          ok: false,
+          error: `arguments for ${definition.spec.name} cannot be checked: the tool's schema is invalid (${validate.message})`,
+        };
       if (!validate(args)) return { ok: false, error: `arguments for ${definition.spec.name}: ${problemsOf(validate, args)}` };
       const checked = args;
       const call: BoundToolCall = {
