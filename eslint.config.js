@@ -1,5 +1,5 @@
 // The repository's lint (`npm run lint`, run by .ci/run before the tests). Kept to rules that
-// need no type information, so it runs in seconds: the package directions of DESIGN.md
+// need no type information, so it runs in seconds: the directions between the packages
 // (scripts/lint/package-directions.mjs), and ESLint's and typescript-eslint's recommended
 // rules over the packages' sources.
 import js from "@eslint/js";

@@ -1,8 +1,8 @@
 /**
- * The directions between the packages (DESIGN.md, "The packages"), as an ESLint rule: a
- * package imports only the packages it may use, each by its name; an import against a
- * direction, or one that reaches into another package's files by a relative path, is
- * reported with the reason the design gives. Static imports, re-exports, dynamic import()
+ * The directions between the packages (docs/README.md, "Directions between the packages"),
+ * as an ESLint rule: a package imports only the packages it may use, each by its name; an
+ * import against a direction, or one that reaches into another package's files by a relative
+ * path, is reported with the reason the design gives. Static imports, re-exports, dynamic import()
  * with a literal specifier and `import("…")` types are all checked.
  */
 import { dirname, relative, resolve, sep } from "node:path";
@@ -82,10 +82,10 @@ function packageNamed(specifier) {
 export const packageDirections = {
   meta: {
     type: "problem",
-    docs: { description: "Packages import one another only in the directions DESIGN.md gives, and only by name" },
+    docs: { description: "Packages import one another only in the directions docs/README.md gives, and only by name" },
     schema: [],
     messages: {
-      direction: '{{from}} may not import {{to}}: {{why}} (DESIGN.md, "The packages")',
+      direction: '{{from}} may not import {{to}}: {{why}} (docs/README.md, "Directions between the packages")',
       relative: "{{from}} reaches into {{to}}'s files by a relative path ({{specifier}}): import what the package exports, by its name",
       self: "{{from}} imports itself by name ({{specifier}}): inside a package, import its modules by relative path",
     },

@@ -1,5 +1,5 @@
 /**
- * The lint holds DESIGN.md's directions between the packages: an import against one fails
+ * The lint holds the directions between the packages (docs/README.md): an import against one fails
  * `npm run lint` with the rule's reason, and so does an import that reaches into another
  * package's files by a relative path. The wrong imports are written into temporary files
  * inside the packages, linted, and removed.
@@ -47,7 +47,7 @@ describe("the lint's package directions", () => {
     );
     expect(code).toBe(1);
     expect(stdout).toContain(
-      '@turnspec/gateway may not import @turnspec/conformance: the reference gateway uses rpc and the protocol\'s generated code; it imports neither the conformance suite nor the client (DESIGN.md, "The packages")  turnspec/package-directions',
+      '@turnspec/gateway may not import @turnspec/conformance: the reference gateway uses rpc and the protocol\'s generated code; it imports neither the conformance suite nor the client (docs/README.md, "Directions between the packages")  turnspec/package-directions',
     );
   }, 60_000);
 
@@ -98,7 +98,7 @@ describe("the lint's package directions", () => {
     60_000,
   );
 
-  it("lets each package use what DESIGN.md gives it", async () => {
+  it("lets each package use what the directions give it", async () => {
     const gateway = [
       'import { invalidParams } from "@turnspec/rpc";',
       'import type { Turn } from "@turnspec/protocol/types";',

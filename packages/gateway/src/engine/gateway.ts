@@ -84,7 +84,7 @@ export class Gateway {
     const { store, config } = options;
     const shared = store.shared;
     const diagnose = options.log ?? (() => undefined);
-    const clock = clockOf(options.now ?? (() => new Date()));
+    const clock = clockOf(options.now);
     const env = options.env ?? process.env;
     const ownFiles = options.ownFiles ? { ownFiles: options.ownFiles } : {};
 

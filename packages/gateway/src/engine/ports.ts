@@ -36,8 +36,8 @@ export interface Clock {
   nowIso(): string;
 }
 
-/** The clock that reads `now`. */
-export function clockOf(now: () => Date): Clock {
+/** The clock that reads `now` (by default, the system's). */
+export function clockOf(now: () => Date = () => new Date()): Clock {
   return { now, nowIso: () => now().toISOString() };
 }
 
