@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "a623f52ebb0aaa793a91538a7596a158d69d4bbd551ffdcf89b45bdb56b9f84f",
+  digest: "89ff8d1646607d7ba49ff5f216ce30ec699ef166043358aa443d538732bf6f3d",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";

@@ -13,7 +13,7 @@ import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "@turns
 import { errors } from "@turnspec/protocol/registry";
 import { LocalError, RpcError } from "@turnspec/rpc";
 import type { ChatRequest, ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
-import type { Capability, Outcome, TranscriptEntry } from "./results.js";
+import type { Outcome, TranscriptEntry } from "./results.js";
 import type { GatewaySession, ScenarioChannel } from "./session.js";
 
 export interface Scenario {
@@ -387,7 +387,11 @@ export class ScenarioContext {
     const live = end === -1 ? all : all.slice(0, end + 1);
     const count = new Map<string, number>();
     const types = new Map<string, string>();
-    for (const n of live) if (n.method === "item/started") (count.set(n.params.item_id, 0), types.set(n.params.item_id, n.params.item.type));
+    for (const n of live) {
+      if (n.method !== "item/started") continue;
+      count.set(n.params.item_id, 0);
+      types.set(n.params.item_id, n.params.item.type);
+    }
     for (const n of live) if (n.method === "item/completed") count.set(n.params.item_id, (count.get(n.params.item_id) ?? 0) + 1);
     const wrong = [...count].filter(([, c]) => c !== 1);
     if (wrong.length === 0) {

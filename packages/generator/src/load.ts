@@ -4,6 +4,7 @@
  * reported with its file and JSON pointer; the run stops before anything is emitted.
  */
 import { didYouMean } from "@turnspec/rpc";
+import { describeJsonSyntaxError } from "@turnspec/rpc/json-file";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -18,24 +19,6 @@ import { isExtensionKeyword, isObject, walkSchema } from "./walk.js";
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 const RESERVED = new Set(["protocol.json", "errors.json"]);
 const IDENTIFIER = /^[A-Z][A-Za-z0-9]*$/;
-
-/** Line and column (both from 1) of a character offset in `text`. */
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  const line = before.split("\n").length;
-  return { line, column: offset - before.lastIndexOf("\n") };
-}
-
-/** The syntax error of JSON text as "line L, column C: what", from the parser's own message. */
-export function describeJsonSyntaxError(text: string, error: Error): string {
-  const message = error.message.replace(/^JSON\.parse: /, "");
-  const position = /at position (\d+)/.exec(message);
-  const offset = position ? Number(position[1]) : /end of JSON input/.test(message) ? text.length : undefined;
-  const what = message.replace(/ in JSON at position \d+.*$/, "").replace(/ \(line \d+ column \d+\)$/, "");
-  if (offset === undefined) return what;
-  const { line, column } = lineAndColumn(text, offset);
-  return `line ${line}, column ${column}: ${what}`;
-}
 
 /** The folder's digest (see `ProtocolModel.digest`); `names` sorted. */
 function folderDigest(dir: string, names: readonly string[]): string {

@@ -10,6 +10,8 @@ import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { LANGUAGES, OUTPUT_KINDS } from "@turnspec/generator/outputs";
+// The gateway's configuration defaults, named by the help texts as its schema declares them (read when a help text is built).
+import { configDefault } from "@turnspec/gateway/config-defaults";
 
 // turnspec's own version, wherever it is run from (yargs would read the nearest package.json of the working directory).
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -154,8 +156,11 @@ const cli = yargs(hideBin(process.argv))
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
-        .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
-        .option("question-timeout-ms", { type: "number", describe: "How long a question the model asks stays open before it expires (default: the config file's questions.timeout_ms, else 600000)" })
+        .option("max-frame-bytes", { type: "number", describe: `Largest frame accepted, in bytes (default: the config file's limits.max_frame_bytes, else ${configDefault("/limits/max_frame_bytes")})` })
+        .option("question-timeout-ms", {
+          type: "number",
+          describe: `How long a question the model asks stays open before it expires (default: the config file's questions.timeout_ms, else ${configDefault("/questions/timeout_ms")})`,
+        })
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
@@ -237,7 +242,7 @@ const cli = yargs(hideBin(process.argv))
         .option("expected-failures", { type: "string", describe: "JSON file of requirement ids known to fail, each with a reason" })
         .option("tool-map", { type: "string", describe: "JSON object, or a file holding one, mapping reference tool names to the gateway's" })
         .option("provider-port", { type: "number", describe: "Port of the scripted model server on 127.0.0.1 (default: a free one); point a gateway started beforehand at http://127.0.0.1:PORT/v1" })
-        .option("gateway-id", { type: "string", describe: "The gateway's id, as delegation routes name it (default gw_local)" })
+        .option("gateway-id", { type: "string", describe: `The gateway's id, as delegation routes name it (default ${configDefault("/gateway_id")}, the reference gateway's)` })
         .option("step-timeout", { type: "number", describe: "Longest wait of one step, in ms (default 15000)" })
         .option("json", { type: "string", describe: "Write the JSON report to this file" })
         .option("junit", { type: "string", describe: "Write a JUnit XML report to this file" })

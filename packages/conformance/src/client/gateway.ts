@@ -333,30 +333,29 @@ export class Stage {
   }
 
   private handlers(): Handlers<number> {
-    const stage = this;
     const notServed = (method: string) => (): never => {
       throw protocolError("method_not_found", `${method} is not part of this scenario`);
     };
     const log = (params: { thread_id: string; turn_id: string }) => {
-      const turn = stage.turns.get(params.turn_id);
+      const turn = this.turns.get(params.turn_id);
       if (!turn || turn.threadId !== params.thread_id) throw protocolError("turn_not_found", `no turn ${params.turn_id} in thread ${params.thread_id}`, { thread_id: params.thread_id, turn_id: params.turn_id });
       return turn;
     };
     return {
-      "thread/start": () => ({ thread: stage.thread() }),
+      "thread/start": () => ({ thread: this.thread() }),
       "thread/get": (params) => {
-        const thread = stage.threads.get(params.thread_id);
+        const thread = this.threads.get(params.thread_id);
         if (!thread) throw protocolError("thread_not_found", `no thread ${params.thread_id}`, { thread_id: params.thread_id });
         return { thread };
       },
       "turn/start": (params) => {
-        if (!stage.threads.has(params.thread_id)) throw protocolError("thread_not_found", `no thread ${params.thread_id}`, { thread_id: params.thread_id });
-        if (!stage.behaviour.turnStart) throw protocolError("method_not_found", "this scenario starts no turn");
-        return { turn: stage.behaviour.turnStart(params as unknown as Json, stage) };
+        if (!this.threads.has(params.thread_id)) throw protocolError("thread_not_found", `no thread ${params.thread_id}`, { thread_id: params.thread_id });
+        if (!this.behaviour.turnStart) throw protocolError("method_not_found", "this scenario starts no turn");
+        return { turn: this.behaviour.turnStart(params as unknown as Json, this) };
       },
       "turn/items": (params) => {
         const turn = log(params);
-        const thread = stage.threads.get(turn.threadId)!;
+        const thread = this.threads.get(turn.threadId)!;
         return { thread_id: turn.threadId, workspace_id: thread.workspace_id, turn_id: turn.turnId, ...turn.page(params.after_sequence ?? 0, params.limit) };
       },
       "turn/get": (params) => {
@@ -365,12 +364,12 @@ export class Stage {
         return { turn: (last?.params as { turn: Turn } | undefined)?.turn ?? turnOf(turn.turnId, "InProgress") };
       },
       "turn/permission/request/respond": (params) => {
-        if (!stage.behaviour.permissionRespond) throw protocolError("method_not_found", "this scenario opens no approval request");
-        return stage.behaviour.permissionRespond(params as unknown as Json, stage) as never;
+        if (!this.behaviour.permissionRespond) throw protocolError("method_not_found", "this scenario opens no approval request");
+        return this.behaviour.permissionRespond(params as unknown as Json, this) as never;
       },
       "turn/question/respond": (params) => {
-        if (!stage.behaviour.questionRespond) throw protocolError("method_not_found", "this scenario asks no question");
-        return stage.behaviour.questionRespond(params as unknown as Json, stage) as never;
+        if (!this.behaviour.questionRespond) throw protocolError("method_not_found", "this scenario asks no question");
+        return this.behaviour.questionRespond(params as unknown as Json, this) as never;
       },
       "thread/timeline/page": notServed("thread/timeline/page"),
       "turn/cancel": notServed("turn/cancel"),

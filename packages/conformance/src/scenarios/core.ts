@@ -1,6 +1,6 @@
 /** Scenarios of the core capability: JSON-RPC behaviour, threads, turns and items. */
 import { errors as errorRegistry, type AnyNotification } from "@turnspec/protocol/registry";
-import type { TurnItem, TurnItemEvent, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
+import type { TurnItem, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
 import { messageText, type ChatRequest } from "../model-server.js";
 import { Failure, shown, type Scenario, type ScenarioContext } from "../scenario.js";
 

@@ -29,6 +29,9 @@ export function describeSchema(schema: Json, model: ProtocolModel): string {
 
 const cell = (text: unknown) => (typeof text === "string" ? text.replace(/\|/g, "\\|").replace(/\n+/g, " ") : "");
 
+/** A field's description, with the value its schema defaults to (its `default` keyword) when it declares one. */
+const fieldText = (schema: JsonObject) => (schema.default === undefined ? schema.description : [schema.description, `Default: \`${JSON.stringify(schema.default)}\`.`].filter(Boolean).join(" "));
+
 export function emitDocs(model: ProtocolModel, header: string): string {
   const usedBy = new Map<string, string[]>();
   const use = (title: string, name: string) => usedBy.set(title, [...(usedBy.get(title) ?? []), name]);
@@ -67,7 +70,7 @@ export function emitDocs(model: ProtocolModel, header: string): string {
           name,
           type: describeSchema(schema, model),
           required: required.has(name),
-          description: cell((schema as JsonObject).description),
+          description: cell(fieldText(schema as JsonObject)),
         })),
         shape: describeSchema(t.schema, model),
       };

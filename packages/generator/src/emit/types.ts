@@ -11,8 +11,18 @@ import { isObject, mapSchema } from "../walk.js";
 /** Keywords that say what a value is; a subschema with none of them accepts any JSON value. */
 const SHAPING = ["type", "$ref", "enum", "const", "oneOf", "anyOf", "allOf", "properties", "items", "not"];
 
+/** The schema with each `default` keyword moved into its node's description, as a JSDoc @default tag. */
+function defaultsDocumented(schema: Json): Json {
+  return mapSchema(schema, (node) => {
+    if (node.default === undefined) return undefined;
+    const { default: value, ...rest } = node;
+    const tag = `@default ${JSON.stringify(value)}`;
+    return defaultsDocumented({ ...rest, description: typeof node.description === "string" ? `${node.description}\n${tag}` : tag });
+  });
+}
+
 function prepare(type: TypeModel, model: ProtocolModel): JsonObject {
-  const named = mapSchema(type.schema, (node) => {
+  const named = mapSchema(defaultsDocumented(type.schema), (node) => {
     // Any JSON value (`{}` or a description alone) is `unknown`, not an empty object type.
     if (node !== type.schema && !SHAPING.some((key) => key in node)) return typeof node.description === "string" ? { tsType: "unknown", description: node.description } : { tsType: "unknown" };
     if (typeof node.$ref !== "string") return undefined;

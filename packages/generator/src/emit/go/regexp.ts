@@ -107,7 +107,7 @@ class Translator {
 
   private quantified(atom: string, start: number): string {
     const c = this.peek();
-    let quantifier = "";
+    let quantifier: string;
     if (c === "*" || c === "+" || c === "?") {
       this.pos++;
       quantifier = c;

@@ -10,11 +10,16 @@ import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
 import { TOKEN_REJECTION_WORDS } from "../permissions/tokens.js";
-import { questionKey } from "./fold.js";
-import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
+import { asNotification, questionKey } from "../log/fold.js";
+import type { StoredEvent } from "../store/store.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
 /** What questions are built from. */
-export type QuestionPorts = EventLog & TurnReader & ThreadLookup & Clock;
+export interface QuestionPorts {
+  readonly log: EventLog & TurnReader;
+  readonly threads: ThreadLookup;
+  readonly clock: Clock;
+}
 
 /** One question as the ask_question call gave it, its options already given ids. */
 export interface QuestionAsk {
@@ -52,12 +57,16 @@ export class Questions {
   ) {}
 
   /**
-   * Another instance recorded the resolution of a question whose call waits here: the call
-   * goes on. Nothing is recorded again: the resolution is in the log already.
+   * An event another instance committed: when it recorded the resolution of a question
+   * whose call waits here, the call goes on. Nothing is recorded again: the resolution is in
+   * the log already.
    */
-  resolvedElsewhere(turnId: string, callId: string, index: number, resolution: TurnQuestionResolution, optionId?: string): void {
-    this.waiting.get(waitKey(turnId, callId, index))?.finish(resolution, optionId);
-  }
+  readonly onForeignEvent = (event: StoredEvent): void => {
+    const n = asNotification(event);
+    if (n.method !== "turn/question/resolved") return;
+    const { call_id, index, resolution, option_id } = n.params;
+    this.waiting.get(waitKey(event.turn_id, call_id, index))?.finish(resolution, option_id);
+  };
 
   /**
    * Opens every question of one ask_question call and resolves, once all have ended, with
@@ -65,7 +74,7 @@ export class Questions {
    */
   async ask(threadId: string, turnId: string, callId: string, argsJson: string, asks: readonly QuestionAsk[], signal: AbortSignal): Promise<QuestionOutcome[]> {
     const g = this.ports;
-    const created = g.now();
+    const created = g.clock.now();
     const expiresAt = new Date(created.getTime() + this.timeoutMs).toISOString();
     const pending = asks.map((ask, index) => {
       const question: TurnQuestion = {
@@ -79,7 +88,7 @@ export class Questions {
         created_at: created.toISOString(),
         expires_at: expiresAt,
       };
-      g.publish(threadId, turnId, "turn/question/opened", { call_id: callId, index, question, already_surfaced: false });
+      g.log.publish(threadId, turnId, "turn/question/opened", { call_id: callId, index, question, already_surfaced: false });
       return new Promise<QuestionOutcome>((resolve) => {
         const key = waitKey(turnId, callId, index);
         const timer = setTimeout(() => settleQuietly("expired"), this.timeoutMs);
@@ -100,7 +109,7 @@ export class Questions {
           }
           try {
             // Recorded for the question, not by the turn (an answer, a timer, the cancellation): a commit the turn lost is left for the turn to report.
-            g.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.nowIso() }, "request");
+            g.log.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.clock.nowIso() }, "request");
           } finally {
             finish(resolution, optionId);
           }
@@ -125,7 +134,7 @@ export class Questions {
 
   /** question_resolved, with how the question was resolved as the log has it. */
   private alreadyResolved(turnId: string, callId: string, index: number) {
-    const resolution = this.ports.turnState(turnId)?.questions.get(questionKey(callId, index))?.resolution;
+    const resolution = this.ports.log.state(turnId)?.questions.get(questionKey(callId, index))?.resolution;
     return protocolError("question_resolved", `Question ${index} of call ${callId} was already resolved${resolution ? ` (${resolution})` : " on another instance"}; the answer is not recorded twice`, {
       turn_id: turnId,
       call_id: callId,
@@ -137,13 +146,13 @@ export class Questions {
   /** turn/question/respond. */
   respond(params: TurnQuestionRespondParams): TurnQuestionRespondResponse {
     const { thread_id: threadId, turn_id: turnId, call_id: callId, index } = params;
-    this.ports.thread(threadId);
-    const state = this.ports.turnState(turnId);
+    this.ports.threads.thread(threadId);
+    const state = this.ports.log.state(turnId);
     if (!state || state.turn.thread_id !== threadId) throw protocolError("turn_not_found", `No turn ${turnId} exists in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
     const asked = state.questions.get(questionKey(callId, index));
     if (!asked) throw protocolError("question_not_found", `Turn ${turnId} has no question ${index} of call ${callId}`, { turn_id: turnId, call_id: callId, index });
     if (asked.resolution) throw this.alreadyResolved(turnId, callId, index);
-    const check = this.tokens.verify(params.answer_token, { thread_id: threadId, turn_id: turnId, call_id: callId, index }, this.ports.now());
+    const check = this.tokens.verify(params.answer_token, { thread_id: threadId, turn_id: turnId, call_id: callId, index }, this.ports.clock.now());
     if (!check.ok) {
       throw protocolError("unauthorized", `The answer token for question ${index} of call ${callId} is ${TOKEN_REJECTION_WORDS[check.reason]}; the question stays open`, {
         turn_id: turnId,
@@ -167,13 +176,13 @@ export class Questions {
         this.cluster.catchUp(turnId);
         throw this.alreadyResolved(turnId, callId, index);
       }
-      this.ports.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution: "answered", option_id: params.option_id, resolved_at: this.ports.nowIso() }, "request");
+      this.ports.log.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution: "answered", option_id: params.option_id, resolved_at: this.ports.clock.nowIso() }, "request");
     } else {
       // Open in the log but not waited for: its turn is no longer running here.
       throw protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, { turn_id: turnId, call_id: callId, index });
     }
-    const resolved = this.ports.turnState(turnId)?.questions.get(questionKey(callId, index));
-    return { thread_id: threadId, turn_id: turnId, call_id: callId, index, option_id: params.option_id, resolved_at: resolved?.resolved_at ?? this.ports.nowIso() };
+    const resolved = this.ports.log.state(turnId)?.questions.get(questionKey(callId, index));
+    return { thread_id: threadId, turn_id: turnId, call_id: callId, index, option_id: params.option_id, resolved_at: resolved?.resolved_at ?? this.ports.clock.nowIso() };
   }
 }
 

@@ -15,11 +15,17 @@ import type {
 import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
+import { asNotification } from "../log/fold.js";
 import { TOKEN_REJECTION_WORDS, type ResolveTokens } from "../permissions/tokens.js";
-import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
+import type { StoredEvent } from "../store/store.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
 /** What approvals are built from. */
-export type ApprovalPorts = EventLog & TurnReader & ThreadLookup & Clock;
+export interface ApprovalPorts {
+  readonly log: EventLog & TurnReader;
+  readonly threads: ThreadLookup;
+  readonly clock: Clock;
+}
 
 export interface ApprovalAsk {
   readonly threadId: string;
@@ -63,12 +69,15 @@ export class Approvals {
   ) {}
 
   /**
-   * Another instance recorded the answer to a request: the tool call waiting for it here
-   * goes on. Nothing is recorded again: the answer is in the log already.
+   * An event another instance committed: a request it opened is remembered (an answer may
+   * come here), and when it recorded the answer to a request, the tool call waiting for it
+   * here goes on. Nothing is recorded again: the answer is in the log already.
    */
-  resolvedElsewhere(requestId: string, resolution: TurnPermissionApprovalResolution): void {
-    this.letGo(requestId, resolution);
-  }
+  readonly onForeignEvent = (event: StoredEvent): void => {
+    const n = asNotification(event);
+    if (n.method === "turn/permission/request/opened") this.remember(n.params.request.request_id, event.thread_id, event.turn_id);
+    else if (n.method === "turn/permission/request/resolved") this.letGo(n.params.request_id, n.params.resolution);
+  };
 
   /** Lets the call waiting for a request go on with `resolution`, recording nothing. */
   private letGo(requestId: string, resolution: TurnPermissionApprovalResolution): void {
@@ -87,9 +96,9 @@ export class Approvals {
   ask(ask: ApprovalAsk, signal: AbortSignal): Promise<TurnPermissionApprovalResolution> {
     const g = this.ports;
     const requestId = `perm_${randomUUID().replace(/-/g, "")}`;
-    const created = g.now();
+    const created = g.clock.now();
     const expiresAt = new Date(created.getTime() + this.config.permissionRequestTimeoutMs).toISOString();
-    const workspaceId = g.thread(ask.threadId).workspace_id;
+    const workspaceId = g.threads.thread(ask.threadId).workspace_id;
     const request: TurnPermissionApprovalRequest = {
       request_id: requestId,
       workspace_id: workspaceId,
@@ -116,8 +125,8 @@ export class Approvals {
       resolve_token: this.tokens.mint({ request_id: requestId, turn_id: ask.turnId, thread_id: ask.threadId, expires_at: expiresAt }),
     };
     this.remember(requestId, ask.threadId, ask.turnId);
-    g.publish(ask.threadId, ask.turnId, "turn/permission/request/opened", { request });
-    g.audit(ask.threadId, ask.turnId, { kind: "request_opened", request_id: requestId, tool_name: ask.toolName, action: ask.action, scope_hash: ask.scopeHash, reason: ask.reason });
+    g.log.publish(ask.threadId, ask.turnId, "turn/permission/request/opened", { request });
+    g.log.audit(ask.threadId, ask.turnId, { kind: "request_opened", request_id: requestId, tool_name: ask.toolName, action: ask.action, scope_hash: ask.scopeHash, reason: ask.reason });
     return new Promise((resolve) => {
       // Resolved by the gateway itself, nobody is answered: a failure to record it is the turn's to report.
       const resolveQuietly = (resolution: TurnPermissionApprovalResolution) => {
@@ -154,11 +163,11 @@ export class Approvals {
       return undefined;
     }
     this.waiting.delete(requestId);
-    const resolvedAt = this.ports.nowIso();
+    const resolvedAt = this.ports.clock.nowIso();
     try {
       // Recorded for the request: a commit the turn lost is left for the turn to report.
-      this.ports.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash }, "request");
-      this.ports.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash }, "request");
+      this.ports.log.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash }, "request");
+      this.ports.log.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash }, "request");
     } finally {
       // The waiting call goes on either way: if the log lost the turn's events, its next record fails the turn.
       waiting.resolve(resolution);
@@ -179,24 +188,24 @@ export class Approvals {
     if (!this.cluster.runsElsewhere(where.turnId)) return undefined;
     if (!this.cluster.claim(where.turnId, `permission:${requestId}`)) {
       this.cluster.catchUp(where.turnId);
-      throw alreadyResolved(requestId, this.ports.turnState(where.turnId)?.requests.get(requestId)?.resolution);
+      throw alreadyResolved(requestId, this.ports.log.state(where.turnId)?.requests.get(requestId)?.resolution);
     }
-    const resolvedAt = this.ports.nowIso();
-    this.ports.publish(where.threadId, where.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: scopeHash }, "request");
-    this.ports.audit(where.threadId, where.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: scopeHash }, "request");
+    const resolvedAt = this.ports.clock.nowIso();
+    this.ports.log.publish(where.threadId, where.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: scopeHash }, "request");
+    this.ports.log.audit(where.threadId, where.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: scopeHash }, "request");
     return resolvedAt;
   }
 
   /** turn/permission/request/respond. */
   respond(params: TurnPermissionRequestRespondParams): TurnPermissionRequestRespondResponse {
     const where = this.index.get(params.request_id);
-    const state = where && this.ports.turnState(where.turnId)?.requests.get(params.request_id);
+    const state = where && this.ports.log.state(where.turnId)?.requests.get(params.request_id);
     if (!where || !state) {
       throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
     }
     if (state.resolution) throw alreadyResolved(params.request_id, state.resolution);
     if (this.config.requireResolveToken || params.resolve_token !== undefined) {
-      const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.ports.now());
+      const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.ports.clock.now());
       if (!check.ok) {
         throw protocolError("unauthorized", `The resolve token for ${params.request_id} is ${TOKEN_REJECTION_WORDS[check.reason]}; the request stays open`, {
           request_id: params.request_id,
@@ -213,7 +222,7 @@ export class Approvals {
     const resolvedAt = waitedHere ? this.resolve(params.request_id, params.resolution) : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
     if (resolvedAt === undefined && waitedHere) {
       // Another instance's answer was recorded first.
-      throw alreadyResolved(params.request_id, this.ports.turnState(where.turnId)?.requests.get(params.request_id)?.resolution);
+      throw alreadyResolved(params.request_id, this.ports.log.state(where.turnId)?.requests.get(params.request_id)?.resolution);
     }
     if (resolvedAt === undefined) {
       // Open in the log but not waited for: its turn is no longer running here.

@@ -11,31 +11,31 @@
  * partial text as an audit item. A stop of the gateway blocks the turn; a resumed turn
  * runs on from the log, with rounds, usage and attempts counted on.
  */
-import type { TurnExtras } from "../backends/turn-backends.js";
-import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "@turnspec/protocol/types";
+import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "@turnspec/protocol/types";
 import { processEnvironment } from "../permissions/security.js";
 import { scopeOf } from "../permissions/scope.js";
 import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf } from "../tools/confined-open.js";
 import type { GatewayFiles } from "../permissions/own-files.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
-import { parseToolArguments } from "../tools/registry.js";
-import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
-import { compressHistory, foldFirst } from "./context.js";
+import { parseToolCall } from "../tools/arguments.js";
+import type { BoundToolCall, ChildTurns, Tool, ToolContext, ToolResult } from "../tools/tool.js";
+import { compressHistory, foldFirst } from "../prompt/compression.js";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore } from "../store/store.js";
-import type { Approvals } from "./approvals.js";
-import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, TurnReader } from "./ports.js";
+import type { Approvals } from "../flows/approvals.js";
+import type { Clock, EventLog, ItemIds, ThreadLookup, TurnExtras, TurnOutcome, TurnReader, TurnRun } from "../engine/ports.js";
 import type { RecoveryJobs } from "./recovery.js";
 import { ToolGate, type GateVerdict } from "./tool-gate.js";
 import { finishToolItem, openToolItem, updateToolItem, type ToolItem, type ToolItemEnd } from "./tool-items.js";
 import { appendToField } from "@turnspec/rpc";
-import { promptManifest, skillsPrompt, type SkillEntry } from "./prompt.js";
-import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
+import { promptManifest, skillsPrompt, type SkillEntry } from "../prompt/compiler.js";
+import { DELTA_FIELD } from "../log/fold.js";
+import { reasonOf, zeroUsage } from "./outcome.js";
 import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
-import { historyOf } from "./history.js";
+import { historyOf } from "../prompt/history.js";
 import { extensions } from "@turnspec/protocol/registry";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 
@@ -44,8 +44,6 @@ const BURST_EVENTS = 256;
 
 /** The notification each delta stream is sent as (the ItemDeltaStream schema's x-sent-as). */
 const DELTA_METHOD = extensions.ItemDeltaStream["x-sent-as"];
-
-const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
 /** What one provider call gave: the tool calls of its answer, or why it failed. */
 type RoundAnswer = { readonly ok: true; readonly calls: readonly ToolCall[] } | { readonly ok: false; readonly message: string; readonly retryable: boolean };
@@ -59,23 +57,24 @@ interface Recovery {
   readonly firstAttempt: number;
 }
 
-/** What the turn runner calls: the log, the turn's state, the clock, the lifecycle's end, approvals and recovery. */
-export interface RunnerPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
+/** What the round loop calls: the log and the turn's state, the threads, the clock, approvals and recovery. */
+export interface RunnerPorts {
+  readonly log: EventLog & TurnReader & ItemIds;
+  readonly threads: ThreadLookup;
+  readonly clock: Clock;
   /** The gateway's own files: no tool reads or writes them, and the sandbox hides them. */
   readonly ownFiles?: GatewayFiles;
   readonly approvals: Pick<Approvals, "ask">;
   readonly recovery: Pick<RecoveryJobs, "block" | "blockCutOffTurn" | "notice" | "openJob">;
 }
 
-/** What the turn runner runs with: configuration, providers, tools (spawn_agent among them), the store it reads history from. */
+/** What the round loop runs with: configuration, providers, tools (spawn_agent among them), the store it reads history from. */
 export interface RunnerSetup {
   readonly config: ResolvedConfig;
   readonly providers: ReadonlyMap<string, ModelProvider>;
   readonly tools: readonly Tool[];
   readonly store: Pick<EventStore, "turnsOfThread">;
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** What one run of a turn adds: the dynamic tools and skills of its accepted capabilities (runtime/backends/). */
-  readonly extras?: (turn: Turn, items: readonly TurnItem[]) => Promise<TurnExtras>;
 }
 
 export class TurnRunner {
@@ -91,7 +90,7 @@ export class TurnRunner {
   }
 
   private itemId(turnId: string): string {
-    return this.gateway.nextItemId(turnId);
+    return this.gateway.log.nextItemId(turnId);
   }
 
   private toolNameOf = (item: TurnItem): string => {
@@ -100,33 +99,35 @@ export class TurnRunner {
     return item.type;
   };
 
-  async run(threadId: string, turnId: string, signal: AbortSignal, depth: number, resumed?: RecoveryJobState): Promise<void> {
+  /** Runs one turn to its end; `extras` gives what the run adds to the built-in tools and the prompt (its capabilities' tools and skills). */
+  async run(run: TurnRun, extras: () => Promise<TurnExtras>): Promise<void> {
+    const { threadId, turnId, signal, depth, resumed } = run;
     const g = this.gateway;
     const config = this.options.config;
-    const begin = g.turnState(turnId)!;
+    const begin = g.log.state(turnId)!;
     const turn = begin.turn;
-    const thread = g.thread(threadId);
+    const thread = g.threads.thread(threadId);
     // Usage goes on from the snapshot a resumed turn was blocked with.
     const usage: TurnUsage = { ...(turn.usage ?? zeroUsage()) };
     const provider = this.options.providers.get(turn.model_provider ?? "");
     if (!provider) {
-      g.finish(threadId, turnId, { status: "Failed", usage, error: { kind: "provider_error", message: `model provider "${turn.model_provider}" is not configured on this gateway`, retryable: false } });
+      run.finish({ status: "Failed", usage, error: { kind: "provider_error", message: `model provider "${turn.model_provider}" is not configured on this gateway`, retryable: false } });
       return;
     }
     const agent = (turn.mode ?? thread.mode) === "Agent";
-    const extras = (await this.options.extras?.(turn, begin.items)) ?? { tools: [], skills: [] };
+    const added = await extras();
     // The turn's dynamic tools come after the built-in ones, which keep their names.
     const tools = new Map(this.tools);
-    for (const tool of extras.tools) if (!tools.has(tool.spec.name)) tools.set(tool.spec.name, tool);
+    for (const tool of added.tools) if (!tools.has(tool.spec.name)) tools.set(tool.spec.name, tool);
     const specs = agent ? [...tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < config.maxSpawnDepth).map((t) => t.spec) : [];
-    const skills = extras.skills.map((s) => ({ slug: s.slug, name: s.name, description: s.description }));
-    const nowMs = () => g.now().getTime();
+    const skills = added.skills.map((s) => ({ slug: s.slug, name: s.name, description: s.description }));
+    const nowMs = () => g.clock.now().getTime();
 
     // The current window: opened here for a new turn, by turn/resume for a resumed one.
     let window = begin.windows.at(-1);
     if (!window) {
-      g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: config.windowLimits, status: "running" });
-      window = g.turnState(turnId)!.windows.at(-1)!;
+      g.log.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: config.windowLimits, status: "running" });
+      window = g.log.state(turnId)!.windows.at(-1)!;
     }
     let meter = new WindowMeter(window.window_id, window.window_index, nowMs());
     /** Counts of the windows ended since the turn started or was resumed, against the totals. */
@@ -142,10 +143,10 @@ export class TurnRunner {
 
     /** The manifest of the last prompt compiled, recorded on the turn when it ends or blocks. */
     let manifest: PromptManifest | undefined;
-    const end = (outcome: TurnOutcome): void => void g.finish(threadId, turnId, { ...outcome, ...(manifest ? { promptManifest: manifest } : {}) });
+    const end = (outcome: TurnOutcome): void => void run.finish({ ...outcome, ...(manifest ? { promptManifest: manifest } : {}) });
     const block = (spec: BlockSpec): void => void g.recovery.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
     const stopped = (): void => {
-      if (isShutdown(signal)) g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, meter.counts(nowMs()), usage, manifest);
+      if (isShutdown(signal)) g.recovery.blockCutOffTurn(threadId, turnId, g.log.state(turnId)!, meter.counts(nowMs()), usage, manifest);
       else end({ status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
     };
 
@@ -188,7 +189,7 @@ export class TurnRunner {
         }
         const failures = attempt - recovery.firstAttempt + 1;
         if (failures >= policy.max_attempts) {
-          g.publish(threadId, turnId, "item/recovery_exhausted", { item_id: recovery.itemId, attempts: attempt, error: answer.message, recovery_job_id: recovery.jobId });
+          g.log.publish(threadId, turnId, "item/recovery_exhausted", { item_id: recovery.itemId, attempts: attempt, error: answer.message, recovery_job_id: recovery.jobId });
           block({
             reason: "provider_failure_continuation",
             kind: "provider_failure",
@@ -201,7 +202,7 @@ export class TurnRunner {
           return;
         }
         const delayMs = backoffMs(policy, failures);
-        g.publish(threadId, turnId, "item/retry_scheduled", {
+        g.log.publish(threadId, turnId, "item/retry_scheduled", {
           item_id: recovery.itemId,
           attempt: attempt + 1,
           max_attempts: recovery.firstAttempt + policy.max_attempts - 1,
@@ -211,7 +212,7 @@ export class TurnRunner {
         });
         if (!(await sleep(delayMs, signal))) break;
         recovery = { ...recovery, attempt: attempt + 1 };
-        g.publish(threadId, turnId, "item/retry_attempt_started", { item_id: recovery.itemId, attempt: recovery.attempt });
+        g.log.publish(threadId, turnId, "item/retry_attempt_started", { item_id: recovery.itemId, attempt: recovery.attempt });
       }
       if (signal.aborted) return stopped();
       if (!answer.ok) {
@@ -220,7 +221,7 @@ export class TurnRunner {
         return;
       }
       if (recovery) {
-        g.publish(threadId, turnId, "item/recovery_succeeded", { item_id: recovery.itemId, attempt: recovery.attempt, recovery_job_id: recovery.jobId });
+        g.log.publish(threadId, turnId, "item/recovery_succeeded", { item_id: recovery.itemId, attempt: recovery.attempt, recovery_job_id: recovery.jobId });
         recovery = undefined;
       }
       meter.round();
@@ -233,7 +234,7 @@ export class TurnRunner {
         if (signal.aborted) return stopped();
         meter.toolCall();
         turnToolCalls++;
-        await this.runTool(threadId, turnId, tools, call, round, signal, depth, thread.cwd);
+        await this.runTool(threadId, turnId, tools, call, round, signal, depth, thread.cwd, run.children);
       }
     }
   }
@@ -243,16 +244,16 @@ export class TurnRunner {
     const g = this.gateway;
     const next = meter.index + 1;
     const checkpoint = checkpointId(turnId, meter.index);
-    g.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: meter.windowId, reason, observed, status: "exhausted" });
-    g.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: meter.windowId, checkpoint_id: checkpoint, status: "checkpointed" });
-    g.publish(threadId, turnId, "turn/execution_window/continued", { previous_window_id: meter.windowId, window_id: windowId(turnId, next), window_index: next, checkpoint_id: checkpoint, reason });
-    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, next), window_index: next, limits: this.options.config.windowLimits, status: "running" });
-    return new WindowMeter(windowId(turnId, next), next, g.now().getTime());
+    g.log.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: meter.windowId, reason, observed, status: "exhausted" });
+    g.log.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: meter.windowId, checkpoint_id: checkpoint, status: "checkpointed" });
+    g.log.publish(threadId, turnId, "turn/execution_window/continued", { previous_window_id: meter.windowId, window_id: windowId(turnId, next), window_index: next, checkpoint_id: checkpoint, reason });
+    g.log.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, next), window_index: next, limits: this.options.config.windowLimits, status: "running" });
+    return new WindowMeter(windowId(turnId, next), next, g.clock.now().getTime());
   }
 
   /** The tool loop hit a budget that holds over the whole turn: turn/tool_loop/budget_exceeded, and the turn fails with the outcome returned. */
   private overBudget(threadId: string, turnId: string, budget: "rounds" | "tool_calls", limit: number, observed: number, usage: TurnUsage): TurnOutcome {
-    this.gateway.publish(threadId, turnId, "turn/tool_loop/budget_exceeded", { budget, limit, observed });
+    this.gateway.log.publish(threadId, turnId, "turn/tool_loop/budget_exceeded", { budget, limit, observed });
     const what = budget === "rounds" ? "model calls" : "tool calls";
     return { status: "Failed", usage, error: { kind: "budget_exhausted", message: `the turn reached its limit of ${limit} ${what}`, retryable: false } };
   }
@@ -261,7 +262,7 @@ export class TurnRunner {
    * One provider call: rebuilds the conversation from the log, streams the answer into
    * items, and counts its usage. Only what the provider throws is a provider failure: an
    * error of the gateway's own (writing the log, say) propagates and ends the turn as an
-   * internal failure. Partial text of a failed call is kept as audit evidence (history.ts
+   * internal failure. Partial text of a failed call is kept as audit evidence (prompt/history.ts
    * leaves it out).
    */
   private async providerRound(
@@ -292,15 +293,15 @@ export class TurnRunner {
       if (event.type === "text_delta") {
         if (!message) {
           message = { id: this.itemId(turnId), pieces: [] };
-          g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
+          g.log.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
         message.pieces.push(event.text);
-        g.publishDelta(threadId, turnId, DELTA_METHOD.agent_message, message.id, "agent_message", event.text);
+        g.log.publishDelta(threadId, turnId, DELTA_METHOD.agent_message, message.id, "agent_message", event.text);
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
-        g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-        g.publish(threadId, turnId, "item/completed", { item_id: id, item });
+        g.log.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+        g.log.publish(threadId, turnId, "item/completed", { item_id: id, item });
       } else if (event.type === "tool_calls") {
         calls = event.calls;
       } else {
@@ -336,13 +337,13 @@ export class TurnRunner {
     if (failedWith !== undefined) {
       if (message) {
         const status = request.signal.aborted ? "cancelled" : "failed";
-        g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.pieces.join(""), partial: true } });
+        g.log.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.pieces.join(""), partial: true } });
       }
       return failedWith instanceof ProviderError
         ? { ok: false, message: failedWith.message, retryable: failedWith.retryable }
         : { ok: false, message: `the model provider failed: ${(failedWith as Error).message}`, retryable: false };
     }
-    if (message) g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.pieces.join("") } });
+    if (message) g.log.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.pieces.join("") } });
     return { ok: true, calls };
   }
 
@@ -358,15 +359,15 @@ export class TurnRunner {
     const g = this.gateway;
     const { maxHistoryTokens, keepRecentMessages } = this.options.config.context;
     const full = this.history(threadId, turnId);
-    const state = g.turnState(turnId)!;
+    const state = g.log.state(turnId)!;
     const firstCall = state.items.every((item) => item.type === "userMessage");
     let compression: { messages: ChatMessage[]; summarized: number } | undefined;
     if (state.compacted !== undefined) compression = foldFirst(full, state.compacted);
     else if (firstCall) {
       const decided = compressHistory(full, maxHistoryTokens, keepRecentMessages);
       if (decided) {
-        g.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: decided.messagesBefore, estimated_tokens: decided.estimatedTokens });
-        g.publish(threadId, turnId, "context/compressed", {
+        g.log.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: decided.messagesBefore, estimated_tokens: decided.estimatedTokens });
+        g.log.publish(threadId, turnId, "context/compressed", {
           reason: "summarized",
           summarized_messages: decided.summarized,
           messages_after: decided.messages.length,
@@ -376,7 +377,7 @@ export class TurnRunner {
       }
     }
     const messages = compression?.messages ?? full;
-    const mode = g.turnState(turnId)!.turn.mode ?? g.thread(threadId).mode;
+    const mode = g.log.state(turnId)!.turn.mode ?? g.threads.thread(threadId).mode;
     const diagnostics = compression
       ? [{ severity: "info" as const, message: `${compression.summarized} earlier messages were folded into a summary to fit the history budget`, section_id: "history_summary" }]
       : [];
@@ -388,37 +389,51 @@ export class TurnRunner {
   private history(threadId: string, turnId: string) {
     const turns = this.options.store
       .turnsOfThread(threadId)
-      .map((ref) => ({ ref, state: this.gateway.turnState(ref.turn_id) }))
+      .map((ref) => ({ ref, state: this.gateway.log.state(ref.turn_id) }))
       .filter(({ ref, state }) => state && (ref.turn_id === turnId || state.turn.status === "Completed"))
       .map(({ state }) => state!.items);
     return historyOf(turns, this.toolNameOf);
   }
 
-  private async runTool(threadId: string, turnId: string, tools: ReadonlyMap<string, Tool>, call: ToolCall, round: number, signal: AbortSignal, depth: number, cwd: string): Promise<void> {
+  private async runTool(
+    threadId: string,
+    turnId: string,
+    tools: ReadonlyMap<string, Tool>,
+    call: ToolCall,
+    round: number,
+    signal: AbortSignal,
+    depth: number,
+    cwd: string,
+    children: ChildTurns,
+  ): Promise<void> {
     const g = this.gateway;
     const id = this.itemId(turnId);
     const tool = tools.get(call.name);
-    const finish = (item: ToolItem, end: ToolItemEnd) => g.publish(threadId, turnId, "item/completed", { item_id: id, item: finishToolItem(item, end) });
+    const finish = (item: ToolItem, end: ToolItemEnd) => g.log.publish(threadId, turnId, "item/completed", { item_id: id, item: finishToolItem(item, end) });
     const failed = (message: string): ToolItemEnd => ({ status: "failed", outcome: "error", error: { message }, resultText: message });
 
     if (!tool) {
       const message = `unknown tool "${call.name}": the tools are ${[...tools.keys()].join(", ")}`;
       const item = openToolItem("dynamicToolCall", { id, round, toolCallId: call.id, toolName: call.name, args: safeArguments(call.arguments), described: {} });
-      g.publish(threadId, turnId, "item/started", { item_id: id, item });
+      g.log.publish(threadId, turnId, "item/started", { item_id: id, item });
       finish(item, failed(message));
       return;
     }
-    const parsed = parseToolArguments(tool, call.arguments);
+    // The arguments are checked against the tool's schema here, once: the call is bound to them.
+    const parsed = parseToolCall(tool, call.arguments);
     const args = parsed.ok ? parsed.args : safeArguments(call.arguments);
-    const base = openToolItem(tool.itemType, { id, round, toolCallId: call.id, toolName: tool.spec.name, args, described: describeSafely(tool, args, cwd) });
-    g.publish(threadId, turnId, "item/started", { item_id: id, item: base });
+    const base = openToolItem(tool.itemType, { id, round, toolCallId: call.id, toolName: tool.spec.name, args, described: parsed.ok ? describeSafely(tool, parsed.call, args, cwd) : placeholders(tool, args, cwd) });
+    g.log.publish(threadId, turnId, "item/started", { item_id: id, item: base });
     if (!parsed.ok) {
       finish(base, failed(parsed.error));
       return;
     }
-    const turnNow = g.turnState(turnId)!;
+    const bound = parsed.call;
+    const turnNow = g.log.state(turnId)!;
     // A question to the user is the user's decision already: it is not gated behind an approval.
-    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, tool.approvalContext?.(args, { thread_id: threadId, turn_id: turnId }));
+    const verdict: GateVerdict = tool.asksUser
+      ? { allowed: true }
+      : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, bound.approvalContext({ thread_id: threadId, turn_id: turnId }));
     if (!verdict.allowed) {
       const ended = signal.aborted ? "cancelled" : "declined";
       finish(base, { status: ended, outcome: ended, error: { message: verdict.message }, resultText: verdict.message });
@@ -431,7 +446,7 @@ export class TurnRunner {
       security,
       this.options.config.sandbox,
       ({ host, port, reason }) =>
-        g.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+        g.log.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
       g.ownFiles,
     );
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
@@ -455,19 +470,20 @@ export class TurnRunner {
       turn: { thread_id: threadId, turn_id: turnId, depth },
       callId: call.id,
       itemId: id,
+      children,
       emit: (stream, delta) => {
         const field = DELTA_FIELD[stream];
         const pieces = output.get(field);
         if (pieces) pieces.push(delta);
         else output.set(field, [delta]);
-        g.publishDelta(threadId, turnId, DELTA_METHOD[stream], id, stream, delta);
+        g.log.publishDelta(threadId, turnId, DELTA_METHOD[stream], id, stream, delta);
       },
       update: (fields) => {
         current = updateToolItem(built(), fields);
-        g.publish(threadId, turnId, "item/updated", { item_id: id, item: current });
+        g.log.publish(threadId, turnId, "item/updated", { item_id: id, item: current });
       },
     };
-    const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
+    const result = await this.runWithRetries(threadId, turnId, id, tool.spec.name, bound, context);
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finish(base, { status, outcome, resultText: result.content, reported: result.item });
@@ -478,25 +494,24 @@ export class TurnRunner {
    * policy (item/tool/retry_scheduled, then retry_resolved or retry_exhausted). An attempt
    * past its deadline is reported as item/timeout_detected.
    */
-  private async runWithRetries(threadId: string, turnId: string, itemId: string, tool: Tool, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
+  private async runWithRetries(threadId: string, turnId: string, itemId: string, toolName: string, call: BoundToolCall, context: ToolContext): Promise<ToolResult> {
     const g = this.gateway;
     const policy = this.options.config.toolRetry;
-    const toolName = tool.spec.name;
     for (let attempt = 1; ; attempt++) {
-      const result = await tool.run(args, context);
-      if (result.timeout) g.publish(threadId, turnId, "item/timeout_detected", { item_id: itemId, ...result.timeout, attempt });
+      const result = await call.run(context);
+      if (result.timeout) g.log.publish(threadId, turnId, "item/timeout_detected", { item_id: itemId, ...result.timeout, attempt });
       const retry = !result.ok && result.retryable === true && !context.signal.aborted;
       if (!retry) {
-        if (attempt > 1) g.publish(threadId, turnId, "item/tool/retry_resolved", { item_id: itemId, tool_name: toolName, attempts: attempt, outcome: result.ok ? "succeeded" : "failed" });
+        if (attempt > 1) g.log.publish(threadId, turnId, "item/tool/retry_resolved", { item_id: itemId, tool_name: toolName, attempts: attempt, outcome: result.ok ? "succeeded" : "failed" });
         return result;
       }
       const error = result.content.split("\n", 1)[0] ?? result.content;
       if (attempt >= policy.max_attempts) {
-        g.publish(threadId, turnId, "item/tool/retry_exhausted", { item_id: itemId, tool_name: toolName, attempts: attempt, error });
+        g.log.publish(threadId, turnId, "item/tool/retry_exhausted", { item_id: itemId, tool_name: toolName, attempts: attempt, error });
         return result;
       }
       const delayMs = backoffMs(policy, attempt);
-      g.publish(threadId, turnId, "item/tool/retry_scheduled", { item_id: itemId, tool_name: toolName, attempt: attempt + 1, max_attempts: policy.max_attempts, delay_ms: delayMs, error });
+      g.log.publish(threadId, turnId, "item/tool/retry_scheduled", { item_id: itemId, tool_name: toolName, attempt: attempt + 1, max_attempts: policy.max_attempts, delay_ms: delayMs, error });
       if (!(await sleep(delayMs, context.signal))) return result;
     }
   }
@@ -513,27 +528,27 @@ function safeArguments(json: string): Record<string, unknown> {
   }
 }
 
-/** The item fields a tool knows before it runs; with invalid arguments, placeholders that keep the item valid. */
-function describeSafely(tool: Tool, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
+/** The item fields a tool knows before it runs; placeholders that keep the item valid when the tool cannot say. */
+function describeSafely(tool: Tool, call: BoundToolCall, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
   try {
-    const fields = tool.describe(args, { cwd });
+    const fields = call.describe({ cwd });
     if (Object.values(fields).every((v) => v !== undefined)) return fields;
   } catch {
     // fall through to placeholders
   }
-  const placeholders: Record<Tool["itemType"], Record<string, unknown>> = {
+  return placeholders(tool, args, cwd);
+}
+
+/** The item fields of a call whose arguments its tool refused, or could not describe: what the arguments hold, or empty. */
+function placeholders(tool: Tool, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
+  const byType: Record<Tool["itemType"], Record<string, unknown>> = {
     commandExecution: { command: String(args.command ?? ""), cwd },
     fileChange: { path: String(args.path ?? ""), change_kind: "modify" },
     webFetch: { url: String(args.url ?? "") },
     dynamicToolCall: {},
     task: { prompt: String(args.prompt ?? "") },
   };
-  return placeholders[tool.itemType];
-}
-
-function reasonOf(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
+  return byType[tool.itemType];
 }
 
 /** Whether a provider gave several events at once. */

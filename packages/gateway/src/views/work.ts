@@ -22,7 +22,8 @@ import type {
 } from "@turnspec/protocol/types";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
-import { asNotification, carriesItem, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
+import { asNotification, carriesItem, TURN_SNAPSHOTS, TurnFold } from "../log/fold.js";
+import type { FoldedTurn } from "../log/turn-log.js";
 
 /**
  * Version of the rules that build this view (which items are rows, how they are ordered,
@@ -121,7 +122,7 @@ export class WorkFold {
   /** The row the last delta grew while it is marked stale and changed (and no other event came since): the next delta to it only moves its end. */
   private lastGrown: { readonly id: string; readonly row: RowSource } | undefined;
 
-  constructor(private readonly ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string }) {}
+  constructor(private readonly ids: FoldedTurn) {}
 
   apply(event: StoredEvent): void {
     if (event.turn_id !== this.ids.turnId) {
@@ -250,6 +251,11 @@ function count(counts: { inProgress: number; completed: number; failed: number }
   if (status === "in_progress") counts.inProgress += by;
   else if (status === "completed") counts.completed += by;
   else counts.failed += by; // failed, declined, cancelled: ended without succeeding
+}
+
+/** A new turn's work fold: what the gateway's turn log keeps of each turn (TurnLogPorts.newFold). */
+export function workFoldOf(turn: FoldedTurn): WorkFold {
+  return new WorkFold(turn);
 }
 
 /**

@@ -6,8 +6,8 @@
  * distinct options). The chosen options come back to the model as the tool result.
  */
 import type { TurnQuestionOption } from "@turnspec/protocol/types";
-import type { Tool } from "../tools/tool.js";
-import type { QuestionAsk, QuestionOutcome, Questions } from "./questions.js";
+import type { QuestionAsk, QuestionOutcome, Questions } from "../flows/questions.js";
+import { defineTool, type ArgumentsOf } from "./arguments.js";
 
 /** Longest header: it has to fit a chat surface's button-row heading. */
 export const MAX_HEADER_CHARS = 40;
@@ -18,47 +18,50 @@ const MAX_LABEL_CHARS = 80;
 /** The ids options get, in order: the model gives labels, the gateway the ids the answer names. */
 const OPTION_IDS = ["a", "b", "c", "d"] as const;
 
-export function askQuestionTool(questions: Pick<Questions, "ask">): Tool {
-  return {
-    spec: {
-      name: "ask_question",
-      description:
-        "Ask the user one to three multiple-choice questions and wait for the answers, which come back as this call's result. Each question has a short header, one sentence, and two to four mutually exclusive options.",
-      parameters: {
+/** The arguments of an ask_question call, as the model sees them. */
+const PARAMETERS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["questions"],
+  properties: {
+    questions: {
+      type: "array",
+      minItems: 1,
+      maxItems: 3,
+      items: {
         type: "object",
         additionalProperties: false,
-        required: ["questions"],
+        required: ["header", "question", "options"],
         properties: {
-          questions: {
+          header: { type: "string", minLength: 1, maxLength: MAX_HEADER_CHARS, description: "A short label for the question." },
+          question: { type: "string", minLength: 1, maxLength: MAX_QUESTION_CHARS, description: "The question, in one sentence." },
+          options: {
             type: "array",
-            minItems: 1,
-            maxItems: 3,
+            minItems: 2,
+            maxItems: 4,
             items: {
               type: "object",
               additionalProperties: false,
-              required: ["header", "question", "options"],
+              required: ["label"],
               properties: {
-                header: { type: "string", minLength: 1, maxLength: MAX_HEADER_CHARS, description: "A short label for the question." },
-                question: { type: "string", minLength: 1, maxLength: MAX_QUESTION_CHARS, description: "The question, in one sentence." },
-                options: {
-                  type: "array",
-                  minItems: 2,
-                  maxItems: 4,
-                  items: {
-                    type: "object",
-                    additionalProperties: false,
-                    required: ["label"],
-                    properties: {
-                      label: { type: "string", minLength: 1, maxLength: MAX_LABEL_CHARS, description: "What the user picks." },
-                      description: { type: "string", description: "What picking it means." },
-                    },
-                  },
-                },
+                label: { type: "string", minLength: 1, maxLength: MAX_LABEL_CHARS, description: "What the user picks." },
+                description: { type: "string", description: "What picking it means." },
               },
             },
           },
         },
       },
+    },
+  },
+} as const;
+
+export function askQuestionTool(questions: Pick<Questions, "ask">) {
+  return defineTool({
+    spec: {
+      name: "ask_question",
+      description:
+        "Ask the user one to three multiple-choice questions and wait for the answers, which come back as this call's result. Each question has a short header, one sentence, and two to four mutually exclusive options.",
+      parameters: PARAMETERS,
     },
     itemType: "dynamicToolCall",
     asksUser: true,
@@ -73,12 +76,11 @@ export function askQuestionTool(questions: Pick<Questions, "ask">): Tool {
       if (ctx.signal.aborted) return { ok: false, content: "the turn was cancelled before the questions were answered", item: {} };
       return { ok: true, content: answerText(asks, outcomes), item: {} };
     },
-  };
+  });
 }
 
-function toAsks(args: Record<string, unknown>): QuestionAsk[] {
-  const given = args.questions as { header: string; question: string; options: { label: string; description?: string }[] }[];
-  return given.map((q) => ({
+function toAsks(args: ArgumentsOf<typeof PARAMETERS>): QuestionAsk[] {
+  return args.questions.map((q) => ({
     header: q.header.trim(),
     question: q.question.trim(),
     options: q.options.map((o, i): TurnQuestionOption => ({ id: OPTION_IDS[i]!, label: o.label.trim(), ...(o.description ? { description: o.description } : {}) })),

@@ -1,8 +1,10 @@
 /**
  * The turn lifecycle: a turn is created and started (turn/start, or spawn_agent for a child
- * turn), run by the turn runner, ended with its terminal snapshot, cancelled, blocked by a
- * stop and resumed. Turns the log shows running when the gateway starts were cut off by a
- * stop or a kill, and are blocked for turn/resume.
+ * turn), run by its execution backend (the TurnExecution port: the round loop, an ACP agent
+ * or a CLI runtime), ended with its terminal snapshot, cancelled, blocked by a stop and
+ * resumed. Turns the log shows running when the gateway starts were cut off by a stop or a
+ * kill, and are blocked for turn/resume; on a shared store, the leases of the turns this
+ * instance runs are kept, and turns whose owner died are blocked likewise.
  */
 import { randomUUID } from "node:crypto";
 import type { ServerNotificationName } from "@turnspec/protocol/registry";
@@ -15,7 +17,6 @@ import type {
   TurnItem,
   TurnPermissionMode,
   TurnPermissionProfileSnapshot,
-  TurnCapabilityResolution,
   TurnResumeParams,
   TurnStartParams,
 } from "@turnspec/protocol/types";
@@ -25,26 +26,31 @@ import { childRoots } from "../permissions/roots.js";
 import { securitySnapshot } from "../permissions/security.js";
 import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
-import type { Approvals } from "./approvals.js";
-import { isActive, type RecoveryJobState } from "./fold.js";
-import type { Clock, ParentTurn, TurnOutcome } from "./ports.js";
+import type { Approvals } from "../flows/approvals.js";
+import { isActive, type RecoveryJobState } from "../log/fold.js";
+import type { Clock, PreparedTurn, TurnExecution, TurnOutcome, TurnRun } from "../engine/ports.js";
+import type { ChildTurns, ParentTurn } from "../tools/tool.js";
+import { zeroUsage } from "./outcome.js";
 import { GatewayShutdown, observedInLog, type RecoveryJobs } from "./recovery.js";
-import type { Threads } from "./threads.js";
-import type { PreparedEvent, TurnLog } from "./turn-log.js";
+import type { TurnRuns } from "./runs.js";
+import type { Threads } from "../views/threads.js";
+import type { PreparedEvent, TurnLog } from "../log/turn-log.js";
 import { checkpointId, windowId } from "./windows.js";
 
 export interface LifecyclePorts {
   readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "prepareFirst" | "recordPrepared">;
   readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
   readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
+  /** How turns execute: a client's start is prepared there, and every run goes there. */
+  readonly execution: Pick<TurnExecution, "prepare" | "run">;
+  /** The turns this instance runs. */
+  readonly runs: TurnRuns;
   /** How long a turn's lease lasts unrenewed, on a store shared by several instances. */
   readonly leaseTimeoutMs: number;
   readonly config: ResolvedConfig;
   readonly clock: Clock;
   readonly approvals: Pick<Approvals, "remember">;
   readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
-  /** Runs a started turn to its end (the turn runner). */
-  readonly run: (threadId: string, turnId: string, signal: AbortSignal, depth: number, resumed?: RecoveryJobState) => Promise<void>;
   /** Diagnostics for the operator. */
   readonly diagnose: (message: string) => void;
   /** The gateway's secrets its process still shows in /proc (GatewayOptions.exposedSecrets). */
@@ -73,7 +79,7 @@ function profileReason(profile: TurnPermissionProfileSnapshot): string {
 type FirstEvent = readonly [ServerNotificationName, Record<string, unknown>];
 
 export class TurnLifecycle {
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly running: TurnRuns;
   /**
    * Turns whose run crashed and whose Failed end could not be recorded (the store failed
    * too, e.g. its database was restarting), by thread: their end is recorded again at each
@@ -82,16 +88,45 @@ export class TurnLifecycle {
   private readonly unfinished = new Map<string, string>();
   /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
   private stopping = false;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  /** What a running turn's spawn_agent starts and cancels child turns through. */
+  private readonly children: ChildTurns = {
+    startTurn: (params, parent) => this.startTurn(params, parent),
+    cancelTurn: (turnId, reason) => this.cancelTurn(turnId, reason),
+  };
 
-  constructor(private readonly ports: LifecyclePorts) {}
+  constructor(private readonly ports: LifecyclePorts) {
+    this.running = ports.runs;
+  }
+
+  /**
+   * Takes over the turns the log holds: those it shows running were cut off by a stop or a
+   * kill, and are blocked. On a shared store, another instance's cancel requests are
+   * served from now on, and the leases are kept every third of their timeout.
+   */
+  open(): void {
+    this.recoverCutOffTurns();
+    const shared = this.ports.store.shared;
+    if (!shared) return;
+    shared.onCancelRequest((turnId, reason) => this.cancelRequested(turnId, reason));
+    this.leaseTimer = setInterval(() => {
+      try {
+        this.maintainLeases();
+      } catch (error) {
+        this.ports.diagnose(`could not renew or check turn leases: ${(error as Error).message}`);
+      }
+    }, Math.max(1, Math.floor(this.ports.leaseTimeoutMs / 3)));
+    this.leaseTimer.unref();
+  }
 
   /**
    * Stops every running turn and waits for them: each ends Blocked with a
    * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
    */
   async close(): Promise<void> {
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     this.stopping = true;
-    const running = [...this.running.values()];
+    const running = this.running.runs();
     for (const run of running) run.abort.abort(new GatewayShutdown());
     await Promise.allSettled(running.map((r) => r.done));
   }
@@ -102,7 +137,7 @@ export class TurnLifecycle {
     turnId: string,
     first: readonly StoredEvent[],
     depth: number,
-    resumed?: RecoveryJobState,
+    from: { readonly resumed: RecoveryJobState } | { readonly prepared: PreparedTurn | undefined },
     /** A new turn whose first events were lost with their commit: what it leaves to clean up (its sandbox). */
     unstarted?: () => void,
   ): Promise<void> {
@@ -125,7 +160,16 @@ export class TurnLifecycle {
           return;
         }
         if (!lost) for (const event of first) this.ports.log.deliver(event);
-        (lost ? Promise.reject(lost) : this.ports.run(threadId, turnId, abort.signal, depth, resumed))
+        const run: TurnRun = {
+          threadId,
+          turnId,
+          signal: abort.signal,
+          depth,
+          ...from,
+          finish: (outcome) => this.finish(threadId, turnId, outcome),
+          children: this.children,
+        };
+        (lost ? Promise.reject(lost) : this.ports.execution.run(run))
           // The run's last events are not in the log until their commit: if it fails, so did the run.
           .then(() => this.ports.log.committed())
           .then(() => {
@@ -149,7 +193,7 @@ export class TurnLifecycle {
           });
       });
     });
-    this.running.set(turnId, { abort, done });
+    this.running.add(turnId, { abort, done });
     return done;
   }
 
@@ -168,7 +212,7 @@ export class TurnLifecycle {
   }
 
   /** Another instance asked for a cancel: the turn is cancelled if it runs here. */
-  cancelRequested(turnId: string, reason: string): void {
+  private cancelRequested(turnId: string, reason: string): void {
     if (!this.running.has(turnId)) return;
     this.cancelTurn(turnId, reason).catch((error: unknown) => this.ports.diagnose(`turn ${turnId} could not be cancelled: ${(error as Error).message}`));
   }
@@ -179,7 +223,7 @@ export class TurnLifecycle {
     if (!state || !isActive(state.turn)) return;
     this.finish(threadId, turnId, {
       status: "Failed",
-      usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      usage: state.turn.usage ?? zeroUsage(),
       error: { kind: "internal", message: "the gateway failed while running the turn", retryable: false },
     });
   }
@@ -198,11 +242,6 @@ export class TurnLifecycle {
     }
   }
 
-  /** Whether this instance runs the turn now. */
-  runsHere(turnId: string): boolean {
-    return this.running.has(turnId);
-  }
-
   /** Gives up the lease of a turn this instance no longer runs (on a shared store). */
   private release(turnId: string): void {
     try {
@@ -219,14 +258,14 @@ export class TurnLifecycle {
    * running turns whose owner stopped renewing, as a restart blocks the turns it finds
    * cut off. Called every third of the lease timeout.
    */
-  maintainLeases(): void {
+  private maintainLeases(): void {
     const shared = this.ports.store.shared;
     if (!shared || this.stopping) return;
-    const held = new Set(shared.renewLeases(this.ports.leaseTimeoutMs, [...this.running.keys(), ...this.unfinished.keys()]));
+    const held = new Set(shared.renewLeases(this.ports.leaseTimeoutMs, [...this.running.turnIds(), ...this.unfinished.keys()]));
     // A turn another instance took over is its to end now.
     for (const turnId of this.unfinished.keys()) if (!held.has(turnId)) this.unfinished.delete(turnId);
     this.finishUnfinished();
-    for (const [turnId, run] of this.running) {
+    for (const [turnId, run] of this.running.entries()) {
       if (!held.has(turnId)) {
         this.ports.diagnose(`turn ${turnId}: its lease was taken over by another instance; this instance stops running it`);
         run.abort.abort(new GatewayShutdown());
@@ -255,18 +294,30 @@ export class TurnLifecycle {
     if (state?.turn.status === "Blocked") {
       this.finish(state.turn.thread_id ?? this.ports.store.turnThread(turnId)!, turnId, {
         status: "Interrupted",
-        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        usage: state.turn.usage ?? zeroUsage(),
         error: { kind: "cancelled", message: reason, retryable: false },
       });
     }
   }
 
   /**
-   * Creates and starts a turn: turn/start, or spawn_agent for a child turn (`parent`),
-   * which inherits the parent's permission mode and never gets more than it.
-   * `capabilities` are how the turn's requested capabilities were resolved.
+   * turn/start: the execution backend the start asks for is checked and the capabilities it
+   * selects are resolved (a backend this gateway does not serve refuses it, and no turn is
+   * created), then the turn is created and started.
    */
-  startTurn(params: TurnStartParams, parent?: ParentTurn, capabilities?: TurnCapabilityResolution[]): { turn: Turn; done: Promise<void> } {
+  async start(params: TurnStartParams): Promise<{ turn: Turn; done: Promise<void> }> {
+    const prepared = await this.ports.execution.prepare(params, this.ports.threads.thread(params.thread_id));
+    return this.begin(prepared.params, undefined, prepared);
+  }
+
+  /** Creates and starts a child turn of `parent` (spawn_agent), which inherits the parent's permission mode and never gets more than it. */
+  startTurn(params: TurnStartParams, parent: ParentTurn): { turn: Turn; done: Promise<void> } {
+    return this.begin(params, parent, undefined);
+  }
+
+  /** Creates and starts a turn: a client's, from what its start was prepared into, or a child turn of `parent`. */
+  private begin(params: TurnStartParams, parent: ParentTurn | undefined, preparedTurn: PreparedTurn | undefined): { turn: Turn; done: Promise<void> } {
+    const capabilities = preparedTurn?.capabilities;
     const thread = this.ports.threads.thread(params.thread_id);
     // On a shared store, another instance's turn/start for the thread waits here until
     // this one's turn/started is committed, and then finds it active.
@@ -380,7 +431,7 @@ export class TurnLifecycle {
       releaseTurnSandbox(turn.security);
       throw error;
     }
-    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0, undefined, () => releaseTurnSandbox(turn.security)) };
+    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0, { prepared: preparedTurn }, () => releaseTurnSandbox(turn.security)) };
   }
 
   /** Ends a turn whose first events were only partly stored: Failed (internal), so its thread is free. */
@@ -388,7 +439,7 @@ export class TurnLifecycle {
     try {
       this.finish(threadId, turnId, {
         status: "Failed",
-        usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        usage: zeroUsage(),
         error: { kind: "internal", message: `the turn's first events could not be stored: ${(cause as Error).message}`, retryable: true },
       });
     } catch (ending) {
@@ -424,7 +475,7 @@ export class TurnLifecycle {
   }
 
   /** Ends a turn with a terminal notification carrying its final snapshot. */
-  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
+  private finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
     const { blocked: _blocked, ...current } = this.ports.log.state(turnId)!.turn;
     const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.ports.clock.nowIso(), usage: outcome.usage };
@@ -444,7 +495,7 @@ export class TurnLifecycle {
    * kill: each is made Blocked with a runtime_shutdown_continuation recovery job, so no
    * turn stays InProgress with nothing running it, and turn/resume can continue it.
    */
-  recoverCutOffTurns(): void {
+  private recoverCutOffTurns(): void {
     for (const ref of this.ports.store.allTurns()) {
       const state = this.ports.log.state(ref.turn_id);
       for (const id of state?.requests.keys() ?? []) this.ports.approvals.remember(id, ref.thread_id, ref.turn_id);
@@ -471,7 +522,7 @@ export class TurnLifecycle {
         this.ports.diagnose(`turn ${turnId} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
         this.finish(threadId, turnId, {
           status: "Interrupted",
-          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          usage: state.turn.usage ?? zeroUsage(),
           error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
         });
       }
@@ -526,7 +577,7 @@ export class TurnLifecycle {
       );
     }
     first.push(this.ports.log.record(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, index), window_index: index, limits: this.ports.config.windowLimits, status: "running" }));
-    void this.launch(threadId, turnId, first, this.depthOf(state.turn), job);
+    void this.launch(threadId, turnId, first, this.depthOf(state.turn), { resumed: job });
     return { turn: this.ports.log.state(turnId)!.turn, recovery_job_id: job.recovery_job_id };
   }
 

@@ -14,10 +14,12 @@ import { decide } from "../permissions/policy.js";
 import { rootsOf } from "../permissions/roots.js";
 import { scopeOf } from "../permissions/scope.js";
 import type { ApprovalContext } from "../tools/tool.js";
-import type { Approvals } from "./approvals.js";
-import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
+import type { Approvals } from "../flows/approvals.js";
+import type { EventLog, ThreadLookup, TurnReader } from "../engine/ports.js";
 
-export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, "audit"> {
+export interface ToolGatePorts {
+  readonly log: TurnReader & Pick<EventLog, "audit">;
+  readonly threads: ThreadLookup;
   readonly approvals: Pick<Approvals, "ask">;
   /** The gateway's own files, which no tool may read or write (own-files.ts). */
   readonly ownFiles?: GatewayFiles;
@@ -51,12 +53,12 @@ export class ToolGate {
     context?: ApprovalContext,
   ): Promise<GateVerdict> {
     const g = this.ports;
-    const state = g.turnState(turnId)!;
+    const state = g.log.state(turnId)!;
     const profile = state.turn.permission_profile;
     const classified = classifyToolCall(toolName, args, cwd);
     const call = action ? { ...classified, action } : classified;
     // The roots the turn's snapshot records: for a child turn, capped to its parent's.
-    const roots = state.turn.security ? rootsOf(state.turn.security) : [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
+    const roots = state.turn.security ? rootsOf(state.turn.security) : [g.threads.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
     const target = scopeTargetOf(toolName, call);
     // A call the tool names more of (spawn_agent's destination) is scoped by that too.
@@ -68,7 +70,7 @@ export class ToolGate {
         const own = g.ownFiles?.match(path);
         if (own === undefined) continue;
         const why = `${path} is ${own}, which no tool may ${call.write ? "write" : "read"} in any permission mode`;
-        g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
+        g.log.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
         return { allowed: false, message: `${toolName} is not allowed here: ${why}` };
       }
     }
@@ -76,7 +78,7 @@ export class ToolGate {
     let reason = policyReason(profile.mode, call.action, behavior);
     const policyAllows = behavior === "allow";
     if (behavior === "deny") {
-      g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
+      g.log.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: false, message: `${toolName} is not allowed in this turn: ${reason}` };
     }
     // A restricted network's lists (config network.*): a denied host is refused outright, an
@@ -86,12 +88,12 @@ export class ToolGate {
       const judged = judgeDomain(network, call.domain, call.port);
       if (judged.verdict === "denied") {
         const why = `${call.domain}:${call.port} is denied by the turn's network policy (deny_domains entry ${JSON.stringify(judged.entry)})`;
-        g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
+        g.log.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
         return { allowed: false, message: `${toolName} is not allowed to reach ${call.domain}:${call.port} in this turn: ${why}` };
       }
       if (judged.verdict === "allowed") {
         const why = `${call.domain}:${call.port} is in the turn's allow_domains (${JSON.stringify(judged.entry)})`;
-        g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior: "allow", decided_by: "config", reason: why });
+        g.log.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior: "allow", decided_by: "config", reason: why });
         return { allowed: true };
       }
     }
@@ -103,13 +105,13 @@ export class ToolGate {
       reason = `the call reaches ${outside.join(", ")}, outside the turn's roots`;
     }
     if (behavior === "allow") {
-      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
+      g.log.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: true };
     }
     // A grant never covers a call that leaves the roots: such a call is approved once, for
     // exactly the paths it names (approvals.ts offers only allow_once for it).
     if (!call.escapeSandbox && outside.length === 0 && state.grants.has(scope.hash)) {
-      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
+      g.log.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
       return { allowed: true, forTurn: true };
     }
     const resolution = await g.approvals.ask(
@@ -139,11 +141,11 @@ export class ToolGate {
       signal,
     );
     if (resolution === "allow_once" || resolution === "allow_for_turn") {
-      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
+      g.log.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
       // The outside paths this one call may reach: the tools open those and nothing else outside.
       return { allowed: true, ...(resolution === "allow_for_turn" ? { forTurn: true } : {}), ...(outside.length ? { approvedOutside: outside } : {}) };
     }
-    g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
+    g.log.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
     return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };
   }
 }

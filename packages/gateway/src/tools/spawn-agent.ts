@@ -11,15 +11,24 @@
  * the route's disclosure allows, and its result comes back as the route's resultReturn says.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnHandoffStartedNotification, TurnItem, UserInput } from "@turnspec/protocol/types";
-import type { ApprovalContext, Tool } from "../tools/tool.js";
+import type { AgentActorRef, AgentDelegationDisclosurePolicy, ThreadStartParams, TurnItem, UserInput } from "@turnspec/protocol/types";
+import { defineTool, type ArgumentsOf } from "./arguments.js";
+import type { ApprovalContext } from "./tool.js";
 import type { ResolvedConfig } from "../config.js";
 import type { RouteService } from "../routes/service.js";
-import type { EventStore } from "../store/store.js";
-import type { Lifecycle, ThreadCreation, ThreadLookup, TurnReader } from "./ports.js";
+import type { EventStore, ThreadRecord } from "../store/store.js";
+import type { EventLog, ThreadLookup, TurnReader } from "../engine/ports.js";
 
-/** What spawn_agent is built from. */
-export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pick<Lifecycle, "startTurn" | "cancelTurn"> {
+/**
+ * What spawn_agent is built from. The child turns themselves are started and cancelled
+ * through the calling turn's context (ToolContext.children).
+ */
+export interface SpawnPorts {
+  /** The turns' states, and the parent's log, where a delegation is announced (turn/handoff/started). */
+  readonly log: TurnReader & Pick<EventLog, "publish">;
+  readonly threads: ThreadLookup & {
+    create(params: Pick<ThreadStartParams, "workspace_id" | "cwd" | "model_provider" | "model" | "mode">): ThreadRecord;
+  };
   readonly routes: Pick<RouteService, "admit" | "route">;
   readonly store: Pick<EventStore, "turnsOfThread">;
   /** The agent's identity and presentation, as configured. */
@@ -28,8 +37,6 @@ export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pi
   readonly maxSpawnDepth: number;
   /** Route hops a delegation chain may take on this gateway (routes.max_hops). */
   readonly maxRouteHops: number;
-  /** Tells the parent turn's watchers that it now delegates (turn/handoff/started), once per delegation. */
-  readonly handoff: (threadId: string, turnId: string, notice: Omit<TurnHandoffStartedNotification, "thread_id" | "turn_id" | "sequence">) => void;
 }
 
 /** How much of a result `summary_only` lets through. */
@@ -38,50 +45,56 @@ const SUMMARY_CHARS = 200;
 /** A delegation without a route: the child gets the prompt, nothing else of the parent's, and returns its whole answer. */
 const DIRECT_DELEGATION: AgentDelegationDisclosurePolicy = { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" };
 
-export function spawnAgentTool(ports: SpawnPorts): Tool {
-  return {
+/** The arguments of a spawn_agent call, as the model sees them. */
+const PARAMETERS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["prompt"],
+  properties: {
+    prompt: { type: "string", minLength: 1, description: "The task for the sub-agent, as its first user message." },
+    permission_mode: {
+      type: "string",
+      enum: ["supervised", "auto_accept_edits", "full_access"],
+      description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
+    },
+    route_id: { type: "string", minLength: 1, description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules." },
+    route_generation: { type: "integer", minimum: 1, description: "The route generation the delegation expects; a route changed since is refused." },
+  },
+} as const;
+
+type SpawnArguments = ArgumentsOf<typeof PARAMETERS>;
+
+export function spawnAgentTool(ports: SpawnPorts) {
+  return defineTool({
     spec: {
       name: "spawn_agent",
       description: "Start a sub-agent on a task and wait for its final answer, which is returned as this call's result.",
-      parameters: {
-        type: "object",
-        additionalProperties: false,
-        required: ["prompt"],
-        properties: {
-          prompt: { type: "string", minLength: 1, description: "The task for the sub-agent, as its first user message." },
-          permission_mode: {
-            type: "string",
-            enum: ["supervised", "auto_accept_edits", "full_access"],
-            description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
-          },
-          route_id: { type: "string", minLength: 1, description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules." },
-          route_generation: { type: "integer", minimum: 1, description: "The route generation the delegation expects; a route changed since is refused." },
-        },
-      },
+      parameters: PARAMETERS,
     },
     itemType: "task",
-    describe: (args) => ({ prompt: String(args.prompt), ...(typeof args.route_id === "string" ? { route_id: args.route_id } : {}) }),
+    describe: ({ prompt, route_id }) => ({ prompt, ...(route_id === undefined ? {} : { route_id }) }),
     approvalContext: (args, turn) => destinationOf(ports, args, turn.thread_id),
     async run(args, ctx) {
       const parent = ctx.turn;
-      if (!parent) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
+      const children = ctx.children;
+      if (!parent || !children) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
       // Enforced here, where the call is made: the tool list leaves spawn_agent out at the
       // limit, but a model may call it anyway.
       if (parent.depth >= ports.maxSpawnDepth) {
         const message = `spawn_agent is not available at depth ${parent.depth}: sub-agents nest at most ${ports.maxSpawnDepth} levels (limits.max_spawn_depth)`;
         return { ok: false, content: message, item: { error: { message } } };
       }
-      const parentState = ports.turnState(parent.turn_id)!;
+      const parentState = ports.log.state(parent.turn_id)!;
       const parentTurn = parentState.turn;
-      const parentThread = ports.thread(parent.thread_id);
-      const prompt = String(args.prompt);
+      const parentThread = ports.threads.thread(parent.thread_id);
+      const { prompt } = args;
 
       let threadId: string;
       let disclosure = DIRECT_DELEGATION;
-      const routeId = typeof args.route_id === "string" ? args.route_id : undefined;
+      const routeId = args.route_id;
       if (routeId !== undefined) {
         // The admitting execution is the parent turn: an execution_bound route admits only its own.
-        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined, parent.turn_id);
+        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", args.route_generation, parent.turn_id);
         if (!verdict.admitted) {
           const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
           return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
@@ -97,7 +110,7 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
         threadId = verdict.route.destination_thread_id;
         disclosure = verdict.route.disclosure;
       } else {
-        threadId = ports.createThread({
+        threadId = ports.threads.create({
           workspace_id: parentThread.workspace_id,
           cwd: parentThread.cwd,
           mode: "Agent",
@@ -110,13 +123,13 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       const actor = agentActor(ports, parent.turn_id);
       let started;
       try {
-        started = ports.startTurn(
+        started = children.startTurn(
           { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, threadContext(ports, parent.thread_id, parent.turn_id), disclosure) },
           {
             turn: parentTurn,
             depth: parent.depth,
             actor,
-            ...(typeof args.permission_mode === "string" ? { requestedMode: args.permission_mode as "supervised" | "auto_accept_edits" | "full_access" } : {}),
+            ...(args.permission_mode === undefined ? {} : { requestedMode: args.permission_mode }),
           },
         );
       } catch (error) {
@@ -125,7 +138,8 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
         return { ok: false, content: message, item: { error: { message } } };
       }
       ctx.update?.({ child_thread_id: threadId, child_turn_id: childTurnId, actor });
-      ports.handoff(parent.thread_id, parent.turn_id, {
+      // The parent turn's watchers learn that it now delegates, once per delegation.
+      ports.log.publish(parent.thread_id, parent.turn_id, "turn/handoff/started", {
         item_id: ctx.itemId ?? "",
         child_agent_id: ports.agent.identityId,
         child_thread_id: threadId,
@@ -133,14 +147,14 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
         ...(routeId === undefined ? {} : { route_id: routeId }),
         reason: handoffReason(prompt, routeId),
       });
-      const cancel = () => void ports.cancelTurn(childTurnId, "the parent turn was cancelled");
+      const cancel = () => void children.cancelTurn(childTurnId, "the parent turn was cancelled");
       ctx.signal.addEventListener("abort", cancel, { once: true });
       try {
         await started.done;
       } finally {
         ctx.signal.removeEventListener("abort", cancel);
       }
-      const state = ports.turnState(childTurnId)!;
+      const state = ports.log.state(childTurnId)!;
       const answer = [...state.items].reverse().find((item) => item.type === "agentMessage" && item.status === "completed");
       const fields = { child_thread_id: threadId, child_turn_id: childTurnId, actor };
       if (state.turn.status !== "Completed") {
@@ -149,7 +163,7 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       }
       return { ok: true, content: returnedResult(answer?.type === "agentMessage" ? answer.text : "", disclosure), item: fields };
     },
-  };
+  });
 }
 
 /**
@@ -159,10 +173,10 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
  * so approving one destination for the turn does not approve another. Undefined when the
  * route does not exist (the call then fails when it runs, before any child starts).
  */
-function destinationOf(ports: SpawnPorts, args: Record<string, unknown>, parentThreadId: string): ApprovalContext | undefined {
+function destinationOf(ports: SpawnPorts, args: SpawnArguments, parentThreadId: string): ApprovalContext | undefined {
   const agentId = ports.agent.identityId;
-  if (typeof args.route_id !== "string") {
-    const parent = ports.thread(parentThreadId);
+  if (args.route_id === undefined) {
+    const parent = ports.threads.thread(parentThreadId);
     return {
       summary: `Start a sub-agent (${agentId}) in a new thread of workspace ${parent.workspace_id}`,
       reason: `the sub-agent would run as ${agentId} in a new thread of workspace ${parent.workspace_id}, folder ${parent.cwd}`,
@@ -178,7 +192,7 @@ agent ${agentId}` },
   const threadId = route.destination_thread_id;
   let cwd: string | null = null;
   try {
-    cwd = ports.thread(threadId).cwd;
+    cwd = ports.threads.thread(threadId).cwd;
   } catch {
     // A destination thread this gateway does not hold: the route names it all the same.
   }
@@ -207,14 +221,14 @@ agent ${agentId}` },
  * How many route hops led to `turnId`: each ancestor step (parent_cap in the security
  * snapshot) whose spawning task item names a route counts one.
  */
-function routeHopsTo(ports: Pick<SpawnPorts, "turnState">, turnId: string): number {
+function routeHopsTo(ports: Pick<SpawnPorts, "log">, turnId: string): number {
   let hops = 0;
   let current = turnId;
   // Bounded walk: a chain is at most max_spawn_depth long; the bound only guards against a malformed log.
   for (let step = 0; step < 1000; step++) {
-    const parentId = ports.turnState(current)?.turn.security?.parent_cap?.parent_turn_id;
+    const parentId = ports.log.state(current)?.turn.security?.parent_cap?.parent_turn_id;
     if (!parentId) return hops;
-    const task = ports.turnState(parentId)?.items.find((item) => item.type === "task" && item.child_turn_id === current);
+    const task = ports.log.state(parentId)?.items.find((item) => item.type === "task" && item.child_turn_id === current);
     if (task?.type === "task" && task.route_id) hops++;
     current = parentId;
   }
@@ -252,7 +266,7 @@ function agentActor(ports: SpawnPorts, executionId: string): AgentActorRef {
 function threadContext(ports: SpawnPorts, threadId: string, turnId: string): string[] {
   return ports.store
     .turnsOfThread(threadId)
-    .map((ref) => ports.turnState(ref.turn_id))
+    .map((ref) => ports.log.state(ref.turn_id))
     .filter((state) => state !== undefined && (state.turn.id === turnId || state.turn.status === "Completed"))
     .flatMap((state) => state!.items.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text));
 }

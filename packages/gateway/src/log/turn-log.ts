@@ -7,11 +7,12 @@
  *     instead of reaching a client or the log);
  *   - commit bookkeeping: a commit that fails loses the events it held, and the turn it
  *     lost them of is told so by its next record (see `record`);
- *   - the memoised fold of each turn (TurnFold, inside its WorkFold), caught up with the
- *     store by sequence, so that reading a turn's state or its work view costs the events
- *     since the last read, not the whole turn;
+ *   - the memoised fold of each turn (its TurnFold, inside whatever fold the log was given
+ *     to keep: the work view's, in the gateway), caught up with the store by sequence, so
+ *     that reading a turn's state or a view folded with it costs the events since the last
+ *     read, not the whole turn;
  *   - publishing: observers (the connections, the derived views) are handed each event
- *     that is published, in order. The log knows nothing of who they are.
+ *     that is published, in order. The log knows nothing of who they are, nor of the views.
  */
 import { randomUUID } from "node:crypto";
 import type { ServerNotificationName, NotificationParamsOf } from "@turnspec/protocol/registry";
@@ -21,8 +22,7 @@ import type { ItemDeltaNotification, ItemDeltaStream } from "@turnspec/protocol/
 import { CommitQueue } from "../store/commit-queue.js";
 import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
-import { isActive, type TurnState } from "./fold.js";
-import { WorkFold } from "./work.js";
+import { isActive, type TurnFold, type TurnState } from "./fold.js";
 
 /** Who records an event: the turn's own run (which a lost commit is reported to), or a request about the turn. */
 export type RecordedBy = "turn" | "request";
@@ -45,19 +45,36 @@ export interface PreparedEvent {
 /** Receives each published event, in the order published. */
 export type EventObserver = (event: StoredEvent) => void;
 
-export interface TurnLogPorts {
+/** The turn a memoised fold is of. */
+export interface FoldedTurn {
+  readonly workspaceId: string;
+  readonly threadId: string;
+  readonly turnId: string;
+}
+
+/**
+ * What the log keeps of each turn: a fold of its events, one at a time, that holds the
+ * turn's own fold. A view folded from the same events may be kept in it (the work view is).
+ */
+export interface MemoisedFold {
+  readonly turn: TurnFold;
+  apply(event: StoredEvent): void;
+}
+
+export interface TurnLogPorts<F extends MemoisedFold> {
   readonly store: EventStore;
-  /** The workspace a thread belongs to (named by the work view). */
-  readonly workspaceOf: (threadId: string) => string;
-  readonly now: () => Date;
+  /** Makes the fold a turn's events are kept in. */
+  readonly newFold: (turn: FoldedTurn) => F;
+  /** The clock the audit records' times are read from. */
+  readonly clock: { nowIso(): string };
   /** Diagnostics for the operator. */
-  readonly log: (message: string) => void;
+  readonly diagnose: (message: string) => void;
 }
 
 /** How many ended turns' folds are kept; a turn read after its fold was dropped is folded again from the store. */
 const MEMOISED_TURNS = 512;
 
-export class TurnLog {
+export class TurnLog<F extends MemoisedFold = MemoisedFold> {
   private readonly observers: EventObserver[] = [];
   private readonly lostListeners: ((turnId: string) => void)[] = [];
   /** The turn of each record, until the commit holding it ends: a failed one is reported to the turn (see onCommit). */
@@ -67,9 +84,9 @@ export class TurnLog {
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
   private readonly lostEvents = new Map<string, StoreError>();
   /** Each turn's fold, most recently used last. */
-  private readonly folds = new Map<string, WorkFold>();
+  private readonly folds = new Map<string, F>();
   /** The fold the last append moved on, while `folds` holds it: a turn's appends come in runs. */
-  private lastFold: { readonly turnId: string; readonly fold: WorkFold } | undefined;
+  private lastFold: { readonly turnId: string; readonly fold: F } | undefined;
   /**
    * The event `build` builds next: set by record() just before the store calls `build`
    * (which it does at once, never reentrantly), so an append allocates no closure.
@@ -91,7 +108,7 @@ export class TurnLog {
   private deltaHead = { threadId: "", turnId: "", text: "" };
   private deltaMiddle = { itemId: "", stream: "", text: "" };
 
-  constructor(private readonly ports: TurnLogPorts) {
+  constructor(private readonly ports: TurnLogPorts<F>) {
     // One entry per record, not per commit: a store may commit in a pipeline (the next
     // group fills while the last one commits), so a commit's end says nothing of later records.
     this.uncommitted = new CommitQueue(ports.store, this.onCommit);
@@ -174,7 +191,7 @@ export class TurnLog {
     const { thread_id: threadId, turn_id: turnId, sequence } = event.params as { thread_id: string; turn_id: string; sequence: number };
     // A new turn's fold starts with it: its events are folded as they are appended, never
     // read back from the store and parsed again (a turn's input is in its first events).
-    if (sequence === 1) this.work(threadId, turnId);
+    if (sequence === 1) this.fold(threadId, turnId);
     return this.append(threadId, turnId, event.method, this.buildPrepared, "turn");
   }
 
@@ -249,7 +266,7 @@ export class TurnLog {
 
   /** Appends and publishes a turn/permission/audit record. */
   audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">, by: RecordedBy = "turn"): StoredEvent {
-    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.ports.now().toISOString(), ...fields }, by);
+    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.ports.clock.nowIso(), ...fields }, by);
   }
 
   /** Hands an already recorded event to every observer. */
@@ -277,14 +294,16 @@ export class TurnLog {
   /** A turn's state as of its last event; undefined for a turn the log holds no turn/started of. */
   state(turnId: string): TurnState | undefined {
     const threadId = this.ports.store.turnThread(turnId);
-    return threadId === undefined ? undefined : this.work(threadId, turnId).turn.state();
+    return threadId === undefined ? undefined : this.fold(threadId, turnId).turn.state();
   }
 
-  /** A turn's work fold, caught up with the store: what was appended since the last read is applied. */
-  work(threadId: string, turnId: string): WorkFold {
+  /** A turn's fold, caught up with the store: what was appended since the last read is applied. */
+  fold(threadId: string, turnId: string): F {
     let fold = this.folds.get(turnId);
     if (fold === undefined) {
-      fold = new WorkFold({ workspaceId: this.ports.workspaceOf(threadId), threadId, turnId });
+      const thread = this.ports.store.getThread(threadId);
+      if (thread === undefined) throw new Error(`turn ${turnId} names thread ${threadId}, which the store does not hold`);
+      fold = this.ports.newFold({ workspaceId: thread.workspace_id, threadId, turnId });
       if (this.folds.size >= MEMOISED_TURNS) this.evictOneEnded();
     } else {
       this.folds.delete(turnId);
@@ -320,7 +339,7 @@ export class TurnLog {
     if (marked === undefined) this.markedBy.set(failure, (marked = new Set()));
     if (marked.has(turnId)) return;
     marked.add(turnId);
-    this.ports.log(`${failure.message}; lost the latest events of turn ${turnId}, which ends Failed (internal)`);
+    this.ports.diagnose(`${failure.message}; lost the latest events of turn ${turnId}, which ends Failed (internal)`);
     this.lostEvents.set(turnId, failure);
     // The fold holds what was lost: the next read folds the turn again from what the store kept.
     this.dropFold(turnId);

@@ -8,10 +8,12 @@ import { protocolError } from "@turnspec/protocol/server";
 import type { Thread, ThreadStartParams, ThreadTimelineBlock, ThreadTimelinePageResponse, Turn } from "@turnspec/protocol/types";
 import { invalidParams } from "@turnspec/rpc";
 import type { EventStore, ThreadRecord } from "../store/store.js";
-import { isActive, type TurnState } from "./fold.js";
-import type { Clock, TurnReader } from "./ports.js";
+import { isActive, type TurnState } from "../log/fold.js";
+import type { Clock, TurnReader } from "../engine/ports.js";
 
-export interface ThreadPorts extends TurnReader, Pick<Clock, "nowIso"> {
+export interface ThreadPorts {
+  readonly log: TurnReader;
+  readonly clock: Pick<Clock, "nowIso">;
   readonly store: Pick<EventStore, "getThread" | "createThread" | "turnsOfThread" | "turnThread" | "events">;
   /** The working directory of a thread started without one. */
   readonly defaultCwd: string;
@@ -29,6 +31,11 @@ export class Threads {
     return thread;
   }
 
+  /** Whether the thread exists. */
+  exists(threadId: string): boolean {
+    return this.ports.store.getThread(threadId) !== undefined;
+  }
+
   create(params: Pick<ThreadStartParams, "workspace_id" | "cwd" | "model_provider" | "model" | "mode">): ThreadRecord {
     const record: ThreadRecord = {
       id: `thr_${randomUUID().replace(/-/g, "")}`,
@@ -37,7 +44,7 @@ export class Threads {
       mode: params.mode ?? "Agent",
       ...(params.model_provider === undefined ? {} : { model_provider: params.model_provider }),
       ...(params.model === undefined ? {} : { model: params.model }),
-      created_at: this.ports.nowIso(),
+      created_at: this.ports.clock.nowIso(),
     };
     this.ports.store.createThread(record);
     return record;
@@ -46,7 +53,7 @@ export class Threads {
   /** The thread's turn that is still running or blocked, if any. */
   activeTurn(threadId: string): Turn | undefined {
     for (const ref of this.ports.store.turnsOfThread(threadId).reverse()) {
-      const state = this.ports.turnState(ref.turn_id);
+      const state = this.ports.log.state(ref.turn_id);
       if (state && isActive(state.turn)) return state.turn;
     }
     return undefined;
@@ -62,7 +69,7 @@ export class Threads {
   turnOf(threadId: string, turnId: string): TurnState {
     this.thread(threadId);
     const owner = this.ports.store.turnThread(turnId);
-    const state = owner === threadId ? this.ports.turnState(turnId) : undefined;
+    const state = owner === threadId ? this.ports.log.state(turnId) : undefined;
     if (!state) throw protocolError("turn_not_found", `Turn ${turnId} does not exist in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
     return state;
   }
@@ -79,7 +86,7 @@ export class Threads {
     const blocks = refs.slice(start, end).flatMap((ref): ThreadTimelineBlock[] => {
       // A turn registered without its first events (a start whose commit failed, on a store
       // that keeps the registration) never started: it has no block.
-      const state = this.ports.turnState(ref.turn_id);
+      const state = this.ports.log.state(ref.turn_id);
       if (!state) return [];
       const user = state.items.find((i) => i.type === "userMessage");
       const answer = [...state.items].reverse().find((i) => i.type === "agentMessage");

@@ -18,13 +18,17 @@ import type {
   TurnUsage,
 } from "@turnspec/protocol/types";
 import type { StoredEvent } from "../store/store.js";
-import { asNotification, type TurnState } from "./fold.js";
-import type { Clock, EventLog, ItemIds, TurnReader } from "./ports.js";
-
-/** What recovery jobs are built from. */
-export type RecoveryPorts = EventLog & TurnReader & ItemIds & Pick<Clock, "nowIso">;
+import { asNotification, type TurnState } from "../log/fold.js";
+import type { Clock, EventLog, ItemIds, TurnReader } from "../engine/ports.js";
+import { zeroUsage } from "./outcome.js";
 import { checkpointId, zeroCounts } from "./windows.js";
 import { finishToolItem, isToolItem } from "./tool-items.js";
+
+/** What recovery jobs are built from. */
+export interface RecoveryPorts {
+  readonly log: EventLog & TurnReader & ItemIds;
+  readonly clock: Pick<Clock, "nowIso">;
+}
 
 /** How a turn is blocked: why, which recovery job, and how its current window ends. */
 export interface BlockSpec {
@@ -53,17 +57,17 @@ export class RecoveryJobs {
 
   /** Publishes a gateway-authored notice as a completed systemEvent item; returns its id. */
   notice(threadId: string, turnId: string, level: "info" | "warning" | "error", code: string, message: string): string {
-    const id = this.ports.nextItemId(turnId);
+    const id = this.ports.log.nextItemId(turnId);
     const item: TurnItem = { type: "systemEvent", id, status: "completed", level, code, message };
-    this.ports.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-    this.ports.publish(threadId, turnId, "item/completed", { item_id: id, item });
+    this.ports.log.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+    this.ports.log.publish(threadId, turnId, "item/completed", { item_id: id, item });
     return id;
   }
 
   /** Opens a recovery job for an item (item/recovery_opened); returns its id. */
   openJob(threadId: string, turnId: string, itemId: string, kind: ItemRecoveryKind, exhaustionReason?: TurnExecutionWindowExhaustionReason): string {
     const id = `rec_${randomUUID().replace(/-/g, "")}`;
-    this.ports.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
+    this.ports.log.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
     return id;
   }
 
@@ -73,11 +77,11 @@ export class RecoveryJobs {
    * carries the Blocked snapshot. Nothing more is sent for the turn until turn/resume.
    */
   block(threadId: string, turnId: string, spec: BlockSpec): Turn {
-    const state = this.ports.turnState(turnId)!;
+    const state = this.ports.log.state(turnId)!;
     const window = state.windows.at(-1);
     if (window && !window.observed) {
-      this.ports.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
-      this.ports.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
+      this.ports.log.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
+      this.ports.log.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
     }
     let jobId = spec.jobId;
     if (jobId === undefined) {
@@ -85,12 +89,12 @@ export class RecoveryJobs {
       jobId = this.openJob(threadId, turnId, item, spec.kind, spec.kind === "execution_window_exhausted" ? spec.reason : undefined);
     }
     if (spec.totals && window) {
-      this.ports.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
+      this.ports.log.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
     }
-    const { completed_at: _completed, error: _error, ...current } = this.ports.turnState(turnId)!.turn;
+    const { completed_at: _completed, error: _error, ...current } = this.ports.log.state(turnId)!.turn;
     const manifest = spec.promptManifest ? { prompt_manifest: spec.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
-    this.ports.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
+    this.ports.log.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
     return turn;
   }
 
@@ -99,17 +103,17 @@ export class RecoveryJobs {
     const message = "the gateway stopped while the turn was running";
     for (const { request, resolution } of state.requests.values()) {
       if (resolution) continue;
-      this.ports.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.ports.nowIso(), scope_hash: request.scope_hash });
-      this.ports.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+      this.ports.log.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.ports.clock.nowIso(), scope_hash: request.scope_hash });
+      this.ports.log.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
     }
     // A question cut off with its run ends with it, like an approval: the resumed run asks again if it needs to.
     for (const { question, resolution } of state.questions.values()) {
       if (resolution) continue;
-      this.ports.publish(threadId, turnId, "turn/question/resolved", { call_id: question.call_id, index: question.index, resolution: "cancelled", resolved_at: this.ports.nowIso() });
+      this.ports.log.publish(threadId, turnId, "turn/question/resolved", { call_id: question.call_id, index: question.index, resolution: "cancelled", resolved_at: this.ports.clock.nowIso() });
     }
     for (const item of state.items) {
       if (item.status !== "in_progress") continue;
-      this.ports.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
+      this.ports.log.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
     }
     return this.block(threadId, turnId, {
       reason: "runtime_shutdown_continuation",
@@ -117,7 +121,7 @@ export class RecoveryJobs {
       observed,
       windowStatus: "interrupted",
       message: `${message}; resume it with turn/resume`,
-      usage: usage ?? state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      usage: usage ?? state.turn.usage ?? zeroUsage(),
       ...(promptManifest ? { promptManifest } : {}),
     });
   }

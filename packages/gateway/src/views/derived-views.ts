@@ -4,10 +4,11 @@
  * (thread/timeline/blocks/changed). An observer of the turn log: the views are not stored,
  * and their notifications carry the view's freshness, not a log sequence.
  */
-import type { NotificationName } from "@turnspec/protocol/registry";
 import type { TurnWorkBlock } from "@turnspec/protocol/types";
 import type { StoredEvent } from "../store/store.js";
-import { notificationsDeclaring } from "./fold.js";
+import { notificationsDeclaring } from "../log/fold.js";
+import type { TurnLog } from "../log/turn-log.js";
+import type { Connections } from "./connections.js";
 import { blockChanged, type WorkFold } from "./work.js";
 
 /**
@@ -24,9 +25,9 @@ const VIEW_EVENTS: ReadonlySet<string> = new Set([...WORK_EVENTS, ...TIMELINE_EV
 
 export interface ViewPorts {
   /** The turn's work fold, caught up with the log. */
-  readonly work: (threadId: string, turnId: string) => WorkFold;
-  /** Sends a notification to the connections following a thread. */
-  readonly notify: (threadId: string, method: NotificationName, params: unknown) => void;
+  readonly log: Pick<TurnLog<WorkFold>, "fold">;
+  /** The connections following a thread, which the notifications go to. */
+  readonly connections: Pick<Connections, "notifyThread">;
 }
 
 export class DerivedViews {
@@ -41,17 +42,17 @@ export class DerivedViews {
     if (!VIEW_EVENTS.has(event.method)) return;
     if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
     if (TIMELINE_EVENTS.has(event.method)) {
-      this.ports.notify(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });
+      this.ports.connections.notifyThread(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });
     }
   };
 
-  /** Forgets what was sent for a turn whose latest events were lost: its next notification is compared with nothing. */
-  forget(turnId: string): void {
+  /** Forgets what was sent for a turn whose latest events were lost (a TurnLog.onLost listener): its next notification is compared with nothing. */
+  readonly forget = (turnId: string): void => {
     this.lastBlock.delete(turnId);
-  }
+  };
 
   private workChanged(threadId: string, turnId: string): void {
-    const fold = this.ports.work(threadId, turnId);
+    const fold = this.ports.log.fold(threadId, turnId);
     const after = fold.view();
     if (!after) return;
     const before = this.lastBlock.get(turnId);
@@ -59,8 +60,8 @@ export class DerivedViews {
     // Compared with nothing, every row is new to whoever listens.
     const changed = before === undefined ? after.items.map((row) => row.workItemId) : taken;
     const freshness = { threadId, turnId, ...after.freshness };
-    if (changed.length) this.ports.notify(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
-    if (blockChanged(before && { block: before }, after)) this.ports.notify(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
+    if (changed.length) this.ports.connections.notifyThread(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
+    if (blockChanged(before && { block: before }, after)) this.ports.connections.notifyThread(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
     if (after.block.state === "running" || after.block.state === "awaiting_approval") this.lastBlock.set(turnId, after.block);
     else this.lastBlock.delete(turnId);
   }
