@@ -5,6 +5,7 @@
  * token, so no gateway has them configured.
  */
 import type { ExecutionBackend, TurnCapability } from "@turnspec/protocol/types";
+import { canonicalJson } from "@turnspec/rpc";
 import { Failure, shown, type Scenario } from "../scenario.js";
 
 const backendRefused: Scenario = {
@@ -23,7 +24,8 @@ const backendRefused: Scenario = {
         const turnId = ctx.id("trn");
         const error = await ctx.rejects(ctx.startTurn(thread.id, "Must not run", { turn_id: turnId, execution_backend: backend }), "execution_backend_unavailable", `turn/start on ${backend.type}`);
         const data = error.data as { execution_backend?: unknown } | undefined;
-        if (JSON.stringify(data?.execution_backend) !== JSON.stringify(backend)) {
+        // Compared as JSON values: the order of an object's members carries no meaning (the canonical form sorts them).
+        if (data?.execution_backend === undefined || canonicalJson(data.execution_backend) !== canonicalJson(backend)) {
           throw new Failure(`error.data.execution_backend is ${shown(data?.execution_backend)}, expected the backend as requested, ${shown(backend)}`, error.data);
         }
         await ctx.rejects(ctx.client.turnGet({ thread_id: thread.id, turn_id: turnId }), "turn_not_found", `turn/get of the refused turn ${turnId}`);
