@@ -49,9 +49,9 @@ def _not_served(method: str) -> NoReturn:
 
 def _refuse_unserved(params: models.TurnStartParams) -> None:
     """Refuses what turn/start asks for that this gateway does not do, naming it: a field accepted and ignored would mislead the client."""
-    for name in ("cli_runtime_options", "sandbox_policy"):
-        if name in params.model_fields_set:
-            raise protocol_error("invalid_params", f"turn/start: {name} is not served by this gateway", field=name)
+    # sandbox_policy needs no refusal: its one value, FullAccess, is how this gateway runs every command.
+    if "cli_runtime_options" in params.model_fields_set:
+        raise protocol_error("invalid_params", "turn/start: cli_runtime_options is not served by this gateway: it runs no CLI agent runtime", field="cli_runtime_options")
     for index, part in enumerate(params.input):
         if not isinstance(part, models.UserInputText):
             raise protocol_error("invalid_params", f"turn/start: input/{index} is of type {part.type}; this gateway takes text input only", pointer=f"/input/{index}")
