@@ -116,6 +116,7 @@ class _Delta(_Wire):
 
 class _Choice(_Wire):
     delta: _Delta = _Delta()
+    finish_reason: str | None = None
 
 
 class _Usage(_Wire):
@@ -192,9 +193,10 @@ class _Exchange:
         with self._lock:
             self._aborted = True
             connection = self._connection
-        if connection is not None and connection.sock is not None:
+        sock = connection.sock if connection is not None else None
+        if sock is not None:
             with suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(socket.SHUT_RDWR)
 
     def _put(self, line: _Line) -> None:
         # The loop is closed when the gateway exits with a call still running: nobody waits for it.
@@ -265,7 +267,12 @@ class ChatModel:
         reasoning: list[str] = []
         calls: dict[int, _PartialCall] = {}
         usage: Usage | None = None
+        finished = False
         data: list[str] = []
+
+        def reply() -> ChatReply:
+            return ChatReply("".join(content), "".join(reasoning), [ToolCallRequest(c.id, c.name, "".join(c.arguments)) for _, c in sorted(calls.items())], usage)
+
         while True:
             line = await exchange.next_line()
             if isinstance(line, Exception):
@@ -273,7 +280,10 @@ class ChatModel:
             if isinstance(line, _Status):
                 raise ProviderError(f"the model answered HTTP {line.status}: {_error_message(line.body)}", retryable=line.status >= 500 or line.status == 429)
             if isinstance(line, _End):
-                raise ProviderError("the model's stream ended before data: [DONE]", retryable=True)
+                # Some servers end the stream after the finishing chunk without data: [DONE].
+                if finished:
+                    return reply()
+                raise ProviderError("the model's stream ended before its answer did (no finish_reason, no data: [DONE])", retryable=True)
             text = line.decode("utf-8", errors="replace").rstrip("\r\n")
             if text.startswith("data:"):
                 data.append(text[5:].removeprefix(" "))
@@ -284,7 +294,7 @@ class ChatModel:
             payload = "\n".join(data)
             data.clear()
             if payload == "[DONE]":
-                return ChatReply("".join(content), "".join(reasoning), [ToolCallRequest(c.id, c.name, "".join(c.arguments)) for _, c in sorted(calls.items())], usage)
+                return reply()
             try:
                 chunk = _Chunk.model_validate_json(payload)
             except ValidationError as error:
@@ -293,6 +303,7 @@ class ChatModel:
                 u = chunk.usage
                 usage = Usage(u.prompt_tokens, u.completion_tokens, u.total_tokens if u.total_tokens is not None else u.prompt_tokens + u.completion_tokens)
             for choice in chunk.choices[:1]:
+                finished = finished or choice.finish_reason is not None
                 delta = choice.delta
                 if delta.reasoning_content:
                     reasoning.append(delta.reasoning_content)
