@@ -20,14 +20,16 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, TypeAdapter, 
 
 from agent_gateway import VERSION, models
 from agent_gateway._transport import FRAME_LIMIT
+from agent_gateway.client import ProtocolClient
 from gateway_client import ClientError, GatewayConnection, TurnEvent
+from gateway_client.feed import TERMINALS
 
 Json = dict[str, Any]
 Answer = Json
 """``{"result": …}`` or ``{"error": {"kind", "message", "reason"?}}``."""
 
-# The end of a turn for someone following it: its terminal notification, or a block that waits for turn/resume.
-_TURN_ENDS: Final = {"turn/completed", "turn/failed", "turn/blocked"}
+_TURN_ENDS: Final = TERMINALS | {"turn/blocked"}
+"""The end of a turn for whoever follows it: its terminal notification, or a block that waits for turn/resume."""
 
 
 def failure(error: ClientError) -> Answer:
@@ -45,7 +47,7 @@ class TurnView:
     answers: list[int]
     respond: Callable[[Coroutine[Any, Any, object]], None]
     """Sends an answer to the gateway while the turn goes on."""
-    client: Callable[[], Awaitable[Any]]
+    client: Callable[[], Awaitable[ProtocolClient]]
     deltas: list[str] = field(default_factory=list[str])
     texts: dict[str, str] = field(default_factory=dict[str, str])
     """Each answer's text as last shown, in the order the answers began."""

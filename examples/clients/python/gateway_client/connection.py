@@ -82,8 +82,9 @@ class GatewayConnection:
         self._supervisor: asyncio.Task[None] | None = None
 
     @classmethod
-    async def open(cls, url: str, token: str, **options: Any) -> GatewayConnection:
-        connection = cls(url, token, **options)
+    async def open(cls, url: str, token: str, *, delays: Sequence[float] = (0.05, 0.1, 0.25, 0.5), attempts: int = 20) -> GatewayConnection:
+        """Connects; raises ClientError (connection_lost) when the gateway cannot be reached."""
+        connection = cls(url, token, delays=delays, attempts=attempts)
         try:
             await connection._connect()
         except Exception as error:
