@@ -143,7 +143,9 @@ class TurnRun:
         )
 
     def start(self) -> None:
-        """Starts the run. It first runs once the task calling this yields: after turn/start's response is written."""
+        """Starts the run. The task first runs once the handler's task yields, and that task writes
+        turn/start's response before it yields (the generated stdio transport writes at once): the
+        response goes out before turn/started."""
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"turn {self.turn.id}")
 
     async def cancel(self, reason: str | None) -> None:
