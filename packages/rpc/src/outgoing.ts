@@ -20,6 +20,8 @@ export interface OutgoingRequestsOptions {
   readonly validateResult?: (method: string, result: unknown) => ValidationIssue[] | undefined;
   /** Milliseconds before a request fails with a local timeout (default: no timeout). */
   readonly requestTimeoutMs?: number;
+  /** The params as the frame carries them, from the params as validated (an "either" message's named params sent by position). */
+  readonly toWire?: (method: string, params: unknown) => unknown;
 }
 
 interface Pending {
@@ -46,8 +48,15 @@ export class OutgoingRequests {
     if (issues) throw new LocalError("invalid_outgoing", `params of ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
     // An already-aborted signal is a local abort like any other, not the signal's DOMException.
     if (options.signal?.aborted) throw new LocalError("aborted", `${method} was aborted`);
+    let wire: unknown;
+    try {
+      wire = this.options.toWire ? this.options.toWire(method, params) : params;
+    } catch (error) {
+      throw new LocalError("invalid_outgoing", `params of ${method} cannot be sent: ${(error as Error).message}`);
+    }
     const id = this.nextId++;
-    const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    // Params left out (undefined) are not in the frame.
+    const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params: wire });
     return new Promise<unknown>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
       const timer = timeoutMs === undefined ? undefined : setTimeout(() => {

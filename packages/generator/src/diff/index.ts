@@ -31,19 +31,19 @@ interface MessagePart {
 
 function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): MessagePart[] {
   const fileOf = (model: ProtocolModel, title: string) => model.types.find((t) => t.title === title)!.file;
-  const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : "client_to_server");
+  const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : d === "server_to_client" ? "client_to_server" : "both");
   const parts: MessagePart[] = [];
   for (const old of oldModel.methods) {
     const next = newModel.methods.find((m) => m.name === old.name);
     // A removed method or a changed direction is a registry change; its messages are not compared.
     if (!next || next.direction !== old.direction) continue;
-    parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
     parts.push({ subject: `${old.name} result`, senderDirection: reverse(old.direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
   }
   for (const old of oldModel.notifications) {
     const next = newModel.notifications.find((n) => n.name === old.name);
     if (!next || next.direction !== old.direction) continue;
-    parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
   }
   return parts;
 }

@@ -39,9 +39,10 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
     if (!next) {
       const sender = ROLE_OF_SENDER[old.direction];
       // A message added with the same params (and result) is most likely this one renamed.
-      const renamed = news.find((m) => !oldNames.has(m.name) && m.direction === old.direction && structurallyEqual(fileOf(oldModel, old.params), oldModel, fileOf(newModel, m.params), newModel));
+      const sameParams = (m: Message) => (old.params === undefined ? m.params === undefined : m.params !== undefined && structurallyEqual(fileOf(oldModel, old.params), oldModel, fileOf(newModel, m.params), newModel));
+      const renamed = news.find((m) => !oldNames.has(m.name) && m.direction === old.direction && sameParams(m));
       if (renamed) renameTargets.add(renamed.name);
-      const params = sample({ $ref: fileOf(oldModel, old.params) }, oldModel) as Json;
+      const params = old.params === undefined ? undefined : (sample({ $ref: fileOf(oldModel, old.params) }, oldModel) as Json);
       out.push(
         change({
           subject,
@@ -53,7 +54,7 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
               : `old ${otherRole(sender)}s wait for "${old.name}"; a new ${sender} never sends it`,
           old: where(oldModel, kind, old.name),
           new: renamed ? where(newModel, kind, renamed.name) : null,
-          frame: kind === "methods" ? { jsonrpc: "2.0", id: 1, method: old.name, params } : { jsonrpc: "2.0", method: old.name, params },
+          frame: { jsonrpc: "2.0", ...(kind === "methods" ? { id: 1 } : {}), method: old.name, ...(params === undefined ? {} : { params }) },
         }),
       );
       continue;

@@ -17,7 +17,8 @@ export type Category = "wire" | "code";
  */
 export type Flow = "old_to_new" | "new_to_old";
 
-export type Role = "client" | "server";
+/** Which peer a side is; "peer" for a message either side sends. */
+export type Role = "client" | "server" | "peer";
 
 /** A place in one version of the schemas: a file of the schemas folder and a JSON pointer into it. */
 export interface Location {
@@ -79,5 +80,5 @@ export interface DiffOptions {
   readonly categories?: readonly Category[];
 }
 
-export const ROLE_OF_SENDER: Record<Direction, Role> = { client_to_server: "client", server_to_client: "server" };
-export const otherRole = (role: Role): Role => (role === "client" ? "server" : "client");
+export const ROLE_OF_SENDER: Record<Direction, Role> = { client_to_server: "client", server_to_client: "server", both: "peer" };
+export const otherRole = (role: Role): Role => (role === "client" ? "server" : role === "server" ? "client" : "peer");
