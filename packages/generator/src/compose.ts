@@ -99,7 +99,8 @@ export function unsatisfiableClosure(node: JsonObject, from: string, files: File
 export function flattenedSchema(node: JsonObject, from: string, files: Files): JsonObject {
   const flat = flattenObject(node, from, files);
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(node)) if (NOTES.has(key)) out[key] = value as Json;
+  // A document's own keys stay: its $id (the validators find it by it) and its local definitions.
+  for (const [key, value] of Object.entries(node)) if (NOTES.has(key) || key === "$schema" || key === "$id" || key === "$defs") out[key] = value as Json;
   out.type = "object";
   out.properties = flat.properties;
   if (flat.required.length) out.required = [...flat.required];

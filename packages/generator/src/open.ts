@@ -80,7 +80,13 @@ export function jsonTypesOf(values: readonly Json[]): string[] {
  * any object whose tag is a string no variant has (a tagged union).
  */
 export function openedSchema(node: JsonObject, keys: UnionKeys): JsonObject {
-  const { "x-open": _open, ...listed } = node;
+  // A document's own keys stay at its top, where references find them.
+  const { "x-open": _open, $schema, $id, $defs, ...listed } = node;
+  const document: JsonObject = { ...($schema === undefined ? {} : { $schema }), ...($id === undefined ? {} : { $id }), ...($defs === undefined ? {} : { $defs }) };
+  return { ...document, ...opened(listed, keys) };
+}
+
+function opened(listed: JsonObject, keys: UnionKeys): JsonObject {
   if (keys.kind === "values") {
     if (Array.isArray(listed.enum) && variantsOf(listed) === undefined) {
       // An enum: the values of its type, whatever they are.

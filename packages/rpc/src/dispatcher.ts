@@ -13,6 +13,8 @@ import type { ValidationIssue } from "./validation.js";
 export interface RegisteredError {
   readonly code: number;
   readonly message: string;
+  /** The type of the error's data, when the registry describes it: the data is then sent as the handler gave it, without the reason. */
+  readonly data?: string;
 }
 
 /** The standard codes every dispatcher answers with. */
@@ -167,6 +169,7 @@ export class Dispatcher<Ctx = void> {
   private toErrorObject(error: unknown, method: string): JsonRpcErrorObject {
     if (error instanceof DomainError) {
       const registered = this.options.errors[error.reason];
+      if (registered?.data !== undefined) return { code: registered.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
       if (registered) return { code: registered.code, message: error.message, data: { ...error.data, reason: error.reason } };
       this.options.onInternalError?.(new Error(`unregistered error reason "${error.reason}": ${error.message}`), method);
       return this.registered("internal_error", "Internal error");

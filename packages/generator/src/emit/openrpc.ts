@@ -1,9 +1,9 @@
 /**
  * openrpc.json: the methods as an OpenRPC 1.3 document (params by name, by position or
  * either, as protocol.json says), the named types and their local definitions under
- * components.schemas, the error registry under components.errors (with the type of an
- * error's data under `x-data-schema`), and the notifications under the `x-notifications`
- * extension.
+ * components.schemas, the error registry under components.errors (with the type of each
+ * error's data under `x-error-data`), the notifications under the `x-notifications`
+ * extension, and `x-batches` when the protocol takes batches.
  */
 import { flattenObject, NotFlattenable, type Flattened } from "../compose.js";
 import type { Json, JsonObject, MethodModel, NotificationModel, ProtocolModel } from "../model.js";
@@ -99,7 +99,7 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
       errors: Object.fromEntries(
         model.errors.map((e) => [
           e.reason,
-          { code: e.code, message: e.message, data: { reason: e.reason, description: e.description }, ...(e.data === undefined ? {} : { "x-data-schema": { $ref: `#/components/schemas/${e.data}` } }) },
+          { code: e.code, message: e.message, data: { reason: e.reason, description: e.description } },
         ]),
       ),
     },
@@ -110,6 +110,8 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
       ...paramsOf(n),
       ...paramsExtensions(n),
     })),
+    // The type of each error's data, where errors.json gives one (an error object has no field for it).
+    ...(model.errors.some((e) => e.data !== undefined) ? { "x-error-data": Object.fromEntries(model.errors.filter((e) => e.data !== undefined).map((e) => [e.reason, { $ref: `#/components/schemas/${e.data}` }])) } : {}),
     ...(model.batches ? { "x-batches": true } : {}),
     // OpenRPC describes what a server serves; the methods a server calls on its client
     // (sampling in MCP, window/showMessageRequest in LSP) are listed apart, in the same form.

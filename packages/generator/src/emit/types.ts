@@ -23,7 +23,8 @@ function prepare(root: JsonObject, file: string, model: ProtocolModel, expressio
   const named = mapSchema(root, (node) => {
     // Any JSON value (`{}` or a description alone) is `unknown`, not an empty object type.
     if (node !== root && !SHAPING.some((key) => key in node)) return typeof node.description === "string" ? { tsType: "unknown", description: node.description } : { tsType: "unknown" };
-    const written = typeof node.$ref === "string" ? refName(node.$ref, file, model) : node["x-open"] === true || Array.isArray(node.prefixItems) ? expressions.of(node, file) : undefined;
+    const written =
+      typeof node.$ref === "string" ? refName(node.$ref, file, model) : node["x-open"] === true || Array.isArray(node.prefixItems) ? expressions.of(node, file) : openEnumIdiom(node);
     if (written === undefined) {
       // A union's own `"type": "object"` is only there for the validator; the union of its variants is the type.
       if (node !== root && (Array.isArray(node.oneOf) || Array.isArray(node.anyOf)) && node.type === "object" && !("properties" in node)) {
@@ -41,6 +42,18 @@ function prepare(root: JsonObject, file: string, model: ProtocolModel, expressio
   // its variants is the whole TypeScript type.
   if (Array.isArray(rest.oneOf) || (Array.isArray(rest.anyOf) && !("properties" in rest))) delete rest.type;
   return stripDiscriminators(rest) as JsonObject;
+}
+
+/**
+ * An enum left open the way JSON Schema writes it, `anyOf: [{type: string, enum: […]}, {type:
+ * string}]`: its values and any other string, written so that editors still offer the values.
+ */
+function openEnumIdiom(node: JsonObject): string | undefined {
+  if (!Array.isArray(node.anyOf) || node.anyOf.length !== 2) return undefined;
+  const listed = node.anyOf.find((s) => isObject(s) && Array.isArray(s.enum) && s.enum.every((v) => typeof v === "string"));
+  const other = node.anyOf.find((s) => s !== listed && isObject(s) && s.type === "string" && Object.keys(s).every((k) => k === "type" || k === "description"));
+  if (!isObject(listed) || !other) return undefined;
+  return [...(listed.enum as string[]).map((v) => JSON.stringify(v)), "(string & {})"].join(" | ");
 }
 
 function stripDiscriminators(schema: Json): Json {
