@@ -8,7 +8,7 @@
  */
 import type { Json, JsonObject } from "./model.js";
 import { followRefs } from "./refs.js";
-import { isExtensionKeyword, isObject } from "./walk.js";
+import { isExtensionKeyword, isObject, mapSchema } from "./walk.js";
 
 type Files = ReadonlyMap<string, { readonly schema: JsonObject }>;
 
@@ -59,12 +59,22 @@ export function flattenObject(node: JsonObject, from: string, files: Files, wher
     if (!target) throw new NotFlattenable(`${where}/$ref leads nowhere`);
     const key = `${target.file}#${target.pointer}`;
     if (seen.has(key)) throw new NotFlattenable(`${where}/$ref builds an object from itself`);
-    add(flattenObject(target.node, target.file, files, node.$ref, new Set([...seen, key])));
+    const part = flattenObject(target.node, target.file, files, node.$ref, new Set([...seen, key]));
+    // Properties brought from another file keep meaning what they meant there.
+    add(target.file === from ? part : { ...part, properties: Object.fromEntries(Object.entries(part.properties).map(([name, schema]) => [name, qualifyLocalRefs(schema, target.file)])) });
   }
   if (Array.isArray(node.allOf)) node.allOf.forEach((member, i) => isObject(member) && add(flattenObject(member, from, files, `${where}/allOf/${i}`, seen)));
   if (isObject(node.properties)) add({ properties: node.properties, required: [], closedBy: [] });
   if (Array.isArray(node.required)) for (const r of node.required) if (typeof r === "string") required.add(r);
   return { properties, required: [...required], closedBy };
+}
+
+/** A schema of file `file` with its local references (`#`, `#/$defs/…`) naming the file: `file.json#/$defs/…`. */
+export function qualifyLocalRefs<T extends Json>(schema: T, file: string): T {
+  return mapSchema(schema, (node) => {
+    if (typeof node.$ref !== "string" || !node.$ref.startsWith("#")) return undefined;
+    return qualifyLocalRefs({ ...node, $ref: node.$ref === "#" ? file : `${file}${node.$ref}` } as JsonObject, file);
+  }) as T;
 }
 
 /** Whether an allOf node combines object schemas (one member at least describes objects). */

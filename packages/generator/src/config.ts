@@ -8,6 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import { metaSchema } from "./meta.js";
 import { describeJsonSyntaxError } from "./load.js";
+import type { Acceptance } from "./diff/report.js";
 import { OUTPUT_KINDS, type OutputKind } from "./outputs.js";
 
 export { OUTPUT_KINDS, type OutputKind };
@@ -20,6 +21,8 @@ export interface TurnspecConfig {
   readonly support?: string;
   readonly standalone?: boolean;
   readonly outputs?: readonly OutputKind[];
+  /** For `turnspec diff`: the changes accepted for one release, by rule id. */
+  readonly diff?: { readonly accept?: readonly Acceptance[] };
 }
 
 /** The config file is unreadable or breaks its schema: a usage error (exit 2). */

@@ -98,6 +98,7 @@ const cli = yargs(hideBin(process.argv))
         .option("json", { type: "boolean", default: false, describe: "Print the report as JSON (generator/diff/report.schema.json)" })
         .option("markdown", { type: "boolean", default: false, describe: "Print the report as a Markdown pull-request comment" })
         .option("strict-undetermined", { type: "boolean", default: false, describe: "Exit 1 when a change cannot be judged" })
+        .option("config", { type: "string", describe: "The config file whose diff.accept lists the changes accepted for a release (default: turnspec.config.json in the working folder, when there is one)" })
         .check((argv) => {
           if (argv.json && argv.markdown) return "choose one of --json and --markdown";
           if (argv.against !== undefined && argv.new !== undefined) return "with --against, name at most one folder (the new schemas)";
@@ -114,6 +115,7 @@ const cli = yargs(hideBin(process.argv))
         category: argv.category,
         format: argv.json ? "json" : argv.markdown ? "markdown" : "text",
         strictUndetermined: argv["strict-undetermined"],
+        ...(argv.config === undefined ? {} : { configFile: argv.config }),
       });
     },
   )

@@ -12,12 +12,14 @@ import type { ValidationMode } from "../emit/validators.js";
 import type { Direction, ProtocolModel } from "../model.js";
 import { structurallyEqual } from "./canonical.js";
 import { codeChanges } from "./code.js";
-import { compareRoots, type Finding } from "./compare.js";
+import { compareRoots, equivalent, type Finding } from "./compare.js";
+import { qualifiedModel } from "./qualify.js";
 import { registryChanges } from "./registry.js";
-import { ROLE_OF_SENDER, otherRole, type Category, type Change, type DiffOptions, type DiffReport, type Flow } from "./report.js";
+import { ROLE_OF_SENDER, otherRole, type Acceptance, type Category, type Change, type DiffOptions, type DiffReport, type Flow } from "./report.js";
 import { ModelValidators } from "./validators.js";
 
-export type { Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
+export type { Acceptance, Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
+export { RULES, type RuleId } from "./rules.js";
 export { DIRECTION_ALIASES, loadAtRef, loadFolder, SchemasUnreadable } from "./folder.js";
 export { renderMarkdown, renderText } from "./render.js";
 
@@ -44,6 +46,11 @@ function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): Messa
     const next = newModel.notifications.find((n) => n.name === old.name);
     if (!next || next.direction !== old.direction) continue;
     if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+  }
+  // An error's data, where both versions give it a type: the server sends it.
+  for (const old of oldModel.errors) {
+    const next = newModel.errors.find((e) => e.reason === old.reason);
+    if (old.data !== undefined && next?.data !== undefined) parts.push({ subject: `${old.reason} data`, senderDirection: "server_to_client", oldFile: fileOf(oldModel, old.data), newFile: fileOf(newModel, next.data) });
   }
   return parts;
 }
@@ -77,6 +84,7 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
   const [senderVersion, receiverVersion] = flow === "old_to_new" ? (["old", "new"] as const) : (["new", "old"] as const);
   const base = {
     category: "wire" as const,
+    rule: finding.rule,
     subject,
     change: fieldPath(finding, flow) ? `${fieldPath(finding, flow)}: ${finding.change}` : finding.change,
     messages: [part.subject],
@@ -99,7 +107,10 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
   return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
 }
 
-export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, options: DiffOptions = {}): DiffReport {
+export function diffSchemas(oldLoaded: ProtocolModel, newLoaded: ProtocolModel, options: DiffOptions = {}): DiffReport {
+  // References that name their files, so that any schema can be read wherever it is reached.
+  const oldModel = qualifiedModel(oldLoaded);
+  const newModel = qualifiedModel(newLoaded);
   const mode = options.mode ?? "strict";
   const categories = options.categories ?? ["wire"];
   const changes: Change[] = [];
@@ -139,9 +150,10 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
           found.push(change);
         }
       }
-      if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel)) {
+      if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel) && !equivalent(oldModel, part.oldFile, newModel, part.newFile)) {
         found.push({
           category: "wire",
+          rule: "SCHEMA_CHANGED",
           subject: part.subject,
           messages: [part.subject],
           verdict: "compatible",
@@ -157,13 +169,37 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
     changes.push(...registryChanges(oldModel, newModel));
   }
   if (categories.includes("code")) changes.push(...codeChanges(oldModel, newModel));
-  const count = (verdict: Change["verdict"]) => changes.filter((c) => c.verdict === verdict).length;
+  accept(changes, newModel.version, options.accepted ?? []);
+  const count = (verdict: Change["verdict"]) => changes.filter((c) => c.verdict === verdict && !c.accepted).length;
   return {
     mode,
     categories: [...categories] as Category[],
     old: { title: oldModel.title, version: oldModel.version },
     new: { title: newModel.title, version: newModel.version },
     changes,
-    summary: { breaking: count("breaking"), undetermined: count("undetermined"), compatible: count("compatible") },
+    summary: { breaking: count("breaking"), undetermined: count("undetermined"), compatible: count("compatible"), accepted: changes.filter((c) => c.accepted).length },
+    ...(stale(options.accepted ?? [], newModel.version).length ? { staleAcceptances: stale(options.accepted ?? [], newModel.version) } : {}),
   };
+}
+
+/** Whether an acceptance names this change: its rule, and its subject or message when it names one. */
+const names = (a: Acceptance, c: Change): boolean => a.rule === c.rule && (a.subject === undefined || a.subject === c.subject || (c.messages ?? []).includes(a.subject));
+
+/**
+ * Marks the changes a team accepted for the release they are in (turnspec.config.json's
+ * diff.accept): an acceptance holds for the new side's protocol version it names, and only
+ * for it, so that it lapses with the release.
+ */
+function accept(changes: Change[], version: string, acceptances: readonly Acceptance[]): void {
+  const current = acceptances.filter((a) => a.version === version);
+  changes.forEach((c, i) => {
+    if (c.verdict === "compatible") return;
+    const by = current.find((a) => names(a, c));
+    if (by) changes[i] = { ...c, accepted: { version: by.version, reason: by.reason } };
+  });
+}
+
+/** Acceptances for another version than the new side's: they lapsed (or are early), and are said so. */
+function stale(acceptances: readonly Acceptance[], version: string): Acceptance[] {
+  return acceptances.filter((a) => a.version !== version);
 }
