@@ -31,6 +31,8 @@ interface ParamsFacts {
   readonly paramStructure: ParamStructure;
   /** For "either": the names of the params, in the order of their positions. */
   readonly paramNames?: readonly string[];
+  /** Facts protocol.json keeps in x-… entries (what an importer's source says that turnspec has no field for). */
+  readonly extensions?: Readonly<Record<string, unknown>>;
 }
 
 export interface MethodEntry extends ParamsFacts {
@@ -38,6 +40,10 @@ export interface MethodEntry extends ParamsFacts {
   readonly direction: Direction;
   readonly summary: string;
   readonly result: string;
+  /** The type of the partial results the method may stream before its result. */
+  readonly partialResult?: string;
+  /** The type of error.data of any error the method answers with. */
+  readonly errorData?: string;
   readonly errors: readonly string[];
   /** Ids of the certification requirements that exercise this method. */
   readonly requirements: readonly string[];

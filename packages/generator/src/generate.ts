@@ -63,6 +63,8 @@ function paramsFacts(m: MethodModel | NotificationModel, model: ProtocolModel) {
   const type = m.params === undefined ? undefined : model.types.find((t) => t.title === m.params)!;
   return {
     params: m.params ?? null,
+    // The x-… entries of protocol.json, when there are any.
+    extensionEntries: Object.keys(m.extensions).length ? m.extensions : null,
     paramsType: m.params === undefined ? "undefined" : m.paramsOptional ? `T.${m.params} | undefined` : `T.${m.params}`,
     // The typed method's parameter list before its options, and the value it sends.
     paramsParameter: m.params === undefined ? "" : m.paramsOptional ? `params?: T.${m.params}, ` : `params: T.${m.params}, `,
@@ -83,7 +85,7 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
   }
   const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "@turnspec/rpc");
   const protocol = { title: model.title, version: model.version, digest: model.digest, batches: model.batches, objects: model.objects };
-  const methods = model.methods.map((m) => ({ ...m, ...paramsFacts(m, model), camel: camelMethodName(m.name) }));
+  const methods = model.methods.map((m) => ({ ...m, ...paramsFacts(m, model), partialResult: m.partialResult ?? null, errorData: m.errorData ?? null, camel: camelMethodName(m.name) }));
   const context = {
     header: TS_HEADER,
     support,

@@ -119,6 +119,9 @@ function metaCheck(file: string, meta: object, value: Json, problems: SchemaErro
   return false;
 }
 
+/** The `x-…` entries of a method or notification of protocol.json: facts turnspec has no field for. */
+const extensionsOf = (entry: JsonObject): JsonObject => Object.fromEntries(Object.entries(entry).filter(([key]) => isExtensionKeyword(key)));
+
 /** `tool_call` or `toolCall` → `ToolCall`. */
 const pascalCase = (key: string) => key.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
 
@@ -243,11 +246,6 @@ export function loadSchemas(dir: string): ProtocolModel {
       }
       if (isDef && typeof node.$id === "string") problems.push(new SchemaError(type.file, `${pointer}/$id`, "a local definition has no $id of its own"));
       if (pointer !== "" && node.$defs !== undefined) problems.push(new SchemaError(type.file, `${pointer}/$defs`, "$defs is read only at the top level of a schema file"));
-      if (pointer !== "") {
-        for (const key of Object.keys(node).filter((k) => isExtensionKeyword(k) && k !== "x-open")) {
-          problems.push(new SchemaError(type.file, `${pointer}/${key}`, `extension keyword ${key} is read only at the top level of a schema file, where it describes the named type`));
-        }
-      }
       if (node["x-open"] !== undefined) {
         if (node["x-open"] !== true) problems.push(new SchemaError(type.file, `${pointer}/x-open`, "x-open is true or absent"));
         else if (!unionKeys(node, type.file, byFile)) {
@@ -382,13 +380,26 @@ export function loadSchemas(dir: string): ProtocolModel {
     names.add(name);
     const params = paramsOf(m, `/methods/${i}`);
     const result = typeOfRef((m.result as JsonObject).$ref as string, `/methods/${i}/result/$ref`);
+    const partialResult = isObject(m.partial_result) ? typeOfRef(m.partial_result.$ref as string, `/methods/${i}/partial_result/$ref`) : undefined;
+    const errorData = isObject(m.error_data) ? typeOfRef(m.error_data.$ref as string, `/methods/${i}/error_data/$ref`) : undefined;
     const errs = m.errors as string[];
     errs.forEach((reason, j) => {
       if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json${didYouMean(reason, reasons.keys(), true)}`));
     });
     if (params.ok && result) {
       const { ok: _ok, ...carried } = params;
-      methods.push({ name, direction: m.direction as MethodModel["direction"], summary: m.summary as string, ...carried, result, errors: errs, requirements: (m.requirements as string[] | undefined) ?? [] });
+      methods.push({
+        name,
+        direction: m.direction as MethodModel["direction"],
+        summary: m.summary as string,
+        ...carried,
+        result,
+        ...(partialResult === undefined ? {} : { partialResult }),
+        ...(errorData === undefined ? {} : { errorData }),
+        errors: errs,
+        requirements: (m.requirements as string[] | undefined) ?? [],
+        extensions: extensionsOf(m),
+      });
     }
   });
   const notifications: NotificationModel[] = [];
@@ -399,7 +410,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     const params = paramsOf(n, `/notifications/${i}`);
     if (params.ok) {
       const { ok: _ok, ...carried } = params;
-      notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, ...carried, requirements: (n.requirements as string[] | undefined) ?? [] });
+      notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, ...carried, requirements: (n.requirements as string[] | undefined) ?? [], extensions: extensionsOf(n) });
     }
   });
 

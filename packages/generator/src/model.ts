@@ -54,6 +54,12 @@ export interface MethodModel extends ParamsModel {
   readonly direction: Direction;
   readonly summary: string;
   readonly result: string;
+  /** The title of the type of the partial results it may stream (protocol.json's `partial_result`). */
+  readonly partialResult?: string;
+  /** The title of the type of error.data of any error it answers with (protocol.json's `error_data`). */
+  readonly errorData?: string;
+  /** The `x-…` entries of the method in protocol.json. */
+  readonly extensions: JsonObject;
   readonly errors: readonly string[];
   /** Ids of the certification requirements protocol.json links to this method. */
   readonly requirements: readonly string[];
@@ -63,6 +69,8 @@ export interface NotificationModel extends ParamsModel {
   readonly name: string;
   readonly direction: Direction;
   readonly summary: string;
+  /** The `x-…` entries of the notification in protocol.json. */
+  readonly extensions: JsonObject;
   /** Ids of the certification requirements protocol.json links to this notification. */
   readonly requirements: readonly string[];
 }

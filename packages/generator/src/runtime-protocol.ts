@@ -46,7 +46,7 @@ export function compileProtocol(model: ProtocolModel): ProtocolView {
   return {
     title: model.title,
     batches: model.batches,
-    methods: Object.fromEntries(model.methods.map((m) => [m.name, { direction: m.direction, ...facts(m), result: m.result, errors: m.errors }])),
+    methods: Object.fromEntries(model.methods.map((m) => [m.name, { direction: m.direction, ...facts(m), result: m.result, errors: m.errors, ...(m.errorData === undefined ? {} : { errorData: m.errorData }) }])),
     notifications: Object.fromEntries(model.notifications.map((n) => [n.name, { direction: n.direction, ...facts(n) }])),
     errors: Object.fromEntries(model.errors.map((e) => [e.reason, { code: e.code, anyMethod: e.anyMethod, ...(e.data === undefined ? {} : { data: e.data }) }])),
     typeNames: model.types.map((t) => t.title),

@@ -233,7 +233,8 @@ export class MessageChecker {
     const mismatch = codeMismatch(error, this.protocol);
     if (mismatch) return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${mismatch.expected} of reason "${mismatch.reason}"`, received: error.code }]);
     const reason = (error.data as { reason?: unknown } | undefined)?.reason;
-    const dataType = registered === undefined ? undefined : this.protocol.errors[registered]!.data;
+    // The error's own data type, else the one the method gives every error it answers with.
+    const dataType = (registered === undefined ? undefined : this.protocol.errors[registered]!.data) ?? (method === undefined ? undefined : this.protocol.methods[method]!.errorData);
     if (registered && dataType === undefined && typeof reason === "string" && reason !== registered && !Object.hasOwn(this.protocol.errors, reason)) {
       const hint = didYouMean(reason, Object.keys(this.protocol.errors), true) || ` (code ${error.code} is "${registered}")`;
       return issuesToFindings([{ pointer: "/data/reason", message: `is not an error reason of the protocol${hint}`, received: reason }]);
@@ -245,8 +246,10 @@ export class MessageChecker {
       findings.push(...issuesToFindings([{ pointer: "/code", message: `"${registered}" is not an error ${method} is registered to return`, received: error.code }]));
     }
     if (dataType !== undefined) {
-      if (!("data" in error)) findings.push(...issuesToFindings([{ pointer: "/data", message: `is missing: error "${registered}" carries data of type ${dataType}` }]));
-      else {
+      const required = registered !== undefined && this.protocol.errors[registered]!.data !== undefined;
+      if (!("data" in error)) {
+        if (required) findings.push(...issuesToFindings([{ pointer: "/data", message: `is missing: error "${registered}" carries data of type ${dataType}` }]));
+      } else {
         const result = this.protocol.validate(dataType, error.data, this.mode);
         if (!result.ok) findings.push(...issuesToFindings(result.errors.map((e) => ({ ...e, pointer: `/data${e.pointer}` }))));
       }

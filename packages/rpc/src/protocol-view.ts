@@ -14,6 +14,8 @@ export interface MethodView extends ParamsEntry {
   readonly direction: MessageDirection;
   readonly result: string;
   readonly errors: readonly string[];
+  /** The type of error.data of any error the method answers with, when the protocol gives one. */
+  readonly errorData?: string;
 }
 
 export interface NotificationView extends ParamsEntry {

@@ -65,6 +65,8 @@ export function emitDocs(model: ProtocolModel, header: string): string {
   for (const m of model.methods) {
     if (m.params !== undefined) use(m.params, `${m.name} params`);
     use(m.result, `${m.name} result`);
+    if (m.partialResult !== undefined) use(m.partialResult, `${m.name} partial result`);
+    if (m.errorData !== undefined) use(m.errorData, `${m.name} error data`);
   }
   for (const n of model.notifications) if (n.params !== undefined) use(n.params, n.name);
   for (const e of model.errors) if (e.data !== undefined) use(e.data, `${e.reason} data`);
@@ -83,6 +85,8 @@ export function emitDocs(model: ProtocolModel, header: string): string {
       anchor: anchorOf(m.name),
       paramsText: paramsText(m),
       resultAnchor: anchorOf(m.result),
+      partialResultText: m.partialResult === undefined ? "" : `[\`${m.partialResult}\`](#${anchorOf(m.partialResult)})`,
+      errorDataText: m.errorData === undefined ? "" : `[\`${m.errorData}\`](#${anchorOf(m.errorData)})`,
       directionText: DIRECTION[m.direction],
       errors: m.errors.map((reason) => errorsByReason.get(reason)!),
     })),

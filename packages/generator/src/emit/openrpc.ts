@@ -78,6 +78,9 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
     errors: m.errors.map((reason) => ({ $ref: `#/components/errors/${reason}` })),
     ...paramsExtensions(m),
     ...(m.direction === "both" ? { "x-direction": "both" } : {}),
+    ...(m.partialResult === undefined ? {} : { "x-partial-result": { $ref: `#/components/schemas/${m.partialResult}` } }),
+    ...(m.errorData === undefined ? {} : { "x-error-data": { $ref: `#/components/schemas/${m.errorData}` } }),
+    ...m.extensions,
   });
   const clientMethods = model.methods.filter((m) => m.direction !== "client_to_server");
   const schemas: [string, Json][] = [];
