@@ -117,3 +117,13 @@ export function flattenedSchema(node: JsonObject, from: string, files: Files): J
   if (node.additionalProperties !== undefined) out.additionalProperties = node.additionalProperties;
   return out;
 }
+
+/** The names of an object's params in the order of their positions, or undefined for params that are not an object of named params. */
+export function namedParams(schema: JsonObject, file: string, model: { readonly byFile: Files }): string[] | undefined {
+  try {
+    return Object.keys(flattenObject(schema, file, model.byFile).properties);
+  } catch (error) {
+    if (error instanceof NotFlattenable) return undefined;
+    throw error;
+  }
+}

@@ -15,7 +15,7 @@ import { emitTypes } from "./emit/types.js";
 import { emitStandalone } from "./emit/validators.js";
 import { loadSchemas } from "./load.js";
 import { isExtensionKeyword } from "./walk.js";
-import { flattenObject } from "./compose.js";
+import { namedParams } from "./compose.js";
 import type { MethodModel, NotificationModel, ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
@@ -69,7 +69,7 @@ function paramsFacts(m: MethodModel | NotificationModel, model: ProtocolModel) {
     // The typed method's parameter list before its options, and the value it sends.
     paramsParameter: m.params === undefined ? "" : m.paramsOptional ? `params?: T.${m.params}, ` : `params: T.${m.params}, `,
     paramsArgument: m.params === undefined ? "undefined" : "params",
-    paramNames: m.paramStructure === "either" && type ? Object.keys(flattenObject(type.schema, type.file, model.byFile).properties) : null,
+    paramNames: m.paramStructure === "either" && type ? (namedParams(type.schema, type.file, model) ?? null) : null,
   };
 }
 

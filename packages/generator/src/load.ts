@@ -270,8 +270,8 @@ export function loadSchemas(dir: string): ProtocolModel {
       }
       if (Array.isArray(node.oneOf) && node.discriminator !== undefined) {
         const union = checkUnion(type, node, pointer, byFile, problems);
+        // A named type that is a tagged union gets its tag checked first by the validators, and a table in the reference.
         if (union && pointer === "") unions.push(union);
-        else if (union) problems.push(new SchemaError(type.file, pointer, "a tagged union must be a named type of its own file"));
       }
       if (node.discriminator !== undefined && !Array.isArray(node.oneOf)) {
         problems.push(new SchemaError(type.file, `${pointer}/discriminator`, "discriminator without oneOf"));
@@ -300,10 +300,14 @@ export function loadSchemas(dir: string): ProtocolModel {
     }
     if (structure === "either") {
       try {
-        if (Object.keys(flattenObject(root.node, root.file, byFile).properties).length === 0) throw new NotFlattenable("it declares no properties");
+        flattenObject(root.node, root.file, byFile);
       } catch (error) {
         if (!(error instanceof NotFlattenable)) throw error;
-        return `params "${ref}" must be an object schema with properties, in the order of their positions (param_structure is either: an array gives the properties in order): ${error.message}`;
+        // Not an object of named params: an object or an array taken as it is (LSP's telemetry/event takes any LSPAny).
+        const shapes = (variantsOf(root.node) ?? [root.node]).map((v) => followRefs(v, root.file, byFile)?.node);
+        // JSON-RPC's envelope takes only an object or an array as params; the schema must allow one of them.
+        const fits = shapes.some((shape) => !shape || !types(shape) || types(shape)!.some((t) => t === "object" || t === "array"));
+        if (!fits) return `params "${ref}" must be an object schema with properties, in the order of their positions, or a schema that allows an object or an array (param_structure is either): ${error.message}`;
       }
       return undefined;
     }
@@ -448,20 +452,27 @@ function checkUnion(type: TypeModel, node: JsonObject, pointer: string, byFile: 
   const seen = new Set<string>();
   (node.oneOf as Json[]).forEach((branch, i) => {
     const where = `${pointer}/oneOf/${i}`;
-    const variant = isObject(branch) && typeof branch.$ref === "string" ? byFile.get(branch.$ref) : undefined;
-    if (!variant) {
-      if (!(isObject(branch) && typeof branch.$ref === "string")) problems.push(new SchemaError(type.file, where, "each variant of a tagged union must be a $ref to its own file"));
+    if (!isObject(branch)) {
+      problems.push(new SchemaError(type.file, where, "each variant of a tagged union must be a schema object"));
       return;
     }
-    const property = isObject(variant.schema.properties) ? variant.schema.properties[tag] : undefined;
-    const required = Array.isArray(variant.schema.required) && variant.schema.required.includes(tag);
+    // The tag is declared by the variant as written (an inline variant, or one that adds its tag to a type it builds on), or by the file it refers to.
+    const declares = (schema: JsonObject) => isObject(schema.properties) && isObject(schema.properties[tag]);
+    const refOnly = typeof branch.$ref === "string" && !declares(branch);
+    const variant = refOnly ? byFile.get(branch.$ref as string) : undefined;
+    if (refOnly && !variant) return; // a dangling $ref, reported where it is
+    const holder = variant ? variant.schema : branch;
+    const property = isObject(holder.properties) ? holder.properties[tag] : undefined;
+    const required = Array.isArray(holder.required) && holder.required.includes(tag);
     if (!isObject(property) || typeof property.const !== "string" || !required) {
-      problems.push(new SchemaError(variant.file, `/properties/${tag}`, `variant of the union ${type.title} must have a required "${tag}" with a string const`));
+      problems.push(new SchemaError(variant ? variant.file : type.file, variant ? `/properties/${tag}` : where, `variant of the union ${type.title} must have a required "${tag}" with a string const`));
       return;
     }
     if (seen.has(property.const)) problems.push(new SchemaError(type.file, where, `tag "${property.const}" is used by two variants`));
     seen.add(property.const);
-    variants.push({ tag: property.const, title: variant.title });
+    const built = Array.isArray(branch.allOf) ? branch.allOf.find((m) => isObject(m) && typeof m.$ref === "string") : typeof branch.$ref === "string" ? branch : undefined;
+    const title = variant?.title ?? (isObject(built) ? byFile.get(built.$ref as string)?.title : undefined) ?? type.title;
+    variants.push({ tag: property.const, title });
   });
   return { id: type.id, title: type.title, propertyName: tag, variants };
 }

@@ -10,7 +10,7 @@ import type { ProtocolView, ValidationMode } from "@turnspec/rpc";
 import { runValidator, type RawValidator } from "@turnspec/rpc";
 import { checkMetaSchema, createAjv, schemasFor, type SchemaCompiler } from "./emit/validators.js";
 import type { ParamsEntry } from "@turnspec/rpc";
-import { flattenObject } from "./compose.js";
+import { namedParams } from "./compose.js";
 import type { MethodModel, NotificationModel, ProtocolModel } from "./model.js";
 
 export function compileProtocol(model: ProtocolModel): ProtocolView {
@@ -40,7 +40,7 @@ export function compileProtocol(model: ProtocolModel): ProtocolView {
       ...(m.params === undefined ? {} : { params: m.params }),
       paramsOptional: m.paramsOptional,
       paramStructure: m.paramStructure,
-      ...(m.paramStructure === "either" && type ? { paramNames: Object.keys(flattenObject(type.schema, type.file, model.byFile).properties) } : {}),
+      ...(m.paramStructure === "either" && type && namedParams(type.schema, type.file, model) ? { paramNames: namedParams(type.schema, type.file, model)! } : {}),
     };
   };
   return {

@@ -21,7 +21,7 @@ export interface ParamsEntry {
   readonly paramsOptional?: boolean;
   /** Default by-name. */
   readonly paramStructure?: ParamStructure;
-  /** For "either": the names of the params, in the order of their positions. */
+  /** For "either": the names of the params, in the order of their positions; absent when the params are not an object of named params, and are taken as they are. */
   readonly paramNames?: readonly string[];
 }
 
@@ -45,7 +45,8 @@ export function readParams(entry: ParamsEntry, raw: unknown): ReadParams {
   if (structure === "either") {
     if (isObject) return { ok: true, value: raw };
     if (!isArray) return issue("must be a JSON object (by name) or a JSON array (by position)", raw);
-    const names = entry.paramNames ?? [];
+    if (entry.paramNames === undefined) return { ok: true, value: raw };
+    const names = entry.paramNames;
     const list = raw as unknown[];
     if (list.length > names.length) return issue(`has ${list.length} positions; the message takes at most ${names.length} (${names.join(", ")})`, raw);
     const named: Record<string, unknown> = {};
@@ -70,7 +71,7 @@ export function positionalParams(names: readonly string[], named: Record<string,
 
 /** The params as a frame carries them: an "either" message's named params by position, anything else as it is. */
 export function wireParams(entry: ParamsEntry | undefined, params: unknown): unknown {
-  if (entry?.paramStructure !== "either" || params === null || typeof params !== "object" || Array.isArray(params)) return params;
+  if (entry?.paramStructure !== "either" || entry.paramNames === undefined || params === null || typeof params !== "object" || Array.isArray(params)) return params;
   return positionalParams(entry.paramNames ?? [], params as Record<string, unknown>);
 }
 

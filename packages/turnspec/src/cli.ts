@@ -120,6 +120,29 @@ const cli = yargs(hideBin(process.argv))
     },
   )
   .command(
+    "import <source>",
+    "Import a protocol someone else wrote (a JSON Schema with $defs as MCP and ACP publish theirs, an OpenRPC document, LSP's meta model) as a schemas folder",
+    (y) =>
+      y
+        .positional("source", { type: "string", demandOption: true, describe: "The file to import" })
+        .option("out", { type: "string", demandOption: true, describe: "The schemas folder to write (its JSON files are the import's)" })
+        .option("from", { choices: ["jsonschema", "openrpc", "lsp"] as const, describe: "The source's format (default: recognised from its content)" })
+        .option("map", { type: "string", describe: "A map file with what the source does not say (meta/import-map.schema.json): the result of each request MCP lists apart, a title, how params are sent" })
+        .option("check", { type: "boolean", default: false, describe: "Write nothing; exit 1 when --out is not what the source gives" })
+        .option("json", { type: "boolean", default: false, describe: "Print the report as JSON" }),
+    async (argv) => {
+      const { runImport } = await import("@turnspec/generator/import-command");
+      process.exitCode = await runImport({
+        source: resolve(argv.source),
+        out: resolve(argv.out),
+        ...(argv.from === undefined ? {} : { from: argv.from }),
+        ...(argv.map === undefined ? {} : { map: resolve(argv.map) }),
+        check: argv.check,
+        json: argv.json,
+      });
+    },
+  )
+  .command(
     "serve",
     "Run the reference gateway over stdio, WebSocket or AG-UI (HTTP and SSE)",
     (y) =>
@@ -280,7 +303,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, diff, serve, certify or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, diff, import, serve, certify or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {

@@ -35,6 +35,11 @@ export const ajvOptions = {
   allowUnionTypes: true,
   // A tuple (prefixItems) may end in optional positions and may be followed by more items.
   strictTuples: false,
+  // Published schemas state an object's keywords without "type": "object" beside them
+  // (ACP's variants add required fields to a type they build on): valid JSON Schema, read as written.
+  strictTypes: false,
+  // `required` may name a property its own node does not declare (Ethereum's "not": {"required": [...]}): valid JSON Schema.
+  strictRequired: false,
   discriminator: true,
   // Formats are annotations in turnspec's schemas: the gateway checks what it relies on.
   validateFormats: false,
