@@ -93,6 +93,14 @@ export class RpcClient {
     return this.outgoing.request(method, params, options);
   }
 
+  /**
+   * Sends several requests as one JSON-RPC batch and resolves, once each has its response,
+   * with each outcome in order (a result, or the `RpcError`/`LocalError` it failed with).
+   */
+  batch(calls: readonly { readonly method: string; readonly params?: unknown }[], options: RequestOptions = {}): Promise<PromiseSettledResult<unknown>[]> {
+    return Promise.allSettled(this.outgoing.batch(calls, options));
+  }
+
   /** Sends a notification (no response is expected). */
   async notify(method: string, params: unknown): Promise<void> {
     if (this.closed) throw new LocalError("transport_closed", "the connection is closed");
