@@ -16,7 +16,7 @@
 import { combinesObjects, flattenedSchema, isObjectSchema, NotFlattenable } from "../compose.js";
 import type { Json, JsonObject, ProtocolModel } from "../model.js";
 import { jsonTypesOf, unionKeys, variantsOf } from "../open.js";
-import { resolveRef } from "../refs.js";
+import { resolveRef, splitRef } from "../refs.js";
 import { escapeToken, isExtensionKeyword, isObject } from "../walk.js";
 import type { Location } from "./report.js";
 import { JSON_TYPES, type JsonType, deref, nullablePair, patternStrings, sample, sampleOfType, typesOf, violators } from "./sample.js";
@@ -31,6 +31,12 @@ export interface Finding {
   readonly why: string;
   /** Candidate values at the root of the message: allowed by the sender, meant to be rejected by the receiver. */
   readonly candidates: readonly Json[];
+  /**
+   * The break needs a value a deployed sender has no reason to send (a field its schema
+   * leaves free-form, filled with another shape than the receiver now gives it): a
+   * confirmed candidate shows the schemas differ, and the change stays undetermined.
+   */
+  readonly hypothetical?: boolean;
 }
 
 export interface CompareContext {
@@ -185,13 +191,40 @@ class Comparison {
   /** Every variant of the sender's union must be accepted by the receiver. */
   private senderUnion(s: JsonObject, variants: readonly Json[], sLoc: Location, r: JsonObject, rLoc: Location): Finding[] {
     const key = Array.isArray(s.oneOf) ? "oneOf" : "anyOf";
-    const findings: Finding[] = [];
-    variants.forEach((variant, i) => {
+    const found = variants.map((variant, i) => {
       const vLoc = at(sLoc, key, i);
-      if (variantsOf(r)) findings.push(...this.intoReceiver(variant, vLoc, r, rLoc));
-      else findings.push(...this.check(variant, vLoc, r, rLoc));
+      return variantsOf(r) ? this.intoReceiver(variant, vLoc, r, rLoc) : this.check(variant, vLoc, r, rLoc);
     });
-    return findings;
+    // A single receiver type that one variant of the sender's union still is (the one of its
+    // name, else the one closest to it): that variant's changes are said as they are, and
+    // every other variant the receiver refuses is a variant added (or removed).
+    if (!variantsOf(r)) {
+      const receiverName = this.ctx.receiver.byFile.get(rLoc.file)?.title;
+      const named = variants.findIndex((v) => receiverName !== undefined && rLoc.pointer === "" && this.variantName(v, this.ctx.sender) === receiverName);
+      const kept = named !== -1 ? named : found.reduce((best, f, i) => (f.length < found[best]!.length ? i : best), 0);
+      return variants.flatMap((variant, i) => (i === kept ? found[i]! : found[i]!.length === 0 ? [] : [this.variantChange(variant, at(sLoc, key, i), rLoc, found[i]!)]));
+    }
+    return found.flat();
+  }
+
+  /** A variant of the sender's union the receiver has no place for, as one change: added when the sender is new, removed when old. */
+  private variantChange(variant: Json, vLoc: Location, rLoc: Location, found: readonly Finding[]): Finding {
+    const node = deref(variant, this.ctx.sender);
+    const kind = node ? (typesOf(node)?.join(" or ") ?? (variantsOf(node) ? "union" : "value")) : "value";
+    const name = this.variantName(variant, this.ctx.sender) ?? `${vLoc.pointer.split("/").at(-1)} (${kind === "array" ? "an array" : kind === "object" ? "an object" : kind})`;
+    if (found.every((f) => f.verdict === "undetermined")) return { ...found[0]!, change: `variant ${name} ${this.senderOnly}: ${found[0]!.change}` };
+    return this.breaking(this.senderOnly === "added" ? "VARIANT_ADDED" : "VARIANT_REMOVED", vLoc, rLoc, `variant ${name} ${this.senderOnly}`, `the sender may send a ${name}; the receiver takes one type, which it is not (${found[0]!.change})`, [sample(variant, this.ctx.sender), ...found.flatMap((f) => f.candidates)]);
+  }
+
+  /** A variant's name: the title of the type it refers to, or its const tag. */
+  private variantName(variant: Json, model: ProtocolModel): string | undefined {
+    if (isObject(variant) && typeof variant.$ref === "string") {
+      const { file, fragment } = splitRef(variant.$ref);
+      const type = file ? model.byFile.get(file) : undefined;
+      return fragment ? type?.defs.find((d) => d.pointer === fragment)?.title : type?.title;
+    }
+    const node = deref(variant, model);
+    return node && "const" in node ? JSON.stringify(node.const) : undefined;
   }
 
   /** Whether the receiver keeps what it does not list (x-open), as judged for deployed peers. */
@@ -231,6 +264,9 @@ class Comparison {
       if (found.length === 0) return [];
       if (!best || found.length < best.length) best = found;
     }
+    // A named type the receiver's union does not list at all: a variant added (or removed).
+    const name = this.variantName(s, this.ctx.sender);
+    if (best && name && !rVariants.some((v) => this.variantName(v, this.ctx.receiver) === name)) return [this.variantChange(s, sLoc, rLoc, best)];
     if (keys?.kind === "tag" && this.tagOf(s, keys.property, this.ctx.sender) === undefined && isObjectSchema(deref(s, this.ctx.sender) ?? {})) {
       return [this.breaking("UNION_INTRODUCED", sLoc, rLoc, this.span("a single type", "a union"), "the sender's values do not carry a tag of the receiver's union", [sample(s, this.ctx.sender)])];
     }
@@ -285,7 +321,8 @@ class Comparison {
       findings.push(this.breaking("VALUES_RESTRICTED", sLoc, at(rLoc, "const" in r ? "const" : "enum"), this.span("any value", `only ${rValues.map(show).join(", ")}`), "the receiver accepts only listed values; the sender's schema allows others", candidates));
       return findings;
     }
-    const sTypes = typesOf(s) ?? [...JSON_TYPES];
+    // A sender whose schema describes only objects (properties, required) or arrays (items) sends those, whatever its type keyword leaves open.
+    const sTypes = typesOf(s) ?? (isObject(s.properties) || Array.isArray(s.required) || isObject(s.additionalProperties) ? ["object" as JsonType] : s.items !== undefined || Array.isArray(s.prefixItems) ? ["array" as JsonType] : [...JSON_TYPES]);
     const rTypes = typesOf(r);
     const accepted = (t: JsonType) => rTypes === undefined || rTypes.includes(t) || (t === "integer" && rTypes.includes("number"));
     for (const type of sTypes) {
@@ -375,8 +412,14 @@ class Comparison {
         if (name in sProps) continue;
         const rNode = deref(schema, this.ctx.receiver);
         const candidates = sExtra ? [] : violators(rNode);
-        if (sExtra) findings.push(...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), schema, at(rLoc, "properties", name)), withField(name)));
-        else if (candidates.length) findings.push(this.breaking("FIELD_CONSTRAINED", at(sLoc, "additionalProperties"), at(rLoc, "properties", name), `field "${name}": ${this.span("any value (open object)", "constrained")}`, `the sender's object is open, so "${name}" may hold any value; the receiver constrains it`, candidates.map(withField(name))));
+        // The sender's other fields may hold this one with any shape its additionalProperties allows; a deployed sender has no reason to put it there.
+        if (sExtra) findings.push(...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), schema, at(rLoc, "properties", name)), withField(name)).map((f) => ({ ...f, verdict: "undetermined" as const, hypothetical: true })));
+        else if (candidates.length) {
+          findings.push({
+            ...this.undetermined("FIELD_CONSTRAINED", at(sLoc, "additionalProperties"), at(rLoc, "properties", name), `field "${name}": ${this.span("any value (open object)", "constrained")}`, `the sender's object takes any field, so "${name}" may hold any value; the receiver constrains it, which breaks only a sender that put "${name}" there with another shape`, candidates.map(withField(name))),
+            hypothetical: true,
+          });
+        }
       }
       if (rClosed) {
         const extra = freeName(rProps);

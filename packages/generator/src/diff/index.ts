@@ -35,17 +35,21 @@ function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): Messa
   const fileOf = (model: ProtocolModel, title: string) => model.types.find((t) => t.title === title)!.file;
   const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : d === "server_to_client" ? "client_to_server" : "both");
   const parts: MessagePart[] = [];
+  // A removed method is a registry change, its messages not compared; a changed direction is
+  // one too, and the messages of the side that sends them in both versions are compared.
+  const shared = (a: Direction, b: Direction): Direction | undefined => (a === b ? a : a === "both" ? b : b === "both" ? a : undefined);
   for (const old of oldModel.methods) {
     const next = newModel.methods.find((m) => m.name === old.name);
-    // A removed method or a changed direction is a registry change; its messages are not compared.
-    if (!next || next.direction !== old.direction) continue;
-    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
-    parts.push({ subject: `${old.name} result`, senderDirection: reverse(old.direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
+    const direction = next && shared(old.direction, next.direction);
+    if (!next || !direction) continue;
+    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    parts.push({ subject: `${old.name} result`, senderDirection: reverse(direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
   }
   for (const old of oldModel.notifications) {
     const next = newModel.notifications.find((n) => n.name === old.name);
-    if (!next || next.direction !== old.direction) continue;
-    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    const direction = next && shared(old.direction, next.direction);
+    if (!next || !direction) continue;
+    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
   }
   // An error's data, where both versions give it a type: the server sends it.
   for (const old of oldModel.errors) {
@@ -95,6 +99,13 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
     receiver: { version: receiverVersion, role: otherRole(senderRole) },
   };
   const who = `${receiverVersion} ${otherRole(senderRole)}s reject what ${senderVersion} ${senderRole}s send`;
+  if (finding.hypothetical) {
+    for (const value of finding.candidates) {
+      if (!senders.check(senderFile, "strict", value).valid || receivers.check(receiverFile, mode, value).valid) continue;
+      return { ...base, verdict: "undetermined", why: `${finding.why}; for example ${JSON.stringify(value).slice(0, 200)}, which deployed ${senderRole}s have no reason to send` };
+    }
+    return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
+  }
   for (const value of finding.candidates) {
     if (!senders.check(senderFile, "strict", value).valid) continue;
     const rejected = receivers.check(receiverFile, mode, value);
