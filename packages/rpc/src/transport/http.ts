@@ -122,17 +122,16 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-/** One POST's body, refusing to read past `limit` bytes. */
+/** One POST's body, keeping nothing past `limit` bytes (the rest is read and dropped, so that the answer reaches the client). */
 function readBody(request: IncomingMessage, limit: number): Promise<string | "too large"> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on("data", (chunk: Buffer) => {
+      if (size > limit) return;
       size += chunk.length;
-      if (size > limit) {
-        request.destroy();
-        resolve("too large");
-      } else chunks.push(chunk);
+      if (size > limit) resolve("too large");
+      else chunks.push(chunk);
     });
     request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.on("error", reject);
@@ -158,7 +157,11 @@ export async function startHttpServer(handleFrame: (frame: string) => Promise<st
       const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== "application/json") return answer(response, 415);
       const body = await readBody(request, options.maxFrameBytes);
-      if (body === "too large") return answer(response, 413);
+      if (body === "too large") {
+        // The connection is closed once the answer is sent: what else the client sends is not read.
+        response.on("finish", () => request.socket.destroy());
+        return answer(response, 413, undefined, { connection: "close" });
+      }
       const reply = await handleFrame(body);
       if (reply === undefined) answer(response, 204);
       else answer(response, 200, reply);
