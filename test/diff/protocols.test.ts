@@ -4,7 +4,8 @@
  * and the protocol-level settings (who sends a message, how params are carried, batches,
  * objects). Every change carries its rule id; a team accepts a change for one release by it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -184,6 +185,13 @@ describe("protocol-level changes", () => {
 });
 
 describe("rule ids", () => {
+  it("docs/diff.md lists every rule the diff has, and no other", () => {
+    const doc = readFileSync(join(fileURLToPath(new URL("../..", import.meta.url)), "docs/diff.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Rules"), doc.indexOf("### Accepting a change"));
+    const listed = [...section.matchAll(/^\| `([A-Z_]+)` \| (wire|code) \|/gm)].map((m) => m[1]);
+    expect(listed).toEqual(Object.keys(RULES));
+  });
+
   it("every change carries a rule the rule table has", () => {
     const report = run({ params: params(str) }, { params: params(int), settings: { batches: true }, methods: [{ ...DEFAULT_METHODS[0]!, direction: "both" }] }, { categories: ["wire", "code"] });
     expect(report.changes.length).toBeGreaterThan(0);

@@ -151,7 +151,7 @@ describe("turnspec import (command)", () => {
     const stale = await run({ source: acp, out: dir, map, check: true, json: false });
     expect(stale.code).toBe(1);
     expect(stale.err).toContain("session_id.json (differs)");
-    expect(stale.err).toContain(`run: turnspec import ${acp} --out`);
+    expect(stale.err).toContain("run: turnspec import test/fixtures/published/acp/schema.json --out");
   });
 
   it("exits 2 for a source it cannot read, a format it does not know, and a request the source and the map leave unpaired", async () => {

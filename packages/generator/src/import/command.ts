@@ -129,6 +129,7 @@ export async function runImport(command: ImportCommand, out: Output = process.st
     return 1;
   }
   const shown = relative(process.cwd(), command.out) || ".";
+  const sourceShown = relative(process.cwd(), command.source) || command.source;
   if (command.check) {
     const stale: string[] = [];
     for (const [name, content] of imported.files) {
@@ -138,10 +139,10 @@ export async function runImport(command: ImportCommand, out: Output = process.st
     }
     if (existsSync(command.out)) for (const name of readdirSync(command.out).filter((n) => n.endsWith(".json") && !imported.files.has(n))) stale.push(`${name} (not imported any more)`);
     if (stale.length) {
-      err.write(`turnspec import --check: ${shown} is not what ${command.source} gives:\n${stale.sort().map((s) => `  ${s}`).join("\n")}\nrun: turnspec import ${command.source} --out ${shown}${command.map ? ` --map ${command.map}` : ""}${command.from ? ` --from ${command.from}` : ""}\n`);
+      err.write(`turnspec import --check: ${shown} is not what ${sourceShown} gives:\n${stale.sort().map((s) => `  ${s}`).join("\n")}\nrun: turnspec import ${sourceShown} --out ${shown}${command.map ? ` --map ${relative(process.cwd(), command.map) || command.map}` : ""}${command.from ? ` --from ${command.from}` : ""}\n`);
       return 1;
     }
-    out.write(command.json ? `${JSON.stringify(imported.report, null, 2)}\n` : `${shown} is up to date with ${command.source} (${imported.files.size} files)\n`);
+    out.write(command.json ? `${JSON.stringify(imported.report, null, 2)}\n` : `${shown} is up to date with ${sourceShown} (${imported.files.size} files)\n`);
     return 0;
   }
   mkdirSync(command.out, { recursive: true });
@@ -151,6 +152,6 @@ export async function runImport(command: ImportCommand, out: Output = process.st
     const path = join(command.out, name);
     if (!existsSync(path) || readFileSync(path, "utf8") !== content) writeFileSync(path, content);
   }
-  out.write(command.json ? `${JSON.stringify(imported.report, null, 2)}\n` : renderReport(imported.report, command.source, shown));
+  out.write(command.json ? `${JSON.stringify(imported.report, null, 2)}\n` : renderReport(imported.report, sourceShown, shown));
   return 0;
 }

@@ -23,6 +23,7 @@
  * Schema reads them (protocol.json's `objects: "open"`).
  */
 import type { Json, JsonObject } from "../model.js";
+import { STANDARD_ERRORS } from "../load.js";
 import { jsonTypesOf } from "../open.js";
 import { isObject, mapSchema } from "../walk.js";
 import { Names, reasonOf, refTo, Reporter, summaryOf, type ImportDirection, type ImportedError, type ImportedMessage, type ImportedProtocol, type ImportReport } from "./folder.js";
@@ -378,7 +379,7 @@ function mcpMessages(source: Source, ctx: Context): Messages {
     if (!own) continue;
     const code = ((own.properties as JsonObject).code as JsonObject).const as number;
     const words = def.replace(/Error$/, "");
-    const reason = reasonOf(words);
+    const reason = STANDARD_ERRORS.find((e) => e.code === code)?.reason ?? reasonOf(words);
     const data = (own.properties as JsonObject).data;
     let dataType: string | undefined;
     if (isObject(data)) {
@@ -483,9 +484,11 @@ function acpMessages(source: Source, ctx: Context): Messages {
   const codes = codeDef ? source.defs[codeDef] : undefined;
   for (const variant of Array.isArray(codes?.anyOf) ? codes!.anyOf : []) {
     if (!isObject(variant) || typeof variant.const !== "number" || typeof variant.title !== "string") continue;
-    const reason = reasonOf(variant.title);
+    // A standard code keeps its standard reason; the others are made from their titles.
+    const standard = STANDARD_ERRORS.find((e) => e.code === variant.const);
+    const reason = standard?.reason ?? reasonOf(variant.title);
     errors.push({ code: variant.const, reason, message: variant.title, description: summaryOf((variant.description as string | undefined)?.replace(/^\*\*[^*]+\*\*:\s*/, ""), variant.title), anyMethod: true });
-    ctx.reporter.made(`errors.json ${reason}`, `reason made from the title "${variant.title}" of code ${variant.const} in ${codeDef}`);
+    if (!standard) ctx.reporter.made(`errors.json ${reason}`, `reason made from the title "${variant.title}" of code ${variant.const} in ${codeDef}`);
   }
   return { methods, notifications, errors, batches: false };
 }
