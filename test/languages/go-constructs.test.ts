@@ -24,7 +24,7 @@ import { describeMismatch, runHarness } from "./harness.js";
 const BASE = "https://example.test/constructs/";
 
 function type(file: string, title: string, schema: JsonObject): TypeModel {
-  return { file, id: BASE + file, title, description: `${title}, a construct.`, schema: { $schema: "https://json-schema.org/draft/2020-12/schema", $id: BASE + file, title, description: `${title}, a construct.`, ...schema } };
+  return { file, id: BASE + file, title, description: `${title}, a construct.`, defs: [], schema: { $schema: "https://json-schema.org/draft/2020-12/schema", $id: BASE + file, title, description: `${title}, a construct.`, ...schema } };
 }
 
 const types: TypeModel[] = [
@@ -55,6 +55,8 @@ const model: ProtocolModel = {
   notifications: [],
   errors: STANDARD_ERRORS,
   ordering: [],
+  batches: false,
+  objects: "open",
   byFile: new Map(types.map((t) => [t.file, t])),
 };
 

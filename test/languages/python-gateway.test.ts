@@ -20,7 +20,7 @@ import { ModelServer } from "../../packages/conformance/src/model-server.js";
 import type { RunReport } from "../../packages/conformance/src/results.js";
 import { RpcError } from "../../packages/rpc/src/index.js";
 import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
-import { startStrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient } from "../../bench/strict-client.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const python = join(root, ".venv/bin/python");

@@ -9,6 +9,7 @@ import { JsonFileError, readJsonFile } from "@turnspec/rpc/json-file";
 import Ajv2020 from "ajv/dist/2020.js";
 import { metaSchema } from "./meta.js";
 import { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind } from "./outputs.js";
+import type { Acceptance } from "./diff/report.js";
 
 export { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind };
 
@@ -24,6 +25,8 @@ export interface TurnspecConfig {
   readonly lang?: Language;
   /** The module path of a Go output (go.mod's module). */
   readonly goModule?: string;
+  /** For `turnspec diff`: the changes accepted for one release, by rule id. */
+  readonly diff?: { readonly accept?: readonly Acceptance[] };
 }
 
 /** The config file is unreadable or breaks its schema: a usage error (exit 2). */

@@ -15,7 +15,8 @@ import { emitTypes } from "./emit/types.js";
 import { emitStandalone } from "./emit/validators.js";
 import { loadSchemas } from "./load.js";
 import { isExtensionKeyword } from "./walk.js";
-import type { ProtocolModel } from "./model.js";
+import { namedParams } from "./compose.js";
+import type { MethodModel, NotificationModel, ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
@@ -65,6 +66,25 @@ function tidy(code: string): string {
   return code.replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
 }
 
+/**
+ * What the templates write about a message's params: its TypeScript type (`undefined` when
+ * it takes none, `| undefined` when it may leave them out), the parameter a typed method
+ * takes, and for an "either" message the names of its positions.
+ */
+function paramsFacts(m: MethodModel | NotificationModel, model: ProtocolModel) {
+  const type = m.params === undefined ? undefined : model.types.find((t) => t.title === m.params)!;
+  return {
+    params: m.params ?? null,
+    // The x-… entries of protocol.json, when there are any.
+    extensionEntries: Object.keys(m.extensions).length ? m.extensions : null,
+    paramsType: m.params === undefined ? "undefined" : m.paramsOptional ? `T.${m.params} | undefined` : `T.${m.params}`,
+    // The typed method's parameter list before its options, and the value it sends.
+    paramsParameter: m.params === undefined ? "" : m.paramsOptional ? `params?: T.${m.params}, ` : `params: T.${m.params}, `,
+    paramsArgument: m.params === undefined ? "undefined" : "params",
+    paramNames: m.paramStructure === "either" && type ? (namedParams(type.schema, type.file, model) ?? null) : null,
+  };
+}
+
 /** Produces every output file in memory. */
 export async function generateFiles(options: GenerateOptions): Promise<GeneratedFile[]> {
   const model = loadSchemas(options.schemasDir);
@@ -84,21 +104,23 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }
   const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "@turnspec/rpc");
-  const protocol = { title: model.title, version: model.version, digest: model.digest };
+  const protocol = { title: model.title, version: model.version, digest: model.digest, batches: model.batches, objects: model.objects };
+  const methods = model.methods.map((m) => ({ ...m, ...paramsFacts(m, model), partialResult: m.partialResult ?? null, errorData: m.errorData ?? null, camel: camelMethodName(m.name) }));
   const context = {
     header: TS_HEADER,
     support,
     protocol,
     clientClass: options.clientClass ?? "ProtocolClient",
     types: model.types.map((t) => ({ title: t.title, file: t.file })),
-    methods: model.methods.map((m) => ({ ...m, camel: camelMethodName(m.name) })).filter((m) => m.direction === "client_to_server"),
-    notifications: model.notifications,
-    errors: model.errors.map((e) => ({ ...e, detailNames: e.details.map((d) => d.detail) })),
+    // The client's own methods: what it may call (a method either side sends included).
+    methods: methods.filter((m) => m.direction !== "server_to_client"),
+    notifications: model.notifications.map((n) => ({ ...n, ...paramsFacts(n, model) })),
+    errors: model.errors.map((e) => ({ ...e, data: e.data ?? null, detailNames: e.details.map((d) => d.detail) })),
   };
   const extensions = model.types
-    .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key)).map(([key, value]) => ({ key, value })) }))
+    .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key) && key !== "x-open").map(([key, value]) => ({ key, value })) }))
     .filter((t) => t.keywords.length > 0);
-  const registryContext = { ...context, methods: model.methods, extensions };
+  const registryContext = { ...context, methods, extensions };
   // The templates write formatted code; only json-schema-to-typescript's output is formatted here.
   const ts = (path: string, code: string): GeneratedFile => ({ path, content: tidy(code) });
   const chosen = new Set(withDependencies(options.outputs ?? OUTPUT_KINDS));

@@ -106,6 +106,7 @@ const cli = yargs(hideBin(process.argv))
         .option("json", { type: "boolean", default: false, describe: "Print the report as JSON (generator/diff/report.schema.json)" })
         .option("markdown", { type: "boolean", default: false, describe: "Print the report as a Markdown pull-request comment" })
         .option("strict-undetermined", { type: "boolean", default: false, describe: "Exit 1 when a change cannot be judged" })
+        .option("config", { type: "string", describe: "The config file whose diff.accept lists the changes accepted for a release (default: turnspec.config.json in the working folder, when there is one)" })
         .check((argv) => {
           if (argv.json && argv.markdown) return "choose one of --json and --markdown";
           if (argv.against !== undefined && argv.new !== undefined) return "with --against, name at most one folder (the new schemas)";
@@ -122,6 +123,30 @@ const cli = yargs(hideBin(process.argv))
         category: argv.category,
         format: argv.json ? "json" : argv.markdown ? "markdown" : "text",
         strictUndetermined: argv["strict-undetermined"],
+        ...(argv.config === undefined ? {} : { configFile: argv.config }),
+      });
+    },
+  )
+  .command(
+    "import <source>",
+    "Import a protocol someone else wrote (a JSON Schema with $defs as MCP and ACP publish theirs, an OpenRPC document, LSP's meta model) as a schemas folder",
+    (y) =>
+      y
+        .positional("source", { type: "string", demandOption: true, describe: "The file to import" })
+        .option("out", { type: "string", demandOption: true, describe: "The schemas folder to write (its JSON files are the import's)" })
+        .option("from", { choices: ["jsonschema", "openrpc", "lsp"] as const, describe: "The source's format (default: recognised from its content)" })
+        .option("map", { type: "string", describe: "A map file with what the source does not say (meta/import-map.schema.json): the result of each request MCP lists apart, a title, how params are sent" })
+        .option("check", { type: "boolean", default: false, describe: "Write nothing; exit 1 when --out is not what the source gives" })
+        .option("json", { type: "boolean", default: false, describe: "Print the report as JSON" }),
+    async (argv) => {
+      const { runImport } = await import("@turnspec/generator/import-command");
+      process.exitCode = await runImport({
+        source: resolve(argv.source),
+        out: resolve(argv.out),
+        ...(argv.from === undefined ? {} : { from: argv.from }),
+        ...(argv.map === undefined ? {} : { map: resolve(argv.map) }),
+        check: argv.check,
+        json: argv.json,
       });
     },
   )
@@ -334,7 +359,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, serve, certify, certificate or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, import, serve, certify, certificate or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
