@@ -855,8 +855,7 @@ export const errors = {
 export type ErrorReason = keyof typeof errors;
 
 /** The type of `error.data` of each error whose data the registry describes. */
-export interface ErrorDataTypes {
-}
+export type ErrorDataTypes = Record<never, never>;
 
 /** What a handler may put in `error.data` for reason `R`: its described type, or any fields (the reason is added to them). */
 export type ErrorDataOf<R extends ErrorReason> = R extends keyof ErrorDataTypes ? ErrorDataTypes[R] : Record<string, unknown>;
