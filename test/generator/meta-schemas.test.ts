@@ -14,7 +14,7 @@ const files = readdirSync(metaDir).filter((f) => f.endsWith(".json"));
 
 describe("the generator's meta-schemas", () => {
   it("holds the protocol, errors and config meta-schemas", () => {
-    expect(files.sort()).toEqual(["config.schema.json", "errors.schema.json", "protocol.schema.json"]);
+    expect(files.sort()).toEqual(["config.schema.json", "errors.schema.json", "import-map.schema.json", "protocol.schema.json"]);
   });
 
   it.each(files)("%s is valid JSON Schema 2020-12 and compiles in strict mode", (file) => {

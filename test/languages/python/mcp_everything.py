@@ -27,6 +27,10 @@ class Handlers:
         self.sampled.append(params.messages[0].content.type)
         return models.CreateMessageResult(role="assistant", content=models.TextContent(type="text", text="A sampled answer."), model="test-model", stopReason="endTurn")
 
+    async def ping(self, params: models.PingRequestParams) -> models.EmptyResult:
+        # ping may be sent by either side: the server's is answered at once.
+        return models.EmptyResult()
+
     async def roots_list(self, params: models.ListRootsRequestParams) -> models.ListRootsResult:
         self.roots_asked += 1
         return models.ListRootsResult(roots=[models.Root(uri="file:///work/project", name="project")])

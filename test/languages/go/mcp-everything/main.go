@@ -38,6 +38,11 @@ func (h *handlers) SamplingCreateMessage(_ context.Context, params mcp.CreateMes
 	return mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.TextContent{Text: "A sampled answer."}, Model: "test-model", StopReason: &stop}, nil
 }
 
+// Ping answers the server's ping: ping may be sent by either side.
+func (h *handlers) Ping(context.Context, mcp.PingRequestParams) (mcp.EmptyResult, error) {
+	return mcp.EmptyResult{}, nil
+}
+
 func (h *handlers) RootsList(context.Context, mcp.ListRootsRequestParams) (mcp.ListRootsResult, error) {
 	h.mu.Lock()
 	h.roots++

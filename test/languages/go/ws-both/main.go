@@ -106,6 +106,11 @@ func (c *client) SamplingCreateMessage(_ context.Context, params mcp.CreateMessa
 	return mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.TextContent{Text: "42"}, Model: "go-test-model"}, nil
 }
 
+// Ping answers the server's ping: ping may be sent by either side.
+func (c *client) Ping(context.Context, mcp.PingRequestParams) (mcp.EmptyResult, error) {
+	return mcp.EmptyResult{}, nil
+}
+
 func (c *client) RootsList(context.Context, mcp.ListRootsRequestParams) (mcp.ListRootsResult, error) {
 	return mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///work/project"}}}, nil
 }

@@ -23,7 +23,7 @@ func Call[R any](ctx context.Context, c *Conn, method string, params Value, read
 // (see Conn.On). Params that cannot be read are reported to OnProtocolError and dropped.
 func Subscribe[P any](c *Conn, method string, read func(*Value) (P, error), f func(P)) func() {
 	return c.On(method, func(params *Value) {
-		p, err := read(params)
+		p, err := readPresent(read, params)
 		if err != nil {
 			c.protocolError(localError(InvalidIncoming, "notification %s cannot be read: %v", method, err), nil)
 			return
@@ -32,10 +32,20 @@ func Subscribe[P any](c *Conn, method string, read func(*Value) (P, error), f fu
 	})
 }
 
+// readPresent reads params with read; params the frame left out (where the protocol lets it)
+// are the zero value of P, as a message without params means "none of the optional fields".
+func readPresent[P any](read func(*Value) (P, error), params *Value) (P, error) {
+	if params == nil || params.IsAbsent() {
+		var zero P
+		return zero, nil
+	}
+	return read(params)
+}
+
 // Handle makes a Handler of a typed one: params read with read, the result written with write.
 func Handle[P, R any](read func(*Value) (P, error), write func(R) Value, f func(context.Context, P) (R, error)) Handler {
 	return func(ctx context.Context, params *Value) (Value, error) {
-		p, err := read(params)
+		p, err := readPresent(read, params)
 		if err != nil {
 			return Value{}, fmt.Errorf("the params cannot be read: %w", err)
 		}
