@@ -82,7 +82,7 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
   /** The turns each failed commit was reported to. */
   private readonly markedBy = new WeakMap<StoreError, Set<string>>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
-  private readonly lostEvents = new Map<string, StoreError>();
+  private readonly lostEvents = new Map<string, Error>();
   /**
    * The generation this instance holds of each turn it runs (EventStore.claimTurn), which
    * every write for the turn carries; with the refusal that fenced it, once the store
@@ -284,6 +284,20 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
     for (const observer of this.observers) observer(event);
   }
 
+  /**
+   * A write for the turn failed where nobody could be told (an output handler, an agent's
+   * notification): it is reported to the turn as a lost commit is, by the turn's next
+   * record, which ends it Failed. A turn this instance was fenced off is not: it is another
+   * instance's now.
+   */
+  writeFailed(turnId: string, error: unknown): void {
+    if (this.isFenced(turnId) || (error instanceof StoreError && error.kind === "turn_fenced") || this.lostEvents.has(turnId)) return;
+    const failure = error instanceof Error ? error : new Error(String(error));
+    this.ports.diagnose(`a write for turn ${turnId} failed: ${failure.message}; the turn ends Failed (internal)`);
+    this.lostEvents.set(turnId, failure);
+    this.dropFold(turnId);
+  }
+
   /** Every write for the turn from now on carries `generation`, the claim this instance holds of it (its run's). */
   hold(turnId: string, generation: number): void {
     this.held.set(turnId, { generation });
@@ -317,7 +331,7 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
   }
 
   /** The failure a turn's lost events are still to be reported with, taken: it is reported once. */
-  takeLostEvents(turnId: string): StoreError | undefined {
+  takeLostEvents(turnId: string): Error | undefined {
     const failure = this.lostEvents.get(turnId);
     if (failure !== undefined) this.lostEvents.delete(turnId);
     return failure;
