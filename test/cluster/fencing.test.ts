@@ -129,7 +129,10 @@ async function twoInstances() {
 /** Both instances run on, both clients were told the same end of the turn, the log has no gap, and a new turn runs. */
 async function afterTheRestart(setup: Awaited<ReturnType<typeof twoInstances>>, turnId: string, endOnA: Promise<AnyNotification>, endOnB: Promise<AnyNotification>): Promise<AnyNotification> {
   const { a, b, onA, onB, thread } = setup;
-  const [ended, endedOnB] = await Promise.all([endOnA, endOnB]);
+  // An instance that exits fails the test at once, rather than leave its client waiting.
+  const exited = (gateway: Instance, name: string) =>
+    new Promise<never>((_, reject) => gateway.child.once("exit", (code, signal) => reject(new Error(`instance ${name} exited (${code ?? signal}): ${gateway.stderr()}`))));
+  const [ended, endedOnB] = await Promise.race([Promise.all([endOnA, endOnB]), exited(a, "A"), exited(b, "B")]);
   expect(endedOnB).toEqual(ended);
   if (ended.method === "turn/failed") expect(ended.params).toMatchObject({ turn: { status: "Failed", error: { kind: "internal" } } });
   expect(running(a)).toBe(true);
