@@ -14,7 +14,7 @@ import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js"
 import { openStore } from "../../packages/gateway/src/store/open.js";
 import type { StoreError } from "../../packages/gateway/src/store/rules.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
-import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
+import { RECORDED_AT, appendDelta, committed, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 
 /** Claims a resolution the way a store does, holds the transaction open for half a second, then ends it as told. */
 const OTHER_CLAIM = `
@@ -29,6 +29,24 @@ const pg = require(workerData.pgPath);
   parentPort.postMessage("claimed");
   setTimeout(async () => {
     await client.query(workerData.end);
+    await client.end();
+  }, 500);
+})();
+`;
+
+/** Another instance's claim of trn_1 in flight: the turn's row locked and its generation raised, committed half a second later. */
+const OTHER_TAKEOVER = `
+const { workerData, parentPort } = require("node:worker_threads");
+const pg = require(workerData.pgPath);
+(async () => {
+  const client = new pg.Client({ connectionString: workerData.url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT 1 FROM turns WHERE turn_id = 'trn_1' FOR NO KEY UPDATE");
+  await client.query("UPDATE turns SET generation = generation + 1 WHERE turn_id = 'trn_1'");
+  parentPort.postMessage("claimed");
+  setTimeout(async () => {
+    await client.query("COMMIT");
     await client.end();
   }, 500);
 })();
@@ -167,6 +185,47 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
         await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
         await other.terminate();
       }
+    });
+
+    it("fences an instance whose lease another took over: its writes carrying the old generation are refused", async () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      one.createTurn("thr_a", "trn_1", "t");
+      const held = one.claimTurn("trn_1", 300)!;
+      expect(appendDelta(one, "trn_1", "a").sequence).toBe(1);
+      expect(await committed(one)).toBeUndefined();
+      // Held and unexpired: the other instance cannot take it.
+      expect(two.claimTurn("trn_1", 60_000)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const taken = two.claimTurn("trn_1", 60_000)!;
+      expect(taken).toBeGreaterThan(held);
+      expect(await committed(two)).toBeUndefined();
+      // The first instance wakes up and writes on: refused, nothing of it stored.
+      const refused = thrownBy(() => one.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }), held)) as StoreError;
+      expect(refused.kind).toBe("turn_fenced");
+      // Its lease is gone too; it cannot take the turn back while the other holds it.
+      expect(one.shared.renewLeases(60_000, ["trn_1"])).toEqual([]);
+      expect(one.claimTurn("trn_1", 60_000)).toBeUndefined();
+      expect(two.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "b" }), taken).sequence).toBe(2);
+      expect(await committed(two)).toBeUndefined();
+      expect(one.events("trn_1").map((e) => e.params.delta)).toEqual(["a", "b"]);
+    });
+
+    it("compares an append's generation after a claim in flight commits, not before", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      const held = store.claimTurn("trn_1", 60_000)!;
+      expect(await committed(store)).toBeUndefined();
+      const other = new Worker(OTHER_TAKEOVER, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg") } });
+      await new Promise((resolve) => other.once("message", resolve));
+      // The append waits for the other instance's claim (its row lock), then reads the generation it committed.
+      const late = thrownBy(() => store.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }), held)) as StoreError;
+      expect(late.kind).toBe("turn_fenced");
+      expect(await committed(store)).toBeUndefined();
+      await other.terminate();
+      expect(store.lastSequence("trn_1")).toBe(0);
     });
 
     it("runs afterCommit only once the server has committed the events, and another connection then sees them", async () => {

@@ -33,6 +33,7 @@ import { orderingRules } from "@turnspec/protocol/ordering";
 import {
   StoreError,
   checkIdempotency,
+  checkLeaseTime,
   checkMetaValue,
   checkPaging,
   checkUpdateGeneration,
@@ -151,6 +152,12 @@ const MIGRATIONS: readonly string[] = [
   -- listening for a while catches up on a turn taken meanwhile from there.
   ALTER TABLE turn_leases ADD COLUMN claimed_after integer NOT NULL DEFAULT 0;
   `,
+  // 5: each turn's generation, its fencing token: raised by every claim of the turn, and
+  // compared by every append that carries one. On the turn's row, not the lease's: a lease
+  // is deleted on release, and a generation must never be given twice.
+  `
+  ALTER TABLE turns ADD COLUMN generation integer NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** The schema version this code writes. */
@@ -175,7 +182,7 @@ interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
   /** Each turn appended to in this group, with its thread and highest sequence, read under the turn's row lock. */
-  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number }>;
+  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number; generation: number }>;
   /** Events appended and not yet sent to the server. */
   pending: unknown[][];
 }
@@ -234,7 +241,6 @@ export class PostgresEventStore implements EventStore {
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
       lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
-      claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
       renewLeases: (ttlMs, turnIds) => this.renewLeases(ttlMs, turnIds),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
       expiredLeases: () => this.expiredLeases(),
@@ -304,7 +310,7 @@ export class PostgresEventStore implements EventStore {
     return this.read(`SELECT turn_id, thread_id, created_at FROM turns ORDER BY ordinal`) as unknown as TurnRef[];
   }
 
-  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>, generation?: number): StoredEvent {
     this.enter();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
     const group = this.group ?? this.beginGroup();
@@ -316,7 +322,7 @@ export class PostgresEventStore implements EventStore {
       // NO KEY UPDATE: it excludes another appender, not the key-share lock of a foreign key check.
       const [locked, last] = this.call(() =>
         this.link.run([
-          { sql: `SELECT thread_id FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
+          { sql: `SELECT thread_id, generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
           { sql: `SELECT sequence, method FROM events WHERE turn_id = $1 ORDER BY sequence DESC LIMIT 1`, params: [turnId] },
         ]),
       );
@@ -325,14 +331,16 @@ export class PostgresEventStore implements EventStore {
       const lastRow = last!.rows[0];
       const highest = lastRow === undefined ? 0 : (lastRow.sequence as number);
       // Fenced, under the turn's row lock, against what this instance's view of the log may
-      // not show yet: nothing follows a turn's end, and an instance that lost a turn's lease
-      // (it stalled; another instance blocked the turn and may be running it now) writes
-      // nothing more to it, whatever its run still had in hand.
+      // not show yet: nothing follows a turn's end.
       if (lastRow !== undefined && TURN_TERMINALS.has(lastRow.method as string)) throw storeErrors.turnEnded(turnId, method, lastRow.method as string, highest);
-      if (this.leasesLost.has(turnId)) throw storeErrors.turnTakenOver(turnId, method);
-      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest };
+      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest, generation: row.generation as number };
       group.turns.set(turnId, turn);
     }
+    // The generation read under the row lock, which a claim takes too (claimTurn) and this
+    // transaction holds until it commits: no claim lands between this check and the commit.
+    // A run that lost the turn (it stalled past its lease; another instance took the turn
+    // over) writes nothing more to it, whatever its run still had in hand.
+    if (generation !== undefined && generation !== turn.generation) throw storeErrors.staleGeneration(turnId, method, generation, turn.generation);
     const sequence = turn.last + 1;
     let built: Record<string, unknown>;
     let params: string;
@@ -616,23 +624,39 @@ export class PostgresEventStore implements EventStore {
     return claimed!.rowCount === 1;
   }
 
-  /** Turns whose lease this instance held and another took over: it appends nothing more to them (append's fence) unless it claims them again. */
-  private readonly leasesLost = new Set<string>();
-
-  private claimTurn(turnId: string, ttlMs: number): boolean {
-    const [claimed] = this.write([
+  /**
+   * Takes the lease and raises the turn's generation as one unit, under the turn's row lock:
+   * the lock every append takes before it compares its generation, so a claim waits for the
+   * commit of an append that checked the old generation, and an append after the claim
+   * reads the new one.
+   */
+  claimTurn(turnId: string, ttlMs: number): number | undefined {
+    checkLeaseTime(turnId, ttlMs);
+    const [locked, , raised] = this.write([
+      { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
+        // From the turn's row: an unknown turn is refused below, not by the foreign key.
         sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
-              VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1))
+              SELECT turn_id, $2::text, clock_timestamp() + $3::integer * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1)
+              FROM turns WHERE turn_id = $1
               ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
                 claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
               WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
         params: [turnId, this.instanceId, ttlMs],
       },
+      {
+        sql: `UPDATE turns SET generation = generation + 1
+              WHERE turn_id = $1 AND EXISTS (SELECT 1 FROM turn_leases WHERE turn_id = $1 AND owner = $2 AND expires_at > clock_timestamp())
+              RETURNING generation`,
+        params: [turnId, this.instanceId],
+      },
     ]);
-    const taken = claimed!.rowCount === 1;
-    if (taken) this.leasesLost.delete(turnId);
-    return taken;
+    if (locked!.rowCount === 0) throw storeErrors.unknownTurn(turnId, "claim");
+    const generation = raised!.rows[0]?.generation as number | undefined;
+    // An append of this group already read the turn's generation: from now on it is this one.
+    const appended = this.group?.turns.get(turnId);
+    if (appended !== undefined && generation !== undefined) appended.generation = generation;
+    return generation;
   }
 
   private renewLeases(ttlMs: number, turnIds: readonly string[]): string[] {
@@ -642,10 +666,7 @@ export class PostgresEventStore implements EventStore {
         params: [this.instanceId, ttlMs, turnIds],
       },
     ]);
-    const held = renewed!.rows.map((row) => row.turn_id as string);
-    const kept = new Set(held);
-    for (const turnId of turnIds) if (!kept.has(turnId)) this.leasesLost.add(turnId);
-    return held;
+    return renewed!.rows.map((row) => row.turn_id as string);
   }
 
   private releaseTurn(turnId: string): void {
