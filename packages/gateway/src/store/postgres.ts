@@ -169,6 +169,19 @@ const CANCEL_CHANNEL = "turnspec_cancel";
 
 type CommitCallback = (failure?: StoreError) => void;
 
+/** An event appended and not yet sent: turn_id, sequence, thread_id, method, params, recorded_at. */
+type PendingEvent = readonly [string, number, string, string, string, string];
+
+const INSERT_EVENTS_SQL = `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at)
+  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[])`;
+
+/** The columns of pending events, one array each, for INSERT_EVENTS_SQL. */
+function insertEventsParams(rows: readonly PendingEvent[]): unknown[][] {
+  const columns: unknown[][] = [[], [], [], [], [], []];
+  for (const row of rows) for (let k = 0; k < 6; k++) columns[k]!.push(row[k]);
+  return columns;
+}
+
 interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
@@ -177,7 +190,7 @@ interface Group {
   /** The events appended in this group, per turn in sequence order: announced with the commit, and kept once it succeeds. */
   readonly appended: Map<string, StoredEvent[]>;
   /** Events appended and not yet sent to the server. */
-  pending: unknown[][];
+  pending: PendingEvent[];
 }
 
 /**
@@ -697,19 +710,16 @@ export class PostgresEventStore implements EventStore {
     return group;
   }
 
-  /** Sends the group's pending events as one INSERT, without waiting. */
+  /**
+   * Sends the group's pending events as one INSERT, without waiting: a prepared statement
+   * of one array per column, so the server parses and plans it once per connection
+   * however many rows a group holds.
+   */
   private flush(group: Group): void {
     if (group.pending.length === 0) return;
     const rows = group.pending;
     group.pending = [];
-    const values: string[] = [];
-    const params: unknown[] = [];
-    for (const row of rows) {
-      const base = params.length;
-      values.push(`($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6})`);
-      params.push(...row);
-    }
-    this.link.post([{ sql: `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ${values.join(", ")}`, params }]);
+    this.link.post([{ name: "turnspec_insert_events", sql: INSERT_EVENTS_SQL, params: insertEventsParams(rows) }]);
   }
 
   /**
