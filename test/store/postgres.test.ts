@@ -13,6 +13,7 @@ import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStor
 import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js";
 import { openStore } from "../../packages/gateway/src/store/open.js";
 import type { StoreError } from "../../packages/gateway/src/store/rules.js";
+import type { StoredEvent } from "../../packages/gateway/src/store/store.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { RECORDED_AT, appendDelta, committed, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 
@@ -312,6 +313,37 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       appendDelta(writer, "trn_1");
       await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
       await expect.poll(() => heard).toEqual([["trn_1", 1, 3], ["trn_2", 1, 1], ["trn_1", 4, 4]]);
+    });
+
+    it("announces the events themselves, in payloads PostgreSQL accepts, and an event too large for one by its range alone", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: { turnId: string; first: number; last: number; events: readonly StoredEvent[] | undefined }[] = [];
+      await watcher.shared.watch((turnId, first, last, events) => heard.push({ turnId, first, last, events }));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_1", "t");
+      const written: StoredEvent[] = [];
+      // Several payloads' worth, in characters of one to four UTF-8 bytes, and one event larger than any payload.
+      for (let i = 0; i < 150; i++) written.push(appendDelta(writer, "trn_1", `é${"€".repeat(i % 40)}😀 ${i}`));
+      written.push(appendDelta(writer, "trn_1", "ü".repeat(9000)));
+      written.push(appendDelta(writer, "trn_1", "after the large one"));
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      await expect.poll(() => heard.at(-1)?.last).toBe(written.length);
+      // Consecutive ranges covering every event once, in order.
+      expect(heard.map((h) => h.first)).toEqual([1, ...heard.slice(0, -1).map((h) => h.last + 1)]);
+      expect(heard.length).toBeGreaterThan(2);
+      const carried = heard.flatMap((h) => h.events ?? []);
+      const large = heard.find((h) => h.first === 151);
+      expect(large).toEqual({ turnId: "trn_1", first: 151, last: 151, events: undefined });
+      const expected = written.filter((e) => e.sequence !== 151).map((e) => ({ ...e }));
+      expect(carried.map((e) => ({ ...e }))).toEqual(expected);
+      // What the watcher was handed it keeps; a read gives every event, the large one from the server.
+      expect(watcher.events("trn_1").map((e) => e.paramsJson)).toEqual(written.map((e) => e.paramsJson));
+      // And what another store appends after that is read after what is kept.
+      const more = appendDelta(writer, "trn_1", "more");
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      expect(watcher.events("trn_1", 150).map((e) => e.paramsJson)).toEqual([...written.slice(150), more].map((e) => e.paramsJson));
+      expect(watcher.events("trn_1", 10, 3).map((e) => e.sequence)).toEqual([11, 12, 13]);
     });
 
     it("listens again after its listening connection is cut, and hears the commits after that", async () => {

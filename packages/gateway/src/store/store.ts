@@ -82,11 +82,12 @@ export interface SharedStore {
    */
   claimResolution(turnId: string, subject: string): boolean;
   /**
-   * Calls `listener` for each commit of another instance, once per turn it appended to,
-   * with the first and last sequence it appended, in commit order. Resolves once it
-   * listens: a commit after that is never missed while the connection holds.
+   * Calls `listener` for each commit of another instance, per turn it appended to, with
+   * the first and last sequence it appended (a commit of many events may come as several
+   * consecutive ranges), in commit order. Resolves once it listens: a commit after that is
+   * never missed while the connection holds.
    */
-  watch(listener: (turnId: string, first: number, last: number) => void): Promise<void>;
+  watch(listener: CommitListener): Promise<void>;
   /**
    * Holds other instances off the thread until the writes this one made so far are
    * committed: an instance deciding the same thing (has the thread an active turn?) waits
@@ -114,6 +115,12 @@ export interface SharedStore {
   /** Calls `listener` for each cancel another instance asked for. */
   onCancelRequest(listener: (turnId: string, reason: string) => void): void;
 }
+
+/**
+ * Told of events another instance committed: the turn and the range of sequences, with
+ * the events themselves when the announcement carried them (then no read is needed).
+ */
+export type CommitListener = (turnId: string, first: number, last: number, events?: readonly StoredEvent[]) => void;
 
 export interface EventStore {
   /** Present when several gateway processes share the store. */
