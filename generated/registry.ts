@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "89ff8d1646607d7ba49ff5f216ce30ec699ef166043358aa443d538732bf6f3d",
+  digest: "7add0911b07f53adbc53bcef41920d6ad14a6a8c39058f6ab275308e85057fb3",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";
@@ -219,6 +219,10 @@ export interface NotificationTypes {
   "turn/question/opened": T.TurnQuestionOpenedNotification;
   "turn/question/resolved": T.TurnQuestionResolvedNotification;
   "turn/handoff/started": T.TurnHandoffStartedNotification;
+  "turn/invite/delivery": T.TurnInviteDeliveryNotification;
+  "turn/wallet/link_prompt": T.TurnWalletLinkPromptNotification;
+  "turn/wallet/update_prompt": T.TurnWalletUpdatePromptNotification;
+  "turn/wallet/revoke_prompt": T.TurnWalletRevokePromptNotification;
   "turn/execution_window/started": T.TurnExecutionWindowStartedNotification;
   "turn/execution_window/exhausted": T.TurnExecutionWindowExhaustedNotification;
   "turn/execution_window/checkpointed": T.TurnExecutionWindowCheckpointedNotification;
@@ -383,6 +387,34 @@ export const notifications = {
     summary: "The turn delegates to a sub-agent (turnspec's own extension).",
     params: "TurnHandoffStartedNotification",
     requirements: ["TURN-HANDOFF-NOTICE"],
+  },
+  "turn/invite/delivery": {
+    name: "turn/invite/delivery",
+    direction: "server_to_client",
+    summary: "An invite minted this turn, for the edge to deliver to the target's direct message only; the code goes live to the connection authorised for private delivery and is redacted everywhere else (turnspec's own extension).",
+    params: "TurnInviteDeliveryNotification",
+    requirements: ["TURN-INVITE-PRIVATE", "TURN-INVITE-NOT-TO-MODEL", "TURN-INVITE-NO-CHANNEL", "TURN-ORDER-SURFACED-LAST"],
+  },
+  "turn/wallet/link_prompt": {
+    name: "turn/wallet/link_prompt",
+    direction: "server_to_client",
+    summary: "A tool call this turn needed a usable linked wallet: the data of the link or renewal card (turnspec's own extension).",
+    params: "TurnWalletLinkPromptNotification",
+    requirements: ["TURN-WALLET-LINK-PROMPT", "TURN-ORDER-SURFACED-LAST"],
+  },
+  "turn/wallet/update_prompt": {
+    name: "turn/wallet/update_prompt",
+    direction: "server_to_client",
+    summary: "A spending-limit-update ceremony was minted this turn: the data of its card (turnspec's own extension).",
+    params: "TurnWalletUpdatePromptNotification",
+    requirements: ["TURN-WALLET-UPDATE-PROMPT", "TURN-ORDER-SURFACED-LAST"],
+  },
+  "turn/wallet/revoke_prompt": {
+    name: "turn/wallet/revoke_prompt",
+    direction: "server_to_client",
+    summary: "Unlinking the wallet minted a hard-revoke ceremony this turn: the data of its card (turnspec's own extension).",
+    params: "TurnWalletRevokePromptNotification",
+    requirements: ["TURN-WALLET-REVOKE-PROMPT", "TURN-ORDER-SURFACED-LAST"],
   },
   "turn/execution_window/started": {
     name: "turn/execution_window/started",

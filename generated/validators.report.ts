@@ -27280,6 +27280,618 @@ validate138.errors = vErrors;
 return errors === 0;
 }
 
+exports.TurnInviteCodeDelivery = validate139;
+const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_delivery.json","type":"object","oneOf":[{"$ref":"turn_invite_code_private.json"},{"$ref":"turn_invite_code_redacted.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["private","redacted"]}}};
+const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_private.json","type":"object","additionalProperties":false,"required":["kind","code"],"properties":{"kind":{"type":"string","const":"private"},"code":{"type":"string","minLength":1}}};
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_redacted.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"redacted"}}};
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_delivery.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(!((data0 === "private") || (data0 === "redacted"))){
+const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema201.properties.kind.enum}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "private"){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err2 = {instancePath,schemaPath:"turn_invite_code_private.json/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.code === undefined){
+const err3 = {instancePath,schemaPath:"turn_invite_code_private.json/required",keyword:"required",params:{missingProperty: "code"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "kind") || (key0 === "code"))){
+const err4 = {instancePath,schemaPath:"turn_invite_code_private.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if("private" !== data1){
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/const",keyword:"const",params:{allowedValue: "private"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+let data2 = data.code;
+if(typeof data2 === "string"){
+if(func0(data2) < 1){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"turn_invite_code_private.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else if(tag0 === "redacted"){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err10 = {instancePath,schemaPath:"turn_invite_code_redacted.json/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key1 in data){
+if(!(key1 === "kind")){
+const err11 = {instancePath,schemaPath:"turn_invite_code_redacted.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data3 = data.kind;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if("redacted" !== data3){
+const err13 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"turn_invite_code_redacted.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteCodePrivate = validate140;
+
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_private.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "kind") || (key0 === "code"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if("private" !== data0){
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "private"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+let data1 = data.code;
+if(typeof data1 === "string"){
+if(func0(data1) < 1){
+const err5 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate140.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteCodeRedacted = validate141;
+
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_redacted.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "kind")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if("redacted" !== data0){
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate141.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteDeliveryNotification = validate142;
+const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_delivery_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","target_user_id","inviter_display","delivery"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"target_user_id":{"type":"string","minLength":1},"inviter_display":{"type":"string"},"delivery":{"$ref":"turn_invite_code_delivery.json"}}};
+
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_delivery_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.item_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.target_user_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "target_user_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.inviter_display === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "inviter_display"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.delivery === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delivery"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "target_user_id")) || (key0 === "inviter_display")) || (key0 === "delivery"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.target_user_id !== undefined){
+let data4 = data.target_user_id;
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+const err14 = {instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.inviter_display !== undefined){
+if(typeof data.inviter_display !== "string"){
+const err16 = {instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.delivery !== undefined){
+if(!(validate139(data.delivery, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate142.errors = vErrors;
+return errors === 0;
+}
+
 exports.TurnItem = validate29;
 
 exports.TurnItemAgentMessage = validate37;
@@ -27290,10 +27902,10 @@ exports.TurnItemDownload = validate46;
 
 exports.TurnItemDynamicToolCall = validate47;
 
-exports.TurnItemEvent = validate139;
-const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate144;
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27435,15 +28047,15 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnItemFileChange = validate43;
 
-exports.TurnItemOutputPolicy = validate140;
+exports.TurnItemOutputPolicy = validate145;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27563,15 +28175,15 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnItemReasoning = validate38;
 
-exports.TurnItemStatus = validate141;
+exports.TurnItemStatus = validate146;
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27595,7 +28207,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
 
@@ -27603,9 +28215,9 @@ exports.TurnItemSystemEvent = validate39;
 
 exports.TurnItemTask = validate40;
 
-exports.TurnItemToolError = validate142;
+exports.TurnItemToolError = validate147;
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27667,13 +28279,13 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnItemToolOutcome = validate143;
+exports.TurnItemToolOutcome = validate148;
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27697,7 +28309,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
 
@@ -27707,10 +28319,10 @@ exports.TurnItemWebFetch = validate45;
 
 exports.TurnItemWebSearch = validate44;
 
-exports.TurnItemsParams = validate144;
-const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991},"limit":{"type":"integer","minimum":1,"maximum":9007199254740991}}};
+exports.TurnItemsParams = validate149;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991},"limit":{"type":"integer","minimum":1,"maximum":9007199254740991}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27878,14 +28490,14 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnItemsResponse = validate145;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+exports.TurnItemsResponse = validate150;
+const schema213 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28230,14 +28842,14 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnLegacySandboxPolicy = validate146;
-const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate151;
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28298,13 +28910,13 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnMode = validate147;
+exports.TurnMode = validate152;
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28328,13 +28940,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnNetworkPolicySnapshot = validate148;
+exports.TurnNetworkPolicySnapshot = validate153;
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28471,14 +29083,14 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalRequest = validate149;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate154;
+const schema218 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28594,7 +29206,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema212.properties, key0))){
+if(!(func4.call(schema218.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err11];
@@ -29113,14 +29725,14 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalResolution = validate150;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
+exports.TurnPermissionApprovalResolution = validate155;
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29135,7 +29747,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -29144,13 +29756,13 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalScope = validate151;
+exports.TurnPermissionApprovalScope = validate156;
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29174,14 +29786,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionAuditEvent = validate152;
-const schema217 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionAuditEvent = validate157;
+const schema223 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29247,7 +29859,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema217.properties, key0))){
+if(!(func4.call(schema223.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -29381,7 +29993,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-const err17 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema217.properties.kind.enum}};
+const err17 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema223.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29487,7 +30099,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-const err26 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema217.properties.decided_by.enum}};
+const err26 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema223.properties.decided_by.enum}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29534,7 +30146,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-const err30 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
+const err30 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29573,13 +30185,13 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionMode = validate154;
+exports.TurnPermissionMode = validate159;
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29603,14 +30215,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionProfileSelection = validate155;
-const schema222 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate160;
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29745,15 +30357,15 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnPermissionProfileSnapshot = validate95;
 
-exports.TurnPermissionProfileSource = validate156;
+exports.TurnPermissionProfileSource = validate161;
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29777,14 +30389,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestOpenedNotification = validate157;
-const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate162;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -29927,8 +30539,8 @@ errors++;
 }
 }
 if(data.request !== undefined){
-if(!(validate149(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+if(!(validate154(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
 }
@@ -29943,14 +30555,14 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestResolvedNotification = validate159;
-const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate164;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -30150,7 +30762,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
+const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30195,14 +30807,14 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestRespondParams = validate160;
-const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate165;
+const schema234 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -30277,7 +30889,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema228.properties.resolution.enum}};
+const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema234.properties.resolution.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -30310,14 +30922,14 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestRespondResponse = validate161;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondResponse = validate166;
+const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -30472,7 +31084,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
+const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -30505,17 +31117,87 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate166.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnPrivateDelivery = validate167;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_private_delivery.json","type":"object","additionalProperties":false,"required":["inviter_display"],"properties":{"inviter_display":{"type":"string","maxLength":256}}};
+
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_private_delivery.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.inviter_display === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "inviter_display"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "inviter_display")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.inviter_display !== undefined){
+let data0 = data.inviter_display;
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+const err2 = {instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate167.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnProcessPolicySnapshot = validate104;
 
-exports.TurnQuestion = validate162;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
-const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
+exports.TurnQuestion = validate168;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
@@ -30611,7 +31293,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema231.properties, key0))){
+if(!(func4.call(schema238.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -30923,14 +31605,14 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionOpenedNotification = validate163;
-const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+exports.TurnQuestionOpenedNotification = validate169;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -31124,8 +31806,8 @@ errors++;
 }
 }
 if(data.question !== undefined){
-if(!(validate162(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+if(!(validate168(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 }
@@ -31152,13 +31834,13 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionOption = validate165;
+exports.TurnQuestionOption = validate171;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
 let vErrors = null;
 let errors = 0;
@@ -31268,14 +31950,14 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionResolution = validate166;
-const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+exports.TurnQuestionResolution = validate172;
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
 let vErrors = null;
 let errors = 0;
@@ -31290,7 +31972,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema235.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -31299,14 +31981,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionResolvedNotification = validate167;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+exports.TurnQuestionResolvedNotification = validate173;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -31512,7 +32194,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
-const err18 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema235.enum}};
+const err18 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31557,14 +32239,14 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionRespondParams = validate168;
-const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+exports.TurnQuestionRespondParams = validate174;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -31760,14 +32442,14 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionRespondResponse = validate169;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+exports.TurnQuestionRespondResponse = validate175;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -31950,14 +32632,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnResumeParams = validate170;
-const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeParams = validate176;
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32080,14 +32762,14 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnResumeResponse = validate171;
-const schema241 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeResponse = validate177;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32166,13 +32848,13 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSandboxMode = validate173;
+exports.TurnSandboxMode = validate179;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32196,15 +32878,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnSandboxSnapshot = validate100;
 
-exports.TurnSecurityBackendSnapshot = validate174;
+exports.TurnSecurityBackendSnapshot = validate180;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32326,13 +33008,13 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSecurityDegradation = validate175;
+exports.TurnSecurityDegradation = validate181;
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32416,13 +33098,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSecurityEnforcementStatus = validate176;
+exports.TurnSecurityEnforcementStatus = validate182;
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32446,16 +33128,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnSecurityParentCapSnapshot = validate106;
 
-exports.TurnStartParams = validate177;
-const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate183;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"},"private_delivery":{"$ref":"turn_private_delivery.json"}}};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32491,7 +33173,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema246.properties, key0))){
+if(!(func4.call(schema253.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -32714,8 +33396,8 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate155(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate160(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 }
@@ -32802,9 +33484,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.private_delivery !== undefined){
+let data19 = data.private_delivery;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.inviter_display === undefined){
+const err26 = {instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/required",keyword:"required",params:{missingProperty: "inviter_display"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -32813,14 +33497,74 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate177.errors = vErrors;
+for(const key3 in data19){
+if(!(key3 === "inviter_display")){
+const err27 = {instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data19.inviter_display !== undefined){
+let data20 = data19.inviter_display;
+if(typeof data20 === "string"){
+if(func0(data20) > 256){
+const err28 = {instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate183.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStartResponse = validate182;
-const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate188;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -32864,14 +33608,14 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStartedNotification = validate184;
-const schema251 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate190;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"turn":{"$ref":"turn.json"}}};
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -33030,13 +33774,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStatus = validate186;
+exports.TurnStatus = validate192;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
@@ -33060,14 +33804,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnToolLoopBudgetExceededNotification = validate187;
-const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0,"maximum":9007199254740991},"observed":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+exports.TurnToolLoopBudgetExceededNotification = validate193;
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0,"maximum":9007199254740991},"observed":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -33242,7 +33986,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-const err15 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema253.properties.budget.enum}};
+const err15 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema261.properties.budget.enum}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -33333,13 +34077,13 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnUsage = validate188;
+exports.TurnUsage = validate194;
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
@@ -33502,16 +34246,639 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate188.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlock = validate189;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0,"maximum":9007199254740991},"inProgress":{"type":"integer","minimum":0,"maximum":9007199254740991},"completed":{"type":"integer","minimum":0,"maximum":9007199254740991},"failed":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"endedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"elapsedMs":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWalletLinkPromptNotification = validate195;
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","link_url","renewal","requested"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"link_url":{"type":["string","null"],"minLength":1},"renewal":{"type":"boolean"},"requested":{"type":"boolean"}}};
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.item_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.link_url === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "link_url"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.renewal === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "renewal"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.requested === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "requested"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "link_url")) || (key0 === "renewal")) || (key0 === "requested"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.link_url !== undefined){
+let data4 = data.link_url;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/type",keyword:"type",params:{type: schema263.properties.link_url.type}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+const err15 = {instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.renewal !== undefined){
+if(typeof data.renewal !== "boolean"){
+const err16 = {instancePath:instancePath+"/renewal",schemaPath:"#/properties/renewal/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.requested !== undefined){
+if(typeof data.requested !== "boolean"){
+const err17 = {instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate195.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWalletRevokePromptNotification = validate196;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","revoke_url"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"revoke_url":{"type":"string","minLength":1}}};
+
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.item_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.revoke_url === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revoke_url"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "revoke_url"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2 < 1 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err11 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.revoke_url !== undefined){
+let data4 = data.revoke_url;
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+const err12 = {instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate196.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWalletUpdatePromptNotification = validate197;
+const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","update_url","new_limit"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"update_url":{"type":"string","minLength":1},"new_limit":{"type":"string","pattern":"^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}};
+const pattern6 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
+
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.item_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.update_url === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "update_url"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.new_limit === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "new_limit"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "update_url")) || (key0 === "new_limit"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.update_url !== undefined){
+let data4 = data.update_url;
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+const err13 = {instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.new_limit !== undefined){
+let data5 = data.new_limit;
+if(typeof data5 === "string"){
+if(!pattern6.test(data5)){
+const err15 = {instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate197.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkBlock = validate198;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0,"maximum":9007199254740991},"inProgress":{"type":"integer","minimum":0,"maximum":9007199254740991},"completed":{"type":"integer","minimum":0,"maximum":9007199254740991},"failed":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"endedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"elapsedMs":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
@@ -33597,7 +34964,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema255.properties, key0))){
+if(!(func4.call(schema266.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err8];
@@ -33728,7 +35095,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema257.enum}};
+const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema268.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -33983,7 +35350,7 @@ errors++;
 if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.oldest.type}};
+const err41 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.oldest.type}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -33996,7 +35363,7 @@ errors++;
 if(data12.newest !== undefined){
 let data14 = data12.newest;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err42 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.newest.type}};
+const err42 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.newest.type}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -34134,13 +35501,13 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate189.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlockPresentation = validate190;
+exports.TurnWorkBlockPresentation = validate199;
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
@@ -34224,13 +35591,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlockState = validate191;
+exports.TurnWorkBlockState = validate200;
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
@@ -34245,7 +35612,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema257.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -34254,14 +35621,14 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkItem = validate192;
-const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"updatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"sourceSequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate201;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"updatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"sourceSequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
@@ -34357,7 +35724,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema260.properties, key0))){
+if(!(func4.call(schema271.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -34599,14 +35966,14 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate192.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkItemsChangedNotification = validate194;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsChangedNotification = validate203;
+const schema273 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -34879,14 +36246,14 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkItemsGetParams = validate195;
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+exports.TurnWorkItemsGetParams = validate204;
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35006,14 +36373,14 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkItemsGetResponse = validate196;
-const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetResponse = validate205;
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35256,8 +36623,8 @@ let data6 = data.items;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate192(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate201(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
 }
@@ -35312,18 +36679,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchor = validate198;
-const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+exports.TurnWorkPageAnchor = validate207;
+const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema279 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema280 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35341,7 +36708,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema265.properties.kind.enum}};
+const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema276.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -35665,13 +37032,13 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchorAfter = validate199;
+exports.TurnWorkPageAnchorAfter = validate208;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35754,13 +37121,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchorBefore = validate200;
+exports.TurnWorkPageAnchorBefore = validate209;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35843,13 +37210,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchorNewest = validate201;
+exports.TurnWorkPageAnchorNewest = validate210;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35910,13 +37277,13 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchorOldest = validate202;
+exports.TurnWorkPageAnchorOldest = validate211;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
@@ -35977,14 +37344,14 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageParams = validate203;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageParams = validate212;
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -36056,8 +37423,8 @@ errors++;
 }
 }
 if(data.anchor !== undefined){
-if(!(validate198(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
-vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+if(!(validate207(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
 }
@@ -36107,15 +37474,15 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageResponse = validate205;
-const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkPageResponse = validate214;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -36211,7 +37578,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func4.call(schema275.properties, key0))){
+if(!(func4.call(schema286.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -36364,8 +37731,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
 }
@@ -36374,8 +37741,8 @@ let data7 = data.items;
 if(Array.isArray(data7)){
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate192(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate201(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
 }
@@ -36449,7 +37816,7 @@ errors++;
 if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err28 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}};
+const err28 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -36462,7 +37829,7 @@ errors++;
 if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}};
+const err29 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -36519,13 +37886,13 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageState = validate208;
+exports.TurnWorkPageState = validate217;
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
@@ -36585,7 +37952,7 @@ errors++;
 if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}};
+const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -36598,7 +37965,7 @@ errors++;
 if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}};
+const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -36643,14 +38010,14 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkStateChangedNotification = validate209;
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkStateChangedNotification = validate218;
+const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -36857,8 +38224,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
 }
@@ -36873,15 +38240,15 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
 
 exports.UserInput = validate31;
 
-exports.UserInputArtifact = validate211;
+exports.UserInputArtifact = validate220;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
@@ -36964,13 +38331,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputAudio = validate212;
+exports.UserInputAudio = validate221;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37065,13 +38432,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputFile = validate213;
+exports.UserInputFile = validate222;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37178,13 +38545,13 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputImage = validate214;
+exports.UserInputImage = validate223;
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37267,13 +38634,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputLocalFile = validate215;
+exports.UserInputLocalFile = validate224;
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37356,13 +38723,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputLocalImage = validate216;
+exports.UserInputLocalImage = validate225;
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37445,13 +38812,13 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputMention = validate217;
+exports.UserInputMention = validate226;
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37556,13 +38923,13 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate217.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputText = validate218;
+exports.UserInputText = validate227;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37676,13 +39043,13 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputVideo = validate219;
+exports.UserInputVideo = validate228;
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
@@ -37777,7 +39144,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
 })(compiled, validatorHelper);
@@ -37863,6 +39230,10 @@ export const TurnFilesystemSandboxPolicy: RawValidator = compiled.TurnFilesystem
 export const TurnGetParams: RawValidator = compiled.TurnGetParams;
 export const TurnGetResponse: RawValidator = compiled.TurnGetResponse;
 export const TurnHandoffStartedNotification: RawValidator = compiled.TurnHandoffStartedNotification;
+export const TurnInviteCodeDelivery: RawValidator = compiled.TurnInviteCodeDelivery;
+export const TurnInviteCodePrivate: RawValidator = compiled.TurnInviteCodePrivate;
+export const TurnInviteCodeRedacted: RawValidator = compiled.TurnInviteCodeRedacted;
+export const TurnInviteDeliveryNotification: RawValidator = compiled.TurnInviteDeliveryNotification;
 export const TurnItem: RawValidator = compiled.TurnItem;
 export const TurnItemAgentMessage: RawValidator = compiled.TurnItemAgentMessage;
 export const TurnItemCommandExecution: RawValidator = compiled.TurnItemCommandExecution;
@@ -37897,6 +39268,7 @@ export const TurnPermissionRequestOpenedNotification: RawValidator = compiled.Tu
 export const TurnPermissionRequestResolvedNotification: RawValidator = compiled.TurnPermissionRequestResolvedNotification;
 export const TurnPermissionRequestRespondParams: RawValidator = compiled.TurnPermissionRequestRespondParams;
 export const TurnPermissionRequestRespondResponse: RawValidator = compiled.TurnPermissionRequestRespondResponse;
+export const TurnPrivateDelivery: RawValidator = compiled.TurnPrivateDelivery;
 export const TurnProcessPolicySnapshot: RawValidator = compiled.TurnProcessPolicySnapshot;
 export const TurnQuestion: RawValidator = compiled.TurnQuestion;
 export const TurnQuestionOpenedNotification: RawValidator = compiled.TurnQuestionOpenedNotification;
@@ -37919,6 +39291,9 @@ export const TurnStartedNotification: RawValidator = compiled.TurnStartedNotific
 export const TurnStatus: RawValidator = compiled.TurnStatus;
 export const TurnToolLoopBudgetExceededNotification: RawValidator = compiled.TurnToolLoopBudgetExceededNotification;
 export const TurnUsage: RawValidator = compiled.TurnUsage;
+export const TurnWalletLinkPromptNotification: RawValidator = compiled.TurnWalletLinkPromptNotification;
+export const TurnWalletRevokePromptNotification: RawValidator = compiled.TurnWalletRevokePromptNotification;
+export const TurnWalletUpdatePromptNotification: RawValidator = compiled.TurnWalletUpdatePromptNotification;
 export const TurnWorkBlock: RawValidator = compiled.TurnWorkBlock;
 export const TurnWorkBlockPresentation: RawValidator = compiled.TurnWorkBlockPresentation;
 export const TurnWorkBlockState: RawValidator = compiled.TurnWorkBlockState;

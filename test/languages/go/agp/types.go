@@ -1925,7 +1925,7 @@ type GatewayConfig struct {
 	// Questions the model asks the user with ask_question (turnspec's own extension).
 	Questions *GatewayConfigQuestions
 	// GatewayID — This gateway's id in delegation routes (source_gateway_id and
-	// destination_gateway_id must equal it). Default gw_local.
+	// destination_gateway_id must equal it).
 	GatewayID *string
 	// Store — Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL
 	// (postgres://user:password@host:port/database) that several instances can share. `turnspec
@@ -1939,7 +1939,7 @@ type GatewayConfig struct {
 	// third of that. When an instance dies, another one blocks its turns
 	// (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout
 	// blocks them sooner, but a longer pause of a live instance (a stalled database connection) can
-	// then be taken for its death. Default 15000.
+	// then be taken for its death.
 	LeaseTimeoutMs *int64
 	// Routes — Bounds of delegation routes.
 	Routes *GatewayConfigRoutes
@@ -2115,8 +2115,7 @@ type GatewayConfigProviders struct {
 	// Openai is an OpenAI-compatible Chat Completions endpoint.
 	Openai *GatewayConfigProvidersOpenai
 	// Retry — How a provider call that failed in a retryable way (rate limit, outage) is retried
-	// before the turn blocks with a provider_failure_continuation recovery job. Default: 4
-	// attempts, 1000 ms first delay, doubling up to 30000 ms.
+	// before the turn blocks with a provider_failure_continuation recovery job.
 	Retry *GatewayRetryPolicy
 	// OpenaiCompatible — More OpenAI-compatible endpoints, by provider name (the names scripted and
 	// openai are taken). Each is a provider a thread or turn may name.
@@ -2198,8 +2197,8 @@ type GatewayConfigProvidersOpenai struct {
 	BaseURL string
 	// Model to request when a turn names none.
 	Model string
-	// APIKeyEnv — Name of the environment variable holding the API key. Default OPENAI_API_KEY; a
-	// missing variable sends a placeholder key, which local servers accept.
+	// APIKeyEnv — Name of the environment variable holding the API key. A missing variable sends a
+	// placeholder key, which local servers accept.
 	APIKeyEnv *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2276,8 +2275,8 @@ type GatewayConfigProvidersOpenaiCompatibleValue struct {
 	BaseURL string
 	// Model to request when a turn names none.
 	Model string
-	// APIKeyEnv — Name of the environment variable holding the API key. Default OPENAI_API_KEY; a
-	// missing variable sends a placeholder key, which local servers accept.
+	// APIKeyEnv — Name of the environment variable holding the API key. A missing variable sends a
+	// placeholder key, which local servers accept.
 	APIKeyEnv *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2351,14 +2350,14 @@ type GatewayConfigTools struct {
 	// DefaultCwd — Working directory of threads started without cwd. Default: the directory the
 	// gateway was started in.
 	DefaultCwd *string
-	// ShellTimeoutMs — Timeout of a shell call that names none. Default 30000.
+	// ShellTimeoutMs — Timeout of a shell call that names none.
 	ShellTimeoutMs *int64
-	// MaxShellTimeoutMs — Upper bound of any shell call's timeout. Default 600000.
+	// MaxShellTimeoutMs — Upper bound of any shell call's timeout.
 	MaxShellTimeoutMs *int64
-	// WebFetchTimeoutMs — Timeout of a web_fetch call. Default 15000.
+	// WebFetchTimeoutMs — Timeout of a web_fetch call.
 	WebFetchTimeoutMs *int64
 	// RestrictedMaxShellTimeoutMs — Upper bound of a shell call's timeout in the restricted
-	// permission modes (auto_accept_edits, supervised). Default 120000.
+	// permission modes (auto_accept_edits, supervised).
 	RestrictedMaxShellTimeoutMs *int64
 	// ExecutionWindows — Execution windows of Agent-mode turns. A turn runs in bounded windows;
 	// when one reaches a limit (checked between agent rounds) the gateway checkpoints it and
@@ -2366,11 +2365,11 @@ type GatewayConfigTools struct {
 	// turn/resume.
 	ExecutionWindows *GatewayConfigToolsExecutionWindows
 	// Retry — How a tool call that failed in a retryable way (a network error or a server error of
-	// web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
+	// web_fetch) is retried.
 	Retry *GatewayRetryPolicy
 	// EnvPassthrough — Environment variables a tool's processes get in every permission mode
 	// besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and
-	// provider API key variables are refused. Default none.
+	// provider API key variables are refused.
 	EnvPassthrough []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2473,14 +2472,13 @@ func (x *GatewayConfigTools) UnmarshalJSON(data []byte) error {
 // it and continues in a new window, until the turn's totals are reached, when the turn blocks until
 // turn/resume.
 type GatewayConfigToolsExecutionWindows struct {
-	// MaxAgentRoundsPerWindow — Agent rounds (provider calls) one window may run. Default 10.
+	// MaxAgentRoundsPerWindow — Agent rounds (provider calls) one window may run.
 	MaxAgentRoundsPerWindow *int64
-	// MaxToolCallsPerWindow — Tool calls one window may make. Default 40.
+	// MaxToolCallsPerWindow — Tool calls one window may make.
 	MaxToolCallsPerWindow *int64
-	// MaxWallClockMsPerWindow — Wall-clock milliseconds one window may run. Default 600000 (10
-	// minutes).
+	// MaxWallClockMsPerWindow — Wall-clock milliseconds one window may run.
 	MaxWallClockMsPerWindow *int64
-	// MaxProviderTokensPerWindow — Provider tokens one window may account for. Default 200000.
+	// MaxProviderTokensPerWindow — Provider tokens one window may account for.
 	MaxProviderTokensPerWindow *int64
 	// Total — Totals over the windows of a turn since it started or was last resumed; reaching one
 	// blocks the turn (turn/execution_window/blocked, turn/blocked) until turn/resume.
@@ -2570,13 +2568,13 @@ func (x *GatewayConfigToolsExecutionWindows) UnmarshalJSON(data []byte) error {
 // was last resumed; reaching one blocks the turn (turn/execution_window/blocked, turn/blocked)
 // until turn/resume.
 type GatewayConfigToolsExecutionWindowsTotal struct {
-	// MaxAgentRounds — Agent rounds before the turn blocks. Default 40.
+	// MaxAgentRounds — Agent rounds before the turn blocks.
 	MaxAgentRounds *int64
-	// MaxToolCalls — Tool calls before the turn blocks. Default 160.
+	// MaxToolCalls — Tool calls before the turn blocks.
 	MaxToolCalls *int64
-	// MaxWallClockMs — Wall-clock milliseconds before the turn blocks. Default 3600000 (1 hour).
+	// MaxWallClockMs — Wall-clock milliseconds before the turn blocks.
 	MaxWallClockMs *int64
-	// MaxProviderTokens — Provider tokens before the turn blocks. Default 1000000.
+	// MaxProviderTokens — Provider tokens before the turn blocks.
 	MaxProviderTokens *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2669,18 +2667,17 @@ type GatewayConfigMcpServersValue struct {
 	URL *string
 	// Headers — HTTP headers sent to a url server (for example Authorization).
 	Headers map[string]string
-	// Scope the server is configured in; a capability's scopeKind must equal it. Default workspace.
+	// Scope the server is configured in; a capability's scopeKind must equal it.
 	Scope *string
 	// StartupTimeoutMs — How long connecting and listing tools may take before the server counts as
-	// failed to start. Default 20000.
+	// failed to start.
 	StartupTimeoutMs *int64
-	// ToolTimeoutMs — How long one tool call may run before it is reported timed out. Default
-	// 60000.
+	// ToolTimeoutMs — How long one tool call may run before it is reported timed out.
 	ToolTimeoutMs *int64
 	// Trusted — Whether the server's own annotations are believed: only a trusted server's
 	// readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking);
 	// any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of
-	// itself. Default false.
+	// itself.
 	Trusted *bool
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2860,7 +2857,7 @@ func (x *GatewayConfigSkills) UnmarshalJSON(data []byte) error {
 type GatewayConfigSkillsFoldersItem struct {
 	// Path is the folder holding one sub-folder per skill.
 	Path string
-	// SourceKind — Source kind of its skills (a capability's sourceKind). Default workspace.
+	// SourceKind — Source kind of its skills (a capability's sourceKind).
 	SourceKind *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2934,8 +2931,7 @@ type GatewayConfigAcpAgentsValue struct {
 	Args []string
 	// Env — Environment variables set for the agent, besides the turn's process environment.
 	Env map[string]string
-	// StartupTimeoutMs — How long the agent may take to answer initialize and session/new. Default
-	// 20000.
+	// StartupTimeoutMs — How long the agent may take to answer initialize and session/new.
 	StartupTimeoutMs *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3015,10 +3011,9 @@ func (x *GatewayConfigAcpAgentsValue) UnmarshalJSON(data []byte) error {
 type GatewayConfigCliRuntimesValue struct {
 	// Kind is the runtime's kind: codex.
 	Kind GatewayConfigCliRuntimesValueKind
-	// Command is the codex program. Default codex (on the PATH).
+	// Command is the codex program. Looked up on the PATH.
 	Command *string
 	// Args — Arguments before the gateway's own (the app-server subcommand and its -c overrides).
-	// Default none.
 	Args []string
 	// BaseURL — Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1.
 	// Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat
@@ -3026,14 +3021,13 @@ type GatewayConfigCliRuntimesValue struct {
 	BaseURL string
 	// Model to request when a turn names none.
 	Model string
-	// APIKeyEnv — Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a
-	// missing variable sends a placeholder key.
+	// APIKeyEnv — Environment variable holding the endpoint's API key. A missing variable sends a
+	// placeholder key.
 	APIKeyEnv *string
 	// CodexHome is the runtime's CODEX_HOME (its configuration, sessions and logs). Default: a
 	// folder turnspec-codex-ID in the system's temporary folder.
 	CodexHome *string
 	// StartupTimeoutMs — How long the runtime may take to answer initialize and thread/start.
-	// Default 20000.
 	StartupTimeoutMs *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3164,20 +3158,17 @@ func (x *GatewayConfigCliRuntimesValueKind) UnmarshalJSON(data []byte) error {
 
 // GatewayConfigLimits — Bounds that keep one client or one turn from taking the gateway down.
 type GatewayConfigLimits struct {
-	// MaxFrameBytes — Largest frame accepted; a larger one gets payload_too_large. Default 8388608
-	// (8 MiB).
+	// MaxFrameBytes — Largest frame accepted; a larger one gets payload_too_large.
 	MaxFrameBytes *int64
-	// MaxBatchSize — Most messages in one JSON-RPC batch. Default 1000.
+	// MaxBatchSize — Most messages in one JSON-RPC batch.
 	MaxBatchSize *int64
 	// MaxAgentRounds — Tool-loop budget: most model calls in one Agent-mode turn, over all its
 	// windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
-	// Default 200.
 	MaxAgentRounds *int64
-	// MaxSpawnDepth — How deep spawn_agent may nest child turns. Default 2.
+	// MaxSpawnDepth — How deep spawn_agent may nest child turns.
 	MaxSpawnDepth *int64
 	// MaxToolCalls — Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows
-	// and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default
-	// 800.
+	// and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
 	MaxToolCalls *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3263,13 +3254,13 @@ func (x *GatewayConfigLimits) UnmarshalJSON(data []byte) error {
 // GatewayConfigPermissions — How tool permission requests are handled.
 type GatewayConfigPermissions struct {
 	// RequestTimeoutMs — How long an approval request stays open before it resolves as expired (a
-	// denial). Default 600000 (10 minutes).
+	// denial).
 	RequestTimeoutMs *int64
 	// RequireResolveToken — Refuse a turn/permission/request/respond that does not carry the
 	// request's valid resolve_token (unauthorized), as the request schema requires whenever the
-	// request carried one. Default true. Set false only on a gateway that authenticates whoever
-	// answers by other means: an answer without a token is then accepted from any connection, and a
-	// token, when sent, is still checked.
+	// request carried one. Set false only on a gateway that authenticates whoever answers by other
+	// means: an answer without a token is then accepted from any connection, and a token, when
+	// sent, is still checked.
 	RequireResolveToken *bool
 	// AllowedPaths — Paths outside a thread's folder that tools may use without asking, in every
 	// turn (added to a turn's own allowed_paths).
@@ -3358,7 +3349,7 @@ func (x *GatewayConfigPermissions) UnmarshalJSON(data []byte) error {
 type GatewayConfigQuestions struct {
 	// TimeoutMs — How long a question stays open before it resolves as expired and the turn goes on
 	// without the answer; each turn/question/opened announces the moment as question.expires_at.
-	// Default 600000 (10 minutes). `turnspec serve --question-timeout-ms` overrides it.
+	// `turnspec serve --question-timeout-ms` overrides it.
 	TimeoutMs *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3423,10 +3414,9 @@ func (x *GatewayConfigQuestions) UnmarshalJSON(data []byte) error {
 
 // GatewayConfigRoutes — Bounds of delegation routes.
 type GatewayConfigRoutes struct {
-	// MaxHops — Largest max_hops a route may declare. Default 4.
+	// MaxHops — Largest max_hops a route may declare.
 	MaxHops *int64
 	// MaxRoutesPerSource — Most live (active, unexpired) routes one source execution may have.
-	// Default 32.
 	MaxRoutesPerSource *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3497,13 +3487,13 @@ func (x *GatewayConfigRoutes) UnmarshalJSON(data []byte) error {
 // GatewayConfigAgent — How this gateway's agent presents itself on the turns and task items it
 // authors (spawn_agent). Each authored item keeps the presentation of its time.
 type GatewayConfigAgent struct {
-	// IdentityID is the agent identity. Default agent_reference.
+	// IdentityID is the agent identity.
 	IdentityID *string
-	// DisplayName — Name to show. Default "Reference agent".
+	// DisplayName — Name to show.
 	DisplayName *string
 	// Nickname — Optional short name.
 	Nickname *string
-	// Revision of this profile; raise it when the presentation changes. Default 1.
+	// Revision of this profile; raise it when the presentation changes.
 	Revision *int64
 	// AvatarRevision — Revision of the agent's avatar, when it has one.
 	AvatarRevision *int64
@@ -3600,10 +3590,10 @@ func (x *GatewayConfigAgent) UnmarshalJSON(data []byte) error {
 // summary message (context/compressing, context/compressed); the log keeps everything.
 type GatewayConfigContext struct {
 	// MaxHistoryTokens — Estimated tokens (4 characters each) of history above which it is
-	// compressed. Default 100000.
+	// compressed.
 	MaxHistoryTokens *int64
 	// KeepRecentMessages — Messages at the end of the history that are never folded into the
-	// summary. Default 8.
+	// summary.
 	KeepRecentMessages *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3676,9 +3666,9 @@ func (x *GatewayConfigContext) UnmarshalJSON(data []byte) error {
 type GatewayConfigSandbox struct {
 	// Required — Refuse auto_accept_edits and supervised turns (turn/start answers
 	// sandbox_unavailable) when no OS sandbox is available, instead of running them
-	// partially_active. Default false.
+	// partially_active.
 	Required *bool
-	// BwrapPath is the bubblewrap binary. Default "bwrap", looked up on PATH.
+	// BwrapPath is the bubblewrap binary. Looked up on the PATH when it is a bare name.
 	BwrapPath *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3754,10 +3744,9 @@ func (x *GatewayConfigSandbox) UnmarshalJSON(data []byte) error {
 type GatewayConfigNetwork struct {
 	// AllowDomains — Hosts reachable without asking: a host name, "*." and a host name for the
 	// names below it, or an IP address, each optionally with ":port" for that port only
-	// ("127.0.0.1:8080", "[::1]:8080"). Default none (the network stays disabled).
+	// ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled.
 	AllowDomains []string
-	// DenyDomains — Hosts never reachable, in the same form; they win over allow_domains. Default
-	// none.
+	// DenyDomains — Hosts never reachable, in the same form; they win over allow_domains.
 	DenyDomains []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3827,13 +3816,14 @@ func (x *GatewayConfigNetwork) UnmarshalJSON(data []byte) error {
 
 // GatewayRetryPolicy is a retry policy of the reference gateway's configuration (not a wire
 // message): how many attempts a retryable failure gets and how long the gateway waits between them
-// (exponential backoff: the first delay, multiplied after each failure, capped).
+// (exponential backoff: the first delay, multiplied after each failure, capped). Each place the
+// configuration uses a policy declares the policy it defaults to.
 type GatewayRetryPolicy struct {
 	// MaxAttempts — Most attempts in all, the first one included; 1 turns retries off.
 	MaxAttempts *int64
 	// InitialDelayMs — Wait before the second attempt, in milliseconds.
 	InitialDelayMs *int64
-	// BackoffMultiplier — Factor each later wait is multiplied by. Default 2.
+	// BackoffMultiplier — Factor each later wait is multiplied by.
 	BackoffMultiplier *float64
 	// MaxDelayMs — Longest wait between two attempts, in milliseconds.
 	MaxDelayMs *int64
@@ -9360,6 +9350,301 @@ func (x *TurnHandoffStartedNotification) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// TurnInviteCodeDelivery — What a connection is given of an invite's code, tagged by kind: the code
+// itself (private delivery) or the statement that it was withheld (redacted). This is turnspec's
+// own extension: the references describe InviteDelivery without giving it a wire form.
+//
+// Its variants, by their "kind": TurnInviteCodePrivate ("private"), TurnInviteCodeRedacted
+// ("redacted").
+type TurnInviteCodeDelivery interface {
+	isTurnInviteCodeDelivery()
+	toValue() jsonrpc.Value
+}
+
+func (TurnInviteCodePrivate) isTurnInviteCodeDelivery() {}
+
+func (TurnInviteCodeRedacted) isTurnInviteCodeDelivery() {}
+
+func readTurnInviteCodeDelivery(v *jsonrpc.Value) (TurnInviteCodeDelivery, error) {
+	if v.Kind() != jsonrpc.Object {
+		return nil, jsonrpc.Mismatch(v, "an object")
+	}
+	tag := v.Lookup("kind")
+	if tag != nil && tag.Kind() == jsonrpc.String {
+		switch tag.Str() {
+		case "private":
+			return readTurnInviteCodePrivate(v)
+		case "redacted":
+			return readTurnInviteCodeRedacted(v)
+		}
+	}
+	return nil, jsonrpc.UnknownTag("kind", tag, "TurnInviteCodeDelivery")
+}
+
+// AnyTurnInviteCodeDelivery holds a TurnInviteCodeDelivery where encoding/json needs a concrete
+// type: its UnmarshalJSON reads the tag and decodes the variant it names.
+type AnyTurnInviteCodeDelivery struct {
+	TurnInviteCodeDelivery
+}
+
+// MarshalJSON writes the canonical JSON text of the variant held (null when none is).
+func (x AnyTurnInviteCodeDelivery) MarshalJSON() ([]byte, error) {
+	if x.TurnInviteCodeDelivery == nil {
+		return []byte("null"), nil
+	}
+	return jsonrpc.Canonical(x.TurnInviteCodeDelivery.toValue())
+}
+
+// UnmarshalJSON reads the variant the tag names. DecodeTurnInviteCodeDelivery also validates the whole value.
+func (x *AnyTurnInviteCodeDelivery) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	x.TurnInviteCodeDelivery, err = readTurnInviteCodeDelivery(&v)
+	return err
+}
+
+// TurnInviteCodePrivate is the invite's code, sent live to the connection the turn's owner
+// authorised to deliver it privately. This is turnspec's own extension: the references describe
+// InviteDelivery without giving it a wire form.
+//
+// It is the variant "private" of TurnInviteCodeDelivery.
+type TurnInviteCodePrivate struct {
+	// Code is the single-use invite code: the one secret on this event. Deliver it only to the
+	// target's direct message; never log it or post it to a shared channel.
+	Code string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnInviteCodePrivate) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 2+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "kind", Value: jsonrpc.StringValue("private")})
+	members = append(members, jsonrpc.Member{Key: "code", Value: jsonrpc.StringValue(x.Code)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnInviteCodePrivate(v *jsonrpc.Value) (TurnInviteCodePrivate, error) {
+	var x TurnInviteCodePrivate
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "kind":
+			// A constant: written, never held.
+		case "code":
+			x.Code, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnInviteCodePrivate.
+func (x TurnInviteCodePrivate) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnInviteCodePrivate from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnInviteCodePrivate also validates.
+func (x *TurnInviteCodePrivate) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnInviteCodePrivate(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnInviteCodeRedacted is the invite's code was withheld: this connection was not authorised to
+// deliver it, or this is a replay (the log never holds the code). An edge given this delivers
+// nothing and may tell the inviter the invite went to another edge. This is turnspec's own
+// extension: the references describe InviteDelivery without giving it a wire form.
+//
+// It is the variant "redacted" of TurnInviteCodeDelivery.
+type TurnInviteCodeRedacted struct {
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnInviteCodeRedacted) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 1+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "kind", Value: jsonrpc.StringValue("redacted")})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnInviteCodeRedacted(v *jsonrpc.Value) (TurnInviteCodeRedacted, error) {
+	var x TurnInviteCodeRedacted
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "kind":
+			// A constant: written, never held.
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnInviteCodeRedacted.
+func (x TurnInviteCodeRedacted) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnInviteCodeRedacted from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnInviteCodeRedacted also validates.
+func (x *TurnInviteCodeRedacted) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnInviteCodeRedacted(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnInviteDeliveryNotification — Params of turn/invite/delivery: an invite minted during the
+// turn, for the edge to deliver to the target's direct message and only there. Surfaced once per
+// turn, after the turn's last item and before its terminal notification. The code reaches neither
+// the model nor a log: it is sent live only to the connection that started the turn with
+// private_delivery, and redacted everywhere else. An edge that cannot reach the target privately
+// tells the inviter and delivers nothing. This is turnspec's own extension: the references describe
+// InviteDelivery without giving it a wire form.
+type TurnInviteDeliveryNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the invite tool call item that minted the invite.
+	ItemID string
+	// TargetUserID is the invited person's provider-native user id. The edge opens this person's
+	// direct message, and delivers the code there only.
+	TargetUserID string
+	// InviterDisplay is the inviting user's display name, for the copy the target reads. May be
+	// empty; the edge then uses a neutral phrasing.
+	InviterDisplay string
+	// Delivery is the single-use code, to the connection the turn's owner authorised to deliver it
+	// privately; to every other connection, and in every turn/items replay, the statement that it
+	// was redacted.
+	Delivery TurnInviteCodeDelivery
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnInviteDeliveryNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 7+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "target_user_id", Value: jsonrpc.StringValue(x.TargetUserID)})
+	members = append(members, jsonrpc.Member{Key: "inviter_display", Value: jsonrpc.StringValue(x.InviterDisplay)})
+	members = append(members, jsonrpc.Member{Key: "delivery", Value: x.Delivery.toValue()})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnInviteDeliveryNotification(v *jsonrpc.Value) (TurnInviteDeliveryNotification, error) {
+	var x TurnInviteDeliveryNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "target_user_id":
+			x.TargetUserID, err = jsonrpc.AsString(p)
+		case "inviter_display":
+			x.InviterDisplay, err = jsonrpc.AsString(p)
+		case "delivery":
+			x.Delivery, err = readTurnInviteCodeDelivery(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnInviteDeliveryNotification.
+func (x TurnInviteDeliveryNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnInviteDeliveryNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnInviteDeliveryNotification also validates.
+func (x *TurnInviteDeliveryNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnInviteDeliveryNotification(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
 // TurnItem is one object of a turn's timeline, as clients render it: a message, reasoning, a
 // notice, a delegated task or a tool call. Distinguished by type.
 //
@@ -12949,6 +13234,75 @@ func (x *TurnPermissionRequestRespondResponse) UnmarshalJSON(data []byte) error 
 	return nil
 }
 
+// TurnPrivateDelivery — What a client declares when it starts a turn on behalf of its owner and can
+// reach people privately (a chat edge that opens direct messages): the turn's private deliveries,
+// such as the code of an invite the turn mints, are then sent live to this connection and to no
+// other; every other connection, and every turn/items replay, gets them redacted. This is
+// turnspec's own extension: the references describe InviteDelivery without giving private delivery
+// a wire form.
+type TurnPrivateDelivery struct {
+	// InviterDisplay is the turn owner's display name, which an invite's delivery carries for the
+	// copy its target reads. May be empty; the edge then uses a neutral phrasing.
+	InviterDisplay string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnPrivateDelivery) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 1+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "inviter_display", Value: jsonrpc.StringValue(x.InviterDisplay)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnPrivateDelivery(v *jsonrpc.Value) (TurnPrivateDelivery, error) {
+	var x TurnPrivateDelivery
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "inviter_display":
+			x.InviterDisplay, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnPrivateDelivery.
+func (x TurnPrivateDelivery) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnPrivateDelivery from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnPrivateDelivery also validates.
+func (x *TurnPrivateDelivery) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnPrivateDelivery(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
 // TurnProcessPolicySnapshot — Rules for processes a turn launches: whether shell commands may run,
 // which environment variables they see, how long they may run, and per-command risk rules.
 type TurnProcessPolicySnapshot struct {
@@ -14587,6 +14941,10 @@ type TurnStartParams struct {
 	SandboxPolicy *TurnLegacySandboxPolicy
 	// Mode for this turn; defaults to the thread's mode.
 	Mode *TurnMode
+	// PrivateDelivery — Authorises the connection that sends this turn/start, and it alone, to
+	// receive the turn's private deliveries live (an invite's code). Absent: no connection is
+	// authorised, and the turn mints no invite.
+	PrivateDelivery *TurnPrivateDelivery
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
 	// back as they came.
@@ -14594,7 +14952,7 @@ type TurnStartParams struct {
 }
 
 func (x TurnStartParams) toValue() jsonrpc.Value {
-	members := make([]jsonrpc.Member, 0, 11+len(x.Extra))
+	members := make([]jsonrpc.Member, 0, 12+len(x.Extra))
 	for k, v := range x.Extra {
 		members = append(members, jsonrpc.Member{Key: k, Value: v})
 	}
@@ -14624,6 +14982,9 @@ func (x TurnStartParams) toValue() jsonrpc.Value {
 	}
 	if x.Mode != nil {
 		members = append(members, jsonrpc.Member{Key: "mode", Value: x.Mode.toValue()})
+	}
+	if x.PrivateDelivery != nil {
+		members = append(members, jsonrpc.Member{Key: "private_delivery", Value: x.PrivateDelivery.toValue()})
 	}
 	return jsonrpc.ObjectValue(members...)
 }
@@ -14660,6 +15021,8 @@ func readTurnStartParams(v *jsonrpc.Value) (TurnStartParams, error) {
 			x.SandboxPolicy, err = jsonrpc.Ref(readTurnLegacySandboxPolicy(p))
 		case "mode":
 			x.Mode, err = jsonrpc.Ref(readTurnMode(p))
+		case "private_delivery":
+			x.PrivateDelivery, err = jsonrpc.Ref(readTurnPrivateDelivery(p))
 		default:
 			var e jsonrpc.Value
 			e, err = jsonrpc.AsValue(p)
@@ -15075,6 +15438,291 @@ func (x *TurnUsage) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	value, err := readTurnUsage(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnWalletLinkPromptNotification — Params of turn/wallet/link_prompt: a tool call this turn
+// needed a usable linked wallet. Surfaced once per turn, after the turn's last item and before its
+// terminal notification. It carries data only, no copy, so every edge renders the same "Link a
+// wallet" or "Renew access" card. This is turnspec's own extension: the references describe
+// WalletLinkPrompt without giving it a wire form.
+type TurnWalletLinkPromptNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the wallet tool call item that needed the link.
+	ItemID string
+	// LinkURL is the deployment's wallet-link URL, when the gateway is configured with one; null
+	// points the reader at an admin instead of a button that leads nowhere.
+	LinkURL *string
+	// Renewal — True when the caller had a linked wallet that is no longer usable (expired or
+	// revoked); false when they never linked one. Selects the renewal copy over the first-time
+	// copy.
+	Renewal bool
+	// Requested — True when the caller asked to link (or replace) a wallet directly, with the
+	// wallet_link tool; false on the payment-interrupt path. Selects the "here is a secure link"
+	// copy over both payment-interrupt wordings.
+	Requested bool
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnWalletLinkPromptNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 7+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "link_url", Value: jsonrpc.WriteNullable(x.LinkURL, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "renewal", Value: jsonrpc.BoolValue(x.Renewal)})
+	members = append(members, jsonrpc.Member{Key: "requested", Value: jsonrpc.BoolValue(x.Requested)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnWalletLinkPromptNotification(v *jsonrpc.Value) (TurnWalletLinkPromptNotification, error) {
+	var x TurnWalletLinkPromptNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "link_url":
+			x.LinkURL, err = jsonrpc.ReadNullable(p, jsonrpc.AsString)
+		case "renewal":
+			x.Renewal, err = jsonrpc.AsBool(p)
+		case "requested":
+			x.Requested, err = jsonrpc.AsBool(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnWalletLinkPromptNotification.
+func (x TurnWalletLinkPromptNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnWalletLinkPromptNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnWalletLinkPromptNotification also validates.
+func (x *TurnWalletLinkPromptNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnWalletLinkPromptNotification(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnWalletRevokePromptNotification — Params of turn/wallet/revoke_prompt: unlinking the wallet
+// minted a hard-revoke ceremony for its delegated key this turn. Surfaced once per turn, after the
+// turn's last item and before its terminal notification. It carries data only, no copy, so every
+// edge renders the same "Revoke access" card. This is turnspec's own extension: the references
+// describe WalletRevokePrompt without giving it a wire form.
+type TurnWalletRevokePromptNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the wallet_unlink tool call item that minted the ceremony.
+	ItemID string
+	// RevokeURL is the one-time hard-revoke ceremony URL for the just-unlinked delegated key.
+	RevokeURL string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnWalletRevokePromptNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 5+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "revoke_url", Value: jsonrpc.StringValue(x.RevokeURL)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnWalletRevokePromptNotification(v *jsonrpc.Value) (TurnWalletRevokePromptNotification, error) {
+	var x TurnWalletRevokePromptNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "revoke_url":
+			x.RevokeURL, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnWalletRevokePromptNotification.
+func (x TurnWalletRevokePromptNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnWalletRevokePromptNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnWalletRevokePromptNotification also validates.
+func (x *TurnWalletRevokePromptNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnWalletRevokePromptNotification(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnWalletUpdatePromptNotification — Params of turn/wallet/update_prompt: a spending-limit-update
+// ceremony was minted this turn. Surfaced once per turn, after the turn's last item and before its
+// terminal notification. It carries data only, no copy, so every edge renders the same "Update
+// spending cap" card. This is turnspec's own extension: the references describe WalletUpdatePrompt
+// without giving it a wire form.
+type TurnWalletUpdatePromptNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the wallet_update_limit tool call item that minted the ceremony.
+	ItemID string
+	// UpdateURL is the one-time spending-limit-update ceremony URL.
+	UpdateURL string
+	// NewLimit is the requested new daily spending cap, in the settlement currency's human units
+	// (e.g. "20"), echoed on the card.
+	NewLimit string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnWalletUpdatePromptNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 6+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "update_url", Value: jsonrpc.StringValue(x.UpdateURL)})
+	members = append(members, jsonrpc.Member{Key: "new_limit", Value: jsonrpc.StringValue(x.NewLimit)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnWalletUpdatePromptNotification(v *jsonrpc.Value) (TurnWalletUpdatePromptNotification, error) {
+	var x TurnWalletUpdatePromptNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "update_url":
+			x.UpdateURL, err = jsonrpc.AsString(p)
+		case "new_limit":
+			x.NewLimit, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnWalletUpdatePromptNotification.
+func (x TurnWalletUpdatePromptNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnWalletUpdatePromptNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnWalletUpdatePromptNotification also validates.
+func (x *TurnWalletUpdatePromptNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnWalletUpdatePromptNotification(&v)
 	if err != nil {
 		return err
 	}

@@ -332,7 +332,7 @@ class GatewayConfigProvidersOpenai(WireModel):
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept."""
+    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept."""
 
 
 class GatewayConfigProvidersOpenaiCompatibleValue(WireModel):
@@ -345,7 +345,7 @@ class GatewayConfigProvidersOpenaiCompatibleValue(WireModel):
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept."""
+    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept."""
 
 
 class GatewayConfigProviders(WireModel):
@@ -356,7 +356,7 @@ class GatewayConfigProviders(WireModel):
     openai: GatewayConfigProvidersOpenai | None = None
     """An OpenAI-compatible Chat Completions endpoint."""
     retry: GatewayRetryPolicy | None = None
-    """How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms first delay, doubling up to 30000 ms."""
+    """How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job."""
     openai_compatible: dict[str, GatewayConfigProvidersOpenaiCompatibleValue] | None = None
     """More OpenAI-compatible endpoints, by provider name (the names scripted and openai are taken). Each is a provider a thread or turn may name."""
 
@@ -367,13 +367,13 @@ class GatewayConfigToolsExecutionWindowsTotal(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_agent_rounds", "max_tool_calls", "max_wall_clock_ms", "max_provider_tokens"})
 
     max_agent_rounds: int | None = None
-    """Agent rounds before the turn blocks. Default 40."""
+    """Agent rounds before the turn blocks."""
     max_tool_calls: int | None = None
-    """Tool calls before the turn blocks. Default 160."""
+    """Tool calls before the turn blocks."""
     max_wall_clock_ms: int | None = None
-    """Wall-clock milliseconds before the turn blocks. Default 3600000 (1 hour)."""
+    """Wall-clock milliseconds before the turn blocks."""
     max_provider_tokens: int | None = None
-    """Provider tokens before the turn blocks. Default 1000000."""
+    """Provider tokens before the turn blocks."""
 
 
 class GatewayConfigToolsExecutionWindows(WireModel):
@@ -382,13 +382,13 @@ class GatewayConfigToolsExecutionWindows(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "total"})
 
     max_agent_rounds_per_window: int | None = None
-    """Agent rounds (provider calls) one window may run. Default 10."""
+    """Agent rounds (provider calls) one window may run."""
     max_tool_calls_per_window: int | None = None
-    """Tool calls one window may make. Default 40."""
+    """Tool calls one window may make."""
     max_wall_clock_ms_per_window: int | None = None
-    """Wall-clock milliseconds one window may run. Default 600000 (10 minutes)."""
+    """Wall-clock milliseconds one window may run."""
     max_provider_tokens_per_window: int | None = None
-    """Provider tokens one window may account for. Default 200000."""
+    """Provider tokens one window may account for."""
     total: GatewayConfigToolsExecutionWindowsTotal | None = None
     """Totals over the windows of a turn since it started or was last resumed; reaching one blocks the turn (turn/execution_window/blocked, turn/blocked) until turn/resume."""
 
@@ -401,19 +401,19 @@ class GatewayConfigTools(WireModel):
     default_cwd: str | None = None
     """Working directory of threads started without cwd. Default: the directory the gateway was started in."""
     shell_timeout_ms: int | None = None
-    """Timeout of a shell call that names none. Default 30000."""
+    """Timeout of a shell call that names none."""
     max_shell_timeout_ms: int | None = None
-    """Upper bound of any shell call's timeout. Default 600000."""
+    """Upper bound of any shell call's timeout."""
     web_fetch_timeout_ms: int | None = None
-    """Timeout of a web_fetch call. Default 15000."""
+    """Timeout of a web_fetch call."""
     restricted_max_shell_timeout_ms: int | None = None
-    """Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised). Default 120000."""
+    """Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised)."""
     execution_windows: GatewayConfigToolsExecutionWindows | None = None
     """Execution windows of Agent-mode turns. A turn runs in bounded windows; when one reaches a limit (checked between agent rounds) the gateway checkpoints it and continues in a new window, until the turn's totals are reached, when the turn blocks until turn/resume."""
     retry: GatewayRetryPolicy | None = None
-    """How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms."""
+    """How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried."""
     env_passthrough: list[str] | None = None
-    """Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused. Default none."""
+    """Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused."""
 
 
 class GatewayConfigMcpServersValue(WireModel):
@@ -434,13 +434,13 @@ class GatewayConfigMcpServersValue(WireModel):
     headers: dict[str, str] | None = None
     """HTTP headers sent to a url server (for example Authorization)."""
     scope: str | None = None
-    """Scope the server is configured in; a capability's scopeKind must equal it. Default workspace."""
+    """Scope the server is configured in; a capability's scopeKind must equal it."""
     startup_timeout_ms: int | None = None
-    """How long connecting and listing tools may take before the server counts as failed to start. Default 20000."""
+    """How long connecting and listing tools may take before the server counts as failed to start."""
     tool_timeout_ms: int | None = None
-    """How long one tool call may run before it is reported timed out. Default 60000."""
+    """How long one tool call may run before it is reported timed out."""
     trusted: bool | None = None
-    """Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself. Default false."""
+    """Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself."""
 
 
 class GatewayConfigSkillsFoldersItem(WireModel):
@@ -451,7 +451,7 @@ class GatewayConfigSkillsFoldersItem(WireModel):
     path: str
     """The folder holding one sub-folder per skill."""
     source_kind: str | None = None
-    """Source kind of its skills (a capability's sourceKind). Default workspace."""
+    """Source kind of its skills (a capability's sourceKind)."""
 
 
 class GatewayConfigSkills(WireModel):
@@ -475,7 +475,7 @@ class GatewayConfigAcpAgentsValue(WireModel):
     env: dict[str, str] | None = None
     """Environment variables set for the agent, besides the turn's process environment."""
     startup_timeout_ms: int | None = None
-    """How long the agent may take to answer initialize and session/new. Default 20000."""
+    """How long the agent may take to answer initialize and session/new."""
 
 
 class GatewayConfigCliRuntimesValue(WireModel):
@@ -486,19 +486,19 @@ class GatewayConfigCliRuntimesValue(WireModel):
     kind: Literal["codex"]
     """The runtime's kind: codex."""
     command: str | None = None
-    """The codex program. Default codex (on the PATH)."""
+    """The codex program. Looked up on the PATH."""
     args: list[str] | None = None
-    """Arguments before the gateway's own (the app-server subcommand and its -c overrides). Default none."""
+    """Arguments before the gateway's own (the app-server subcommand and its -c overrides)."""
     base_url: str
     """Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1. Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat Completions-only server cannot drive it."""
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key."""
+    """Environment variable holding the endpoint's API key. A missing variable sends a placeholder key."""
     codex_home: str | None = None
     """The runtime's CODEX_HOME (its configuration, sessions and logs). Default: a folder turnspec-codex-ID in the system's temporary folder."""
     startup_timeout_ms: int | None = None
-    """How long the runtime may take to answer initialize and thread/start. Default 20000."""
+    """How long the runtime may take to answer initialize and thread/start."""
 
 
 class GatewayConfigLimits(WireModel):
@@ -507,15 +507,15 @@ class GatewayConfigLimits(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_frame_bytes", "max_batch_size", "max_agent_rounds", "max_spawn_depth", "max_tool_calls"})
 
     max_frame_bytes: int | None = None
-    """Largest frame accepted; a larger one gets payload_too_large. Default 8388608 (8 MiB)."""
+    """Largest frame accepted; a larger one gets payload_too_large."""
     max_batch_size: int | None = None
-    """Most messages in one JSON-RPC batch. Default 1000."""
+    """Most messages in one JSON-RPC batch."""
     max_agent_rounds: int | None = None
-    """Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 200."""
+    """Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn."""
     max_spawn_depth: int | None = None
-    """How deep spawn_agent may nest child turns. Default 2."""
+    """How deep spawn_agent may nest child turns."""
     max_tool_calls: int | None = None
-    """Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 800."""
+    """Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn."""
 
 
 class GatewayConfigPermissions(WireModel):
@@ -524,9 +524,9 @@ class GatewayConfigPermissions(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"request_timeout_ms", "require_resolve_token", "allowed_paths", "resolve_token_secret"})
 
     request_timeout_ms: int | None = None
-    """How long an approval request stays open before it resolves as expired (a denial). Default 600000 (10 minutes)."""
+    """How long an approval request stays open before it resolves as expired (a denial)."""
     require_resolve_token: bool | None = None
-    """Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Default true. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked."""
+    """Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked."""
     allowed_paths: list[str] | None = None
     """Paths outside a thread's folder that tools may use without asking, in every turn (added to a turn's own allowed_paths)."""
     resolve_token_secret: str | None = None
@@ -539,7 +539,7 @@ class GatewayConfigQuestions(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"timeout_ms"})
 
     timeout_ms: int | None = None
-    """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. Default 600000 (10 minutes). `turnspec serve --question-timeout-ms` overrides it."""
+    """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve --question-timeout-ms` overrides it."""
 
 
 class GatewayConfigRoutes(WireModel):
@@ -548,9 +548,9 @@ class GatewayConfigRoutes(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_hops", "max_routes_per_source"})
 
     max_hops: int | None = None
-    """Largest max_hops a route may declare. Default 4."""
+    """Largest max_hops a route may declare."""
     max_routes_per_source: int | None = None
-    """Most live (active, unexpired) routes one source execution may have. Default 32."""
+    """Most live (active, unexpired) routes one source execution may have."""
 
 
 class GatewayConfigAgent(WireModel):
@@ -559,13 +559,13 @@ class GatewayConfigAgent(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"identity_id", "display_name", "nickname", "revision", "avatar_revision", "role"})
 
     identity_id: str | None = None
-    """The agent identity. Default agent_reference."""
+    """The agent identity."""
     display_name: str | None = None
-    """Name to show. Default "Reference agent"."""
+    """Name to show."""
     nickname: str | None = None
     """Optional short name."""
     revision: int | None = None
-    """Revision of this profile; raise it when the presentation changes. Default 1."""
+    """Revision of this profile; raise it when the presentation changes."""
     avatar_revision: int | None = None
     """Revision of the agent's avatar, when it has one."""
     role: str | None = None
@@ -578,9 +578,9 @@ class GatewayConfigContext(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_history_tokens", "keep_recent_messages"})
 
     max_history_tokens: int | None = None
-    """Estimated tokens (4 characters each) of history above which it is compressed. Default 100000."""
+    """Estimated tokens (4 characters each) of history above which it is compressed."""
     keep_recent_messages: int | None = None
-    """Messages at the end of the history that are never folded into the summary. Default 8."""
+    """Messages at the end of the history that are never folded into the summary."""
 
 
 class GatewayConfigSandbox(WireModel):
@@ -589,9 +589,9 @@ class GatewayConfigSandbox(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"required", "bwrap_path"})
 
     required: bool | None = None
-    """Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active. Default false."""
+    """Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active."""
     bwrap_path: str | None = None
-    """The bubblewrap binary. Default "bwrap", looked up on PATH."""
+    """The bubblewrap binary. Looked up on the PATH when it is a bare name."""
 
 
 class GatewayConfigNetwork(WireModel):
@@ -600,9 +600,9 @@ class GatewayConfigNetwork(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"allow_domains", "deny_domains"})
 
     allow_domains: list[str] | None = None
-    """Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Default none (the network stays disabled)."""
+    """Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled."""
     deny_domains: list[str] | None = None
-    """Hosts never reachable, in the same form; they win over allow_domains. Default none."""
+    """Hosts never reachable, in the same form; they win over allow_domains."""
 
 
 class GatewayConfig(WireModel):
@@ -633,11 +633,11 @@ class GatewayConfig(WireModel):
     questions: GatewayConfigQuestions | None = None
     """Questions the model asks the user with ask_question (turnspec's own extension)."""
     gateway_id: str | None = None
-    """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it). Default gw_local."""
+    """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it)."""
     store: str | None = None
     """Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite in the working folder when it exists (where it was kept before), else gateway.sqlite in a folder of $XDG_STATE_HOME/turnspec/ (~/.local/state/turnspec/) named for the working folder: out of every thread's default working folder."""
     lease_timeout_ms: int | None = None
-    """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death. Default 15000."""
+    """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death."""
     routes: GatewayConfigRoutes | None = None
     """Bounds of delegation routes."""
     agent: GatewayConfigAgent | None = None
@@ -651,7 +651,7 @@ class GatewayConfig(WireModel):
 
 
 class GatewayRetryPolicy(WireModel):
-    """A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped)."""
+    """A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped). Each place the configuration uses a policy declares the policy it defaults to."""
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_attempts", "initial_delay_ms", "backoff_multiplier", "max_delay_ms"})
 
@@ -660,7 +660,7 @@ class GatewayRetryPolicy(WireModel):
     initial_delay_ms: int | None = None
     """Wait before the second attempt, in milliseconds."""
     backoff_multiplier: float | None = None
-    """Factor each later wait is multiplied by. Default 2."""
+    """Factor each later wait is multiplied by."""
     max_delay_ms: int | None = None
     """Longest wait between two attempts, in milliseconds."""
 
@@ -1530,6 +1530,41 @@ class TurnHandoffStartedNotification(WireModel):
     """Free-form reason for the delegation, for operator visibility; may be empty."""
 
 
+class TurnInviteCodePrivate(WireModel):
+    """The invite's code, sent live to the connection the turn's owner authorised to deliver it privately. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
+    kind: Literal["private"]
+    """Variant tag: always "private"."""
+    code: str
+    """The single-use invite code: the one secret on this event. Deliver it only to the target's direct message; never log it or post it to a shared channel."""
+
+
+class TurnInviteCodeRedacted(WireModel):
+    """The invite's code was withheld: this connection was not authorised to deliver it, or this is a replay (the log never holds the code). An edge given this delivers nothing and may tell the inviter the invite went to another edge. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
+    kind: Literal["redacted"]
+    """Variant tag: always "redacted"."""
+
+
+class TurnInviteDeliveryNotification(WireModel):
+    """Params of turn/invite/delivery: an invite minted during the turn, for the edge to deliver to the target's direct message and only there. Surfaced once per turn, after the turn's last item and before its terminal notification. The code reaches neither the model nor a log: it is sent live only to the connection that started the turn with private_delivery, and redacted everywhere else. An edge that cannot reach the target privately tells the inviter and delivers nothing. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The invite tool call item that minted the invite."""
+    target_user_id: str
+    """The invited person's provider-native user id. The edge opens this person's direct message, and delivers the code there only."""
+    inviter_display: str
+    """The inviting user's display name, for the copy the target reads. May be empty; the edge then uses a neutral phrasing."""
+    delivery: TurnInviteCodeDelivery
+    """The single-use code, to the connection the turn's owner authorised to deliver it privately; to every other connection, and in every turn/items replay, the statement that it was redacted."""
+
+
 class TurnItemAgentMessage(WireModel):
     """Answer text the assistant shows the user. Its text grows through item/agent_message/delta notifications while in progress."""
 
@@ -2107,6 +2142,13 @@ class TurnPermissionRequestRespondResponse(WireModel):
     """When the gateway recorded the answer."""
 
 
+class TurnPrivateDelivery(WireModel):
+    """What a client declares when it starts a turn on behalf of its owner and can reach people privately (a chat edge that opens direct messages): the turn's private deliveries, such as the code of an invite the turn mints, are then sent live to this connection and to no other; every other connection, and every turn/items replay, gets them redacted. This is turnspec's own extension: the references describe InviteDelivery without giving private delivery a wire form."""
+
+    inviter_display: str
+    """The turn owner's display name, which an invite's delivery carries for the copy its target reads. May be empty; the edge then uses a neutral phrasing."""
+
+
 class TurnProcessPolicySnapshotEnvironment(WireModel):
     """Environment variables passed to launched processes."""
 
@@ -2336,7 +2378,7 @@ class TurnSecurityParentCapSnapshot(WireModel):
 class TurnStartParams(WireModel):
     """Params of turn/start: start a new turn in an existing thread. Per-turn fields override the thread's settings for this turn only."""
 
-    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode"})
+    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode", "private_delivery"})
 
     thread_id: str
     """Existing thread to run the turn in."""
@@ -2360,6 +2402,8 @@ class TurnStartParams(WireModel):
     """Legacy sandbox policy; use permission_profile instead."""
     mode: TurnMode | None = None
     """Mode for this turn; defaults to the thread's mode."""
+    private_delivery: TurnPrivateDelivery | None = None
+    """Authorises the connection that sends this turn/start, and it alone, to receive the turn's private deliveries live (an invite's code). Absent: no connection is authorised, and the turn mints no invite."""
 
 
 class TurnStartResponse(WireModel):
@@ -2407,6 +2451,57 @@ class TurnUsage(WireModel):
     """Tokens generated by the provider across all provider calls of the turn."""
     total_tokens: int
     """Total tokens billed for the turn, normally input_tokens plus output_tokens."""
+
+
+class TurnWalletLinkPromptNotification(WireModel):
+    """Params of turn/wallet/link_prompt: a tool call this turn needed a usable linked wallet. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Link a wallet" or "Renew access" card. This is turnspec's own extension: the references describe WalletLinkPrompt without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The wallet tool call item that needed the link."""
+    link_url: str | None
+    """The deployment's wallet-link URL, when the gateway is configured with one; null points the reader at an admin instead of a button that leads nowhere."""
+    renewal: bool
+    """True when the caller had a linked wallet that is no longer usable (expired or revoked); false when they never linked one. Selects the renewal copy over the first-time copy."""
+    requested: bool
+    """True when the caller asked to link (or replace) a wallet directly, with the wallet_link tool; false on the payment-interrupt path. Selects the "here is a secure link" copy over both payment-interrupt wordings."""
+
+
+class TurnWalletRevokePromptNotification(WireModel):
+    """Params of turn/wallet/revoke_prompt: unlinking the wallet minted a hard-revoke ceremony for its delegated key this turn. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Revoke access" card. This is turnspec's own extension: the references describe WalletRevokePrompt without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The wallet_unlink tool call item that minted the ceremony."""
+    revoke_url: str
+    """The one-time hard-revoke ceremony URL for the just-unlinked delegated key."""
+
+
+class TurnWalletUpdatePromptNotification(WireModel):
+    """Params of turn/wallet/update_prompt: a spending-limit-update ceremony was minted this turn. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Update spending cap" card. This is turnspec's own extension: the references describe WalletUpdatePrompt without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The wallet_update_limit tool call item that minted the ceremony."""
+    update_url: str
+    """The one-time spending-limit-update ceremony URL."""
+    new_limit: str
+    """The requested new daily spending cap, in the settlement currency's human units (e.g. "20"), echoed on the card."""
 
 
 class TurnWorkBlockCounts(WireModel):
@@ -2778,6 +2873,9 @@ TurnExecutionWindowExhaustionReason: TypeAlias = Literal["max_agent_rounds_per_w
 TurnExecutionWindowStatus: TypeAlias = Literal["running", "exhausted", "checkpointed", "continued", "completed", "interrupted", "blocked", "failed"]
 """Lifecycle state of one execution window of a turn."""
 
+TurnInviteCodeDelivery: TypeAlias = Annotated[Union[TurnInviteCodePrivate, TurnInviteCodeRedacted], Field(discriminator="kind")]
+"""What a connection is given of an invite's code, tagged by kind: the code itself (private delivery) or the statement that it was withheld (redacted). This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
 TurnItem: TypeAlias = Annotated[Union[TurnItemUserMessage, TurnItemAgentMessage, TurnItemReasoning, TurnItemSystemEvent, TurnItemTask, TurnItemCommandExecution, TurnItemFileChange, TurnItemWebSearch, TurnItemWebFetch, TurnItemDownload, TurnItemDynamicToolCall], Field(discriminator="type")]
 """One object of a turn's timeline, as clients render it: a message, reasoning, a notice, a delegated task or a tool call. Distinguished by type."""
 
@@ -2916,6 +3014,9 @@ TurnFilesystemSandboxPolicy.model_rebuild()
 TurnGetParams.model_rebuild()
 TurnGetResponse.model_rebuild()
 TurnHandoffStartedNotification.model_rebuild()
+TurnInviteCodePrivate.model_rebuild()
+TurnInviteCodeRedacted.model_rebuild()
+TurnInviteDeliveryNotification.model_rebuild()
 TurnItemAgentMessage.model_rebuild()
 TurnItemCommandExecution.model_rebuild()
 TurnItemDownload.model_rebuild()
@@ -2943,6 +3044,7 @@ TurnPermissionRequestOpenedNotification.model_rebuild()
 TurnPermissionRequestResolvedNotification.model_rebuild()
 TurnPermissionRequestRespondParams.model_rebuild()
 TurnPermissionRequestRespondResponse.model_rebuild()
+TurnPrivateDelivery.model_rebuild()
 TurnProcessPolicySnapshotEnvironment.model_rebuild()
 TurnProcessPolicySnapshotCommandRiskRulesItem.model_rebuild()
 TurnProcessPolicySnapshot.model_rebuild()
@@ -2963,6 +3065,9 @@ TurnStartResponse.model_rebuild()
 TurnStartedNotification.model_rebuild()
 TurnToolLoopBudgetExceededNotification.model_rebuild()
 TurnUsage.model_rebuild()
+TurnWalletLinkPromptNotification.model_rebuild()
+TurnWalletRevokePromptNotification.model_rebuild()
+TurnWalletUpdatePromptNotification.model_rebuild()
 TurnWorkBlockCounts.model_rebuild()
 TurnWorkBlockCursors.model_rebuild()
 TurnWorkBlock.model_rebuild()
@@ -2989,4 +3094,4 @@ UserInputMention.model_rebuild()
 UserInputText.model_rebuild()
 UserInputVideo.model_rebuild()
 
-__all__ = ["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayConfigAcpAgentsValue", "GatewayConfigAgent", "GatewayConfigCliRuntimesValue", "GatewayConfigContext", "GatewayConfigLimits", "GatewayConfigMcpServersValue", "GatewayConfigNetwork", "GatewayConfigPermissions", "GatewayConfigProviders", "GatewayConfigProvidersOpenai", "GatewayConfigProvidersOpenaiCompatibleValue", "GatewayConfigQuestions", "GatewayConfigRoutes", "GatewayConfigSandbox", "GatewayConfigSkills", "GatewayConfigSkillsFoldersItem", "GatewayConfigTools", "GatewayConfigToolsExecutionWindows", "GatewayConfigToolsExecutionWindowsTotal", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "PromptManifestDiagnosticsItem", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ThreadTimelinePageResponsePage", "ToolPermissionPolicySnapshot", "Turn", "TurnBlocked", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionSecuritySnapshotApproval", "TurnExecutionSecuritySnapshotEnforcement", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalRequestPreview", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnProcessPolicySnapshot", "TurnProcessPolicySnapshotCommandRiskRulesItem", "TurnProcessPolicySnapshotEnvironment", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWorkBlock", "TurnWorkBlockCounts", "TurnWorkBlockCursors", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]
+__all__ = ["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayConfigAcpAgentsValue", "GatewayConfigAgent", "GatewayConfigCliRuntimesValue", "GatewayConfigContext", "GatewayConfigLimits", "GatewayConfigMcpServersValue", "GatewayConfigNetwork", "GatewayConfigPermissions", "GatewayConfigProviders", "GatewayConfigProvidersOpenai", "GatewayConfigProvidersOpenaiCompatibleValue", "GatewayConfigQuestions", "GatewayConfigRoutes", "GatewayConfigSandbox", "GatewayConfigSkills", "GatewayConfigSkillsFoldersItem", "GatewayConfigTools", "GatewayConfigToolsExecutionWindows", "GatewayConfigToolsExecutionWindowsTotal", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "PromptManifestDiagnosticsItem", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ThreadTimelinePageResponsePage", "ToolPermissionPolicySnapshot", "Turn", "TurnBlocked", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionSecuritySnapshotApproval", "TurnExecutionSecuritySnapshotEnforcement", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnInviteCodeDelivery", "TurnInviteCodePrivate", "TurnInviteCodeRedacted", "TurnInviteDeliveryNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalRequestPreview", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnPrivateDelivery", "TurnProcessPolicySnapshot", "TurnProcessPolicySnapshotCommandRiskRulesItem", "TurnProcessPolicySnapshotEnvironment", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWalletLinkPromptNotification", "TurnWalletRevokePromptNotification", "TurnWalletUpdatePromptNotification", "TurnWorkBlock", "TurnWorkBlockCounts", "TurnWorkBlockCursors", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]

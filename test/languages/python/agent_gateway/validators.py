@@ -8,7 +8,7 @@ from typing import Final, Literal, cast
 
 from ._wire import ABSENT, Check, Issue, Mode, ValidationFailed, ValidationIssue, esc, is_integer, is_number, json_equal, run_check, type_name
 
-TypeName = Literal["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ToolPermissionPolicySnapshot", "Turn", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnProcessPolicySnapshot", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWorkBlock", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]
+TypeName = Literal["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ToolPermissionPolicySnapshot", "Turn", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnInviteCodeDelivery", "TurnInviteCodePrivate", "TurnInviteCodeRedacted", "TurnInviteDeliveryNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnPrivateDelivery", "TurnProcessPolicySnapshot", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWalletLinkPromptNotification", "TurnWalletRevokePromptNotification", "TurnWalletUpdatePromptNotification", "TurnWorkBlock", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]
 """The name of every named type."""
 
 _C0: Final = ("kind",)
@@ -209,182 +209,200 @@ _C198: Final = ("turn",)
 _C199: Final = frozenset({"turn"})
 _C200: Final = ("thread_id", "turn_id", "sequence", "item_id", "child_agent_id", "child_thread_id", "child_turn_id", "reason")
 _C201: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "child_agent_id", "child_thread_id", "child_turn_id", "route_id", "reason"})
-_C202: Final = ("type",)
-_C203: Final = ("userMessage", "agentMessage", "reasoning", "systemEvent", "task", "commandExecution", "fileChange", "webSearch", "webFetch", "download", "dynamicToolCall")
-_C204: Final = frozenset({"type"})
-_C205: Final = ("type", "id", "status", "text")
-_C206: Final = frozenset({"type", "id", "status", "round", "text", "markdown_ast", "partial"})
-_C207: Final = ("type", "id", "status", "command", "cwd", "arguments")
-_C208: Final = frozenset({"type", "id", "status", "round", "command", "cwd", "stdout", "stderr", "exit_code", "duration_ms", "timed_out", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C209: Final = ("type", "id", "status", "url", "arguments")
-_C210: Final = frozenset({"type", "id", "status", "round", "url", "path", "bytes", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C211: Final = ("type", "id", "status", "tool_name", "arguments")
-_C212: Final = frozenset({"type", "id", "status", "round", "tool_name", "server_name", "progress", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C213: Final = ("sequence", "method", "params", "recorded_at")
-_C214: Final = frozenset({"sequence", "method", "params", "recorded_at"})
-_C215: Final = ("type", "id", "status", "path", "change_kind", "arguments")
-_C216: Final = ("add", "modify", "delete")
-_C217: Final = frozenset({"type", "id", "status", "round", "path", "change_kind", "diff", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C218: Final = ("truncated",)
-_C219: Final = frozenset({"max_display_bytes", "truncated", "total_bytes"})
-_C220: Final = ("type", "id", "status", "text")
-_C221: Final = frozenset({"type", "id", "status", "round", "text"})
-_C222: Final = ("in_progress", "completed", "failed", "declined", "cancelled")
-_C223: Final = ("type", "id", "status", "level", "message")
-_C224: Final = ("info", "warning", "error")
-_C225: Final = frozenset({"type", "id", "status", "level", "message", "code"})
-_C226: Final = ("type", "id", "status", "prompt")
-_C227: Final = frozenset({"type", "id", "status", "round", "prompt", "child_thread_id", "child_turn_id", "route_id", "result", "actor", "tool_call_id", "error"})
-_C228: Final = ("message",)
-_C229: Final = frozenset({"message", "retryable"})
-_C230: Final = ("success", "error", "declined", "timed_out", "cancelled")
-_C231: Final = ("type", "id", "status", "content")
-_C232: Final = frozenset({"type", "id", "status", "content", "capabilities"})
-_C233: Final = ("type", "id", "status", "url", "arguments")
-_C234: Final = frozenset({"type", "id", "status", "round", "url", "status_code", "content_type", "bytes", "content", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C235: Final = ("type", "id", "status", "query", "arguments")
-_C236: Final = frozenset({"type", "id", "status", "round", "query", "results", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C237: Final = ("thread_id", "turn_id")
-_C238: Final = frozenset({"thread_id", "turn_id", "after_sequence", "limit"})
-_C239: Final = ("thread_id", "workspace_id", "turn_id", "events", "last_sequence")
-_C240: Final = frozenset({"thread_id", "workspace_id", "turn_id", "events", "last_sequence"})
-_C241: Final = ("mode",)
-_C242: Final = frozenset({"mode"})
-_C243: Final = ("Chat", "Agent")
-_C244: Final = ("mode", "allow_domains", "deny_domains")
-_C245: Final = ("enabled", "restricted", "disabled")
-_C246: Final = frozenset({"mode", "allow_domains", "deny_domains"})
-_C247: Final = ("request_id", "workspace_id", "thread_id", "turn_id", "tool_name", "action", "scope_hash", "reason", "details", "allowed_scopes", "created_at")
-_C248: Final = ("title", "text")
-_C249: Final = frozenset({"title", "text"})
-_C250: Final = frozenset({"request_id", "workspace_id", "thread_id", "turn_id", "visible_thread_ids", "tool_name", "action", "scope_hash", "reason", "title", "args_json", "override_reason", "preview", "summary", "details", "allowed_scopes", "outside_paths", "sandbox_escape", "item_id", "created_at", "expires_at", "resolve_token"})
-_C251: Final = ("allow_once", "allow_for_turn", "deny", "cancelled", "expired")
-_C252: Final = ("allow_once", "allow_for_turn")
-_C253: Final = ("thread_id", "turn_id", "sequence", "audit_id", "kind", "recorded_at")
-_C254: Final = ("profile_selected", "decision_allowed", "decision_denied", "request_opened", "request_resolved")
-_C255: Final = ("policy", "turn_grant", "resolution", "config")
-_C256: Final = frozenset({"thread_id", "turn_id", "sequence", "audit_id", "kind", "request_id", "tool_name", "action", "behavior", "decided_by", "reason", "scope_hash", "resolution", "profile", "recorded_at"})
-_C257: Final = ("full_access", "auto_accept_edits", "supervised")
-_C258: Final = frozenset({"mode", "allowed_tools", "denied_tools", "allowed_paths"})
-_C259: Final = ("mode", "source", "effective_policy")
-_C260: Final = frozenset({"mode", "source", "effective_policy"})
-_C261: Final = ("composer", "defaulted", "inherited_from_parent_turn", "task_permission_cap", "system")
-_C262: Final = ("thread_id", "turn_id", "sequence", "request")
-_C263: Final = frozenset({"thread_id", "turn_id", "sequence", "request"})
-_C264: Final = ("thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at")
-_C265: Final = frozenset({"thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at", "scope_hash"})
-_C266: Final = ("request_id", "resolution")
-_C267: Final = ("allow_once", "allow_for_turn", "deny")
-_C268: Final = frozenset({"request_id", "resolution", "resolve_token"})
-_C269: Final = ("request_id", "thread_id", "turn_id", "resolution", "resolved_at")
-_C270: Final = frozenset({"request_id", "thread_id", "turn_id", "resolution", "resolved_at"})
-_C271: Final = ("shell", "environment", "timeout_cap_ms", "command_risk_rules")
-_C272: Final = ("mode",)
-_C273: Final = ("inherit_all", "allow_list")
-_C274: Final = frozenset({"mode", "allowed_variables"})
-_C275: Final = ("pattern", "behavior")
-_C276: Final = frozenset({"pattern", "behavior", "reason"})
-_C277: Final = frozenset({"shell", "environment", "timeout_cap_ms", "command_risk_rules"})
-_C278: Final = ("call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at")
-_C279: Final = frozenset({"call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at"})
-_C280: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced")
-_C281: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced"})
-_C282: Final = ("id", "label")
-_C283: Final = frozenset({"id", "label", "description"})
-_C284: Final = ("answered", "cancelled", "expired")
-_C285: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "resolved_at")
-_C286: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "option_id", "resolved_at"})
-_C287: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "answer_token")
-_C288: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "answer_token"})
-_C289: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at")
-_C290: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at"})
-_C291: Final = ("thread_id", "turn_id")
-_C292: Final = frozenset({"thread_id", "turn_id", "recovery_job_id"})
-_C293: Final = ("turn", "recovery_job_id")
-_C294: Final = frozenset({"turn", "recovery_job_id"})
-_C295: Final = ("unrestricted", "workspace_write", "read_only")
-_C296: Final = ("mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference")
-_C297: Final = ("per_turn", "host", "none")
-_C298: Final = ("review", "deny", "not_applicable")
-_C299: Final = ("none", "best_effort", "required")
-_C300: Final = frozenset({"mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference"})
-_C301: Final = ("kind", "sandbox_backend", "capabilities")
-_C302: Final = ("native", "codex_cli", "claude_cli")
-_C303: Final = frozenset({"kind", "sandbox_backend", "capabilities"})
-_C304: Final = ("capability", "reason")
-_C305: Final = frozenset({"capability", "reason", "detail"})
-_C306: Final = ("active", "partially_active", "unavailable")
-_C307: Final = ("parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source")
-_C308: Final = frozenset({"parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source"})
-_C309: Final = ("thread_id", "turn_id", "input")
-_C310: Final = frozenset({"thread_id", "turn_id", "input", "capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode"})
-_C311: Final = ("turn",)
-_C312: Final = frozenset({"turn"})
-_C313: Final = ("thread_id", "turn_id", "sequence", "turn")
-_C314: Final = frozenset({"thread_id", "turn_id", "sequence", "turn"})
-_C315: Final = ("InProgress", "Completed", "Failed", "Interrupted", "Blocked")
-_C316: Final = ("thread_id", "turn_id", "sequence", "budget", "limit", "observed")
-_C317: Final = ("rounds", "tool_calls")
-_C318: Final = frozenset({"thread_id", "turn_id", "sequence", "budget", "limit", "observed"})
-_C319: Final = ("input_tokens", "output_tokens", "total_tokens")
-_C320: Final = frozenset({"input_tokens", "output_tokens", "total_tokens"})
-_C321: Final = ("blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "elapsedMs")
-_C322: Final = ("total", "inProgress", "completed", "failed")
-_C323: Final = frozenset({"total", "inProgress", "completed", "failed"})
-_C324: Final = ("oldest", "newest")
-_C325: Final = frozenset({"oldest", "newest"})
-_C326: Final = frozenset({"blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "endedAtUnixMicros", "elapsedMs"})
-_C327: Final = ("title", "collapsed")
-_C328: Final = frozenset({"title", "subtitle", "collapsed"})
-_C329: Final = ("running", "awaiting_approval", "blocked", "completed", "failed", "interrupted")
-_C330: Final = ("workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros")
-_C331: Final = frozenset({"workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros", "metadata"})
-_C332: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds")
-_C333: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds", "removedWorkItemIds"})
-_C334: Final = ("threadId", "turnId", "workItemIds")
-_C335: Final = frozenset({"threadId", "turnId", "workItemIds"})
-_C336: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds")
-_C337: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds"})
-_C338: Final = ("kind",)
-_C339: Final = ("newest", "oldest", "before", "after")
-_C340: Final = frozenset({"kind"})
-_C341: Final = ("kind", "cursor")
-_C342: Final = frozenset({"kind", "cursor"})
-_C343: Final = ("kind", "cursor")
-_C344: Final = frozenset({"kind", "cursor"})
-_C345: Final = ("kind",)
-_C346: Final = frozenset({"kind"})
-_C347: Final = ("kind",)
-_C348: Final = frozenset({"kind"})
-_C349: Final = ("threadId", "turnId", "anchor")
-_C350: Final = frozenset({"threadId", "turnId", "anchor", "limit"})
-_C351: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page")
-_C352: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page"})
-_C353: Final = ("beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter")
-_C354: Final = frozenset({"beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter"})
-_C355: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work")
-_C356: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work"})
-_C357: Final = ("type",)
-_C358: Final = ("text", "localFile", "localImage", "image", "artifact", "mention", "file", "audio", "video")
-_C359: Final = frozenset({"type"})
-_C360: Final = ("type", "artifactId")
-_C361: Final = frozenset({"type", "artifactId"})
-_C362: Final = ("type", "url")
-_C363: Final = frozenset({"type", "url", "mimeType"})
-_C364: Final = ("type", "url")
-_C365: Final = frozenset({"type", "url", "name", "mimeType"})
-_C366: Final = ("type", "url")
-_C367: Final = frozenset({"type", "url"})
-_C368: Final = ("type", "path")
-_C369: Final = frozenset({"type", "path"})
-_C370: Final = ("type", "path")
-_C371: Final = frozenset({"type", "path"})
-_C372: Final = ("type", "name", "path")
-_C373: Final = frozenset({"type", "name", "path"})
-_C374: Final = ("type", "text")
-_C375: Final = frozenset({"type", "text", "textElements"})
-_C376: Final = ("type", "url")
-_C377: Final = frozenset({"type", "url", "mimeType"})
+_C202: Final = ("kind",)
+_C203: Final = ("private", "redacted")
+_C204: Final = frozenset({"kind"})
+_C205: Final = ("kind", "code")
+_C206: Final = frozenset({"kind", "code"})
+_C207: Final = ("kind",)
+_C208: Final = frozenset({"kind"})
+_C209: Final = ("thread_id", "turn_id", "sequence", "item_id", "target_user_id", "inviter_display", "delivery")
+_C210: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "target_user_id", "inviter_display", "delivery"})
+_C211: Final = ("type",)
+_C212: Final = ("userMessage", "agentMessage", "reasoning", "systemEvent", "task", "commandExecution", "fileChange", "webSearch", "webFetch", "download", "dynamicToolCall")
+_C213: Final = frozenset({"type"})
+_C214: Final = ("type", "id", "status", "text")
+_C215: Final = frozenset({"type", "id", "status", "round", "text", "markdown_ast", "partial"})
+_C216: Final = ("type", "id", "status", "command", "cwd", "arguments")
+_C217: Final = frozenset({"type", "id", "status", "round", "command", "cwd", "stdout", "stderr", "exit_code", "duration_ms", "timed_out", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C218: Final = ("type", "id", "status", "url", "arguments")
+_C219: Final = frozenset({"type", "id", "status", "round", "url", "path", "bytes", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C220: Final = ("type", "id", "status", "tool_name", "arguments")
+_C221: Final = frozenset({"type", "id", "status", "round", "tool_name", "server_name", "progress", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C222: Final = ("sequence", "method", "params", "recorded_at")
+_C223: Final = frozenset({"sequence", "method", "params", "recorded_at"})
+_C224: Final = ("type", "id", "status", "path", "change_kind", "arguments")
+_C225: Final = ("add", "modify", "delete")
+_C226: Final = frozenset({"type", "id", "status", "round", "path", "change_kind", "diff", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C227: Final = ("truncated",)
+_C228: Final = frozenset({"max_display_bytes", "truncated", "total_bytes"})
+_C229: Final = ("type", "id", "status", "text")
+_C230: Final = frozenset({"type", "id", "status", "round", "text"})
+_C231: Final = ("in_progress", "completed", "failed", "declined", "cancelled")
+_C232: Final = ("type", "id", "status", "level", "message")
+_C233: Final = ("info", "warning", "error")
+_C234: Final = frozenset({"type", "id", "status", "level", "message", "code"})
+_C235: Final = ("type", "id", "status", "prompt")
+_C236: Final = frozenset({"type", "id", "status", "round", "prompt", "child_thread_id", "child_turn_id", "route_id", "result", "actor", "tool_call_id", "error"})
+_C237: Final = ("message",)
+_C238: Final = frozenset({"message", "retryable"})
+_C239: Final = ("success", "error", "declined", "timed_out", "cancelled")
+_C240: Final = ("type", "id", "status", "content")
+_C241: Final = frozenset({"type", "id", "status", "content", "capabilities"})
+_C242: Final = ("type", "id", "status", "url", "arguments")
+_C243: Final = frozenset({"type", "id", "status", "round", "url", "status_code", "content_type", "bytes", "content", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C244: Final = ("type", "id", "status", "query", "arguments")
+_C245: Final = frozenset({"type", "id", "status", "round", "query", "results", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C246: Final = ("thread_id", "turn_id")
+_C247: Final = frozenset({"thread_id", "turn_id", "after_sequence", "limit"})
+_C248: Final = ("thread_id", "workspace_id", "turn_id", "events", "last_sequence")
+_C249: Final = frozenset({"thread_id", "workspace_id", "turn_id", "events", "last_sequence"})
+_C250: Final = ("mode",)
+_C251: Final = frozenset({"mode"})
+_C252: Final = ("Chat", "Agent")
+_C253: Final = ("mode", "allow_domains", "deny_domains")
+_C254: Final = ("enabled", "restricted", "disabled")
+_C255: Final = frozenset({"mode", "allow_domains", "deny_domains"})
+_C256: Final = ("request_id", "workspace_id", "thread_id", "turn_id", "tool_name", "action", "scope_hash", "reason", "details", "allowed_scopes", "created_at")
+_C257: Final = ("title", "text")
+_C258: Final = frozenset({"title", "text"})
+_C259: Final = frozenset({"request_id", "workspace_id", "thread_id", "turn_id", "visible_thread_ids", "tool_name", "action", "scope_hash", "reason", "title", "args_json", "override_reason", "preview", "summary", "details", "allowed_scopes", "outside_paths", "sandbox_escape", "item_id", "created_at", "expires_at", "resolve_token"})
+_C260: Final = ("allow_once", "allow_for_turn", "deny", "cancelled", "expired")
+_C261: Final = ("allow_once", "allow_for_turn")
+_C262: Final = ("thread_id", "turn_id", "sequence", "audit_id", "kind", "recorded_at")
+_C263: Final = ("profile_selected", "decision_allowed", "decision_denied", "request_opened", "request_resolved")
+_C264: Final = ("policy", "turn_grant", "resolution", "config")
+_C265: Final = frozenset({"thread_id", "turn_id", "sequence", "audit_id", "kind", "request_id", "tool_name", "action", "behavior", "decided_by", "reason", "scope_hash", "resolution", "profile", "recorded_at"})
+_C266: Final = ("full_access", "auto_accept_edits", "supervised")
+_C267: Final = frozenset({"mode", "allowed_tools", "denied_tools", "allowed_paths"})
+_C268: Final = ("mode", "source", "effective_policy")
+_C269: Final = frozenset({"mode", "source", "effective_policy"})
+_C270: Final = ("composer", "defaulted", "inherited_from_parent_turn", "task_permission_cap", "system")
+_C271: Final = ("thread_id", "turn_id", "sequence", "request")
+_C272: Final = frozenset({"thread_id", "turn_id", "sequence", "request"})
+_C273: Final = ("thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at")
+_C274: Final = frozenset({"thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at", "scope_hash"})
+_C275: Final = ("request_id", "resolution")
+_C276: Final = ("allow_once", "allow_for_turn", "deny")
+_C277: Final = frozenset({"request_id", "resolution", "resolve_token"})
+_C278: Final = ("request_id", "thread_id", "turn_id", "resolution", "resolved_at")
+_C279: Final = frozenset({"request_id", "thread_id", "turn_id", "resolution", "resolved_at"})
+_C280: Final = ("inviter_display",)
+_C281: Final = frozenset({"inviter_display"})
+_C282: Final = ("shell", "environment", "timeout_cap_ms", "command_risk_rules")
+_C283: Final = ("mode",)
+_C284: Final = ("inherit_all", "allow_list")
+_C285: Final = frozenset({"mode", "allowed_variables"})
+_C286: Final = ("pattern", "behavior")
+_C287: Final = frozenset({"pattern", "behavior", "reason"})
+_C288: Final = frozenset({"shell", "environment", "timeout_cap_ms", "command_risk_rules"})
+_C289: Final = ("call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at")
+_C290: Final = frozenset({"call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at"})
+_C291: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced")
+_C292: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced"})
+_C293: Final = ("id", "label")
+_C294: Final = frozenset({"id", "label", "description"})
+_C295: Final = ("answered", "cancelled", "expired")
+_C296: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "resolved_at")
+_C297: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "option_id", "resolved_at"})
+_C298: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "answer_token")
+_C299: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "answer_token"})
+_C300: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at")
+_C301: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at"})
+_C302: Final = ("thread_id", "turn_id")
+_C303: Final = frozenset({"thread_id", "turn_id", "recovery_job_id"})
+_C304: Final = ("turn", "recovery_job_id")
+_C305: Final = frozenset({"turn", "recovery_job_id"})
+_C306: Final = ("unrestricted", "workspace_write", "read_only")
+_C307: Final = ("mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference")
+_C308: Final = ("per_turn", "host", "none")
+_C309: Final = ("review", "deny", "not_applicable")
+_C310: Final = ("none", "best_effort", "required")
+_C311: Final = frozenset({"mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference"})
+_C312: Final = ("kind", "sandbox_backend", "capabilities")
+_C313: Final = ("native", "codex_cli", "claude_cli")
+_C314: Final = frozenset({"kind", "sandbox_backend", "capabilities"})
+_C315: Final = ("capability", "reason")
+_C316: Final = frozenset({"capability", "reason", "detail"})
+_C317: Final = ("active", "partially_active", "unavailable")
+_C318: Final = ("parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source")
+_C319: Final = frozenset({"parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source"})
+_C320: Final = ("thread_id", "turn_id", "input")
+_C321: Final = frozenset({"thread_id", "turn_id", "input", "capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode", "private_delivery"})
+_C322: Final = ("turn",)
+_C323: Final = frozenset({"turn"})
+_C324: Final = ("thread_id", "turn_id", "sequence", "turn")
+_C325: Final = frozenset({"thread_id", "turn_id", "sequence", "turn"})
+_C326: Final = ("InProgress", "Completed", "Failed", "Interrupted", "Blocked")
+_C327: Final = ("thread_id", "turn_id", "sequence", "budget", "limit", "observed")
+_C328: Final = ("rounds", "tool_calls")
+_C329: Final = frozenset({"thread_id", "turn_id", "sequence", "budget", "limit", "observed"})
+_C330: Final = ("input_tokens", "output_tokens", "total_tokens")
+_C331: Final = frozenset({"input_tokens", "output_tokens", "total_tokens"})
+_C332: Final = ("thread_id", "turn_id", "sequence", "item_id", "link_url", "renewal", "requested")
+_C333: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "link_url", "renewal", "requested"})
+_C334: Final = ("thread_id", "turn_id", "sequence", "item_id", "revoke_url")
+_C335: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "revoke_url"})
+_C336: Final = ("thread_id", "turn_id", "sequence", "item_id", "update_url", "new_limit")
+_C337: Final = re.compile("^(0|[1-9][0-9]*)(\\.[0-9]+)?\\Z")
+_C338: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "update_url", "new_limit"})
+_C339: Final = ("blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "elapsedMs")
+_C340: Final = ("total", "inProgress", "completed", "failed")
+_C341: Final = frozenset({"total", "inProgress", "completed", "failed"})
+_C342: Final = ("oldest", "newest")
+_C343: Final = frozenset({"oldest", "newest"})
+_C344: Final = frozenset({"blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "endedAtUnixMicros", "elapsedMs"})
+_C345: Final = ("title", "collapsed")
+_C346: Final = frozenset({"title", "subtitle", "collapsed"})
+_C347: Final = ("running", "awaiting_approval", "blocked", "completed", "failed", "interrupted")
+_C348: Final = ("workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros")
+_C349: Final = frozenset({"workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros", "metadata"})
+_C350: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds")
+_C351: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds", "removedWorkItemIds"})
+_C352: Final = ("threadId", "turnId", "workItemIds")
+_C353: Final = frozenset({"threadId", "turnId", "workItemIds"})
+_C354: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds")
+_C355: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds"})
+_C356: Final = ("kind",)
+_C357: Final = ("newest", "oldest", "before", "after")
+_C358: Final = frozenset({"kind"})
+_C359: Final = ("kind", "cursor")
+_C360: Final = frozenset({"kind", "cursor"})
+_C361: Final = ("kind", "cursor")
+_C362: Final = frozenset({"kind", "cursor"})
+_C363: Final = ("kind",)
+_C364: Final = frozenset({"kind"})
+_C365: Final = ("kind",)
+_C366: Final = frozenset({"kind"})
+_C367: Final = ("threadId", "turnId", "anchor")
+_C368: Final = frozenset({"threadId", "turnId", "anchor", "limit"})
+_C369: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page")
+_C370: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page"})
+_C371: Final = ("beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter")
+_C372: Final = frozenset({"beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter"})
+_C373: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work")
+_C374: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work"})
+_C375: Final = ("type",)
+_C376: Final = ("text", "localFile", "localImage", "image", "artifact", "mention", "file", "audio", "video")
+_C377: Final = frozenset({"type"})
+_C378: Final = ("type", "artifactId")
+_C379: Final = frozenset({"type", "artifactId"})
+_C380: Final = ("type", "url")
+_C381: Final = frozenset({"type", "url", "mimeType"})
+_C382: Final = ("type", "url")
+_C383: Final = frozenset({"type", "url", "name", "mimeType"})
+_C384: Final = ("type", "url")
+_C385: Final = frozenset({"type", "url"})
+_C386: Final = ("type", "path")
+_C387: Final = frozenset({"type", "path"})
+_C388: Final = ("type", "path")
+_C389: Final = frozenset({"type", "path"})
+_C390: Final = ("type", "name", "path")
+_C391: Final = frozenset({"type", "name", "path"})
+_C392: Final = ("type", "text")
+_C393: Final = frozenset({"type", "text", "textElements"})
+_C394: Final = ("type", "url")
+_C395: Final = frozenset({"type", "url", "mimeType"})
 
 
 def check_AgentActorRef(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4676,7 +4694,7 @@ def check_TurnHandoffStartedNotification(v: object, p: str, e: list[Issue], clos
                 if k39 not in _C201:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k39), "is not a known field"))
 
-def check_TurnItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
+def check_TurnInviteCodeDelivery(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
@@ -4684,9 +4702,122 @@ def check_TurnItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
         for n2 in _C202:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
-        x3 = o1.get("type", ABSENT)
+        x3 = o1.get("kind", ABSENT)
         if x3 is not ABSENT:
             if not any(json_equal(x3, a7) for a7 in _C203):
+                e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of private, redacted"))
+        t9 = o1.get("kind")
+        if t9 == "private":
+            check_TurnInviteCodePrivate(o1, p, e, closed)
+        elif t9 == "redacted":
+            check_TurnInviteCodeRedacted(o1, p, e, closed)
+        else:
+            e.append(Issue(p, "discriminator", p + "/kind", "must name a known variant"))
+
+def check_TurnInviteCodePrivate(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C205:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("kind", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
+            if not json_equal(x3, "private"):
+                e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"private\""))
+        x7 = o1.get("code", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/code", "type", p + "/code", "must be string" + f", got {type_name(x7)}"))
+            if isinstance(x7, str):
+                if len(x7) < 1:
+                    e.append(Issue(p + "/code", "minLength", p + "/code", "must be at least 1 characters long"))
+        if closed:
+            for k11 in o1:
+                if k11 not in _C206:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
+
+def check_TurnInviteCodeRedacted(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C207:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("kind", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
+            if not json_equal(x3, "redacted"):
+                e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"redacted\""))
+        if closed:
+            for k7 in o1:
+                if k7 not in _C208:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
+
+def check_TurnInviteDeliveryNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C209:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("target_user_id", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str)):
+                e.append(Issue(p + "/target_user_id", "type", p + "/target_user_id", "must be string" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/target_user_id", "minLength", p + "/target_user_id", "must be at least 1 characters long"))
+        x23 = o1.get("inviter_display", ABSENT)
+        if x23 is not ABSENT:
+            if not (isinstance(x23, str)):
+                e.append(Issue(p + "/inviter_display", "type", p + "/inviter_display", "must be string" + f", got {type_name(x23)}"))
+        x27 = o1.get("delivery", ABSENT)
+        if x27 is not ABSENT:
+            check_TurnInviteCodeDelivery(x27, p + "/delivery", e, closed)
+        if closed:
+            for k31 in o1:
+                if k31 not in _C210:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
+
+def check_TurnItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C211:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("type", ABSENT)
+        if x3 is not ABSENT:
+            if not any(json_equal(x3, a7) for a7 in _C212):
                 e.append(Issue(p + "/type", "enum", p + "/type", "must be one of userMessage, agentMessage, reasoning, systemEvent, task, commandExecution, fileChange, webSearch, webFetch, download, dynamicToolCall"))
         t9 = o1.get("type")
         if t9 == "userMessage":
@@ -4719,7 +4850,7 @@ def check_TurnItemAgentMessage(v: object, p: str, e: list[Issue], closed: bool) 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C205:
+        for n2 in _C214:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -4761,7 +4892,7 @@ def check_TurnItemAgentMessage(v: object, p: str, e: list[Issue], closed: bool) 
                 e.append(Issue(p + "/partial", "type", p + "/partial", "must be boolean" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C206:
+                if k31 not in _C215:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnItemCommandExecution(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4769,7 +4900,7 @@ def check_TurnItemCommandExecution(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C207:
+        for n2 in _C216:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -4869,7 +5000,7 @@ def check_TurnItemCommandExecution(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x75)}"))
         if closed:
             for k79 in o1:
-                if k79 not in _C208:
+                if k79 not in _C217:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k79), "is not a known field"))
 
 def check_TurnItemDownload(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4877,7 +5008,7 @@ def check_TurnItemDownload(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C209:
+        for n2 in _C218:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -4956,7 +5087,7 @@ def check_TurnItemDownload(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x59)}"))
         if closed:
             for k63 in o1:
-                if k63 not in _C210:
+                if k63 not in _C219:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k63), "is not a known field"))
 
 def check_TurnItemDynamicToolCall(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4964,7 +5095,7 @@ def check_TurnItemDynamicToolCall(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C211:
+        for n2 in _C220:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5042,7 +5173,7 @@ def check_TurnItemDynamicToolCall(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x63)}"))
         if closed:
             for k67 in o1:
-                if k67 not in _C212:
+                if k67 not in _C221:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k67), "is not a known field"))
 
 def check_TurnItemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5050,7 +5181,7 @@ def check_TurnItemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C213:
+        for n2 in _C222:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("sequence", ABSENT)
@@ -5076,7 +5207,7 @@ def check_TurnItemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/recorded_at", "type", p + "/recorded_at", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C214:
+                if k19 not in _C223:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5084,7 +5215,7 @@ def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C215:
+        for n2 in _C224:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5120,7 +5251,7 @@ def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) ->
         if x23 is not ABSENT:
             if not (isinstance(x23, str)):
                 e.append(Issue(p + "/change_kind", "type", p + "/change_kind", "must be string" + f", got {type_name(x23)}"))
-            if not any(json_equal(x23, a27) for a27 in _C216):
+            if not any(json_equal(x23, a27) for a27 in _C225):
                 e.append(Issue(p + "/change_kind", "enum", p + "/change_kind", "must be one of add, modify, delete"))
         x28 = o1.get("diff", ABSENT)
         if x28 is not ABSENT:
@@ -5164,7 +5295,7 @@ def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) ->
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x64)}"))
         if closed:
             for k68 in o1:
-                if k68 not in _C217:
+                if k68 not in _C226:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k68), "is not a known field"))
 
 def check_TurnItemOutputPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5172,7 +5303,7 @@ def check_TurnItemOutputPolicy(v: object, p: str, e: list[Issue], closed: bool) 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C218:
+        for n2 in _C227:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("max_display_bytes", ABSENT)
@@ -5199,7 +5330,7 @@ def check_TurnItemOutputPolicy(v: object, p: str, e: list[Issue], closed: bool) 
                     e.append(Issue(p + "/total_bytes", "maximum", p + "/total_bytes", "must be at most 9007199254740991"))
         if closed:
             for k15 in o1:
-                if k15 not in _C219:
+                if k15 not in _C228:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnItemReasoning(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5207,7 +5338,7 @@ def check_TurnItemReasoning(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C220:
+        for n2 in _C229:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5241,13 +5372,13 @@ def check_TurnItemReasoning(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/text", "type", p + "/text", "must be string" + f", got {type_name(x19)}"))
         if closed:
             for k23 in o1:
-                if k23 not in _C221:
+                if k23 not in _C230:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_TurnItemStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C222):
+    if not any(json_equal(v, a3) for a3 in _C231):
         e.append(Issue(p, "enum", p, "must be one of in_progress, completed, failed, declined, cancelled"))
 
 def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5255,7 +5386,7 @@ def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C223:
+        for n2 in _C232:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5278,7 +5409,7 @@ def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -
         if x15 is not ABSENT:
             if not (isinstance(x15, str)):
                 e.append(Issue(p + "/level", "type", p + "/level", "must be string" + f", got {type_name(x15)}"))
-            if not any(json_equal(x15, a19) for a19 in _C224):
+            if not any(json_equal(x15, a19) for a19 in _C233):
                 e.append(Issue(p + "/level", "enum", p + "/level", "must be one of info, warning, error"))
         x20 = o1.get("message", ABSENT)
         if x20 is not ABSENT:
@@ -5290,7 +5421,7 @@ def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/code", "type", p + "/code", "must be string" + f", got {type_name(x24)}"))
         if closed:
             for k28 in o1:
-                if k28 not in _C225:
+                if k28 not in _C234:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k28), "is not a known field"))
 
 def check_TurnItemTask(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5298,7 +5429,7 @@ def check_TurnItemTask(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C226:
+        for n2 in _C235:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5370,7 +5501,7 @@ def check_TurnItemTask(v: object, p: str, e: list[Issue], closed: bool) -> None:
             check_TurnItemToolError(x47, p + "/error", e, closed)
         if closed:
             for k51 in o1:
-                if k51 not in _C227:
+                if k51 not in _C236:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k51), "is not a known field"))
 
 def check_TurnItemToolError(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5378,7 +5509,7 @@ def check_TurnItemToolError(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C228:
+        for n2 in _C237:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("message", ABSENT)
@@ -5391,13 +5522,13 @@ def check_TurnItemToolError(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/retryable", "type", p + "/retryable", "must be boolean" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C229:
+                if k11 not in _C238:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnItemToolOutcome(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C230):
+    if not any(json_equal(v, a3) for a3 in _C239):
         e.append(Issue(p, "enum", p, "must be one of success, error, declined, timed_out, cancelled"))
 
 def check_TurnItemUserMessage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5405,7 +5536,7 @@ def check_TurnItemUserMessage(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C231:
+        for n2 in _C240:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5442,7 +5573,7 @@ def check_TurnItemUserMessage(v: object, p: str, e: list[Issue], closed: bool) -
                     check_TurnCapability(x27, p + "/capabilities" + f"/{i26}", e, closed)
         if closed:
             for k33 in o1:
-                if k33 not in _C232:
+                if k33 not in _C241:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k33), "is not a known field"))
 
 def check_TurnItemWebFetch(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5450,7 +5581,7 @@ def check_TurnItemWebFetch(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C233:
+        for n2 in _C242:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5542,7 +5673,7 @@ def check_TurnItemWebFetch(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x67)}"))
         if closed:
             for k71 in o1:
-                if k71 not in _C234:
+                if k71 not in _C243:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k71), "is not a known field"))
 
 def check_TurnItemWebSearch(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5550,7 +5681,7 @@ def check_TurnItemWebSearch(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C235:
+        for n2 in _C244:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5625,7 +5756,7 @@ def check_TurnItemWebSearch(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x60)}"))
         if closed:
             for k64 in o1:
-                if k64 not in _C236:
+                if k64 not in _C245:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k64), "is not a known field"))
 
 def check_TurnItemsParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5633,7 +5764,7 @@ def check_TurnItemsParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C237:
+        for n2 in _C246:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -5670,7 +5801,7 @@ def check_TurnItemsParams(v: object, p: str, e: list[Issue], closed: bool) -> No
                     e.append(Issue(p + "/limit", "maximum", p + "/limit", "must be at most 9007199254740991"))
         if closed:
             for k19 in o1:
-                if k19 not in _C238:
+                if k19 not in _C247:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnItemsResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5678,7 +5809,7 @@ def check_TurnItemsResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C239:
+        for n2 in _C248:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -5721,7 +5852,7 @@ def check_TurnItemsResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
                     e.append(Issue(p + "/last_sequence", "maximum", p + "/last_sequence", "must be at most 9007199254740991"))
         if closed:
             for k28 in o1:
-                if k28 not in _C240:
+                if k28 not in _C249:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k28), "is not a known field"))
 
 def check_TurnLegacySandboxPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5729,7 +5860,7 @@ def check_TurnLegacySandboxPolicy(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C241:
+        for n2 in _C250:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
@@ -5740,13 +5871,13 @@ def check_TurnLegacySandboxPolicy(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/mode", "const", p + "/mode", "must be \"FullAccess\""))
         if closed:
             for k7 in o1:
-                if k7 not in _C242:
+                if k7 not in _C251:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnMode(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C243):
+    if not any(json_equal(v, a3) for a3 in _C252):
         e.append(Issue(p, "enum", p, "must be one of Chat, Agent"))
 
 def check_TurnNetworkPolicySnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5754,14 +5885,14 @@ def check_TurnNetworkPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C244:
+        for n2 in _C253:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
         if x3 is not ABSENT:
             if not (isinstance(x3, str)):
                 e.append(Issue(p + "/mode", "type", p + "/mode", "must be string" + f", got {type_name(x3)}"))
-            if not any(json_equal(x3, a7) for a7 in _C245):
+            if not any(json_equal(x3, a7) for a7 in _C254):
                 e.append(Issue(p + "/mode", "enum", p + "/mode", "must be one of enabled, restricted, disabled"))
         x8 = o1.get("allow_domains", ABSENT)
         if x8 is not ABSENT:
@@ -5783,7 +5914,7 @@ def check_TurnNetworkPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                         e.append(Issue(p + "/deny_domains" + f"/{i19}", "type", p + "/deny_domains" + f"/{i19}", "must be string" + f", got {type_name(x20)}"))
         if closed:
             for k26 in o1:
-                if k26 not in _C246:
+                if k26 not in _C255:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k26), "is not a known field"))
 
 def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5791,7 +5922,7 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C247:
+        for n2 in _C256:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("request_id", ABSENT)
@@ -5870,7 +6001,7 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
                 e.append(Issue(p + "/preview", "type", p + "/preview", "must be object" + f", got {type_name(x56)}"))
             if isinstance(x56, dict):
                 o58 = cast("dict[str, object]", x56)
-                for n59 in _C248:
+                for n59 in _C257:
                     if n59 not in o58:
                         e.append(Issue(p + "/preview", "required", p + "/preview" + "/" + esc(n59), "is required"))
                 x60 = o58.get("title", ABSENT)
@@ -5883,7 +6014,7 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
                         e.append(Issue(p + "/preview" + "/text", "type", p + "/preview" + "/text", "must be string" + f", got {type_name(x64)}"))
                 if closed:
                     for k68 in o58:
-                        if k68 not in _C249:
+                        if k68 not in _C258:
                             e.append(Issue(p + "/preview", "additionalProperties", p + "/preview" + "/" + esc(k68), "is not a known field"))
         x69 = o1.get("summary", ABSENT)
         if x69 is not ABSENT:
@@ -5937,19 +6068,19 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
                 e.append(Issue(p + "/resolve_token", "type", p + "/resolve_token", "must be string" + f", got {type_name(x111)}"))
         if closed:
             for k115 in o1:
-                if k115 not in _C250:
+                if k115 not in _C259:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k115), "is not a known field"))
 
 def check_TurnPermissionApprovalResolution(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C251):
+    if not any(json_equal(v, a3) for a3 in _C260):
         e.append(Issue(p, "enum", p, "must be one of allow_once, allow_for_turn, deny, cancelled, expired"))
 
 def check_TurnPermissionApprovalScope(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C252):
+    if not any(json_equal(v, a3) for a3 in _C261):
         e.append(Issue(p, "enum", p, "must be one of allow_once, allow_for_turn"))
 
 def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5957,7 +6088,7 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C253:
+        for n2 in _C262:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -5994,7 +6125,7 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
         if x19 is not ABSENT:
             if not (isinstance(x19, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x19)}"))
-            if not any(json_equal(x19, a23) for a23 in _C254):
+            if not any(json_equal(x19, a23) for a23 in _C263):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of profile_selected, decision_allowed, decision_denied, request_opened, request_resolved"))
         x24 = o1.get("request_id", ABSENT)
         if x24 is not ABSENT:
@@ -6017,7 +6148,7 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
         if x40 is not ABSENT:
             if not (isinstance(x40, str)):
                 e.append(Issue(p + "/decided_by", "type", p + "/decided_by", "must be string" + f", got {type_name(x40)}"))
-            if not any(json_equal(x40, a44) for a44 in _C255):
+            if not any(json_equal(x40, a44) for a44 in _C264):
                 e.append(Issue(p + "/decided_by", "enum", p + "/decided_by", "must be one of policy, turn_grant, resolution, config"))
         x45 = o1.get("reason", ABSENT)
         if x45 is not ABSENT:
@@ -6039,13 +6170,13 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/recorded_at", "type", p + "/recorded_at", "must be string" + f", got {type_name(x61)}"))
         if closed:
             for k65 in o1:
-                if k65 not in _C256:
+                if k65 not in _C265:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k65), "is not a known field"))
 
 def check_TurnPermissionMode(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C257):
+    if not any(json_equal(v, a3) for a3 in _C266):
         e.append(Issue(p, "enum", p, "must be one of full_access, auto_accept_edits, supervised"))
 
 def check_TurnPermissionProfileSelection(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6085,7 +6216,7 @@ def check_TurnPermissionProfileSelection(v: object, p: str, e: list[Issue], clos
                         e.append(Issue(p + "/allowed_paths" + f"/{i26}", "type", p + "/allowed_paths" + f"/{i26}", "must be string" + f", got {type_name(x27)}"))
         if closed:
             for k33 in o1:
-                if k33 not in _C258:
+                if k33 not in _C267:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k33), "is not a known field"))
 
 def check_TurnPermissionProfileSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6093,7 +6224,7 @@ def check_TurnPermissionProfileSnapshot(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C259:
+        for n2 in _C268:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
@@ -6107,13 +6238,13 @@ def check_TurnPermissionProfileSnapshot(v: object, p: str, e: list[Issue], close
             check_ToolPermissionPolicySnapshot(x11, p + "/effective_policy", e, closed)
         if closed:
             for k15 in o1:
-                if k15 not in _C260:
+                if k15 not in _C269:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnPermissionProfileSource(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C261):
+    if not any(json_equal(v, a3) for a3 in _C270):
         e.append(Issue(p, "enum", p, "must be one of composer, defaulted, inherited_from_parent_turn, task_permission_cap, system"))
 
 def check_TurnPermissionRequestOpenedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6121,7 +6252,7 @@ def check_TurnPermissionRequestOpenedNotification(v: object, p: str, e: list[Iss
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C262:
+        for n2 in _C271:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6152,7 +6283,7 @@ def check_TurnPermissionRequestOpenedNotification(v: object, p: str, e: list[Iss
             check_TurnPermissionApprovalRequest(x15, p + "/request", e, closed)
         if closed:
             for k19 in o1:
-                if k19 not in _C263:
+                if k19 not in _C272:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnPermissionRequestResolvedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6160,7 +6291,7 @@ def check_TurnPermissionRequestResolvedNotification(v: object, p: str, e: list[I
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C264:
+        for n2 in _C273:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6206,7 +6337,7 @@ def check_TurnPermissionRequestResolvedNotification(v: object, p: str, e: list[I
                 e.append(Issue(p + "/scope_hash", "type", p + "/scope_hash", "must be string" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C265:
+                if k31 not in _C274:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6214,7 +6345,7 @@ def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C266:
+        for n2 in _C275:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("request_id", ABSENT)
@@ -6228,7 +6359,7 @@ def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], 
         if x7 is not ABSENT:
             if not (isinstance(x7, str)):
                 e.append(Issue(p + "/resolution", "type", p + "/resolution", "must be string" + f", got {type_name(x7)}"))
-            if not any(json_equal(x7, a11) for a11 in _C267):
+            if not any(json_equal(x7, a11) for a11 in _C276):
                 e.append(Issue(p + "/resolution", "enum", p + "/resolution", "must be one of allow_once, allow_for_turn, deny"))
         x12 = o1.get("resolve_token", ABSENT)
         if x12 is not ABSENT:
@@ -6236,7 +6367,7 @@ def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], 
                 e.append(Issue(p + "/resolve_token", "type", p + "/resolve_token", "must be string" + f", got {type_name(x12)}"))
         if closed:
             for k16 in o1:
-                if k16 not in _C268:
+                if k16 not in _C277:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k16), "is not a known field"))
 
 def check_TurnPermissionRequestRespondResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6244,7 +6375,7 @@ def check_TurnPermissionRequestRespondResponse(v: object, p: str, e: list[Issue]
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C269:
+        for n2 in _C278:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("request_id", ABSENT)
@@ -6277,15 +6408,35 @@ def check_TurnPermissionRequestRespondResponse(v: object, p: str, e: list[Issue]
                 e.append(Issue(p + "/resolved_at", "type", p + "/resolved_at", "must be string" + f", got {type_name(x19)}"))
         if closed:
             for k23 in o1:
-                if k23 not in _C270:
+                if k23 not in _C279:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
+
+def check_TurnPrivateDelivery(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C280:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("inviter_display", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/inviter_display", "type", p + "/inviter_display", "must be string" + f", got {type_name(x3)}"))
+            if isinstance(x3, str):
+                if len(x3) > 256:
+                    e.append(Issue(p + "/inviter_display", "maxLength", p + "/inviter_display", "must be at most 256 characters long"))
+        if closed:
+            for k7 in o1:
+                if k7 not in _C281:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C271:
+        for n2 in _C282:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("shell", ABSENT)
@@ -6297,14 +6448,14 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                 e.append(Issue(p + "/environment", "type", p + "/environment", "must be object" + f", got {type_name(x7)}"))
             if isinstance(x7, dict):
                 o9 = cast("dict[str, object]", x7)
-                for n10 in _C272:
+                for n10 in _C283:
                     if n10 not in o9:
                         e.append(Issue(p + "/environment", "required", p + "/environment" + "/" + esc(n10), "is required"))
                 x11 = o9.get("mode", ABSENT)
                 if x11 is not ABSENT:
                     if not (isinstance(x11, str)):
                         e.append(Issue(p + "/environment" + "/mode", "type", p + "/environment" + "/mode", "must be string" + f", got {type_name(x11)}"))
-                    if not any(json_equal(x11, a15) for a15 in _C273):
+                    if not any(json_equal(x11, a15) for a15 in _C284):
                         e.append(Issue(p + "/environment" + "/mode", "enum", p + "/environment" + "/mode", "must be one of inherit_all, allow_list"))
                 x16 = o9.get("allowed_variables", ABSENT)
                 if x16 is not ABSENT:
@@ -6317,7 +6468,7 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                                 e.append(Issue(p + "/environment" + "/allowed_variables" + f"/{i18}", "type", p + "/environment" + "/allowed_variables" + f"/{i18}", "must be string" + f", got {type_name(x19)}"))
                 if closed:
                     for k25 in o9:
-                        if k25 not in _C274:
+                        if k25 not in _C285:
                             e.append(Issue(p + "/environment", "additionalProperties", p + "/environment" + "/" + esc(k25), "is not a known field"))
         x26 = o1.get("timeout_cap_ms", ABSENT)
         if x26 is not ABSENT:
@@ -6339,7 +6490,7 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                         e.append(Issue(p + "/command_risk_rules" + f"/{i32}", "type", p + "/command_risk_rules" + f"/{i32}", "must be object" + f", got {type_name(x33)}"))
                     if isinstance(x33, dict):
                         o35 = cast("dict[str, object]", x33)
-                        for n36 in _C275:
+                        for n36 in _C286:
                             if n36 not in o35:
                                 e.append(Issue(p + "/command_risk_rules" + f"/{i32}", "required", p + "/command_risk_rules" + f"/{i32}" + "/" + esc(n36), "is required"))
                         x37 = o35.get("pattern", ABSENT)
@@ -6355,11 +6506,11 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                                 e.append(Issue(p + "/command_risk_rules" + f"/{i32}" + "/reason", "type", p + "/command_risk_rules" + f"/{i32}" + "/reason", "must be string" + f", got {type_name(x45)}"))
                         if closed:
                             for k49 in o35:
-                                if k49 not in _C276:
+                                if k49 not in _C287:
                                     e.append(Issue(p + "/command_risk_rules" + f"/{i32}", "additionalProperties", p + "/command_risk_rules" + f"/{i32}" + "/" + esc(k49), "is not a known field"))
         if closed:
             for k52 in o1:
-                if k52 not in _C277:
+                if k52 not in _C288:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k52), "is not a known field"))
 
 def check_TurnQuestion(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6367,7 +6518,7 @@ def check_TurnQuestion(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C278:
+        for n2 in _C289:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("call_id", ABSENT)
@@ -6427,7 +6578,7 @@ def check_TurnQuestion(v: object, p: str, e: list[Issue], closed: bool) -> None:
                 e.append(Issue(p + "/expires_at", "type", p + "/expires_at", "must be string" + f", got {type_name(x40)}"))
         if closed:
             for k44 in o1:
-                if k44 not in _C279:
+                if k44 not in _C290:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k44), "is not a known field"))
 
 def check_TurnQuestionOpenedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6435,7 +6586,7 @@ def check_TurnQuestionOpenedNotification(v: object, p: str, e: list[Issue], clos
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C280:
+        for n2 in _C291:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6477,7 +6628,7 @@ def check_TurnQuestionOpenedNotification(v: object, p: str, e: list[Issue], clos
                 e.append(Issue(p + "/already_surfaced", "type", p + "/already_surfaced", "must be boolean" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C281:
+                if k31 not in _C292:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnQuestionOption(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6485,7 +6636,7 @@ def check_TurnQuestionOption(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C282:
+        for n2 in _C293:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("id", ABSENT)
@@ -6508,13 +6659,13 @@ def check_TurnQuestionOption(v: object, p: str, e: list[Issue], closed: bool) ->
                 e.append(Issue(p + "/description", "type", p + "/description", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C283:
+                if k15 not in _C294:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnQuestionResolution(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C284):
+    if not any(json_equal(v, a3) for a3 in _C295):
         e.append(Issue(p, "enum", p, "must be one of answered, cancelled, expired"))
 
 def check_TurnQuestionResolvedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6522,7 +6673,7 @@ def check_TurnQuestionResolvedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C285:
+        for n2 in _C296:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6568,7 +6719,7 @@ def check_TurnQuestionResolvedNotification(v: object, p: str, e: list[Issue], cl
                 e.append(Issue(p + "/resolved_at", "type", p + "/resolved_at", "must be string" + f", got {type_name(x31)}"))
         if closed:
             for k35 in o1:
-                if k35 not in _C286:
+                if k35 not in _C297:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k35), "is not a known field"))
 
 def check_TurnQuestionRespondParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6576,7 +6727,7 @@ def check_TurnQuestionRespondParams(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C287:
+        for n2 in _C298:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6613,7 +6764,7 @@ def check_TurnQuestionRespondParams(v: object, p: str, e: list[Issue], closed: b
                 e.append(Issue(p + "/answer_token", "type", p + "/answer_token", "must be string" + f", got {type_name(x23)}"))
         if closed:
             for k27 in o1:
-                if k27 not in _C288:
+                if k27 not in _C299:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnQuestionRespondResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6621,7 +6772,7 @@ def check_TurnQuestionRespondResponse(v: object, p: str, e: list[Issue], closed:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C289:
+        for n2 in _C300:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6655,7 +6806,7 @@ def check_TurnQuestionRespondResponse(v: object, p: str, e: list[Issue], closed:
                 e.append(Issue(p + "/resolved_at", "type", p + "/resolved_at", "must be string" + f", got {type_name(x23)}"))
         if closed:
             for k27 in o1:
-                if k27 not in _C290:
+                if k27 not in _C301:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnResumeParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6663,7 +6814,7 @@ def check_TurnResumeParams(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C291:
+        for n2 in _C302:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6689,7 +6840,7 @@ def check_TurnResumeParams(v: object, p: str, e: list[Issue], closed: bool) -> N
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k15 in o1:
-                if k15 not in _C292:
+                if k15 not in _C303:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnResumeResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6697,7 +6848,7 @@ def check_TurnResumeResponse(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C293:
+        for n2 in _C304:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("turn", ABSENT)
@@ -6712,13 +6863,13 @@ def check_TurnResumeResponse(v: object, p: str, e: list[Issue], closed: bool) ->
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k11 in o1:
-                if k11 not in _C294:
+                if k11 not in _C305:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnSandboxMode(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C295):
+    if not any(json_equal(v, a3) for a3 in _C306):
         e.append(Issue(p, "enum", p, "must be one of unrestricted, workspace_write, read_only"))
 
 def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6726,7 +6877,7 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C296:
+        for n2 in _C307:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
@@ -6743,7 +6894,7 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
         if x15 is not ABSENT:
             if not (isinstance(x15, str)):
                 e.append(Issue(p + "/temp_policy", "type", p + "/temp_policy", "must be string" + f", got {type_name(x15)}"))
-            if not any(json_equal(x15, a19) for a19 in _C297):
+            if not any(json_equal(x15, a19) for a19 in _C308):
                 e.append(Issue(p + "/temp_policy", "enum", p + "/temp_policy", "must be one of per_turn, host, none"))
         x20 = o1.get("network_enabled", ABSENT)
         if x20 is not ABSENT:
@@ -6753,13 +6904,13 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
         if x24 is not ABSENT:
             if not (isinstance(x24, str)):
                 e.append(Issue(p + "/sandbox_escape", "type", p + "/sandbox_escape", "must be string" + f", got {type_name(x24)}"))
-            if not any(json_equal(x24, a28) for a28 in _C298):
+            if not any(json_equal(x24, a28) for a28 in _C309):
                 e.append(Issue(p + "/sandbox_escape", "enum", p + "/sandbox_escape", "must be one of review, deny, not_applicable"))
         x29 = o1.get("backend_requirement", ABSENT)
         if x29 is not ABSENT:
             if not (isinstance(x29, str)):
                 e.append(Issue(p + "/backend_requirement", "type", p + "/backend_requirement", "must be string" + f", got {type_name(x29)}"))
-            if not any(json_equal(x29, a33) for a33 in _C299):
+            if not any(json_equal(x29, a33) for a33 in _C310):
                 e.append(Issue(p + "/backend_requirement", "enum", p + "/backend_requirement", "must be one of none, best_effort, required"))
         x34 = o1.get("backend_preference", ABSENT)
         if x34 is not ABSENT:
@@ -6767,7 +6918,7 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/backend_preference", "type", p + "/backend_preference", "must be string or null" + f", got {type_name(x34)}"))
         if closed:
             for k38 in o1:
-                if k38 not in _C300:
+                if k38 not in _C311:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k38), "is not a known field"))
 
 def check_TurnSecurityBackendSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6775,14 +6926,14 @@ def check_TurnSecurityBackendSnapshot(v: object, p: str, e: list[Issue], closed:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C301:
+        for n2 in _C312:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
         if x3 is not ABSENT:
             if not (isinstance(x3, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
-            if not any(json_equal(x3, a7) for a7 in _C302):
+            if not any(json_equal(x3, a7) for a7 in _C313):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of native, codex_cli, claude_cli"))
         x8 = o1.get("sandbox_backend", ABSENT)
         if x8 is not ABSENT:
@@ -6799,7 +6950,7 @@ def check_TurnSecurityBackendSnapshot(v: object, p: str, e: list[Issue], closed:
                         e.append(Issue(p + "/capabilities" + f"/{i14}", "type", p + "/capabilities" + f"/{i14}", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k21 in o1:
-                if k21 not in _C303:
+                if k21 not in _C314:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k21), "is not a known field"))
 
 def check_TurnSecurityDegradation(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6807,7 +6958,7 @@ def check_TurnSecurityDegradation(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C304:
+        for n2 in _C315:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("capability", ABSENT)
@@ -6824,13 +6975,13 @@ def check_TurnSecurityDegradation(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/detail", "type", p + "/detail", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C305:
+                if k15 not in _C316:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnSecurityEnforcementStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C306):
+    if not any(json_equal(v, a3) for a3 in _C317):
         e.append(Issue(p, "enum", p, "must be one of active, partially_active, unavailable"))
 
 def check_TurnSecurityParentCapSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6838,7 +6989,7 @@ def check_TurnSecurityParentCapSnapshot(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C307:
+        for n2 in _C318:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("parent_thread_id", ABSENT)
@@ -6866,7 +7017,7 @@ def check_TurnSecurityParentCapSnapshot(v: object, p: str, e: list[Issue], close
             check_TurnPermissionProfileSource(x19, p + "/source", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C308:
+                if k23 not in _C319:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_TurnStartParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6874,7 +7025,7 @@ def check_TurnStartParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C309:
+        for n2 in _C320:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6930,17 +7081,20 @@ def check_TurnStartParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         x53 = o1.get("mode", ABSENT)
         if x53 is not ABSENT:
             check_TurnMode(x53, p + "/mode", e, closed)
+        x57 = o1.get("private_delivery", ABSENT)
+        if x57 is not ABSENT:
+            check_TurnPrivateDelivery(x57, p + "/private_delivery", e, closed)
         if closed:
-            for k57 in o1:
-                if k57 not in _C310:
-                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k57), "is not a known field"))
+            for k61 in o1:
+                if k61 not in _C321:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k61), "is not a known field"))
 
 def check_TurnStartResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C311:
+        for n2 in _C322:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("turn", ABSENT)
@@ -6948,7 +7102,7 @@ def check_TurnStartResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
             check_Turn(x3, p + "/turn", e, closed)
         if closed:
             for k7 in o1:
-                if k7 not in _C312:
+                if k7 not in _C323:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnStartedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6956,7 +7110,7 @@ def check_TurnStartedNotification(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C313:
+        for n2 in _C324:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6987,13 +7141,13 @@ def check_TurnStartedNotification(v: object, p: str, e: list[Issue], closed: boo
             check_Turn(x15, p + "/turn", e, closed)
         if closed:
             for k19 in o1:
-                if k19 not in _C314:
+                if k19 not in _C325:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C315):
+    if not any(json_equal(v, a3) for a3 in _C326):
         e.append(Issue(p, "enum", p, "must be one of InProgress, Completed, Failed, Interrupted, Blocked"))
 
 def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7001,7 +7155,7 @@ def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issu
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C316:
+        for n2 in _C327:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -7031,7 +7185,7 @@ def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issu
         if x15 is not ABSENT:
             if not (isinstance(x15, str)):
                 e.append(Issue(p + "/budget", "type", p + "/budget", "must be string" + f", got {type_name(x15)}"))
-            if not any(json_equal(x15, a19) for a19 in _C317):
+            if not any(json_equal(x15, a19) for a19 in _C328):
                 e.append(Issue(p + "/budget", "enum", p + "/budget", "must be one of rounds, tool_calls"))
         x20 = o1.get("limit", ABSENT)
         if x20 is not ABSENT:
@@ -7053,7 +7207,7 @@ def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issu
                     e.append(Issue(p + "/observed", "maximum", p + "/observed", "must be at most 9007199254740991"))
         if closed:
             for k28 in o1:
-                if k28 not in _C318:
+                if k28 not in _C329:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k28), "is not a known field"))
 
 def check_TurnUsage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7061,7 +7215,7 @@ def check_TurnUsage(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C319:
+        for n2 in _C330:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("input_tokens", ABSENT)
@@ -7093,15 +7247,153 @@ def check_TurnUsage(v: object, p: str, e: list[Issue], closed: bool) -> None:
                     e.append(Issue(p + "/total_tokens", "maximum", p + "/total_tokens", "must be at most 9007199254740991"))
         if closed:
             for k15 in o1:
-                if k15 not in _C320:
+                if k15 not in _C331:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
+
+def check_TurnWalletLinkPromptNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C332:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("link_url", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str) or x19 is None):
+                e.append(Issue(p + "/link_url", "type", p + "/link_url", "must be string or null" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/link_url", "minLength", p + "/link_url", "must be at least 1 characters long"))
+        x23 = o1.get("renewal", ABSENT)
+        if x23 is not ABSENT:
+            if not (isinstance(x23, bool)):
+                e.append(Issue(p + "/renewal", "type", p + "/renewal", "must be boolean" + f", got {type_name(x23)}"))
+        x27 = o1.get("requested", ABSENT)
+        if x27 is not ABSENT:
+            if not (isinstance(x27, bool)):
+                e.append(Issue(p + "/requested", "type", p + "/requested", "must be boolean" + f", got {type_name(x27)}"))
+        if closed:
+            for k31 in o1:
+                if k31 not in _C333:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
+
+def check_TurnWalletRevokePromptNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C334:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("revoke_url", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str)):
+                e.append(Issue(p + "/revoke_url", "type", p + "/revoke_url", "must be string" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/revoke_url", "minLength", p + "/revoke_url", "must be at least 1 characters long"))
+        if closed:
+            for k23 in o1:
+                if k23 not in _C335:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
+
+def check_TurnWalletUpdatePromptNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C336:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("update_url", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str)):
+                e.append(Issue(p + "/update_url", "type", p + "/update_url", "must be string" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/update_url", "minLength", p + "/update_url", "must be at least 1 characters long"))
+        x23 = o1.get("new_limit", ABSENT)
+        if x23 is not ABSENT:
+            if not (isinstance(x23, str)):
+                e.append(Issue(p + "/new_limit", "type", p + "/new_limit", "must be string" + f", got {type_name(x23)}"))
+            if isinstance(x23, str):
+                if not _C337.search(x23):
+                    e.append(Issue(p + "/new_limit", "pattern", p + "/new_limit", "must match the pattern ^(0|[1-9][0-9]*)(\\.[0-9]+)?$"))
+        if closed:
+            for k27 in o1:
+                if k27 not in _C338:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C321:
+        for n2 in _C339:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("blockId", ABSENT)
@@ -7124,7 +7416,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/counts", "type", p + "/counts", "must be object" + f", got {type_name(x19)}"))
             if isinstance(x19, dict):
                 o21 = cast("dict[str, object]", x19)
-                for n22 in _C322:
+                for n22 in _C340:
                     if n22 not in o21:
                         e.append(Issue(p + "/counts", "required", p + "/counts" + "/" + esc(n22), "is required"))
                 x23 = o21.get("total", ABSENT)
@@ -7165,7 +7457,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                             e.append(Issue(p + "/counts" + "/failed", "maximum", p + "/counts" + "/failed", "must be at most 9007199254740991"))
                 if closed:
                     for k39 in o21:
-                        if k39 not in _C323:
+                        if k39 not in _C341:
                             e.append(Issue(p + "/counts", "additionalProperties", p + "/counts" + "/" + esc(k39), "is not a known field"))
         x40 = o1.get("cursors", ABSENT)
         if x40 is not ABSENT:
@@ -7173,7 +7465,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/cursors", "type", p + "/cursors", "must be object" + f", got {type_name(x40)}"))
             if isinstance(x40, dict):
                 o42 = cast("dict[str, object]", x40)
-                for n43 in _C324:
+                for n43 in _C342:
                     if n43 not in o42:
                         e.append(Issue(p + "/cursors", "required", p + "/cursors" + "/" + esc(n43), "is required"))
                 x44 = o42.get("oldest", ABSENT)
@@ -7186,7 +7478,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                         e.append(Issue(p + "/cursors" + "/newest", "type", p + "/cursors" + "/newest", "must be string or null" + f", got {type_name(x48)}"))
                 if closed:
                     for k52 in o42:
-                        if k52 not in _C325:
+                        if k52 not in _C343:
                             e.append(Issue(p + "/cursors", "additionalProperties", p + "/cursors" + "/" + esc(k52), "is not a known field"))
         x53 = o1.get("startedAtUnixMicros", ABSENT)
         if x53 is not ABSENT:
@@ -7217,7 +7509,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                     e.append(Issue(p + "/elapsedMs", "maximum", p + "/elapsedMs", "must be at most 9007199254740991"))
         if closed:
             for k65 in o1:
-                if k65 not in _C326:
+                if k65 not in _C344:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k65), "is not a known field"))
 
 def check_TurnWorkBlockPresentation(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7225,7 +7517,7 @@ def check_TurnWorkBlockPresentation(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C327:
+        for n2 in _C345:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("title", ABSENT)
@@ -7242,13 +7534,13 @@ def check_TurnWorkBlockPresentation(v: object, p: str, e: list[Issue], closed: b
                 e.append(Issue(p + "/collapsed", "type", p + "/collapsed", "must be boolean" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C328:
+                if k15 not in _C346:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnWorkBlockState(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C329):
+    if not any(json_equal(v, a3) for a3 in _C347):
         e.append(Issue(p, "enum", p, "must be one of running, awaiting_approval, blocked, completed, failed, interrupted"))
 
 def check_TurnWorkItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7256,7 +7548,7 @@ def check_TurnWorkItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C330:
+        for n2 in _C348:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("workItemId", ABSENT)
@@ -7319,7 +7611,7 @@ def check_TurnWorkItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
                 e.append(Issue(p + "/metadata", "type", p + "/metadata", "must be object" + f", got {type_name(x39)}"))
         if closed:
             for k43 in o1:
-                if k43 not in _C331:
+                if k43 not in _C349:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k43), "is not a known field"))
 
 def check_TurnWorkItemsChangedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7327,7 +7619,7 @@ def check_TurnWorkItemsChangedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C332:
+        for n2 in _C350:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7385,7 +7677,7 @@ def check_TurnWorkItemsChangedNotification(v: object, p: str, e: list[Issue], cl
                         e.append(Issue(p + "/removedWorkItemIds" + f"/{i34}", "type", p + "/removedWorkItemIds" + f"/{i34}", "must be string" + f", got {type_name(x35)}"))
         if closed:
             for k41 in o1:
-                if k41 not in _C333:
+                if k41 not in _C351:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k41), "is not a known field"))
 
 def check_TurnWorkItemsGetParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7393,7 +7685,7 @@ def check_TurnWorkItemsGetParams(v: object, p: str, e: list[Issue], closed: bool
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C334:
+        for n2 in _C352:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7417,7 +7709,7 @@ def check_TurnWorkItemsGetParams(v: object, p: str, e: list[Issue], closed: bool
                         e.append(Issue(p + "/workItemIds" + f"/{i13}", "type", p + "/workItemIds" + f"/{i13}", "must be string" + f", got {type_name(x14)}"))
         if closed:
             for k20 in o1:
-                if k20 not in _C335:
+                if k20 not in _C353:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k20), "is not a known field"))
 
 def check_TurnWorkItemsGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7425,7 +7717,7 @@ def check_TurnWorkItemsGetResponse(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C336:
+        for n2 in _C354:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("workspaceId", ABSENT)
@@ -7486,7 +7778,7 @@ def check_TurnWorkItemsGetResponse(v: object, p: str, e: list[Issue], closed: bo
                         e.append(Issue(p + "/removedWorkItemIds" + f"/{i38}", "type", p + "/removedWorkItemIds" + f"/{i38}", "must be string" + f", got {type_name(x39)}"))
         if closed:
             for k45 in o1:
-                if k45 not in _C337:
+                if k45 not in _C355:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k45), "is not a known field"))
 
 def check_TurnWorkPageAnchor(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7494,12 +7786,12 @@ def check_TurnWorkPageAnchor(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C338:
+        for n2 in _C356:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
         if x3 is not ABSENT:
-            if not any(json_equal(x3, a7) for a7 in _C339):
+            if not any(json_equal(x3, a7) for a7 in _C357):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of newest, oldest, before, after"))
         t9 = o1.get("kind")
         if t9 == "newest":
@@ -7518,7 +7810,7 @@ def check_TurnWorkPageAnchorAfter(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C341:
+        for n2 in _C359:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7533,7 +7825,7 @@ def check_TurnWorkPageAnchorAfter(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/cursor", "type", p + "/cursor", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C342:
+                if k11 not in _C360:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnWorkPageAnchorBefore(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7541,7 +7833,7 @@ def check_TurnWorkPageAnchorBefore(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C343:
+        for n2 in _C361:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7556,7 +7848,7 @@ def check_TurnWorkPageAnchorBefore(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/cursor", "type", p + "/cursor", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C344:
+                if k11 not in _C362:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnWorkPageAnchorNewest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7564,7 +7856,7 @@ def check_TurnWorkPageAnchorNewest(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C345:
+        for n2 in _C363:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7575,7 +7867,7 @@ def check_TurnWorkPageAnchorNewest(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"newest\""))
         if closed:
             for k7 in o1:
-                if k7 not in _C346:
+                if k7 not in _C364:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnWorkPageAnchorOldest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7583,7 +7875,7 @@ def check_TurnWorkPageAnchorOldest(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C347:
+        for n2 in _C365:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7594,7 +7886,7 @@ def check_TurnWorkPageAnchorOldest(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"oldest\""))
         if closed:
             for k7 in o1:
-                if k7 not in _C348:
+                if k7 not in _C366:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnWorkPageParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7602,7 +7894,7 @@ def check_TurnWorkPageParams(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C349:
+        for n2 in _C367:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7627,7 +7919,7 @@ def check_TurnWorkPageParams(v: object, p: str, e: list[Issue], closed: bool) ->
                     e.append(Issue(p + "/limit", "maximum", p + "/limit", "must be at most 500"))
         if closed:
             for k19 in o1:
-                if k19 not in _C350:
+                if k19 not in _C368:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnWorkPageResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7635,7 +7927,7 @@ def check_TurnWorkPageResponse(v: object, p: str, e: list[Issue], closed: bool) 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C351:
+        for n2 in _C369:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("workspaceId", ABSENT)
@@ -7693,7 +7985,7 @@ def check_TurnWorkPageResponse(v: object, p: str, e: list[Issue], closed: bool) 
             check_TurnWorkPageState(x40, p + "/page", e, closed)
         if closed:
             for k44 in o1:
-                if k44 not in _C352:
+                if k44 not in _C370:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k44), "is not a known field"))
 
 def check_TurnWorkPageState(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7701,7 +7993,7 @@ def check_TurnWorkPageState(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C353:
+        for n2 in _C371:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("beforeCursor", ABSENT)
@@ -7722,7 +8014,7 @@ def check_TurnWorkPageState(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/hasMoreAfter", "type", p + "/hasMoreAfter", "must be boolean" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C354:
+                if k19 not in _C372:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnWorkStateChangedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7730,7 +8022,7 @@ def check_TurnWorkStateChangedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C355:
+        for n2 in _C373:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7773,7 +8065,7 @@ def check_TurnWorkStateChangedNotification(v: object, p: str, e: list[Issue], cl
             check_TurnWorkBlock(x23, p + "/work", e, closed)
         if closed:
             for k27 in o1:
-                if k27 not in _C356:
+                if k27 not in _C374:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_UserInput(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7781,12 +8073,12 @@ def check_UserInput(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C357:
+        for n2 in _C375:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
         if x3 is not ABSENT:
-            if not any(json_equal(x3, a7) for a7 in _C358):
+            if not any(json_equal(x3, a7) for a7 in _C376):
                 e.append(Issue(p + "/type", "enum", p + "/type", "must be one of text, localFile, localImage, image, artifact, mention, file, audio, video"))
         t9 = o1.get("type")
         if t9 == "text":
@@ -7815,7 +8107,7 @@ def check_UserInputArtifact(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C360:
+        for n2 in _C378:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7830,7 +8122,7 @@ def check_UserInputArtifact(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/artifactId", "type", p + "/artifactId", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C361:
+                if k11 not in _C379:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputAudio(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7838,7 +8130,7 @@ def check_UserInputAudio(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C362:
+        for n2 in _C380:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7857,7 +8149,7 @@ def check_UserInputAudio(v: object, p: str, e: list[Issue], closed: bool) -> Non
                 e.append(Issue(p + "/mimeType", "type", p + "/mimeType", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C363:
+                if k15 not in _C381:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_UserInputFile(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7865,7 +8157,7 @@ def check_UserInputFile(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C364:
+        for n2 in _C382:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7888,7 +8180,7 @@ def check_UserInputFile(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/mimeType", "type", p + "/mimeType", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C365:
+                if k19 not in _C383:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_UserInputImage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7896,7 +8188,7 @@ def check_UserInputImage(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C366:
+        for n2 in _C384:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7911,7 +8203,7 @@ def check_UserInputImage(v: object, p: str, e: list[Issue], closed: bool) -> Non
                 e.append(Issue(p + "/url", "type", p + "/url", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C367:
+                if k11 not in _C385:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputLocalFile(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7919,7 +8211,7 @@ def check_UserInputLocalFile(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C368:
+        for n2 in _C386:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7934,7 +8226,7 @@ def check_UserInputLocalFile(v: object, p: str, e: list[Issue], closed: bool) ->
                 e.append(Issue(p + "/path", "type", p + "/path", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C369:
+                if k11 not in _C387:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputLocalImage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7942,7 +8234,7 @@ def check_UserInputLocalImage(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C370:
+        for n2 in _C388:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7957,7 +8249,7 @@ def check_UserInputLocalImage(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/path", "type", p + "/path", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C371:
+                if k11 not in _C389:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputMention(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7965,7 +8257,7 @@ def check_UserInputMention(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C372:
+        for n2 in _C390:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7984,7 +8276,7 @@ def check_UserInputMention(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/path", "type", p + "/path", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C373:
+                if k15 not in _C391:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_UserInputText(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7992,7 +8284,7 @@ def check_UserInputText(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C374:
+        for n2 in _C392:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -8016,7 +8308,7 @@ def check_UserInputText(v: object, p: str, e: list[Issue], closed: bool) -> None
                         e.append(Issue(p + "/textElements" + f"/{i13}", "type", p + "/textElements" + f"/{i13}", "must be object" + f", got {type_name(x14)}"))
         if closed:
             for k20 in o1:
-                if k20 not in _C375:
+                if k20 not in _C393:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k20), "is not a known field"))
 
 def check_UserInputVideo(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -8024,7 +8316,7 @@ def check_UserInputVideo(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C376:
+        for n2 in _C394:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -8043,7 +8335,7 @@ def check_UserInputVideo(v: object, p: str, e: list[Issue], closed: bool) -> Non
                 e.append(Issue(p + "/mimeType", "type", p + "/mimeType", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C377:
+                if k15 not in _C395:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 CHECKS: Final[dict[str, Check]] = {
@@ -8128,6 +8420,10 @@ CHECKS: Final[dict[str, Check]] = {
     "TurnGetParams": check_TurnGetParams,
     "TurnGetResponse": check_TurnGetResponse,
     "TurnHandoffStartedNotification": check_TurnHandoffStartedNotification,
+    "TurnInviteCodeDelivery": check_TurnInviteCodeDelivery,
+    "TurnInviteCodePrivate": check_TurnInviteCodePrivate,
+    "TurnInviteCodeRedacted": check_TurnInviteCodeRedacted,
+    "TurnInviteDeliveryNotification": check_TurnInviteDeliveryNotification,
     "TurnItem": check_TurnItem,
     "TurnItemAgentMessage": check_TurnItemAgentMessage,
     "TurnItemCommandExecution": check_TurnItemCommandExecution,
@@ -8162,6 +8458,7 @@ CHECKS: Final[dict[str, Check]] = {
     "TurnPermissionRequestResolvedNotification": check_TurnPermissionRequestResolvedNotification,
     "TurnPermissionRequestRespondParams": check_TurnPermissionRequestRespondParams,
     "TurnPermissionRequestRespondResponse": check_TurnPermissionRequestRespondResponse,
+    "TurnPrivateDelivery": check_TurnPrivateDelivery,
     "TurnProcessPolicySnapshot": check_TurnProcessPolicySnapshot,
     "TurnQuestion": check_TurnQuestion,
     "TurnQuestionOpenedNotification": check_TurnQuestionOpenedNotification,
@@ -8184,6 +8481,9 @@ CHECKS: Final[dict[str, Check]] = {
     "TurnStatus": check_TurnStatus,
     "TurnToolLoopBudgetExceededNotification": check_TurnToolLoopBudgetExceededNotification,
     "TurnUsage": check_TurnUsage,
+    "TurnWalletLinkPromptNotification": check_TurnWalletLinkPromptNotification,
+    "TurnWalletRevokePromptNotification": check_TurnWalletRevokePromptNotification,
+    "TurnWalletUpdatePromptNotification": check_TurnWalletUpdatePromptNotification,
     "TurnWorkBlock": check_TurnWorkBlock,
     "TurnWorkBlockPresentation": check_TurnWorkBlockPresentation,
     "TurnWorkBlockState": check_TurnWorkBlockState,
