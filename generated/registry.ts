@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "7add0911b07f53adbc53bcef41920d6ad14a6a8c39058f6ab275308e85057fb3",
+  digest: "2f22c8187d7a9e42b3b22ae9ede407c45a008b9f97da866f4d31108fb57ba4ad",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";

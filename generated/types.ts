@@ -906,6 +906,28 @@ export interface GatewayConfig {
     timeout_ms?: number;
   };
   /**
+   * The caller's wallet as the wallet tools (wallet_link, wallet_update_limit, wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet service: this section stands in for one, and the tools surface the cards a real one would (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
+   */
+  wallet?: {
+    /**
+     * The caller's linked wallet: none was ever linked, one is linked and usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+     * @default "none"
+     */
+    state?: ("none" | "usable" | "unusable");
+    /**
+     * The deployment's wallet-link page. Absent: the link card carries link_url null and points the reader at an admin.
+     */
+    link_url?: string;
+    /**
+     * Where a spending-limit-update ceremony runs; each card gets a one-time URL made from it (a fresh ceremony query parameter). Absent: wallet_update_limit refuses.
+     */
+    update_url?: string;
+    /**
+     * Where a hard-revoke ceremony runs; each card gets a one-time URL made from it (a fresh ceremony query parameter). Absent: wallet_unlink refuses.
+     */
+    revoke_url?: string;
+  };
+  /**
    * This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it).
    * @default "gw_local"
    */

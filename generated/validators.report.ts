@@ -4318,12 +4318,13 @@ return errors === 0;
 }
 
 exports.GatewayConfig = validate26;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"wallet":{"type":"object","additionalProperties":false,"properties":{"state":{"type":"string","enum":["none","usable","unusable"]},"link_url":{"type":"string","pattern":"^https?://"},"update_url":{"type":"string","pattern":"^https?://"},"revoke_url":{"type":"string","pattern":"^https?://"}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1,"maximum":9007199254740991},"initial_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const pattern3 = new RegExp("^[^/]+$", "u");
+const pattern6 = new RegExp("^https?://", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -6937,11 +6938,12 @@ vErrors.push(err210);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data93 = data.gateway_id;
-if(typeof data93 === "string"){
-if(func0(data93) > 256){
-const err211 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(data.wallet !== undefined){
+let data93 = data.wallet;
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+for(const key28 in data93){
+if(!((((key28 === "state") || (key28 === "link_url")) || (key28 === "update_url")) || (key28 === "revoke_url"))){
+const err211 = {instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -6950,8 +6952,11 @@ vErrors.push(err211);
 }
 errors++;
 }
-if(func0(data93) < 1){
-const err212 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data93.state !== undefined){
+let data94 = data93.state;
+if(typeof data94 !== "string"){
+const err212 = {instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -6960,9 +6965,8 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-else {
-const err213 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+if(!(((data94 === "none") || (data94 === "usable")) || (data94 === "unusable"))){
+const err213 = {instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/enum",keyword:"enum",params:{allowedValues: schema34.properties.wallet.properties.state.enum}};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -6972,11 +6976,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data.store !== undefined){
-let data94 = data.store;
-if(typeof data94 === "string"){
-if(func0(data94) < 1){
-const err214 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
+if(data93.link_url !== undefined){
+let data95 = data93.link_url;
+if(typeof data95 === "string"){
+if(!pattern6.test(data95)){
+const err214 = {instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -6987,7 +6991,7 @@ errors++;
 }
 }
 else {
-const err215 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
+const err215 = {instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -6997,10 +7001,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data.lease_timeout_ms !== undefined){
-let data95 = data.lease_timeout_ms;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
-const err216 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(data93.update_url !== undefined){
+let data96 = data93.update_url;
+if(typeof data96 === "string"){
+if(!pattern6.test(data96)){
+const err216 = {instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -7009,9 +7014,9 @@ vErrors.push(err216);
 }
 errors++;
 }
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 > 9007199254740991 || isNaN(data95)){
-const err217 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+}
+else {
+const err217 = {instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -7020,8 +7025,12 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(data95 < 100 || isNaN(data95)){
-const err218 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+}
+if(data93.revoke_url !== undefined){
+let data97 = data93.revoke_url;
+if(typeof data97 === "string"){
+if(!pattern6.test(data97)){
+const err218 = {instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -7031,13 +7040,8 @@ vErrors.push(err218);
 errors++;
 }
 }
-}
-if(data.routes !== undefined){
-let data96 = data.routes;
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-for(const key28 in data96){
-if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
-const err219 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
+else {
+const err219 = {instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -7047,10 +7051,9 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data96.max_hops !== undefined){
-let data97 = data96.max_hops;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-const err220 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err220 = {instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -7059,9 +7062,12 @@ vErrors.push(err220);
 }
 errors++;
 }
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 > 9007199254740991 || isNaN(data97)){
-const err221 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+}
+if(data.gateway_id !== undefined){
+let data98 = data.gateway_id;
+if(typeof data98 === "string"){
+if(func0(data98) > 256){
+const err221 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -7070,8 +7076,8 @@ vErrors.push(err221);
 }
 errors++;
 }
-if(data97 < 0 || isNaN(data97)){
-const err222 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(func0(data98) < 1){
+const err222 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -7081,11 +7087,8 @@ vErrors.push(err222);
 errors++;
 }
 }
-}
-if(data96.max_routes_per_source !== undefined){
-let data98 = data96.max_routes_per_source;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-const err223 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+else {
+const err223 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -7094,9 +7097,12 @@ vErrors.push(err223);
 }
 errors++;
 }
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 9007199254740991 || isNaN(data98)){
-const err224 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+}
+if(data.store !== undefined){
+let data99 = data.store;
+if(typeof data99 === "string"){
+if(func0(data99) < 1){
+const err224 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -7105,8 +7111,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err225 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err225 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -7116,10 +7123,10 @@ vErrors.push(err225);
 errors++;
 }
 }
-}
-}
-else {
-const err226 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(data.lease_timeout_ms !== undefined){
+let data100 = data.lease_timeout_ms;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+const err226 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -7128,13 +7135,9 @@ vErrors.push(err226);
 }
 errors++;
 }
-}
-if(data.agent !== undefined){
-let data99 = data.agent;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-for(const key29 in data99){
-if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
-const err227 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 > 9007199254740991 || isNaN(data100)){
+const err227 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -7143,12 +7146,8 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-if(data99.identity_id !== undefined){
-let data100 = data99.identity_id;
-if(typeof data100 === "string"){
-if(func0(data100) > 256){
-const err228 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(data100 < 100 || isNaN(data100)){
+const err228 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -7157,8 +7156,14 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(func0(data100) < 1){
-const err229 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+if(data.routes !== undefined){
+let data101 = data.routes;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key29 in data101){
+if(!((key29 === "max_hops") || (key29 === "max_routes_per_source"))){
+const err229 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -7168,8 +7173,10 @@ vErrors.push(err229);
 errors++;
 }
 }
-else {
-const err230 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(data101.max_hops !== undefined){
+let data102 = data101.max_hops;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const err230 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -7178,12 +7185,9 @@ vErrors.push(err230);
 }
 errors++;
 }
-}
-if(data99.display_name !== undefined){
-let data101 = data99.display_name;
-if(typeof data101 === "string"){
-if(func0(data101) < 1){
-const err231 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 9007199254740991 || isNaN(data102)){
+const err231 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -7192,9 +7196,8 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-else {
-const err232 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data102 < 0 || isNaN(data102)){
+const err232 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -7204,11 +7207,11 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data99.nickname !== undefined){
-let data102 = data99.nickname;
-if(typeof data102 === "string"){
-if(func0(data102) < 1){
-const err233 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data101.max_routes_per_source !== undefined){
+let data103 = data101.max_routes_per_source;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+const err233 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -7217,9 +7220,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-else {
-const err234 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 > 9007199254740991 || isNaN(data103)){
+const err234 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -7228,11 +7231,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-if(data99.revision !== undefined){
-let data103 = data99.revision;
-if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-const err235 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(data103 < 1 || isNaN(data103)){
+const err235 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -7241,9 +7241,11 @@ vErrors.push(err235);
 }
 errors++;
 }
-if((typeof data103 == "number") && (isFinite(data103))){
-if(data103 > 9007199254740991 || isNaN(data103)){
-const err236 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+}
+}
+}
+else {
+const err236 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -7252,8 +7254,13 @@ vErrors.push(err236);
 }
 errors++;
 }
-if(data103 < 0 || isNaN(data103)){
-const err237 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.agent !== undefined){
+let data104 = data.agent;
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key30 in data104){
+if(!((((((key30 === "identity_id") || (key30 === "display_name")) || (key30 === "nickname")) || (key30 === "revision")) || (key30 === "avatar_revision")) || (key30 === "role"))){
+const err237 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -7263,11 +7270,11 @@ vErrors.push(err237);
 errors++;
 }
 }
-}
-if(data99.avatar_revision !== undefined){
-let data104 = data99.avatar_revision;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
-const err238 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(data104.identity_id !== undefined){
+let data105 = data104.identity_id;
+if(typeof data105 === "string"){
+if(func0(data105) > 256){
+const err238 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -7276,9 +7283,8 @@ vErrors.push(err238);
 }
 errors++;
 }
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 > 9007199254740991 || isNaN(data104)){
-const err239 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if(func0(data105) < 1){
+const err239 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -7287,8 +7293,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-if(data104 < 0 || isNaN(data104)){
-const err240 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err240 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -7298,12 +7305,11 @@ vErrors.push(err240);
 errors++;
 }
 }
-}
-if(data99.role !== undefined){
-let data105 = data99.role;
-if(typeof data105 === "string"){
-if(func0(data105) < 1){
-const err241 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(data104.display_name !== undefined){
+let data106 = data104.display_name;
+if(typeof data106 === "string"){
+if(func0(data106) < 1){
+const err241 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -7314,7 +7320,7 @@ errors++;
 }
 }
 else {
-const err242 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+const err242 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -7324,9 +7330,11 @@ vErrors.push(err242);
 errors++;
 }
 }
-}
-else {
-const err243 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(data104.nickname !== undefined){
+let data107 = data104.nickname;
+if(typeof data107 === "string"){
+if(func0(data107) < 1){
+const err243 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -7336,12 +7344,8 @@ vErrors.push(err243);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data106 = data.context;
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-for(const key30 in data106){
-if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
-const err244 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
+else {
+const err244 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -7351,10 +7355,10 @@ vErrors.push(err244);
 errors++;
 }
 }
-if(data106.max_history_tokens !== undefined){
-let data107 = data106.max_history_tokens;
-if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
-const err245 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data104.revision !== undefined){
+let data108 = data104.revision;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+const err245 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -7363,9 +7367,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-if((typeof data107 == "number") && (isFinite(data107))){
-if(data107 > 9007199254740991 || isNaN(data107)){
-const err246 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 > 9007199254740991 || isNaN(data108)){
+const err246 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -7374,8 +7378,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-if(data107 < 1 || isNaN(data107)){
-const err247 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data108 < 0 || isNaN(data108)){
+const err247 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -7386,10 +7390,10 @@ errors++;
 }
 }
 }
-if(data106.keep_recent_messages !== undefined){
-let data108 = data106.keep_recent_messages;
-if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
-const err248 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(data104.avatar_revision !== undefined){
+let data109 = data104.avatar_revision;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
+const err248 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -7398,9 +7402,9 @@ vErrors.push(err248);
 }
 errors++;
 }
-if((typeof data108 == "number") && (isFinite(data108))){
-if(data108 > 9007199254740991 || isNaN(data108)){
-const err249 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 > 9007199254740991 || isNaN(data109)){
+const err249 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -7409,8 +7413,8 @@ vErrors.push(err249);
 }
 errors++;
 }
-if(data108 < 1 || isNaN(data108)){
-const err250 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data109 < 0 || isNaN(data109)){
+const err250 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -7421,9 +7425,11 @@ errors++;
 }
 }
 }
-}
-else {
-const err251 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(data104.role !== undefined){
+let data110 = data104.role;
+if(typeof data110 === "string"){
+if(func0(data110) < 1){
+const err251 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -7433,12 +7439,8 @@ vErrors.push(err251);
 errors++;
 }
 }
-if(data.sandbox !== undefined){
-let data109 = data.sandbox;
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-for(const key31 in data109){
-if(!((key31 === "required") || (key31 === "bwrap_path"))){
-const err252 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}};
+else {
+const err252 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -7448,9 +7450,9 @@ vErrors.push(err252);
 errors++;
 }
 }
-if(data109.required !== undefined){
-if(typeof data109.required !== "boolean"){
-const err253 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+}
+else {
+const err253 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -7460,11 +7462,12 @@ vErrors.push(err253);
 errors++;
 }
 }
-if(data109.bwrap_path !== undefined){
-let data111 = data109.bwrap_path;
-if(typeof data111 === "string"){
-if(func0(data111) < 1){
-const err254 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+if(data.context !== undefined){
+let data111 = data.context;
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+for(const key31 in data111){
+if(!((key31 === "max_history_tokens") || (key31 === "keep_recent_messages"))){
+const err254 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -7474,8 +7477,10 @@ vErrors.push(err254);
 errors++;
 }
 }
-else {
-const err255 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(data111.max_history_tokens !== undefined){
+let data112 = data111.max_history_tokens;
+if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
+const err255 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -7484,10 +7489,9 @@ vErrors.push(err255);
 }
 errors++;
 }
-}
-}
-else {
-const err256 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if((typeof data112 == "number") && (isFinite(data112))){
+if(data112 > 9007199254740991 || isNaN(data112)){
+const err256 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -7496,13 +7500,8 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-if(data.network !== undefined){
-let data112 = data.network;
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-for(const key32 in data112){
-if(!((key32 === "allow_domains") || (key32 === "deny_domains"))){
-const err257 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}};
+if(data112 < 1 || isNaN(data112)){
+const err257 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -7512,15 +7511,11 @@ vErrors.push(err257);
 errors++;
 }
 }
-if(data112.allow_domains !== undefined){
-let data113 = data112.allow_domains;
-if(Array.isArray(data113)){
-const len6 = data113.length;
-for(let i6=0; i6<len6; i6++){
-let data114 = data113[i6];
-if(typeof data114 === "string"){
-if(func0(data114) > 260){
-const err258 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
+}
+if(data111.keep_recent_messages !== undefined){
+let data113 = data111.keep_recent_messages;
+if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
+const err258 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -7529,8 +7524,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-if(func0(data114) < 1){
-const err259 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data113 == "number") && (isFinite(data113))){
+if(data113 > 9007199254740991 || isNaN(data113)){
+const err259 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -7539,9 +7535,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-else {
-const err260 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}};
+if(data113 < 1 || isNaN(data113)){
+const err260 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -7552,8 +7547,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err261 = {instancePath:instancePath+"/network/allow_domains",schemaPath:"#/properties/network/properties/allow_domains/type",keyword:"type",params:{type: "array"}};
+const err261 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -7563,15 +7559,12 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(data112.deny_domains !== undefined){
-let data115 = data112.deny_domains;
-if(Array.isArray(data115)){
-const len7 = data115.length;
-for(let i7=0; i7<len7; i7++){
-let data116 = data115[i7];
-if(typeof data116 === "string"){
-if(func0(data116) > 260){
-const err262 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
+if(data.sandbox !== undefined){
+let data114 = data.sandbox;
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+for(const key32 in data114){
+if(!((key32 === "required") || (key32 === "bwrap_path"))){
+const err262 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -7580,8 +7573,10 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(func0(data116) < 1){
-const err263 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data114.required !== undefined){
+if(typeof data114.required !== "boolean"){
+const err263 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -7591,8 +7586,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-else {
-const err264 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}};
+if(data114.bwrap_path !== undefined){
+let data116 = data114.bwrap_path;
+if(typeof data116 === "string"){
+if(func0(data116) < 1){
+const err264 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -7602,9 +7600,8 @@ vErrors.push(err264);
 errors++;
 }
 }
-}
 else {
-const err265 = {instancePath:instancePath+"/network/deny_domains",schemaPath:"#/properties/network/properties/deny_domains/type",keyword:"type",params:{type: "array"}};
+const err265 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -7616,7 +7613,7 @@ errors++;
 }
 }
 else {
-const err266 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/type",keyword:"type",params:{type: "object"}};
+const err266 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -7626,14 +7623,143 @@ vErrors.push(err266);
 errors++;
 }
 }
-}
-else {
-const err267 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.network !== undefined){
+let data117 = data.network;
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+for(const key33 in data117){
+if(!((key33 === "allow_domains") || (key33 === "deny_domains"))){
+const err267 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33}};
 if(vErrors === null){
 vErrors = [err267];
 }
 else {
 vErrors.push(err267);
+}
+errors++;
+}
+}
+if(data117.allow_domains !== undefined){
+let data118 = data117.allow_domains;
+if(Array.isArray(data118)){
+const len6 = data118.length;
+for(let i6=0; i6<len6; i6++){
+let data119 = data118[i6];
+if(typeof data119 === "string"){
+if(func0(data119) > 260){
+const err268 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+if(func0(data119) < 1){
+const err269 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+}
+else {
+const err270 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+}
+}
+else {
+const err271 = {instancePath:instancePath+"/network/allow_domains",schemaPath:"#/properties/network/properties/allow_domains/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+if(data117.deny_domains !== undefined){
+let data120 = data117.deny_domains;
+if(Array.isArray(data120)){
+const len7 = data120.length;
+for(let i7=0; i7<len7; i7++){
+let data121 = data120[i7];
+if(typeof data121 === "string"){
+if(func0(data121) > 260){
+const err272 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+if(func0(data121) < 1){
+const err273 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+}
+else {
+const err274 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+}
+else {
+const err275 = {instancePath:instancePath+"/network/deny_domains",schemaPath:"#/properties/network/properties/deny_domains/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+}
+}
+else {
+const err276 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+}
+else {
+const err277 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
 }
 errors++;
 }
@@ -34658,7 +34784,7 @@ return errors === 0;
 
 exports.TurnWalletUpdatePromptNotification = validate197;
 const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","update_url","new_limit"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"update_url":{"type":"string","minLength":1},"new_limit":{"type":"string","pattern":"^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}};
-const pattern6 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
+const pattern9 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
 
 function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
@@ -34836,7 +34962,7 @@ errors++;
 if(data.new_limit !== undefined){
 let data5 = data.new_limit;
 if(typeof data5 === "string"){
-if(!pattern6.test(data5)){
+if(!pattern9.test(data5)){
 const err15 = {instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err15];

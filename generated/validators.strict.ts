@@ -3147,12 +3147,13 @@ return errors === 0;
 }
 
 exports.GatewayConfig = validate26;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"wallet":{"type":"object","additionalProperties":false,"properties":{"state":{"type":"string","enum":["none","usable","unusable"]},"link_url":{"type":"string","pattern":"^https?://"},"update_url":{"type":"string","pattern":"^https?://"},"revoke_url":{"type":"string","pattern":"^https?://"}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1,"maximum":9007199254740991},"initial_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const pattern3 = new RegExp("^[^/]+$", "u");
+const pattern6 = new RegExp("^https?://", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -5441,17 +5442,126 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gateway_id !== undefined){
-let data93 = data.gateway_id;
+if(data.wallet !== undefined){
+let data93 = data.wallet;
 const _errs217 = errors;
 if(errors === _errs217){
-if(typeof data93 === "string"){
-if(func0(data93) > 256){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+const _errs219 = errors;
+for(const key28 in data93){
+if(!((((key28 === "state") || (key28 === "link_url")) || (key28 === "update_url")) || (key28 === "revoke_url"))){
+validate26.errors = [{instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
+return false;
+break;
+}
+}
+if(_errs219 === errors){
+if(data93.state !== undefined){
+let data94 = data93.state;
+const _errs220 = errors;
+if(typeof data94 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data94 === "none") || (data94 === "usable")) || (data94 === "unusable"))){
+validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/enum",keyword:"enum",params:{allowedValues: schema34.properties.wallet.properties.state.enum}}];
+return false;
+}
+var valid36 = _errs220 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.link_url !== undefined){
+let data95 = data93.link_url;
+const _errs222 = errors;
+if(errors === _errs222){
+if(typeof data95 === "string"){
+if(!pattern6.test(data95)){
+validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs222 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.update_url !== undefined){
+let data96 = data93.update_url;
+const _errs224 = errors;
+if(errors === _errs224){
+if(typeof data96 === "string"){
+if(!pattern6.test(data96)){
+validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs224 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.revoke_url !== undefined){
+let data97 = data93.revoke_url;
+const _errs226 = errors;
+if(errors === _errs226){
+if(typeof data97 === "string"){
+if(!pattern6.test(data97)){
+validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs226 === errors;
+}
+else {
+var valid36 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs217 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gateway_id !== undefined){
+let data98 = data.gateway_id;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data98 === "string"){
+if(func0(data98) > 256){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(func0(data93) < 1){
+if(func0(data98) < 1){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5462,18 +5572,18 @@ validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs217 === errors;
+var valid0 = _errs228 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data94 = data.store;
-const _errs219 = errors;
-if(errors === _errs219){
-if(typeof data94 === "string"){
-if(func0(data94) < 1){
+let data99 = data.store;
+const _errs230 = errors;
+if(errors === _errs230){
+if(typeof data99 === "string"){
+if(func0(data99) < 1){
 validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5483,195 +5593,72 @@ validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs219 === errors;
+var valid0 = _errs230 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.lease_timeout_ms !== undefined){
-let data95 = data.lease_timeout_ms;
-const _errs221 = errors;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+let data100 = data.lease_timeout_ms;
+const _errs232 = errors;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs221){
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 > 9007199254740991 || isNaN(data95)){
+if(errors === _errs232){
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 > 9007199254740991 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data95 < 100 || isNaN(data95)){
+if(data100 < 100 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs221 === errors;
+var valid0 = _errs232 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data96 = data.routes;
-const _errs223 = errors;
-if(errors === _errs223){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-const _errs225 = errors;
-for(const key28 in data96){
-if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
-validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
+let data101 = data.routes;
+const _errs234 = errors;
+if(errors === _errs234){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+const _errs236 = errors;
+for(const key29 in data101){
+if(!((key29 === "max_hops") || (key29 === "max_routes_per_source"))){
+validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs225 === errors){
-if(data96.max_hops !== undefined){
-let data97 = data96.max_hops;
-const _errs226 = errors;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+if(_errs236 === errors){
+if(data101.max_hops !== undefined){
+let data102 = data101.max_hops;
+const _errs237 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs226){
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 > 9007199254740991 || isNaN(data97)){
+if(errors === _errs237){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 9007199254740991 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data97 < 0 || isNaN(data97)){
+if(data102 < 0 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
-}
-}
-var valid36 = _errs226 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data96.max_routes_per_source !== undefined){
-let data98 = data96.max_routes_per_source;
-const _errs228 = errors;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs228){
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 9007199254740991 || isNaN(data98)){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data98 < 1 || isNaN(data98)){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid36 = _errs228 === errors;
-}
-else {
-var valid36 = true;
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid0 = _errs223 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.agent !== undefined){
-let data99 = data.agent;
-const _errs230 = errors;
-if(errors === _errs230){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-const _errs232 = errors;
-for(const key29 in data99){
-if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
-validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
-return false;
-break;
-}
-}
-if(_errs232 === errors){
-if(data99.identity_id !== undefined){
-let data100 = data99.identity_id;
-const _errs233 = errors;
-if(errors === _errs233){
-if(typeof data100 === "string"){
-if(func0(data100) > 256){
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-else {
-if(func0(data100) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid37 = _errs233 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data99.display_name !== undefined){
-let data101 = data99.display_name;
-const _errs235 = errors;
-if(errors === _errs235){
-if(typeof data101 === "string"){
-if(func0(data101) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid37 = _errs235 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data99.nickname !== undefined){
-let data102 = data99.nickname;
-const _errs237 = errors;
-if(errors === _errs237){
-if(typeof data102 === "string"){
-if(func0(data102) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 }
 var valid37 = _errs237 === errors;
@@ -5680,22 +5667,22 @@ else {
 var valid37 = true;
 }
 if(valid37){
-if(data99.revision !== undefined){
-let data103 = data99.revision;
+if(data101.max_routes_per_source !== undefined){
+let data103 = data101.max_routes_per_source;
 const _errs239 = errors;
 if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs239){
 if((typeof data103 == "number") && (isFinite(data103))){
 if(data103 > 9007199254740991 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data103 < 0 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data103 < 1 || isNaN(data103)){
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -5706,40 +5693,163 @@ var valid37 = _errs239 === errors;
 else {
 var valid37 = true;
 }
-if(valid37){
-if(data99.avatar_revision !== undefined){
-let data104 = data99.avatar_revision;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs234 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent !== undefined){
+let data104 = data.agent;
 const _errs241 = errors;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+if(errors === _errs241){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+const _errs243 = errors;
+for(const key30 in data104){
+if(!((((((key30 === "identity_id") || (key30 === "display_name")) || (key30 === "nickname")) || (key30 === "revision")) || (key30 === "avatar_revision")) || (key30 === "role"))){
+validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
+return false;
+break;
+}
+}
+if(_errs243 === errors){
+if(data104.identity_id !== undefined){
+let data105 = data104.identity_id;
+const _errs244 = errors;
+if(errors === _errs244){
+if(typeof data105 === "string"){
+if(func0(data105) > 256){
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+else {
+if(func0(data105) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs244 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.display_name !== undefined){
+let data106 = data104.display_name;
+const _errs246 = errors;
+if(errors === _errs246){
+if(typeof data106 === "string"){
+if(func0(data106) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs246 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.nickname !== undefined){
+let data107 = data104.nickname;
+const _errs248 = errors;
+if(errors === _errs248){
+if(typeof data107 === "string"){
+if(func0(data107) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs248 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.revision !== undefined){
+let data108 = data104.revision;
+const _errs250 = errors;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs250){
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 > 9007199254740991 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data108 < 0 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid38 = _errs250 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.avatar_revision !== undefined){
+let data109 = data104.avatar_revision;
+const _errs252 = errors;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs241){
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 > 9007199254740991 || isNaN(data104)){
+if(errors === _errs252){
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 > 9007199254740991 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data104 < 0 || isNaN(data104)){
+if(data109 < 0 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-var valid37 = _errs241 === errors;
+var valid38 = _errs252 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data99.role !== undefined){
-let data105 = data99.role;
-const _errs243 = errors;
-if(errors === _errs243){
-if(typeof data105 === "string"){
-if(func0(data105) < 1){
+if(valid38){
+if(data104.role !== undefined){
+let data110 = data104.role;
+const _errs254 = errors;
+if(errors === _errs254){
+if(typeof data110 === "string"){
+if(func0(data110) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5749,10 +5859,10 @@ validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid37 = _errs243 === errors;
+var valid38 = _errs254 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
 }
 }
@@ -5766,78 +5876,78 @@ validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs230 === errors;
+var valid0 = _errs241 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data106 = data.context;
-const _errs245 = errors;
-if(errors === _errs245){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-const _errs247 = errors;
-for(const key30 in data106){
-if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
-validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
+let data111 = data.context;
+const _errs256 = errors;
+if(errors === _errs256){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs258 = errors;
+for(const key31 in data111){
+if(!((key31 === "max_history_tokens") || (key31 === "keep_recent_messages"))){
+validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}}];
 return false;
 break;
 }
 }
-if(_errs247 === errors){
-if(data106.max_history_tokens !== undefined){
-let data107 = data106.max_history_tokens;
-const _errs248 = errors;
-if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+if(_errs258 === errors){
+if(data111.max_history_tokens !== undefined){
+let data112 = data111.max_history_tokens;
+const _errs259 = errors;
+if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs248){
-if((typeof data107 == "number") && (isFinite(data107))){
-if(data107 > 9007199254740991 || isNaN(data107)){
+if(errors === _errs259){
+if((typeof data112 == "number") && (isFinite(data112))){
+if(data112 > 9007199254740991 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data107 < 1 || isNaN(data107)){
+if(data112 < 1 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid38 = _errs248 === errors;
+var valid39 = _errs259 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data106.keep_recent_messages !== undefined){
-let data108 = data106.keep_recent_messages;
-const _errs250 = errors;
-if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+if(valid39){
+if(data111.keep_recent_messages !== undefined){
+let data113 = data111.keep_recent_messages;
+const _errs261 = errors;
+if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs250){
-if((typeof data108 == "number") && (isFinite(data108))){
-if(data108 > 9007199254740991 || isNaN(data108)){
+if(errors === _errs261){
+if((typeof data113 == "number") && (isFinite(data113))){
+if(data113 > 9007199254740991 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data108 < 1 || isNaN(data108)){
+if(data113 < 1 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid38 = _errs250 === errors;
+var valid39 = _errs261 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
 }
 }
@@ -5847,44 +5957,44 @@ validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs245 === errors;
+var valid0 = _errs256 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data109 = data.sandbox;
-const _errs252 = errors;
-if(errors === _errs252){
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-const _errs254 = errors;
-for(const key31 in data109){
-if(!((key31 === "required") || (key31 === "bwrap_path"))){
-validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}}];
+let data114 = data.sandbox;
+const _errs263 = errors;
+if(errors === _errs263){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+const _errs265 = errors;
+for(const key32 in data114){
+if(!((key32 === "required") || (key32 === "bwrap_path"))){
+validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}}];
 return false;
 break;
 }
 }
-if(_errs254 === errors){
-if(data109.required !== undefined){
-const _errs255 = errors;
-if(typeof data109.required !== "boolean"){
+if(_errs265 === errors){
+if(data114.required !== undefined){
+const _errs266 = errors;
+if(typeof data114.required !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid39 = _errs255 === errors;
+var valid40 = _errs266 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data109.bwrap_path !== undefined){
-let data111 = data109.bwrap_path;
-const _errs257 = errors;
-if(errors === _errs257){
-if(typeof data111 === "string"){
-if(func0(data111) < 1){
+if(valid40){
+if(data114.bwrap_path !== undefined){
+let data116 = data114.bwrap_path;
+const _errs268 = errors;
+if(errors === _errs268){
+if(typeof data116 === "string"){
+if(func0(data116) < 1){
 validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5894,10 +6004,10 @@ validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid39 = _errs257 === errors;
+var valid40 = _errs268 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
 }
 }
@@ -5907,44 +6017,44 @@ validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs252 === errors;
+var valid0 = _errs263 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined){
-let data112 = data.network;
-const _errs259 = errors;
-if(errors === _errs259){
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-const _errs261 = errors;
-for(const key32 in data112){
-if(!((key32 === "allow_domains") || (key32 === "deny_domains"))){
-validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}}];
+let data117 = data.network;
+const _errs270 = errors;
+if(errors === _errs270){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+const _errs272 = errors;
+for(const key33 in data117){
+if(!((key33 === "allow_domains") || (key33 === "deny_domains"))){
+validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33}}];
 return false;
 break;
 }
 }
-if(_errs261 === errors){
-if(data112.allow_domains !== undefined){
-let data113 = data112.allow_domains;
-const _errs262 = errors;
-if(errors === _errs262){
-if(Array.isArray(data113)){
-var valid41 = true;
-const len6 = data113.length;
+if(_errs272 === errors){
+if(data117.allow_domains !== undefined){
+let data118 = data117.allow_domains;
+const _errs273 = errors;
+if(errors === _errs273){
+if(Array.isArray(data118)){
+var valid42 = true;
+const len6 = data118.length;
 for(let i6=0; i6<len6; i6++){
-let data114 = data113[i6];
-const _errs264 = errors;
-if(errors === _errs264){
-if(typeof data114 === "string"){
-if(func0(data114) > 260){
+let data119 = data118[i6];
+const _errs275 = errors;
+if(errors === _errs275){
+if(typeof data119 === "string"){
+if(func0(data119) > 260){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(func0(data114) < 1){
+if(func0(data119) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5955,8 +6065,8 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,s
 return false;
 }
 }
-var valid41 = _errs264 === errors;
-if(!valid41){
+var valid42 = _errs275 === errors;
+if(!valid42){
 break;
 }
 }
@@ -5966,30 +6076,30 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains",schemaP
 return false;
 }
 }
-var valid40 = _errs262 === errors;
+var valid41 = _errs273 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data112.deny_domains !== undefined){
-let data115 = data112.deny_domains;
-const _errs266 = errors;
-if(errors === _errs266){
-if(Array.isArray(data115)){
-var valid42 = true;
-const len7 = data115.length;
+if(valid41){
+if(data117.deny_domains !== undefined){
+let data120 = data117.deny_domains;
+const _errs277 = errors;
+if(errors === _errs277){
+if(Array.isArray(data120)){
+var valid43 = true;
+const len7 = data120.length;
 for(let i7=0; i7<len7; i7++){
-let data116 = data115[i7];
-const _errs268 = errors;
-if(errors === _errs268){
-if(typeof data116 === "string"){
-if(func0(data116) > 260){
+let data121 = data120[i7];
+const _errs279 = errors;
+if(errors === _errs279){
+if(typeof data121 === "string"){
+if(func0(data121) > 260){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(func0(data116) < 1){
+if(func0(data121) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -6000,8 +6110,8 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,sc
 return false;
 }
 }
-var valid42 = _errs268 === errors;
-if(!valid42){
+var valid43 = _errs279 === errors;
+if(!valid43){
 break;
 }
 }
@@ -6011,10 +6121,10 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPa
 return false;
 }
 }
-var valid40 = _errs266 === errors;
+var valid41 = _errs277 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
 }
 }
@@ -6024,10 +6134,11 @@ validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs259 === errors;
+var valid0 = _errs270 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -26076,7 +26187,7 @@ return errors === 0;
 
 exports.TurnWalletUpdatePromptNotification = validate197;
 const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","update_url","new_limit"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"update_url":{"type":"string","minLength":1},"new_limit":{"type":"string","pattern":"^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}};
-const pattern6 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
+const pattern9 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
 
 function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
@@ -26188,7 +26299,7 @@ let data5 = data.new_limit;
 const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
-if(!pattern6.test(data5)){
+if(!pattern9.test(data5)){
 validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}];
 return false;
 }
@@ -29470,6 +29581,9 @@ const acceptPattern22_2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const acceptPattern22_3 = new RegExp("^[^/]+$", "u");
 const acceptPattern22_4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const acceptPattern22_5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const acceptPattern22_6 = new RegExp("^https?://", "u");
+const acceptPattern22_7 = new RegExp("^https?://", "u");
+const acceptPattern22_8 = new RegExp("^https?://", "u");
 const acceptPattern144_0 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
 function acceptCodePoints(text) {
   let length = 0;
@@ -30545,146 +30659,173 @@ function accept22(data) {
       if (!(k117 === "timeout_ms")) return false;
     }
   }
-  const v118 = data.gateway_id;
+  const v118 = data.wallet;
   if (v118 !== undefined) {
-    if (typeof v118 !== "string") return false;
-    if (v118.length < 2 && (v118.length < 1 || acceptCodePoints(v118) < 1)) return false;
-    if (v118.length > 256 && (v118.length > 512 || acceptCodePoints(v118) > 256)) return false;
-  }
-  const v119 = data.store;
-  if (v119 !== undefined) {
-    if (typeof v119 !== "string") return false;
-    if (v119.length < 2 && (v119.length < 1 || acceptCodePoints(v119) < 1)) return false;
-  }
-  const v120 = data.lease_timeout_ms;
-  if (v120 !== undefined) {
-    if (!Number.isInteger(v120)) return false;
-    if (v120 < 100) return false;
-    if (v120 > 9007199254740991) return false;
-  }
-  const v121 = data.routes;
-  if (v121 !== undefined) {
-    if (typeof v121 !== "object" || v121 === null || Array.isArray(v121)) return false;
-    const v122 = v121.max_hops;
+    if (typeof v118 !== "object" || v118 === null || Array.isArray(v118)) return false;
+    const v119 = v118.state;
+    if (v119 !== undefined) {
+      if (typeof v119 !== "string") return false;
+      if (!(v119 === "none" || v119 === "usable" || v119 === "unusable")) return false;
+    }
+    const v120 = v118.link_url;
+    if (v120 !== undefined) {
+      if (typeof v120 !== "string") return false;
+      if (!acceptPattern22_6.test(v120)) return false;
+    }
+    const v121 = v118.update_url;
+    if (v121 !== undefined) {
+      if (typeof v121 !== "string") return false;
+      if (!acceptPattern22_7.test(v121)) return false;
+    }
+    const v122 = v118.revoke_url;
     if (v122 !== undefined) {
-      if (!Number.isInteger(v122)) return false;
-      if (v122 < 0) return false;
-      if (v122 > 9007199254740991) return false;
+      if (typeof v122 !== "string") return false;
+      if (!acceptPattern22_8.test(v122)) return false;
     }
-    const v123 = v121.max_routes_per_source;
-    if (v123 !== undefined) {
-      if (!Number.isInteger(v123)) return false;
-      if (v123 < 1) return false;
-      if (v123 > 9007199254740991) return false;
-    }
-    for (const k124 in v121) {
-      if (!(k124 === "max_hops" || k124 === "max_routes_per_source")) return false;
+    for (const k123 in v118) {
+      if (!(k123 === "state" || k123 === "link_url" || k123 === "update_url" || k123 === "revoke_url")) return false;
     }
   }
-  const v125 = data.agent;
+  const v124 = data.gateway_id;
+  if (v124 !== undefined) {
+    if (typeof v124 !== "string") return false;
+    if (v124.length < 2 && (v124.length < 1 || acceptCodePoints(v124) < 1)) return false;
+    if (v124.length > 256 && (v124.length > 512 || acceptCodePoints(v124) > 256)) return false;
+  }
+  const v125 = data.store;
   if (v125 !== undefined) {
-    if (typeof v125 !== "object" || v125 === null || Array.isArray(v125)) return false;
-    const v126 = v125.identity_id;
-    if (v126 !== undefined) {
-      if (typeof v126 !== "string") return false;
-      if (v126.length < 2 && (v126.length < 1 || acceptCodePoints(v126) < 1)) return false;
-      if (v126.length > 256 && (v126.length > 512 || acceptCodePoints(v126) > 256)) return false;
-    }
-    const v127 = v125.display_name;
-    if (v127 !== undefined) {
-      if (typeof v127 !== "string") return false;
-      if (v127.length < 2 && (v127.length < 1 || acceptCodePoints(v127) < 1)) return false;
-    }
-    const v128 = v125.nickname;
+    if (typeof v125 !== "string") return false;
+    if (v125.length < 2 && (v125.length < 1 || acceptCodePoints(v125) < 1)) return false;
+  }
+  const v126 = data.lease_timeout_ms;
+  if (v126 !== undefined) {
+    if (!Number.isInteger(v126)) return false;
+    if (v126 < 100) return false;
+    if (v126 > 9007199254740991) return false;
+  }
+  const v127 = data.routes;
+  if (v127 !== undefined) {
+    if (typeof v127 !== "object" || v127 === null || Array.isArray(v127)) return false;
+    const v128 = v127.max_hops;
     if (v128 !== undefined) {
-      if (typeof v128 !== "string") return false;
-      if (v128.length < 2 && (v128.length < 1 || acceptCodePoints(v128) < 1)) return false;
+      if (!Number.isInteger(v128)) return false;
+      if (v128 < 0) return false;
+      if (v128 > 9007199254740991) return false;
     }
-    const v129 = v125.revision;
+    const v129 = v127.max_routes_per_source;
     if (v129 !== undefined) {
       if (!Number.isInteger(v129)) return false;
-      if (v129 < 0) return false;
+      if (v129 < 1) return false;
       if (v129 > 9007199254740991) return false;
     }
-    const v130 = v125.avatar_revision;
-    if (v130 !== undefined) {
-      if (!Number.isInteger(v130)) return false;
-      if (v130 < 0) return false;
-      if (v130 > 9007199254740991) return false;
-    }
-    const v131 = v125.role;
-    if (v131 !== undefined) {
-      if (typeof v131 !== "string") return false;
-      if (v131.length < 2 && (v131.length < 1 || acceptCodePoints(v131) < 1)) return false;
-    }
-    for (const k132 in v125) {
-      if (!(k132 === "identity_id" || k132 === "display_name" || k132 === "nickname" || k132 === "revision" || k132 === "avatar_revision" || k132 === "role")) return false;
+    for (const k130 in v127) {
+      if (!(k130 === "max_hops" || k130 === "max_routes_per_source")) return false;
     }
   }
-  const v133 = data.context;
-  if (v133 !== undefined) {
-    if (typeof v133 !== "object" || v133 === null || Array.isArray(v133)) return false;
-    const v134 = v133.max_history_tokens;
-    if (v134 !== undefined) {
-      if (!Number.isInteger(v134)) return false;
-      if (v134 < 1) return false;
-      if (v134 > 9007199254740991) return false;
+  const v131 = data.agent;
+  if (v131 !== undefined) {
+    if (typeof v131 !== "object" || v131 === null || Array.isArray(v131)) return false;
+    const v132 = v131.identity_id;
+    if (v132 !== undefined) {
+      if (typeof v132 !== "string") return false;
+      if (v132.length < 2 && (v132.length < 1 || acceptCodePoints(v132) < 1)) return false;
+      if (v132.length > 256 && (v132.length > 512 || acceptCodePoints(v132) > 256)) return false;
     }
-    const v135 = v133.keep_recent_messages;
+    const v133 = v131.display_name;
+    if (v133 !== undefined) {
+      if (typeof v133 !== "string") return false;
+      if (v133.length < 2 && (v133.length < 1 || acceptCodePoints(v133) < 1)) return false;
+    }
+    const v134 = v131.nickname;
+    if (v134 !== undefined) {
+      if (typeof v134 !== "string") return false;
+      if (v134.length < 2 && (v134.length < 1 || acceptCodePoints(v134) < 1)) return false;
+    }
+    const v135 = v131.revision;
     if (v135 !== undefined) {
       if (!Number.isInteger(v135)) return false;
-      if (v135 < 1) return false;
+      if (v135 < 0) return false;
       if (v135 > 9007199254740991) return false;
     }
-    for (const k136 in v133) {
-      if (!(k136 === "max_history_tokens" || k136 === "keep_recent_messages")) return false;
+    const v136 = v131.avatar_revision;
+    if (v136 !== undefined) {
+      if (!Number.isInteger(v136)) return false;
+      if (v136 < 0) return false;
+      if (v136 > 9007199254740991) return false;
+    }
+    const v137 = v131.role;
+    if (v137 !== undefined) {
+      if (typeof v137 !== "string") return false;
+      if (v137.length < 2 && (v137.length < 1 || acceptCodePoints(v137) < 1)) return false;
+    }
+    for (const k138 in v131) {
+      if (!(k138 === "identity_id" || k138 === "display_name" || k138 === "nickname" || k138 === "revision" || k138 === "avatar_revision" || k138 === "role")) return false;
     }
   }
-  const v137 = data.sandbox;
-  if (v137 !== undefined) {
-    if (typeof v137 !== "object" || v137 === null || Array.isArray(v137)) return false;
-    const v138 = v137.required;
-    if (v138 !== undefined) {
-      if (typeof v138 !== "boolean") return false;
+  const v139 = data.context;
+  if (v139 !== undefined) {
+    if (typeof v139 !== "object" || v139 === null || Array.isArray(v139)) return false;
+    const v140 = v139.max_history_tokens;
+    if (v140 !== undefined) {
+      if (!Number.isInteger(v140)) return false;
+      if (v140 < 1) return false;
+      if (v140 > 9007199254740991) return false;
     }
-    const v139 = v137.bwrap_path;
-    if (v139 !== undefined) {
-      if (typeof v139 !== "string") return false;
-      if (v139.length < 2 && (v139.length < 1 || acceptCodePoints(v139) < 1)) return false;
+    const v141 = v139.keep_recent_messages;
+    if (v141 !== undefined) {
+      if (!Number.isInteger(v141)) return false;
+      if (v141 < 1) return false;
+      if (v141 > 9007199254740991) return false;
     }
-    for (const k140 in v137) {
-      if (!(k140 === "required" || k140 === "bwrap_path")) return false;
+    for (const k142 in v139) {
+      if (!(k142 === "max_history_tokens" || k142 === "keep_recent_messages")) return false;
     }
   }
-  const v141 = data.network;
-  if (v141 !== undefined) {
-    if (typeof v141 !== "object" || v141 === null || Array.isArray(v141)) return false;
-    const v142 = v141.allow_domains;
-    if (v142 !== undefined) {
-      if (!Array.isArray(v142)) return false;
-      for (let i143 = 0; i143 < v142.length; i143++) {
-        const e144 = v142[i143];
-        if (typeof e144 !== "string") return false;
-        if (e144.length < 2 && (e144.length < 1 || acceptCodePoints(e144) < 1)) return false;
-        if (e144.length > 260 && (e144.length > 520 || acceptCodePoints(e144) > 260)) return false;
-      }
+  const v143 = data.sandbox;
+  if (v143 !== undefined) {
+    if (typeof v143 !== "object" || v143 === null || Array.isArray(v143)) return false;
+    const v144 = v143.required;
+    if (v144 !== undefined) {
+      if (typeof v144 !== "boolean") return false;
     }
-    const v145 = v141.deny_domains;
+    const v145 = v143.bwrap_path;
     if (v145 !== undefined) {
-      if (!Array.isArray(v145)) return false;
-      for (let i146 = 0; i146 < v145.length; i146++) {
-        const e147 = v145[i146];
-        if (typeof e147 !== "string") return false;
-        if (e147.length < 2 && (e147.length < 1 || acceptCodePoints(e147) < 1)) return false;
-        if (e147.length > 260 && (e147.length > 520 || acceptCodePoints(e147) > 260)) return false;
-      }
+      if (typeof v145 !== "string") return false;
+      if (v145.length < 2 && (v145.length < 1 || acceptCodePoints(v145) < 1)) return false;
     }
-    for (const k148 in v141) {
-      if (!(k148 === "allow_domains" || k148 === "deny_domains")) return false;
+    for (const k146 in v143) {
+      if (!(k146 === "required" || k146 === "bwrap_path")) return false;
     }
   }
-  for (const k149 in data) {
-    if (!(k149 === "default_provider" || k149 === "default_model" || k149 === "providers" || k149 === "tools" || k149 === "mcp_servers" || k149 === "skills" || k149 === "acp_agents" || k149 === "cli_runtimes" || k149 === "limits" || k149 === "permissions" || k149 === "questions" || k149 === "gateway_id" || k149 === "store" || k149 === "lease_timeout_ms" || k149 === "routes" || k149 === "agent" || k149 === "context" || k149 === "sandbox" || k149 === "network")) return false;
+  const v147 = data.network;
+  if (v147 !== undefined) {
+    if (typeof v147 !== "object" || v147 === null || Array.isArray(v147)) return false;
+    const v148 = v147.allow_domains;
+    if (v148 !== undefined) {
+      if (!Array.isArray(v148)) return false;
+      for (let i149 = 0; i149 < v148.length; i149++) {
+        const e150 = v148[i149];
+        if (typeof e150 !== "string") return false;
+        if (e150.length < 2 && (e150.length < 1 || acceptCodePoints(e150) < 1)) return false;
+        if (e150.length > 260 && (e150.length > 520 || acceptCodePoints(e150) > 260)) return false;
+      }
+    }
+    const v151 = v147.deny_domains;
+    if (v151 !== undefined) {
+      if (!Array.isArray(v151)) return false;
+      for (let i152 = 0; i152 < v151.length; i152++) {
+        const e153 = v151[i152];
+        if (typeof e153 !== "string") return false;
+        if (e153.length < 2 && (e153.length < 1 || acceptCodePoints(e153) < 1)) return false;
+        if (e153.length > 260 && (e153.length > 520 || acceptCodePoints(e153) > 260)) return false;
+      }
+    }
+    for (const k154 in v147) {
+      if (!(k154 === "allow_domains" || k154 === "deny_domains")) return false;
+    }
+  }
+  for (const k155 in data) {
+    if (!(k155 === "default_provider" || k155 === "default_model" || k155 === "providers" || k155 === "tools" || k155 === "mcp_servers" || k155 === "skills" || k155 === "acp_agents" || k155 === "cli_runtimes" || k155 === "limits" || k155 === "permissions" || k155 === "questions" || k155 === "wallet" || k155 === "gateway_id" || k155 === "store" || k155 === "lease_timeout_ms" || k155 === "routes" || k155 === "agent" || k155 === "context" || k155 === "sandbox" || k155 === "network")) return false;
   }
   return true;
 }

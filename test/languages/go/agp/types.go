@@ -1924,6 +1924,11 @@ type GatewayConfig struct {
 	Permissions *GatewayConfigPermissions
 	// Questions the model asks the user with ask_question (turnspec's own extension).
 	Questions *GatewayConfigQuestions
+	// Wallet is the caller's wallet as the wallet tools (wallet_link, wallet_update_limit,
+	// wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet
+	// service: this section stands in for one, and the tools surface the cards a real one would
+	// (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
+	Wallet *GatewayConfigWallet
 	// GatewayID — This gateway's id in delegation routes (source_gateway_id and
 	// destination_gateway_id must equal it).
 	GatewayID *string
@@ -1966,7 +1971,7 @@ type GatewayConfig struct {
 }
 
 func (x GatewayConfig) toValue() jsonrpc.Value {
-	members := make([]jsonrpc.Member, 0, 19+len(x.Extra))
+	members := make([]jsonrpc.Member, 0, 20+len(x.Extra))
 	for k, v := range x.Extra {
 		members = append(members, jsonrpc.Member{Key: k, Value: v})
 	}
@@ -2002,6 +2007,9 @@ func (x GatewayConfig) toValue() jsonrpc.Value {
 	}
 	if x.Questions != nil {
 		members = append(members, jsonrpc.Member{Key: "questions", Value: x.Questions.toValue()})
+	}
+	if x.Wallet != nil {
+		members = append(members, jsonrpc.Member{Key: "wallet", Value: x.Wallet.toValue()})
 	}
 	if x.GatewayID != nil {
 		members = append(members, jsonrpc.Member{Key: "gateway_id", Value: jsonrpc.StringValue(*x.GatewayID)})
@@ -2062,6 +2070,8 @@ func readGatewayConfig(v *jsonrpc.Value) (GatewayConfig, error) {
 			x.Permissions, err = jsonrpc.Ref(readGatewayConfigPermissions(p))
 		case "questions":
 			x.Questions, err = jsonrpc.Ref(readGatewayConfigQuestions(p))
+		case "wallet":
+			x.Wallet, err = jsonrpc.Ref(readGatewayConfigWallet(p))
 		case "gateway_id":
 			x.GatewayID, err = jsonrpc.Ref(jsonrpc.AsString(p))
 		case "store":
@@ -3405,6 +3415,141 @@ func (x *GatewayConfigQuestions) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	value, err := readGatewayConfigQuestions(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// GatewayConfigWallet is the caller's wallet as the wallet tools (wallet_link, wallet_update_limit,
+// wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet
+// service: this section stands in for one, and the tools surface the cards a real one would
+// (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
+type GatewayConfigWallet struct {
+	// State is the caller's linked wallet: none was ever linked, one is linked and usable, or one
+	// was linked and is no longer usable (expired or revoked), which makes a link card a renewal.
+	// wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+	State *GatewayConfigWalletState
+	// LinkURL is the deployment's wallet-link page. Absent: the link card carries link_url null and
+	// points the reader at an admin.
+	LinkURL *string
+	// UpdateURL — Where a spending-limit-update ceremony runs; each card gets a one-time URL made
+	// from it (a fresh ceremony query parameter). Absent: wallet_update_limit refuses.
+	UpdateURL *string
+	// RevokeURL — Where a hard-revoke ceremony runs; each card gets a one-time URL made from it (a
+	// fresh ceremony query parameter). Absent: wallet_unlink refuses.
+	RevokeURL *string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x GatewayConfigWallet) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 4+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	if x.State != nil {
+		members = append(members, jsonrpc.Member{Key: "state", Value: x.State.toValue()})
+	}
+	if x.LinkURL != nil {
+		members = append(members, jsonrpc.Member{Key: "link_url", Value: jsonrpc.StringValue(*x.LinkURL)})
+	}
+	if x.UpdateURL != nil {
+		members = append(members, jsonrpc.Member{Key: "update_url", Value: jsonrpc.StringValue(*x.UpdateURL)})
+	}
+	if x.RevokeURL != nil {
+		members = append(members, jsonrpc.Member{Key: "revoke_url", Value: jsonrpc.StringValue(*x.RevokeURL)})
+	}
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readGatewayConfigWallet(v *jsonrpc.Value) (GatewayConfigWallet, error) {
+	var x GatewayConfigWallet
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "state":
+			x.State, err = jsonrpc.Ref(readGatewayConfigWalletState(p))
+		case "link_url":
+			x.LinkURL, err = jsonrpc.Ref(jsonrpc.AsString(p))
+		case "update_url":
+			x.UpdateURL, err = jsonrpc.Ref(jsonrpc.AsString(p))
+		case "revoke_url":
+			x.RevokeURL, err = jsonrpc.Ref(jsonrpc.AsString(p))
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the GatewayConfigWallet.
+func (x GatewayConfigWallet) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a GatewayConfigWallet from JSON text, matching member names exactly. It checks
+// shapes only; DecodeGatewayConfigWallet also validates.
+func (x *GatewayConfigWallet) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readGatewayConfigWallet(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// GatewayConfigWalletState is the caller's linked wallet: none was ever linked, one is linked and
+// usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a
+// renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+type GatewayConfigWalletState string
+
+// The values of GatewayConfigWalletState.
+const (
+	GatewayConfigWalletStateNone     GatewayConfigWalletState = "none"
+	GatewayConfigWalletStateUsable   GatewayConfigWalletState = "usable"
+	GatewayConfigWalletStateUnusable GatewayConfigWalletState = "unusable"
+)
+
+func (x GatewayConfigWalletState) toValue() jsonrpc.Value {
+	return jsonrpc.StringValue(string(x))
+}
+
+func readGatewayConfigWalletState(v *jsonrpc.Value) (GatewayConfigWalletState, error) {
+	x, err := jsonrpc.AsString(v)
+	return GatewayConfigWalletState(x), err
+}
+
+// MarshalJSON writes the canonical JSON text of the GatewayConfigWalletState.
+func (x GatewayConfigWalletState) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a GatewayConfigWalletState from JSON text, matching member names exactly. It checks
+// shapes only; DecodeGatewayConfigWalletState also validates.
+func (x *GatewayConfigWalletState) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readGatewayConfigWalletState(&v)
 	if err != nil {
 		return err
 	}

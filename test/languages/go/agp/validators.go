@@ -30,52 +30,57 @@ var pattern3 = regexp.MustCompile(`^[0-9A-Za-z][\-0-9A-Z_a-z]{0,31}$`)
 var pattern4 = regexp.MustCompile(`^[^/]+$`)
 
 var allowed8 = []jsonrpc.Value{jsonrpc.StringValue("codex")}
-var allowed9 = []jsonrpc.Value{jsonrpc.StringValue("agent_message"), jsonrpc.StringValue("stdout"), jsonrpc.StringValue("stderr"), jsonrpc.StringValue("tool_progress"), jsonrpc.StringValue("file_change"), jsonrpc.StringValue("generic")}
-var allowed10 = []jsonrpc.Value{jsonrpc.StringValue("timeout"), jsonrpc.StringValue("provider_failure"), jsonrpc.StringValue("tool_failure"), jsonrpc.StringValue("runtime_shutdown"), jsonrpc.StringValue("execution_window_exhausted")}
-var allowed11 = []jsonrpc.Value{jsonrpc.StringValue("succeeded"), jsonrpc.StringValue("failed")}
-var allowed12 = []jsonrpc.Value{jsonrpc.StringValue("file_read"), jsonrpc.StringValue("file_write"), jsonrpc.StringValue("shell_command"), jsonrpc.StringValue("network"), jsonrpc.StringValue("mcp_read"), jsonrpc.StringValue("mcp_write_or_unknown"), jsonrpc.StringValue("dynamic_skill_tool"), jsonrpc.StringValue("computer_use"), jsonrpc.StringValue("task_subagent"), jsonrpc.StringValue("unknown")}
-var allowed13 = []jsonrpc.Value{jsonrpc.StringValue("allow"), jsonrpc.StringValue("ask"), jsonrpc.StringValue("deny")}
-var allowed14 = []jsonrpc.Value{jsonrpc.StringValue("info"), jsonrpc.StringValue("warning"), jsonrpc.StringValue("error")}
-var allowed15 = []jsonrpc.Value{jsonrpc.StringValue("turn_work")}
-var allowed16 = []jsonrpc.Value{jsonrpc.StringValue("skill"), jsonrpc.StringValue("mcpServer"), jsonrpc.StringValue("mcpTool")}
-var allowed17 = []jsonrpc.Value{jsonrpc.StringValue("accepted"), jsonrpc.StringValue("rejected")}
-var allowed18 = []jsonrpc.Value{jsonrpc.StringValue("explicit_composer_capability"), jsonrpc.StringValue("not_found"), jsonrpc.StringValue("disabled_by_policy"), jsonrpc.StringValue("validation_rejected"), jsonrpc.StringValue("security_blocked"), jsonrpc.StringValue("dependency_missing"), jsonrpc.StringValue("catalog_missing"), jsonrpc.StringValue("tool_missing"), jsonrpc.StringValue("provider_unsupported")}
-var allowed19 = []jsonrpc.Value{jsonrpc.StringValue("max_agent_rounds_per_window"), jsonrpc.StringValue("max_tool_calls_per_window"), jsonrpc.StringValue("max_wall_clock_ms_per_window"), jsonrpc.StringValue("max_provider_tokens_per_window"), jsonrpc.StringValue("provider_failure_continuation"), jsonrpc.StringValue("runtime_shutdown_continuation")}
-var allowed20 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("exhausted"), jsonrpc.StringValue("checkpointed"), jsonrpc.StringValue("continued"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("failed")}
-var allowed21 = []jsonrpc.Value{jsonrpc.StringValue("provider_error"), jsonrpc.StringValue("tool_error"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("budget_exhausted"), jsonrpc.StringValue("internal")}
-var allowed22 = []jsonrpc.Value{jsonrpc.StringValue("read_only"), jsonrpc.StringValue("read_write")}
-var allowed23 = []jsonrpc.Value{jsonrpc.StringValue("workspace"), jsonrpc.StringValue("project"), jsonrpc.StringValue("app"), jsonrpc.StringValue("temp"), jsonrpc.StringValue("allowed_path")}
-var allowed24 = []jsonrpc.Value{jsonrpc.StringValue("private"), jsonrpc.StringValue("redacted")}
-var allowed25 = []jsonrpc.Value{jsonrpc.StringValue("userMessage"), jsonrpc.StringValue("agentMessage"), jsonrpc.StringValue("reasoning"), jsonrpc.StringValue("systemEvent"), jsonrpc.StringValue("task"), jsonrpc.StringValue("commandExecution"), jsonrpc.StringValue("fileChange"), jsonrpc.StringValue("webSearch"), jsonrpc.StringValue("webFetch"), jsonrpc.StringValue("download"), jsonrpc.StringValue("dynamicToolCall")}
-var allowed26 = []jsonrpc.Value{jsonrpc.StringValue("add"), jsonrpc.StringValue("modify"), jsonrpc.StringValue("delete")}
-var allowed27 = []jsonrpc.Value{jsonrpc.StringValue("in_progress"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("cancelled")}
-var allowed28 = []jsonrpc.Value{jsonrpc.StringValue("success"), jsonrpc.StringValue("error"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("timed_out"), jsonrpc.StringValue("cancelled")}
-var allowed29 = []jsonrpc.Value{jsonrpc.StringValue("Chat"), jsonrpc.StringValue("Agent")}
-var allowed30 = []jsonrpc.Value{jsonrpc.StringValue("enabled"), jsonrpc.StringValue("restricted"), jsonrpc.StringValue("disabled")}
-var allowed31 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
-var allowed32 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn")}
-var allowed33 = []jsonrpc.Value{jsonrpc.StringValue("profile_selected"), jsonrpc.StringValue("decision_allowed"), jsonrpc.StringValue("decision_denied"), jsonrpc.StringValue("request_opened"), jsonrpc.StringValue("request_resolved")}
-var allowed34 = []jsonrpc.Value{jsonrpc.StringValue("policy"), jsonrpc.StringValue("turn_grant"), jsonrpc.StringValue("resolution"), jsonrpc.StringValue("config")}
-var allowed35 = []jsonrpc.Value{jsonrpc.StringValue("full_access"), jsonrpc.StringValue("auto_accept_edits"), jsonrpc.StringValue("supervised")}
-var allowed36 = []jsonrpc.Value{jsonrpc.StringValue("composer"), jsonrpc.StringValue("defaulted"), jsonrpc.StringValue("inherited_from_parent_turn"), jsonrpc.StringValue("task_permission_cap"), jsonrpc.StringValue("system")}
-var allowed37 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny")}
-var allowed38 = []jsonrpc.Value{jsonrpc.StringValue("inherit_all"), jsonrpc.StringValue("allow_list")}
-var allowed39 = []jsonrpc.Value{jsonrpc.StringValue("answered"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
-var allowed40 = []jsonrpc.Value{jsonrpc.StringValue("unrestricted"), jsonrpc.StringValue("workspace_write"), jsonrpc.StringValue("read_only")}
-var allowed41 = []jsonrpc.Value{jsonrpc.StringValue("per_turn"), jsonrpc.StringValue("host"), jsonrpc.StringValue("none")}
-var allowed42 = []jsonrpc.Value{jsonrpc.StringValue("review"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("not_applicable")}
-var allowed43 = []jsonrpc.Value{jsonrpc.StringValue("none"), jsonrpc.StringValue("best_effort"), jsonrpc.StringValue("required")}
-var allowed44 = []jsonrpc.Value{jsonrpc.StringValue("native"), jsonrpc.StringValue("codex_cli"), jsonrpc.StringValue("claude_cli")}
-var allowed45 = []jsonrpc.Value{jsonrpc.StringValue("active"), jsonrpc.StringValue("partially_active"), jsonrpc.StringValue("unavailable")}
-var allowed46 = []jsonrpc.Value{jsonrpc.StringValue("InProgress"), jsonrpc.StringValue("Completed"), jsonrpc.StringValue("Failed"), jsonrpc.StringValue("Interrupted"), jsonrpc.StringValue("Blocked")}
-var allowed47 = []jsonrpc.Value{jsonrpc.StringValue("rounds"), jsonrpc.StringValue("tool_calls")}
+var allowed9 = []jsonrpc.Value{jsonrpc.StringValue("none"), jsonrpc.StringValue("usable"), jsonrpc.StringValue("unusable")}
 
-// pattern5 is the ECMAScript pattern "^(0|[1-9][0-9]*)(\\.[0-9]+)?$", in Go's syntax.
-var pattern5 = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+// pattern5 is the ECMAScript pattern "^https?://", in Go's syntax.
+var pattern5 = regexp.MustCompile(`^https?://`)
 
-var allowed48 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("awaiting_approval"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("interrupted")}
-var allowed49 = []jsonrpc.Value{jsonrpc.StringValue("newest"), jsonrpc.StringValue("oldest"), jsonrpc.StringValue("before"), jsonrpc.StringValue("after")}
-var allowed50 = []jsonrpc.Value{jsonrpc.StringValue("text"), jsonrpc.StringValue("localFile"), jsonrpc.StringValue("localImage"), jsonrpc.StringValue("image"), jsonrpc.StringValue("artifact"), jsonrpc.StringValue("mention"), jsonrpc.StringValue("file"), jsonrpc.StringValue("audio"), jsonrpc.StringValue("video")}
+var allowed10 = []jsonrpc.Value{jsonrpc.StringValue("agent_message"), jsonrpc.StringValue("stdout"), jsonrpc.StringValue("stderr"), jsonrpc.StringValue("tool_progress"), jsonrpc.StringValue("file_change"), jsonrpc.StringValue("generic")}
+var allowed11 = []jsonrpc.Value{jsonrpc.StringValue("timeout"), jsonrpc.StringValue("provider_failure"), jsonrpc.StringValue("tool_failure"), jsonrpc.StringValue("runtime_shutdown"), jsonrpc.StringValue("execution_window_exhausted")}
+var allowed12 = []jsonrpc.Value{jsonrpc.StringValue("succeeded"), jsonrpc.StringValue("failed")}
+var allowed13 = []jsonrpc.Value{jsonrpc.StringValue("file_read"), jsonrpc.StringValue("file_write"), jsonrpc.StringValue("shell_command"), jsonrpc.StringValue("network"), jsonrpc.StringValue("mcp_read"), jsonrpc.StringValue("mcp_write_or_unknown"), jsonrpc.StringValue("dynamic_skill_tool"), jsonrpc.StringValue("computer_use"), jsonrpc.StringValue("task_subagent"), jsonrpc.StringValue("unknown")}
+var allowed14 = []jsonrpc.Value{jsonrpc.StringValue("allow"), jsonrpc.StringValue("ask"), jsonrpc.StringValue("deny")}
+var allowed15 = []jsonrpc.Value{jsonrpc.StringValue("info"), jsonrpc.StringValue("warning"), jsonrpc.StringValue("error")}
+var allowed16 = []jsonrpc.Value{jsonrpc.StringValue("turn_work")}
+var allowed17 = []jsonrpc.Value{jsonrpc.StringValue("skill"), jsonrpc.StringValue("mcpServer"), jsonrpc.StringValue("mcpTool")}
+var allowed18 = []jsonrpc.Value{jsonrpc.StringValue("accepted"), jsonrpc.StringValue("rejected")}
+var allowed19 = []jsonrpc.Value{jsonrpc.StringValue("explicit_composer_capability"), jsonrpc.StringValue("not_found"), jsonrpc.StringValue("disabled_by_policy"), jsonrpc.StringValue("validation_rejected"), jsonrpc.StringValue("security_blocked"), jsonrpc.StringValue("dependency_missing"), jsonrpc.StringValue("catalog_missing"), jsonrpc.StringValue("tool_missing"), jsonrpc.StringValue("provider_unsupported")}
+var allowed20 = []jsonrpc.Value{jsonrpc.StringValue("max_agent_rounds_per_window"), jsonrpc.StringValue("max_tool_calls_per_window"), jsonrpc.StringValue("max_wall_clock_ms_per_window"), jsonrpc.StringValue("max_provider_tokens_per_window"), jsonrpc.StringValue("provider_failure_continuation"), jsonrpc.StringValue("runtime_shutdown_continuation")}
+var allowed21 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("exhausted"), jsonrpc.StringValue("checkpointed"), jsonrpc.StringValue("continued"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("failed")}
+var allowed22 = []jsonrpc.Value{jsonrpc.StringValue("provider_error"), jsonrpc.StringValue("tool_error"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("budget_exhausted"), jsonrpc.StringValue("internal")}
+var allowed23 = []jsonrpc.Value{jsonrpc.StringValue("read_only"), jsonrpc.StringValue("read_write")}
+var allowed24 = []jsonrpc.Value{jsonrpc.StringValue("workspace"), jsonrpc.StringValue("project"), jsonrpc.StringValue("app"), jsonrpc.StringValue("temp"), jsonrpc.StringValue("allowed_path")}
+var allowed25 = []jsonrpc.Value{jsonrpc.StringValue("private"), jsonrpc.StringValue("redacted")}
+var allowed26 = []jsonrpc.Value{jsonrpc.StringValue("userMessage"), jsonrpc.StringValue("agentMessage"), jsonrpc.StringValue("reasoning"), jsonrpc.StringValue("systemEvent"), jsonrpc.StringValue("task"), jsonrpc.StringValue("commandExecution"), jsonrpc.StringValue("fileChange"), jsonrpc.StringValue("webSearch"), jsonrpc.StringValue("webFetch"), jsonrpc.StringValue("download"), jsonrpc.StringValue("dynamicToolCall")}
+var allowed27 = []jsonrpc.Value{jsonrpc.StringValue("add"), jsonrpc.StringValue("modify"), jsonrpc.StringValue("delete")}
+var allowed28 = []jsonrpc.Value{jsonrpc.StringValue("in_progress"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("cancelled")}
+var allowed29 = []jsonrpc.Value{jsonrpc.StringValue("success"), jsonrpc.StringValue("error"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("timed_out"), jsonrpc.StringValue("cancelled")}
+var allowed30 = []jsonrpc.Value{jsonrpc.StringValue("Chat"), jsonrpc.StringValue("Agent")}
+var allowed31 = []jsonrpc.Value{jsonrpc.StringValue("enabled"), jsonrpc.StringValue("restricted"), jsonrpc.StringValue("disabled")}
+var allowed32 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
+var allowed33 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn")}
+var allowed34 = []jsonrpc.Value{jsonrpc.StringValue("profile_selected"), jsonrpc.StringValue("decision_allowed"), jsonrpc.StringValue("decision_denied"), jsonrpc.StringValue("request_opened"), jsonrpc.StringValue("request_resolved")}
+var allowed35 = []jsonrpc.Value{jsonrpc.StringValue("policy"), jsonrpc.StringValue("turn_grant"), jsonrpc.StringValue("resolution"), jsonrpc.StringValue("config")}
+var allowed36 = []jsonrpc.Value{jsonrpc.StringValue("full_access"), jsonrpc.StringValue("auto_accept_edits"), jsonrpc.StringValue("supervised")}
+var allowed37 = []jsonrpc.Value{jsonrpc.StringValue("composer"), jsonrpc.StringValue("defaulted"), jsonrpc.StringValue("inherited_from_parent_turn"), jsonrpc.StringValue("task_permission_cap"), jsonrpc.StringValue("system")}
+var allowed38 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny")}
+var allowed39 = []jsonrpc.Value{jsonrpc.StringValue("inherit_all"), jsonrpc.StringValue("allow_list")}
+var allowed40 = []jsonrpc.Value{jsonrpc.StringValue("answered"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
+var allowed41 = []jsonrpc.Value{jsonrpc.StringValue("unrestricted"), jsonrpc.StringValue("workspace_write"), jsonrpc.StringValue("read_only")}
+var allowed42 = []jsonrpc.Value{jsonrpc.StringValue("per_turn"), jsonrpc.StringValue("host"), jsonrpc.StringValue("none")}
+var allowed43 = []jsonrpc.Value{jsonrpc.StringValue("review"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("not_applicable")}
+var allowed44 = []jsonrpc.Value{jsonrpc.StringValue("none"), jsonrpc.StringValue("best_effort"), jsonrpc.StringValue("required")}
+var allowed45 = []jsonrpc.Value{jsonrpc.StringValue("native"), jsonrpc.StringValue("codex_cli"), jsonrpc.StringValue("claude_cli")}
+var allowed46 = []jsonrpc.Value{jsonrpc.StringValue("active"), jsonrpc.StringValue("partially_active"), jsonrpc.StringValue("unavailable")}
+var allowed47 = []jsonrpc.Value{jsonrpc.StringValue("InProgress"), jsonrpc.StringValue("Completed"), jsonrpc.StringValue("Failed"), jsonrpc.StringValue("Interrupted"), jsonrpc.StringValue("Blocked")}
+var allowed48 = []jsonrpc.Value{jsonrpc.StringValue("rounds"), jsonrpc.StringValue("tool_calls")}
+
+// pattern6 is the ECMAScript pattern "^(0|[1-9][0-9]*)(\\.[0-9]+)?$", in Go's syntax.
+var pattern6 = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+
+var allowed49 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("awaiting_approval"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("interrupted")}
+var allowed50 = []jsonrpc.Value{jsonrpc.StringValue("newest"), jsonrpc.StringValue("oldest"), jsonrpc.StringValue("before"), jsonrpc.StringValue("after")}
+var allowed51 = []jsonrpc.Value{jsonrpc.StringValue("text"), jsonrpc.StringValue("localFile"), jsonrpc.StringValue("localImage"), jsonrpc.StringValue("image"), jsonrpc.StringValue("artifact"), jsonrpc.StringValue("mention"), jsonrpc.StringValue("file"), jsonrpc.StringValue("audio"), jsonrpc.StringValue("video")}
 
 // checkAgentActorRefKind checks AgentActorRef at /properties/kind.
 func checkAgentActorRefKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
@@ -6397,6 +6402,121 @@ func checkGatewayConfigQuestions(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	return c.Mark() == start
 }
 
+// checkGatewayConfigWalletState checks GatewayConfig at /properties/wallet/properties/state.
+func checkGatewayConfigWalletState(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	if !jsonrpc.In(v, allowed9) {
+		if c.NotIn(allowed9) {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWalletLinkURL checks GatewayConfig at /properties/wallet/properties/link_url.
+func checkGatewayConfigWalletLinkURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^https?://") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWalletUpdateURL checks GatewayConfig at /properties/wallet/properties/update_url.
+func checkGatewayConfigWalletUpdateURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^https?://") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWalletRevokeURL checks GatewayConfig at /properties/wallet/properties/revoke_url.
+func checkGatewayConfigWalletRevokeURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^https?://") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWallet checks GatewayConfig at /properties/wallet.
+func checkGatewayConfigWallet(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "state" || m.Key == "link_url" || m.Key == "update_url" || m.Key == "revoke_url" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("state"); p != nil {
+			c.Enter("state")
+			ok := checkGatewayConfigWalletState(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("link_url"); p != nil {
+			c.Enter("link_url")
+			ok := checkGatewayConfigWalletLinkURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("update_url"); p != nil {
+			c.Enter("update_url")
+			ok := checkGatewayConfigWalletUpdateURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("revoke_url"); p != nil {
+			c.Enter("revoke_url")
+			ok := checkGatewayConfigWalletRevokeURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
 // checkGatewayConfigGatewayID checks GatewayConfig at /properties/gateway_id.
 func checkGatewayConfigGatewayID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
@@ -6990,7 +7110,7 @@ func checkGatewayConfig(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			ms := v.Members()
 			for i := range ms {
 				m := &ms[i]
-				if m.Key == "default_provider" || m.Key == "default_model" || m.Key == "providers" || m.Key == "tools" || m.Key == "mcp_servers" || m.Key == "skills" || m.Key == "acp_agents" || m.Key == "cli_runtimes" || m.Key == "limits" || m.Key == "permissions" || m.Key == "questions" || m.Key == "gateway_id" || m.Key == "store" || m.Key == "lease_timeout_ms" || m.Key == "routes" || m.Key == "agent" || m.Key == "context" || m.Key == "sandbox" || m.Key == "network" {
+				if m.Key == "default_provider" || m.Key == "default_model" || m.Key == "providers" || m.Key == "tools" || m.Key == "mcp_servers" || m.Key == "skills" || m.Key == "acp_agents" || m.Key == "cli_runtimes" || m.Key == "limits" || m.Key == "permissions" || m.Key == "questions" || m.Key == "wallet" || m.Key == "gateway_id" || m.Key == "store" || m.Key == "lease_timeout_ms" || m.Key == "routes" || m.Key == "agent" || m.Key == "context" || m.Key == "sandbox" || m.Key == "network" {
 					continue
 				}
 				if c.Unknown(m.Key) {
@@ -7081,6 +7201,14 @@ func checkGatewayConfig(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		if p := v.Lookup("questions"); p != nil {
 			c.Enter("questions")
 			ok := checkGatewayConfigQuestions(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("wallet"); p != nil {
+			c.Enter("wallet")
+			ok := checkGatewayConfigWallet(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -7636,8 +7764,8 @@ func checkItemDeltaStream(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed9) {
-		if c.NotIn(allowed9) {
+	if !jsonrpc.In(v, allowed10) {
+		if c.NotIn(allowed10) {
 			return false
 		}
 	}
@@ -8091,8 +8219,8 @@ func checkItemRecoveryKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed10) {
-		if c.NotIn(allowed10) {
+	if !jsonrpc.In(v, allowed11) {
+		if c.NotIn(allowed11) {
 			return false
 		}
 	}
@@ -9708,8 +9836,8 @@ func checkItemToolRetryResolvedNotificationOutcome(c *jsonrpc.Checker, v *jsonrp
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed11) {
-		if c.NotIn(allowed11) {
+	if !jsonrpc.In(v, allowed12) {
+		if c.NotIn(allowed12) {
 			return false
 		}
 	}
@@ -10290,8 +10418,8 @@ func checkPermissionActionKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed12) {
-		if c.NotIn(allowed12) {
+	if !jsonrpc.In(v, allowed13) {
+		if c.NotIn(allowed13) {
 			return false
 		}
 	}
@@ -10306,8 +10434,8 @@ func checkPermissionBehavior(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed13) {
-		if c.NotIn(allowed13) {
+	if !jsonrpc.In(v, allowed14) {
+		if c.NotIn(allowed14) {
 			return false
 		}
 	}
@@ -10410,8 +10538,8 @@ func checkPromptManifestDiagnosticsItemSeverity(c *jsonrpc.Checker, v *jsonrpc.V
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed14) {
-		if c.NotIn(allowed14) {
+	if !jsonrpc.In(v, allowed15) {
+		if c.NotIn(allowed15) {
 			return false
 		}
 	}
@@ -10506,8 +10634,8 @@ func checkPromptManifestDiagnosticsTolerantItemSeverity(c *jsonrpc.Checker, v *j
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed14) {
-		if c.NotIn(allowed14) {
+	if !jsonrpc.In(v, allowed15) {
+		if c.NotIn(allowed15) {
 			return false
 		}
 	}
@@ -11175,8 +11303,8 @@ func checkThreadTimelineBlockKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed15) {
-		if c.NotIn(allowed15) {
+	if !jsonrpc.In(v, allowed16) {
+		if c.NotIn(allowed16) {
 			return false
 		}
 	}
@@ -12898,8 +13026,8 @@ func checkTurnCapability(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 // checkTurnCapabilityKindType checks TurnCapabilityKind at /properties/type.
 func checkTurnCapabilityKindType(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed16) {
-		if c.NotIn(allowed16) {
+	if !jsonrpc.In(v, allowed17) {
+		if c.NotIn(allowed17) {
 			return false
 		}
 	}
@@ -13193,8 +13321,8 @@ func checkTurnCapabilityResolutionStatus(c *jsonrpc.Checker, v *jsonrpc.Value) b
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed17) {
-		if c.NotIn(allowed17) {
+	if !jsonrpc.In(v, allowed18) {
+		if c.NotIn(allowed18) {
 			return false
 		}
 	}
@@ -13209,8 +13337,8 @@ func checkTurnCapabilityResolutionReason(c *jsonrpc.Checker, v *jsonrpc.Value) b
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed18) {
-		if c.NotIn(allowed18) {
+	if !jsonrpc.In(v, allowed19) {
+		if c.NotIn(allowed19) {
 			return false
 		}
 	}
@@ -14752,8 +14880,8 @@ func checkTurnExecutionWindowExhaustionReason(c *jsonrpc.Checker, v *jsonrpc.Val
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed19) {
-		if c.NotIn(allowed19) {
+	if !jsonrpc.In(v, allowed20) {
+		if c.NotIn(allowed20) {
 			return false
 		}
 	}
@@ -15138,8 +15266,8 @@ func checkTurnExecutionWindowStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed20) {
-		if c.NotIn(allowed20) {
+	if !jsonrpc.In(v, allowed21) {
+		if c.NotIn(allowed21) {
 			return false
 		}
 	}
@@ -15294,8 +15422,8 @@ func checkTurnFailureKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed21) {
-		if c.NotIn(allowed21) {
+	if !jsonrpc.In(v, allowed22) {
+		if c.NotIn(allowed22) {
 			return false
 		}
 	}
@@ -15404,8 +15532,8 @@ func checkTurnFilesystemSandboxEntryAccess(c *jsonrpc.Checker, v *jsonrpc.Value)
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed22) {
-		if c.NotIn(allowed22) {
+	if !jsonrpc.In(v, allowed23) {
+		if c.NotIn(allowed23) {
 			return false
 		}
 	}
@@ -15420,8 +15548,8 @@ func checkTurnFilesystemSandboxEntryKind(c *jsonrpc.Checker, v *jsonrpc.Value) b
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed23) {
-		if c.NotIn(allowed23) {
+	if !jsonrpc.In(v, allowed24) {
+		if c.NotIn(allowed24) {
 			return false
 		}
 	}
@@ -15940,8 +16068,8 @@ func checkTurnHandoffStartedNotification(c *jsonrpc.Checker, v *jsonrpc.Value) b
 // checkTurnInviteCodeDeliveryKind checks TurnInviteCodeDelivery at /properties/kind.
 func checkTurnInviteCodeDeliveryKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed24) {
-		if c.NotIn(allowed24) {
+	if !jsonrpc.In(v, allowed25) {
+		if c.NotIn(allowed25) {
 			return false
 		}
 	}
@@ -16318,8 +16446,8 @@ func checkTurnInviteDeliveryNotification(c *jsonrpc.Checker, v *jsonrpc.Value) b
 // checkTurnItemType checks TurnItem at /properties/type.
 func checkTurnItemType(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed25) {
-		if c.NotIn(allowed25) {
+	if !jsonrpc.In(v, allowed26) {
+		if c.NotIn(allowed26) {
 			return false
 		}
 	}
@@ -17856,8 +17984,8 @@ func checkTurnItemFileChangeChangeKind(c *jsonrpc.Checker, v *jsonrpc.Value) boo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed26) {
-		if c.NotIn(allowed26) {
+	if !jsonrpc.In(v, allowed27) {
+		if c.NotIn(allowed27) {
 			return false
 		}
 	}
@@ -18385,8 +18513,8 @@ func checkTurnItemStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed27) {
-		if c.NotIn(allowed27) {
+	if !jsonrpc.In(v, allowed28) {
+		if c.NotIn(allowed28) {
 			return false
 		}
 	}
@@ -18432,8 +18560,8 @@ func checkTurnItemSystemEventLevel(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed14) {
-		if c.NotIn(allowed14) {
+	if !jsonrpc.In(v, allowed15) {
+		if c.NotIn(allowed15) {
 			return false
 		}
 	}
@@ -18904,8 +19032,8 @@ func checkTurnItemToolOutcome(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed28) {
-		if c.NotIn(allowed28) {
+	if !jsonrpc.In(v, allowed29) {
+		if c.NotIn(allowed29) {
 			return false
 		}
 	}
@@ -20113,8 +20241,8 @@ func checkTurnMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed29) {
-		if c.NotIn(allowed29) {
+	if !jsonrpc.In(v, allowed30) {
+		if c.NotIn(allowed30) {
 			return false
 		}
 	}
@@ -20129,8 +20257,8 @@ func checkTurnNetworkPolicySnapshotMode(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed30) {
-		if c.NotIn(allowed30) {
+	if !jsonrpc.In(v, allowed31) {
+		if c.NotIn(allowed31) {
 			return false
 		}
 	}
@@ -20882,8 +21010,8 @@ func checkTurnPermissionApprovalResolution(c *jsonrpc.Checker, v *jsonrpc.Value)
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed31) {
-		if c.NotIn(allowed31) {
+	if !jsonrpc.In(v, allowed32) {
+		if c.NotIn(allowed32) {
 			return false
 		}
 	}
@@ -20898,8 +21026,8 @@ func checkTurnPermissionApprovalScope(c *jsonrpc.Checker, v *jsonrpc.Value) bool
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed32) {
-		if c.NotIn(allowed32) {
+	if !jsonrpc.In(v, allowed33) {
+		if c.NotIn(allowed33) {
 			return false
 		}
 	}
@@ -20982,8 +21110,8 @@ func checkTurnPermissionAuditEventKind(c *jsonrpc.Checker, v *jsonrpc.Value) boo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed33) {
-		if c.NotIn(allowed33) {
+	if !jsonrpc.In(v, allowed34) {
+		if c.NotIn(allowed34) {
 			return false
 		}
 	}
@@ -21024,8 +21152,8 @@ func checkTurnPermissionAuditEventDecidedBy(c *jsonrpc.Checker, v *jsonrpc.Value
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed34) {
-		if c.NotIn(allowed34) {
+	if !jsonrpc.In(v, allowed35) {
+		if c.NotIn(allowed35) {
 			return false
 		}
 	}
@@ -21245,8 +21373,8 @@ func checkTurnPermissionMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed35) {
-		if c.NotIn(allowed35) {
+	if !jsonrpc.In(v, allowed36) {
+		if c.NotIn(allowed36) {
 			return false
 		}
 	}
@@ -21463,8 +21591,8 @@ func checkTurnPermissionProfileSource(c *jsonrpc.Checker, v *jsonrpc.Value) bool
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed36) {
-		if c.NotIn(allowed36) {
+	if !jsonrpc.In(v, allowed37) {
+		if c.NotIn(allowed37) {
 			return false
 		}
 	}
@@ -21819,8 +21947,8 @@ func checkTurnPermissionRequestRespondParamsResolution(c *jsonrpc.Checker, v *js
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed37) {
-		if c.NotIn(allowed37) {
+	if !jsonrpc.In(v, allowed38) {
+		if c.NotIn(allowed38) {
 			return false
 		}
 	}
@@ -22095,8 +22223,8 @@ func checkTurnProcessPolicySnapshotEnvironmentMode(c *jsonrpc.Checker, v *jsonrp
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed38) {
-		if c.NotIn(allowed38) {
+	if !jsonrpc.In(v, allowed39) {
+		if c.NotIn(allowed39) {
 			return false
 		}
 	}
@@ -23026,8 +23154,8 @@ func checkTurnQuestionResolution(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed39) {
-		if c.NotIn(allowed39) {
+	if !jsonrpc.In(v, allowed40) {
+		if c.NotIn(allowed40) {
 			return false
 		}
 	}
@@ -23788,8 +23916,8 @@ func checkTurnSandboxMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed40) {
-		if c.NotIn(allowed40) {
+	if !jsonrpc.In(v, allowed41) {
+		if c.NotIn(allowed41) {
 			return false
 		}
 	}
@@ -23815,8 +23943,8 @@ func checkTurnSandboxSnapshotTempPolicy(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed41) {
-		if c.NotIn(allowed41) {
+	if !jsonrpc.In(v, allowed42) {
+		if c.NotIn(allowed42) {
 			return false
 		}
 	}
@@ -23842,8 +23970,8 @@ func checkTurnSandboxSnapshotSandboxEscape(c *jsonrpc.Checker, v *jsonrpc.Value)
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed42) {
-		if c.NotIn(allowed42) {
+	if !jsonrpc.In(v, allowed43) {
+		if c.NotIn(allowed43) {
 			return false
 		}
 	}
@@ -23858,8 +23986,8 @@ func checkTurnSandboxSnapshotBackendRequirement(c *jsonrpc.Checker, v *jsonrpc.V
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed43) {
-		if c.NotIn(allowed43) {
+	if !jsonrpc.In(v, allowed44) {
+		if c.NotIn(allowed44) {
 			return false
 		}
 	}
@@ -24011,8 +24139,8 @@ func checkTurnSecurityBackendSnapshotKind(c *jsonrpc.Checker, v *jsonrpc.Value) 
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed44) {
-		if c.NotIn(allowed44) {
+	if !jsonrpc.In(v, allowed45) {
+		if c.NotIn(allowed45) {
 			return false
 		}
 	}
@@ -24217,8 +24345,8 @@ func checkTurnSecurityEnforcementStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed45) {
-		if c.NotIn(allowed45) {
+	if !jsonrpc.In(v, allowed46) {
+		if c.NotIn(allowed46) {
 			return false
 		}
 	}
@@ -24733,8 +24861,8 @@ func checkTurnStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed46) {
-		if c.NotIn(allowed46) {
+	if !jsonrpc.In(v, allowed47) {
+		if c.NotIn(allowed47) {
 			return false
 		}
 	}
@@ -24802,8 +24930,8 @@ func checkTurnToolLoopBudgetExceededNotificationBudget(c *jsonrpc.Checker, v *js
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed47) {
-		if c.NotIn(allowed47) {
+	if !jsonrpc.In(v, allowed48) {
+		if c.NotIn(allowed48) {
 			return false
 		}
 	}
@@ -25528,7 +25656,7 @@ func checkTurnWalletUpdatePromptNotificationUpdateURL(c *jsonrpc.Checker, v *jso
 func checkTurnWalletUpdatePromptNotificationNewLimit(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
 	if v.Kind() == jsonrpc.String {
-		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+		if !pattern6.MatchString(jsonrpc.ForPattern(v.Str())) {
 			if c.NoMatch("^(0|[1-9][0-9]*)(\\.[0-9]+)?$") {
 				return false
 			}
@@ -26197,8 +26325,8 @@ func checkTurnWorkBlockState(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed48) {
-		if c.NotIn(allowed48) {
+	if !jsonrpc.In(v, allowed49) {
+		if c.NotIn(allowed49) {
 			return false
 		}
 	}
@@ -27139,8 +27267,8 @@ func checkTurnWorkItemsGetResponse(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 // checkTurnWorkPageAnchorKind checks TurnWorkPageAnchor at /properties/kind.
 func checkTurnWorkPageAnchorKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed49) {
-		if c.NotIn(allowed49) {
+	if !jsonrpc.In(v, allowed50) {
+		if c.NotIn(allowed50) {
 			return false
 		}
 	}
@@ -28134,8 +28262,8 @@ func checkTurnWorkStateChangedNotification(c *jsonrpc.Checker, v *jsonrpc.Value)
 // checkUserInputType checks UserInput at /properties/type.
 func checkUserInputType(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed50) {
-		if c.NotIn(allowed50) {
+	if !jsonrpc.In(v, allowed51) {
+		if c.NotIn(allowed51) {
 			return false
 		}
 	}

@@ -10,7 +10,7 @@ from .validators import validate
 
 TITLE: Final = "turnspec agent-gateway protocol"
 VERSION: Final = "0.1.0"
-DIGEST: Final = "7add0911b07f53adbc53bcef41920d6ad14a6a8c39058f6ab275308e85057fb3"
+DIGEST: Final = "2f22c8187d7a9e42b3b22ae9ede407c45a008b9f97da866f4d31108fb57ba4ad"
 """sha256 over the schemas folder this package was generated from."""
 
 MethodName = Literal["thread/start", "thread/get", "thread/timeline/page", "turn/start", "turn/cancel", "turn/resume", "turn/get", "turn/items", "turn/work/page", "turn/work/items/get", "turn/permission/request/respond", "turn/question/respond", "agent/route/create", "agent/route/list", "agent/route/revoke"]
