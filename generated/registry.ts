@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "2f22c8187d7a9e42b3b22ae9ede407c45a008b9f97da866f4d31108fb57ba4ad",
+  digest: "42678e01002bdca09780c3b394c4b22358cdc6012786931d4f992d21449e190d",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";
@@ -400,21 +400,21 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A tool call this turn needed a usable linked wallet: the data of the link or renewal card (turnspec's own extension).",
     params: "TurnWalletLinkPromptNotification",
-    requirements: ["TURN-WALLET-LINK-PROMPT", "TURN-ORDER-SURFACED-LAST"],
+    requirements: ["TURN-WALLET-PROMPTS", "TURN-ORDER-SURFACED-LAST"],
   },
   "turn/wallet/update_prompt": {
     name: "turn/wallet/update_prompt",
     direction: "server_to_client",
     summary: "A spending-limit-update ceremony was minted this turn: the data of its card (turnspec's own extension).",
     params: "TurnWalletUpdatePromptNotification",
-    requirements: ["TURN-WALLET-UPDATE-PROMPT", "TURN-ORDER-SURFACED-LAST"],
+    requirements: ["TURN-WALLET-PROMPTS", "TURN-ORDER-SURFACED-LAST"],
   },
   "turn/wallet/revoke_prompt": {
     name: "turn/wallet/revoke_prompt",
     direction: "server_to_client",
     summary: "Unlinking the wallet minted a hard-revoke ceremony this turn: the data of its card (turnspec's own extension).",
     params: "TurnWalletRevokePromptNotification",
-    requirements: ["TURN-WALLET-REVOKE-PROMPT", "TURN-ORDER-SURFACED-LAST"],
+    requirements: ["TURN-WALLET-PROMPTS", "TURN-ORDER-SURFACED-LAST"],
   },
   "turn/execution_window/started": {
     name: "turn/execution_window/started",
