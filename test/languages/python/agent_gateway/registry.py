@@ -10,7 +10,7 @@ from .validators import validate
 
 TITLE: Final = "turnspec agent-gateway protocol"
 VERSION: Final = "0.1.0"
-DIGEST: Final = "2f22c8187d7a9e42b3b22ae9ede407c45a008b9f97da866f4d31108fb57ba4ad"
+DIGEST: Final = "42678e01002bdca09780c3b394c4b22358cdc6012786931d4f992d21449e190d"
 """sha256 over the schemas folder this package was generated from."""
 
 MethodName = Literal["thread/start", "thread/get", "thread/timeline/page", "turn/start", "turn/cancel", "turn/resume", "turn/get", "turn/items", "turn/work/page", "turn/work/items/get", "turn/permission/request/respond", "turn/question/respond", "agent/route/create", "agent/route/list", "agent/route/revoke"]
