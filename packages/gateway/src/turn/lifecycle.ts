@@ -28,6 +28,7 @@ import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbo
 import { StoreError } from "../store/errors.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import type { Approvals } from "../flows/approvals.js";
+import type { Surfaced } from "../flows/surfaced.js";
 import { isActive, type RecoveryJobState } from "../log/fold.js";
 import type { Clock, PreparedTurn, TurnExecution, TurnOutcome, TurnRun } from "../engine/ports.js";
 import type { ChildTurns, ParentTurn } from "../tools/tool.js";
@@ -55,6 +56,8 @@ export interface LifecyclePorts {
   readonly clock: Clock;
   readonly approvals: Pick<Approvals, "remember">;
   readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
+  /** What a turn surfaces after its last item, before its terminal notification (invites, wallet cards). */
+  readonly surfaced: Pick<Surfaced, "surface" | "forget">;
   /** Diagnostics for the operator. */
   readonly diagnose: (message: string) => void;
   /** The gateway's secrets its process still shows in /proc (GatewayOptions.exposedSecrets). */
@@ -249,6 +252,8 @@ export class TurnLifecycle {
   /** Ends a turn whose run crashed Failed (internal), if the log still shows it active. */
   private failCrashed(threadId: string, turnId: string): void {
     const state = this.ports.log.state(turnId);
+    // A crashed run surfaces nothing it had queued: the turn ends without it.
+    this.ports.surfaced.forget(turnId);
     if (!state || !isActive(state.turn)) return;
     this.finish(threadId, turnId, {
       status: "Failed",
@@ -517,6 +522,8 @@ export class TurnLifecycle {
     const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.ports.clock.nowIso(), usage: outcome.usage };
     releaseTurnSandbox(current.security);
+    // After the turn's last item, before its terminal notification, once each.
+    this.ports.surfaced.surface(threadId, turnId);
     if (outcome.status === "Completed") {
       this.ports.log.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {
