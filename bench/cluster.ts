@@ -33,7 +33,7 @@ export interface ClusterBenchOptions {
 }
 
 /** Requests over a raw link; every other frame goes to `onNotification` with its arrival time. */
-class Session {
+export class Session {
   private nextId = 1;
   private readonly waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
   onNotification?: (text: string, at: number) => void;
@@ -59,7 +59,7 @@ class Session {
   }
 }
 
-const input = (deltas: number) => [{ type: "text", text: planMessage({ deltas }), textElements: [] }];
+export const input = (deltas: number) => [{ type: "text", text: planMessage({ deltas }), textElements: [] }];
 
 /** Runs one turn and resolves with its duration from turn/start to its terminal notification. */
 async function turn(session: Session, threadId: string, turnId: string, deltas: number): Promise<number> {
@@ -107,6 +107,8 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
     const rates = samples.map((s) => (deltas * 1000) / median(s));
     for (let k = 0; k < 2; k++) log(`  throughput on ${names[k]!.padEnd(10)} ${fmtOps(rates[k]!).padStart(14)} (rounds: ${samples[k]!.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
     rows.push({ name: "throughput websocket: deltas/s, SQLite / PostgreSQL", value: `${fmtOps(rates[0]!)} / ${fmtOps(rates[1]!)}`.replaceAll(" ops/s", ""), target: "", status: "info" });
+    const rateRatio = rates[1]! / rates[0]!;
+    rows.push({ name: "  PostgreSQL / SQLite", value: `${rateRatio.toFixed(2)}×`, target: "≥ 0.7×", status: rateRatio >= 0.7 ? "PASS" : "MISS" });
 
     const itemsMs: number[] = [];
     for (let k = 0; k < 2; k++) {
@@ -120,7 +122,13 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
       itemsMs.push(median(times));
       log(`  turn/items of a ${deltas}-delta turn on ${names[k]!.padEnd(10)} ${median(times).toFixed(1)} ms (median of 20)`);
     }
-    rows.push({ name: `turn/items, ${deltas}-delta turn: ms, SQLite / PostgreSQL`, value: `${itemsMs[0]!.toFixed(1)} / ${itemsMs[1]!.toFixed(1)}`, target: "", status: "info" });
+    const itemsRatio = itemsMs[1]! / itemsMs[0]!;
+    rows.push({
+      name: `turn/items, ${deltas}-delta turn: PostgreSQL / SQLite`,
+      value: `${itemsRatio.toFixed(2)}× (${itemsMs[1]!.toFixed(1)} / ${itemsMs[0]!.toFixed(1)} ms)`,
+      target: "≤ 1.2×",
+      status: itemsRatio <= 1.2 ? "PASS" : "MISS",
+    });
 
     rows.push(await crossInstance(await server.createDatabase(), connections, threads, Math.min(deltas, 500), processes, links, log));
     return rows;
@@ -191,7 +199,12 @@ async function crossInstance(
     `  cross-instance delivery, ${threads} turns of ${deltas} deltas on A, ${connections} connections on each instance: ` +
       `p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${latencies.length} notifications${missing > 0 ? `, ${missing} NOT RECEIVED` : ""}`,
   );
-  return { name: `cross-instance delivery (${connections}+${connections} connections): p50 / p99`, value: `${p50.toFixed(1)} / ${p99.toFixed(1)} ms${missing > 0 ? `, ${missing} missing` : ""}`, target: "", status: "info" };
+  return {
+    name: `cross-instance delivery (${connections}+${connections} connections): p50 / p99`,
+    value: `${p50.toFixed(1)} / ${p99.toFixed(1)} ms${missing > 0 ? `, ${missing} missing` : ""}`,
+    target: "≤ 5 / ≤ 25 ms",
+    status: p50 <= 5 && p99 <= 25 && missing === 0 ? "PASS" : "MISS",
+  };
 }
 
 if (isMain(import.meta.url)) {

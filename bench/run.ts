@@ -6,7 +6,7 @@
  * A full run writes its table into docs/benchmarks.md (bench/page.ts); a partial one (--quick, --only)
  * prints it only.
  *
- * Options: --quick (fewer rounds), --only validation|languages|go-validation|generate|package|throughput|permission|concurrency|store|cluster|certify,
+ * Options: --quick (fewer rounds), --only validation|languages|go-validation|generate|package|throughput|permission|concurrency|store|cluster|instances|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
  * `node --import ./scripts/from-source.mjs bench/validation.ts` does.
@@ -14,6 +14,7 @@
 import { cpus, loadavg } from "node:os";
 import { runCertifyBench } from "./certify.js";
 import { runClusterBench } from "./cluster.js";
+import { runInstancesBench } from "./instances.js";
 import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
 import { runGoValidationBench } from "./go-validation.js";
@@ -48,6 +49,7 @@ const benches: [string, () => Promise<ResultRow[]>][] = [
   ["concurrency", () => runConcurrencyBench(quick ? { threads: 200 } : {})],
   ["store", () => runStoreBench(quick ? { appends: 5000, rounds: 3 } : {})],
   ["cluster", () => runClusterBench(quick ? { deltas: 1000, rounds: 2, connections: 20 } : {})],
+  ["instances", () => runInstancesBench(quick ? { deltas: 200, connections: 30 } : {})],
   ["certify", async () => runCertifyBench(quick ? { runs: 1 } : {})],
 ];
 if (only && !benches.some(([name]) => name === only)) {

@@ -46,6 +46,10 @@ export const orderingRules = [
       "turn/question/opened",
       "turn/question/resolved",
       "turn/handoff/started",
+      "turn/invite/delivery",
+      "turn/wallet/link_prompt",
+      "turn/wallet/update_prompt",
+      "turn/wallet/revoke_prompt",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",
@@ -132,6 +136,10 @@ export const orderingRules = [
       "turn/question/opened",
       "turn/question/resolved",
       "turn/handoff/started",
+      "turn/invite/delivery",
+      "turn/wallet/link_prompt",
+      "turn/wallet/update_prompt",
+      "turn/wallet/revoke_prompt",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",
@@ -187,6 +195,10 @@ export const orderingRules = [
       "turn/question/opened",
       "turn/question/resolved",
       "turn/handoff/started",
+      "turn/invite/delivery",
+      "turn/wallet/link_prompt",
+      "turn/wallet/update_prompt",
+      "turn/wallet/revoke_prompt",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",
@@ -291,6 +303,114 @@ export const orderingRules = [
       "item/tool/progress"
     ]
   },
+  /** An invite delivery (turn/invite/delivery) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification. */
+  {
+    "id": "TURN-ORDER-INVITE-LAST",
+    "requirement": "TURN-ORDER-SURFACED-LAST",
+    "description": "An invite delivery (turn/invite/delivery) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification.",
+    "kind": "trails",
+    "scope": [
+      {
+        "name": "thread",
+        "pointer": "/thread_id"
+      },
+      {
+        "name": "turn",
+        "pointer": "/turn_id"
+      }
+    ],
+    "notification": "turn/invite/delivery",
+    "after": [
+      "item/started",
+      "item/agent_message/delta",
+      "item/command_execution/output_delta",
+      "item/file_change/output_delta",
+      "item/tool/progress",
+      "item/updated",
+      "item/completed"
+    ]
+  },
+  /** A wallet-link prompt (turn/wallet/link_prompt) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification. */
+  {
+    "id": "TURN-ORDER-WALLET-LINK-LAST",
+    "requirement": "TURN-ORDER-SURFACED-LAST",
+    "description": "A wallet-link prompt (turn/wallet/link_prompt) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification.",
+    "kind": "trails",
+    "scope": [
+      {
+        "name": "thread",
+        "pointer": "/thread_id"
+      },
+      {
+        "name": "turn",
+        "pointer": "/turn_id"
+      }
+    ],
+    "notification": "turn/wallet/link_prompt",
+    "after": [
+      "item/started",
+      "item/agent_message/delta",
+      "item/command_execution/output_delta",
+      "item/file_change/output_delta",
+      "item/tool/progress",
+      "item/updated",
+      "item/completed"
+    ]
+  },
+  /** A spending-limit-update prompt (turn/wallet/update_prompt) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification. */
+  {
+    "id": "TURN-ORDER-WALLET-UPDATE-LAST",
+    "requirement": "TURN-ORDER-SURFACED-LAST",
+    "description": "A spending-limit-update prompt (turn/wallet/update_prompt) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification.",
+    "kind": "trails",
+    "scope": [
+      {
+        "name": "thread",
+        "pointer": "/thread_id"
+      },
+      {
+        "name": "turn",
+        "pointer": "/turn_id"
+      }
+    ],
+    "notification": "turn/wallet/update_prompt",
+    "after": [
+      "item/started",
+      "item/agent_message/delta",
+      "item/command_execution/output_delta",
+      "item/file_change/output_delta",
+      "item/tool/progress",
+      "item/updated",
+      "item/completed"
+    ]
+  },
+  /** A hard-revoke prompt (turn/wallet/revoke_prompt) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification. */
+  {
+    "id": "TURN-ORDER-WALLET-REVOKE-LAST",
+    "requirement": "TURN-ORDER-SURFACED-LAST",
+    "description": "A hard-revoke prompt (turn/wallet/revoke_prompt) comes at most once per turn, after the turn's last item notification; with TURN-ORDER-ONE-TERMINAL, before its terminal notification.",
+    "kind": "trails",
+    "scope": [
+      {
+        "name": "thread",
+        "pointer": "/thread_id"
+      },
+      {
+        "name": "turn",
+        "pointer": "/turn_id"
+      }
+    ],
+    "notification": "turn/wallet/revoke_prompt",
+    "after": [
+      "item/started",
+      "item/agent_message/delta",
+      "item/command_execution/output_delta",
+      "item/file_change/output_delta",
+      "item/tool/progress",
+      "item/updated",
+      "item/completed"
+    ]
+  },
   /** A turn's event sequence goes up by exactly one from each notification that carries it to the next, and from each event to the next in a turn/items result. */
   {
     "id": "TURN-ORDER-SEQUENCE",
@@ -326,6 +446,10 @@ export const orderingRules = [
       "turn/question/opened",
       "turn/question/resolved",
       "turn/handoff/started",
+      "turn/invite/delivery",
+      "turn/wallet/link_prompt",
+      "turn/wallet/update_prompt",
+      "turn/wallet/revoke_prompt",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",

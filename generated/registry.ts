@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "e5d71d19c1ce3dfb8564350309de1efc72b3fe97ab4c3c739bc2ce9602ee597c",
+  digest: "a02997aeb888b5af5657e8efffc678bb03bcee7551b37250bc611d1a98e9edec",
   /** Whether a frame may be a JSON-RPC batch. */
   batches: true,
   /** What an object schema without additionalProperties means in strict mode. */
@@ -271,6 +271,10 @@ export interface NotificationTypes {
   "turn/question/opened": T.TurnQuestionOpenedNotification;
   "turn/question/resolved": T.TurnQuestionResolvedNotification;
   "turn/handoff/started": T.TurnHandoffStartedNotification;
+  "turn/invite/delivery": T.TurnInviteDeliveryNotification;
+  "turn/wallet/link_prompt": T.TurnWalletLinkPromptNotification;
+  "turn/wallet/update_prompt": T.TurnWalletUpdatePromptNotification;
+  "turn/wallet/revoke_prompt": T.TurnWalletRevokePromptNotification;
   "turn/execution_window/started": T.TurnExecutionWindowStartedNotification;
   "turn/execution_window/exhausted": T.TurnExecutionWindowExhaustedNotification;
   "turn/execution_window/checkpointed": T.TurnExecutionWindowCheckpointedNotification;
@@ -475,6 +479,42 @@ export const notifications = {
     paramsOptional: false,
     paramStructure: "by-name",
     requirements: ["TURN-HANDOFF-NOTICE"],
+  },
+  "turn/invite/delivery": {
+    name: "turn/invite/delivery",
+    direction: "server_to_client",
+    summary: "An invite minted this turn, for the edge to deliver to the target's direct message only; the code goes live to the connection authorised for private delivery and is redacted everywhere else (turnspec's own extension).",
+    params: "TurnInviteDeliveryNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
+    requirements: ["TURN-INVITE-PRIVATE", "TURN-INVITE-NOT-TO-MODEL", "TURN-INVITE-NO-CHANNEL", "TURN-ORDER-SURFACED-LAST"],
+  },
+  "turn/wallet/link_prompt": {
+    name: "turn/wallet/link_prompt",
+    direction: "server_to_client",
+    summary: "A tool call this turn needed a usable linked wallet: the data of the link or renewal card (turnspec's own extension).",
+    params: "TurnWalletLinkPromptNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
+    requirements: ["TURN-WALLET-PROMPTS", "TURN-ORDER-SURFACED-LAST"],
+  },
+  "turn/wallet/update_prompt": {
+    name: "turn/wallet/update_prompt",
+    direction: "server_to_client",
+    summary: "A spending-limit-update ceremony was minted this turn: the data of its card (turnspec's own extension).",
+    params: "TurnWalletUpdatePromptNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
+    requirements: ["TURN-WALLET-PROMPTS", "TURN-ORDER-SURFACED-LAST"],
+  },
+  "turn/wallet/revoke_prompt": {
+    name: "turn/wallet/revoke_prompt",
+    direction: "server_to_client",
+    summary: "Unlinking the wallet minted a hard-revoke ceremony this turn: the data of its card (turnspec's own extension).",
+    params: "TurnWalletRevokePromptNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
+    requirements: ["TURN-WALLET-PROMPTS", "TURN-ORDER-SURFACED-LAST"],
   },
   "turn/execution_window/started": {
     name: "turn/execution_window/started",

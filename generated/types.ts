@@ -906,6 +906,28 @@ export interface GatewayConfig {
     timeout_ms?: number;
   };
   /**
+   * The caller's wallet as the wallet tools (wallet_link, wallet_update_limit, wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet service: this section stands in for one, and the tools surface the cards a real one would (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
+   */
+  wallet?: {
+    /**
+     * The caller's linked wallet: none was ever linked, one is linked and usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+     * @default "none"
+     */
+    state?: ("none" | "usable" | "unusable");
+    /**
+     * The deployment's wallet-link page. Absent: the link card carries link_url null and points the reader at an admin.
+     */
+    link_url?: string;
+    /**
+     * Where a spending-limit-update ceremony runs; each card gets a one-time URL made from it (a fresh ceremony query parameter). Absent: wallet_update_limit refuses.
+     */
+    update_url?: string;
+    /**
+     * Where a hard-revoke ceremony runs; each card gets a one-time URL made from it (a fresh ceremony query parameter). Absent: wallet_unlink refuses.
+     */
+    revoke_url?: string;
+  };
+  /**
    * This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it).
    * @default "gw_local"
    */
@@ -2483,6 +2505,69 @@ export interface TurnHandoffStartedNotification {
 }
 
 /**
+ * What a connection is given of an invite's code, tagged by kind: the code itself (private delivery) or the statement that it was withheld (redacted). This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form.
+ */
+export type TurnInviteCodeDelivery = (TurnInviteCodePrivate | TurnInviteCodeRedacted);
+
+/**
+ * The invite's code, sent live to the connection the turn's owner authorised to deliver it privately. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form.
+ */
+export interface TurnInviteCodePrivate {
+  /**
+   * Variant tag: always "private".
+   */
+  kind: "private";
+  /**
+   * The single-use invite code: the one secret on this event. Deliver it only to the target's direct message; never log it or post it to a shared channel.
+   */
+  code: string;
+}
+
+/**
+ * The invite's code was withheld: this connection was not authorised to deliver it, or this is a replay (the log never holds the code). An edge given this delivers nothing and may tell the inviter the invite went to another edge. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form.
+ */
+export interface TurnInviteCodeRedacted {
+  /**
+   * Variant tag: always "redacted".
+   */
+  kind: "redacted";
+}
+
+/**
+ * Params of turn/invite/delivery: an invite minted during the turn, for the edge to deliver to the target's direct message and only there. Surfaced once per turn, after the turn's last item and before its terminal notification. The code reaches neither the model nor a log: it is sent live only to the connection that started the turn with private_delivery, and redacted everywhere else. An edge that cannot reach the target privately tells the inviter and delivers nothing. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form.
+ */
+export interface TurnInviteDeliveryNotification {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * The turn that surfaces it.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The invite tool call item that minted the invite.
+   */
+  item_id: string;
+  /**
+   * The invited person's provider-native user id. The edge opens this person's direct message, and delivers the code there only.
+   */
+  target_user_id: string;
+  /**
+   * The inviting user's display name, for the copy the target reads. May be empty; the edge then uses a neutral phrasing.
+   */
+  inviter_display: string;
+  /**
+   * The single-use code, to the connection the turn's owner authorised to deliver it privately; to every other connection, and in every turn/items replay, the statement that it was redacted.
+   */
+  delivery: TurnInviteCodeDelivery;
+}
+
+/**
  * One object of a turn's timeline, as clients render it: a message, reasoning, a notice, a delegated task or a tool call. Distinguished by type.
  */
 export type TurnItem = (TurnItemUserMessage | TurnItemAgentMessage | TurnItemReasoning | TurnItemSystemEvent | TurnItemTask | TurnItemCommandExecution | TurnItemFileChange | TurnItemWebSearch | TurnItemWebFetch | TurnItemDownload | TurnItemDynamicToolCall);
@@ -3502,6 +3587,16 @@ export interface TurnPermissionRequestRespondResponse {
 }
 
 /**
+ * What a client declares when it starts a turn on behalf of its owner and can reach people privately (a chat edge that opens direct messages): the turn's private deliveries, such as the code of an invite the turn mints, are then sent live to this connection and to no other; every other connection, and every turn/items replay, gets them redacted. This is turnspec's own extension: the references describe InviteDelivery without giving private delivery a wire form.
+ */
+export interface TurnPrivateDelivery {
+  /**
+   * The turn owner's display name, which an invite's delivery carries for the copy its target reads. May be empty; the edge then uses a neutral phrasing.
+   */
+  inviter_display: string;
+}
+
+/**
  * Rules for processes a turn launches: whether shell commands may run, which environment variables they see, how long they may run, and per-command risk rules.
  */
 export interface TurnProcessPolicySnapshot {
@@ -3922,6 +4017,10 @@ export interface TurnStartParams {
    * Mode for this turn; defaults to the thread's mode.
    */
   mode?: TurnMode;
+  /**
+   * Authorises the connection that sends this turn/start, and it alone, to receive the turn's private deliveries live (an invite's code). Absent: no connection is authorised, and the turn mints no invite.
+   */
+  private_delivery?: TurnPrivateDelivery;
 }
 
 /**
@@ -4004,6 +4103,96 @@ export interface TurnUsage {
    * Total tokens billed for the turn, normally input_tokens plus output_tokens.
    */
   total_tokens: number;
+}
+
+/**
+ * Params of turn/wallet/link_prompt: a tool call this turn needed a usable linked wallet. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Link a wallet" or "Renew access" card. This is turnspec's own extension: the references describe WalletLinkPrompt without giving it a wire form.
+ */
+export interface TurnWalletLinkPromptNotification {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * The turn that surfaces it.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The wallet tool call item that needed the link.
+   */
+  item_id: string;
+  /**
+   * The deployment's wallet-link URL, when the gateway is configured with one; null points the reader at an admin instead of a button that leads nowhere.
+   */
+  link_url: (string | null);
+  /**
+   * True when the caller had a linked wallet that is no longer usable (expired or revoked); false when they never linked one. Selects the renewal copy over the first-time copy.
+   */
+  renewal: boolean;
+  /**
+   * True when the caller asked to link (or replace) a wallet directly, with the wallet_link tool; false on the payment-interrupt path. Selects the "here is a secure link" copy over both payment-interrupt wordings.
+   */
+  requested: boolean;
+}
+
+/**
+ * Params of turn/wallet/revoke_prompt: unlinking the wallet minted a hard-revoke ceremony for its delegated key this turn. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Revoke access" card. This is turnspec's own extension: the references describe WalletRevokePrompt without giving it a wire form.
+ */
+export interface TurnWalletRevokePromptNotification {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * The turn that surfaces it.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The wallet_unlink tool call item that minted the ceremony.
+   */
+  item_id: string;
+  /**
+   * The one-time hard-revoke ceremony URL for the just-unlinked delegated key.
+   */
+  revoke_url: string;
+}
+
+/**
+ * Params of turn/wallet/update_prompt: a spending-limit-update ceremony was minted this turn. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Update spending cap" card. This is turnspec's own extension: the references describe WalletUpdatePrompt without giving it a wire form.
+ */
+export interface TurnWalletUpdatePromptNotification {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * The turn that surfaces it.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The wallet_update_limit tool call item that minted the ceremony.
+   */
+  item_id: string;
+  /**
+   * The one-time spending-limit-update ceremony URL.
+   */
+  update_url: string;
+  /**
+   * The requested new daily spending cap, in the settlement currency's human units (e.g. "20"), echoed on the card.
+   */
+  new_limit: string;
 }
 
 /**

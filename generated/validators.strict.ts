@@ -3147,12 +3147,13 @@ return errors === 0;
 }
 
 exports.GatewayConfig = validate26;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"wallet":{"type":"object","additionalProperties":false,"properties":{"state":{"type":"string","enum":["none","usable","unusable"]},"link_url":{"type":"string","pattern":"^https?://"},"update_url":{"type":"string","pattern":"^https?://"},"revoke_url":{"type":"string","pattern":"^https?://"}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1,"maximum":9007199254740991},"initial_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const pattern3 = new RegExp("^[^/]+$", "u");
+const pattern6 = new RegExp("^https?://", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -5441,17 +5442,126 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gateway_id !== undefined){
-let data93 = data.gateway_id;
+if(data.wallet !== undefined){
+let data93 = data.wallet;
 const _errs217 = errors;
 if(errors === _errs217){
-if(typeof data93 === "string"){
-if(func0(data93) > 256){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+const _errs219 = errors;
+for(const key28 in data93){
+if(!((((key28 === "state") || (key28 === "link_url")) || (key28 === "update_url")) || (key28 === "revoke_url"))){
+validate26.errors = [{instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
+return false;
+break;
+}
+}
+if(_errs219 === errors){
+if(data93.state !== undefined){
+let data94 = data93.state;
+const _errs220 = errors;
+if(typeof data94 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data94 === "none") || (data94 === "usable")) || (data94 === "unusable"))){
+validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/enum",keyword:"enum",params:{allowedValues: schema34.properties.wallet.properties.state.enum}}];
+return false;
+}
+var valid36 = _errs220 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.link_url !== undefined){
+let data95 = data93.link_url;
+const _errs222 = errors;
+if(errors === _errs222){
+if(typeof data95 === "string"){
+if(!pattern6.test(data95)){
+validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs222 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.update_url !== undefined){
+let data96 = data93.update_url;
+const _errs224 = errors;
+if(errors === _errs224){
+if(typeof data96 === "string"){
+if(!pattern6.test(data96)){
+validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs224 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.revoke_url !== undefined){
+let data97 = data93.revoke_url;
+const _errs226 = errors;
+if(errors === _errs226){
+if(typeof data97 === "string"){
+if(!pattern6.test(data97)){
+validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs226 === errors;
+}
+else {
+var valid36 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs217 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gateway_id !== undefined){
+let data98 = data.gateway_id;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data98 === "string"){
+if(func0(data98) > 256){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(func0(data93) < 1){
+if(func0(data98) < 1){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5462,18 +5572,18 @@ validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs217 === errors;
+var valid0 = _errs228 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data94 = data.store;
-const _errs219 = errors;
-if(errors === _errs219){
-if(typeof data94 === "string"){
-if(func0(data94) < 1){
+let data99 = data.store;
+const _errs230 = errors;
+if(errors === _errs230){
+if(typeof data99 === "string"){
+if(func0(data99) < 1){
 validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5483,195 +5593,72 @@ validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs219 === errors;
+var valid0 = _errs230 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.lease_timeout_ms !== undefined){
-let data95 = data.lease_timeout_ms;
-const _errs221 = errors;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+let data100 = data.lease_timeout_ms;
+const _errs232 = errors;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs221){
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 > 9007199254740991 || isNaN(data95)){
+if(errors === _errs232){
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 > 9007199254740991 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data95 < 100 || isNaN(data95)){
+if(data100 < 100 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs221 === errors;
+var valid0 = _errs232 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data96 = data.routes;
-const _errs223 = errors;
-if(errors === _errs223){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-const _errs225 = errors;
-for(const key28 in data96){
-if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
-validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
+let data101 = data.routes;
+const _errs234 = errors;
+if(errors === _errs234){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+const _errs236 = errors;
+for(const key29 in data101){
+if(!((key29 === "max_hops") || (key29 === "max_routes_per_source"))){
+validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs225 === errors){
-if(data96.max_hops !== undefined){
-let data97 = data96.max_hops;
-const _errs226 = errors;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+if(_errs236 === errors){
+if(data101.max_hops !== undefined){
+let data102 = data101.max_hops;
+const _errs237 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs226){
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 > 9007199254740991 || isNaN(data97)){
+if(errors === _errs237){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 9007199254740991 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data97 < 0 || isNaN(data97)){
+if(data102 < 0 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
-}
-}
-var valid36 = _errs226 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data96.max_routes_per_source !== undefined){
-let data98 = data96.max_routes_per_source;
-const _errs228 = errors;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs228){
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 9007199254740991 || isNaN(data98)){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data98 < 1 || isNaN(data98)){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid36 = _errs228 === errors;
-}
-else {
-var valid36 = true;
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid0 = _errs223 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.agent !== undefined){
-let data99 = data.agent;
-const _errs230 = errors;
-if(errors === _errs230){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-const _errs232 = errors;
-for(const key29 in data99){
-if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
-validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
-return false;
-break;
-}
-}
-if(_errs232 === errors){
-if(data99.identity_id !== undefined){
-let data100 = data99.identity_id;
-const _errs233 = errors;
-if(errors === _errs233){
-if(typeof data100 === "string"){
-if(func0(data100) > 256){
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-else {
-if(func0(data100) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid37 = _errs233 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data99.display_name !== undefined){
-let data101 = data99.display_name;
-const _errs235 = errors;
-if(errors === _errs235){
-if(typeof data101 === "string"){
-if(func0(data101) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid37 = _errs235 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data99.nickname !== undefined){
-let data102 = data99.nickname;
-const _errs237 = errors;
-if(errors === _errs237){
-if(typeof data102 === "string"){
-if(func0(data102) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 }
 var valid37 = _errs237 === errors;
@@ -5680,22 +5667,22 @@ else {
 var valid37 = true;
 }
 if(valid37){
-if(data99.revision !== undefined){
-let data103 = data99.revision;
+if(data101.max_routes_per_source !== undefined){
+let data103 = data101.max_routes_per_source;
 const _errs239 = errors;
 if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs239){
 if((typeof data103 == "number") && (isFinite(data103))){
 if(data103 > 9007199254740991 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data103 < 0 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data103 < 1 || isNaN(data103)){
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -5706,40 +5693,163 @@ var valid37 = _errs239 === errors;
 else {
 var valid37 = true;
 }
-if(valid37){
-if(data99.avatar_revision !== undefined){
-let data104 = data99.avatar_revision;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs234 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent !== undefined){
+let data104 = data.agent;
 const _errs241 = errors;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+if(errors === _errs241){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+const _errs243 = errors;
+for(const key30 in data104){
+if(!((((((key30 === "identity_id") || (key30 === "display_name")) || (key30 === "nickname")) || (key30 === "revision")) || (key30 === "avatar_revision")) || (key30 === "role"))){
+validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
+return false;
+break;
+}
+}
+if(_errs243 === errors){
+if(data104.identity_id !== undefined){
+let data105 = data104.identity_id;
+const _errs244 = errors;
+if(errors === _errs244){
+if(typeof data105 === "string"){
+if(func0(data105) > 256){
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+else {
+if(func0(data105) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs244 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.display_name !== undefined){
+let data106 = data104.display_name;
+const _errs246 = errors;
+if(errors === _errs246){
+if(typeof data106 === "string"){
+if(func0(data106) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs246 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.nickname !== undefined){
+let data107 = data104.nickname;
+const _errs248 = errors;
+if(errors === _errs248){
+if(typeof data107 === "string"){
+if(func0(data107) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs248 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.revision !== undefined){
+let data108 = data104.revision;
+const _errs250 = errors;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs250){
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 > 9007199254740991 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data108 < 0 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid38 = _errs250 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.avatar_revision !== undefined){
+let data109 = data104.avatar_revision;
+const _errs252 = errors;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs241){
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 > 9007199254740991 || isNaN(data104)){
+if(errors === _errs252){
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 > 9007199254740991 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data104 < 0 || isNaN(data104)){
+if(data109 < 0 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-var valid37 = _errs241 === errors;
+var valid38 = _errs252 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data99.role !== undefined){
-let data105 = data99.role;
-const _errs243 = errors;
-if(errors === _errs243){
-if(typeof data105 === "string"){
-if(func0(data105) < 1){
+if(valid38){
+if(data104.role !== undefined){
+let data110 = data104.role;
+const _errs254 = errors;
+if(errors === _errs254){
+if(typeof data110 === "string"){
+if(func0(data110) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5749,10 +5859,10 @@ validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid37 = _errs243 === errors;
+var valid38 = _errs254 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
 }
 }
@@ -5766,78 +5876,78 @@ validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs230 === errors;
+var valid0 = _errs241 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data106 = data.context;
-const _errs245 = errors;
-if(errors === _errs245){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-const _errs247 = errors;
-for(const key30 in data106){
-if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
-validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
+let data111 = data.context;
+const _errs256 = errors;
+if(errors === _errs256){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs258 = errors;
+for(const key31 in data111){
+if(!((key31 === "max_history_tokens") || (key31 === "keep_recent_messages"))){
+validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}}];
 return false;
 break;
 }
 }
-if(_errs247 === errors){
-if(data106.max_history_tokens !== undefined){
-let data107 = data106.max_history_tokens;
-const _errs248 = errors;
-if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+if(_errs258 === errors){
+if(data111.max_history_tokens !== undefined){
+let data112 = data111.max_history_tokens;
+const _errs259 = errors;
+if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs248){
-if((typeof data107 == "number") && (isFinite(data107))){
-if(data107 > 9007199254740991 || isNaN(data107)){
+if(errors === _errs259){
+if((typeof data112 == "number") && (isFinite(data112))){
+if(data112 > 9007199254740991 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data107 < 1 || isNaN(data107)){
+if(data112 < 1 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid38 = _errs248 === errors;
+var valid39 = _errs259 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data106.keep_recent_messages !== undefined){
-let data108 = data106.keep_recent_messages;
-const _errs250 = errors;
-if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+if(valid39){
+if(data111.keep_recent_messages !== undefined){
+let data113 = data111.keep_recent_messages;
+const _errs261 = errors;
+if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs250){
-if((typeof data108 == "number") && (isFinite(data108))){
-if(data108 > 9007199254740991 || isNaN(data108)){
+if(errors === _errs261){
+if((typeof data113 == "number") && (isFinite(data113))){
+if(data113 > 9007199254740991 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data108 < 1 || isNaN(data108)){
+if(data113 < 1 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid38 = _errs250 === errors;
+var valid39 = _errs261 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
 }
 }
@@ -5847,44 +5957,44 @@ validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs245 === errors;
+var valid0 = _errs256 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data109 = data.sandbox;
-const _errs252 = errors;
-if(errors === _errs252){
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-const _errs254 = errors;
-for(const key31 in data109){
-if(!((key31 === "required") || (key31 === "bwrap_path"))){
-validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}}];
+let data114 = data.sandbox;
+const _errs263 = errors;
+if(errors === _errs263){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+const _errs265 = errors;
+for(const key32 in data114){
+if(!((key32 === "required") || (key32 === "bwrap_path"))){
+validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}}];
 return false;
 break;
 }
 }
-if(_errs254 === errors){
-if(data109.required !== undefined){
-const _errs255 = errors;
-if(typeof data109.required !== "boolean"){
+if(_errs265 === errors){
+if(data114.required !== undefined){
+const _errs266 = errors;
+if(typeof data114.required !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid39 = _errs255 === errors;
+var valid40 = _errs266 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data109.bwrap_path !== undefined){
-let data111 = data109.bwrap_path;
-const _errs257 = errors;
-if(errors === _errs257){
-if(typeof data111 === "string"){
-if(func0(data111) < 1){
+if(valid40){
+if(data114.bwrap_path !== undefined){
+let data116 = data114.bwrap_path;
+const _errs268 = errors;
+if(errors === _errs268){
+if(typeof data116 === "string"){
+if(func0(data116) < 1){
 validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5894,10 +6004,10 @@ validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid39 = _errs257 === errors;
+var valid40 = _errs268 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
 }
 }
@@ -5907,44 +6017,44 @@ validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs252 === errors;
+var valid0 = _errs263 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined){
-let data112 = data.network;
-const _errs259 = errors;
-if(errors === _errs259){
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-const _errs261 = errors;
-for(const key32 in data112){
-if(!((key32 === "allow_domains") || (key32 === "deny_domains"))){
-validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}}];
+let data117 = data.network;
+const _errs270 = errors;
+if(errors === _errs270){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+const _errs272 = errors;
+for(const key33 in data117){
+if(!((key33 === "allow_domains") || (key33 === "deny_domains"))){
+validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33}}];
 return false;
 break;
 }
 }
-if(_errs261 === errors){
-if(data112.allow_domains !== undefined){
-let data113 = data112.allow_domains;
-const _errs262 = errors;
-if(errors === _errs262){
-if(Array.isArray(data113)){
-var valid41 = true;
-const len6 = data113.length;
+if(_errs272 === errors){
+if(data117.allow_domains !== undefined){
+let data118 = data117.allow_domains;
+const _errs273 = errors;
+if(errors === _errs273){
+if(Array.isArray(data118)){
+var valid42 = true;
+const len6 = data118.length;
 for(let i6=0; i6<len6; i6++){
-let data114 = data113[i6];
-const _errs264 = errors;
-if(errors === _errs264){
-if(typeof data114 === "string"){
-if(func0(data114) > 260){
+let data119 = data118[i6];
+const _errs275 = errors;
+if(errors === _errs275){
+if(typeof data119 === "string"){
+if(func0(data119) > 260){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(func0(data114) < 1){
+if(func0(data119) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5955,8 +6065,8 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,s
 return false;
 }
 }
-var valid41 = _errs264 === errors;
-if(!valid41){
+var valid42 = _errs275 === errors;
+if(!valid42){
 break;
 }
 }
@@ -5966,30 +6076,30 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains",schemaP
 return false;
 }
 }
-var valid40 = _errs262 === errors;
+var valid41 = _errs273 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data112.deny_domains !== undefined){
-let data115 = data112.deny_domains;
-const _errs266 = errors;
-if(errors === _errs266){
-if(Array.isArray(data115)){
-var valid42 = true;
-const len7 = data115.length;
+if(valid41){
+if(data117.deny_domains !== undefined){
+let data120 = data117.deny_domains;
+const _errs277 = errors;
+if(errors === _errs277){
+if(Array.isArray(data120)){
+var valid43 = true;
+const len7 = data120.length;
 for(let i7=0; i7<len7; i7++){
-let data116 = data115[i7];
-const _errs268 = errors;
-if(errors === _errs268){
-if(typeof data116 === "string"){
-if(func0(data116) > 260){
+let data121 = data120[i7];
+const _errs279 = errors;
+if(errors === _errs279){
+if(typeof data121 === "string"){
+if(func0(data121) > 260){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(func0(data116) < 1){
+if(func0(data121) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -6000,8 +6110,8 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,sc
 return false;
 }
 }
-var valid42 = _errs268 === errors;
-if(!valid42){
+var valid43 = _errs279 === errors;
+if(!valid43){
 break;
 }
 }
@@ -6011,10 +6121,10 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPa
 return false;
 }
 }
-var valid40 = _errs266 === errors;
+var valid41 = _errs277 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
 }
 }
@@ -6024,10 +6134,11 @@ validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs259 === errors;
+var valid0 = _errs270 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -20653,6 +20764,432 @@ validate138.errors = vErrors;
 return errors === 0;
 }
 
+exports.TurnInviteCodeDelivery = validate139;
+const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_delivery.json","type":"object","oneOf":[{"$ref":"turn_invite_code_private.json"},{"$ref":"turn_invite_code_redacted.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["private","redacted"]}}};
+const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_private.json","type":"object","additionalProperties":false,"required":["kind","code"],"properties":{"kind":{"type":"string","const":"private"},"code":{"type":"string","minLength":1}}};
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_redacted.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"redacted"}}};
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_delivery.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(!((data0 === "private") || (data0 === "redacted"))){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema201.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "private"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if(((data.kind === undefined) && (missing1 = "kind")) || ((data.code === undefined) && (missing1 = "code"))){
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_private.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key0 in data){
+if(!((key0 === "kind") || (key0 === "code"))){
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_private.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data.kind !== undefined){
+let data1 = data.kind;
+const _errs7 = errors;
+if(typeof data1 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("private" !== data1){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/const",keyword:"const",params:{allowedValue: "private"}}];
+return false;
+}
+var valid4 = _errs7 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data.code !== undefined){
+let data2 = data.code;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data2 === "string"){
+if(func0(data2) < 1){
+validate139.errors = [{instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate139.errors = [{instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid4 = _errs9 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_private.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "redacted"){
+const _errs12 = errors;
+if(errors === _errs12){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.kind === undefined) && (missing2 = "kind")){
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_redacted.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs14 = errors;
+for(const key1 in data){
+if(!(key1 === "kind")){
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_redacted.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs14 === errors){
+if(data.kind !== undefined){
+let data3 = data.kind;
+if(typeof data3 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("redacted" !== data3){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_redacted.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteCodePrivate = validate140;
+
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_private.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.code === undefined) && (missing0 = "code"))){
+validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "kind") || (key0 === "code"))){
+validate140.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate140.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("private" !== data0){
+validate140.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "private"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.code !== undefined){
+let data1 = data.code;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) < 1){
+validate140.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate140.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteCodeRedacted = validate141;
+
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_redacted.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate141.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("redacted" !== data0){
+validate141.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate141.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteDeliveryNotification = validate142;
+const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_delivery_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","target_user_id","inviter_display","delivery"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"target_user_id":{"type":"string","minLength":1},"inviter_display":{"type":"string"},"delivery":{"$ref":"turn_invite_code_delivery.json"}}};
+
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_delivery_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.target_user_id === undefined) && (missing0 = "target_user_id"))) || ((data.inviter_display === undefined) && (missing0 = "inviter_display"))) || ((data.delivery === undefined) && (missing0 = "delivery"))){
+validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "target_user_id")) || (key0 === "inviter_display")) || (key0 === "delivery"))){
+validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs8 = errors;
+if(typeof data.item_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.target_user_id !== undefined){
+let data4 = data.target_user_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate142.errors = [{instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate142.errors = [{instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.inviter_display !== undefined){
+const _errs12 = errors;
+if(typeof data.inviter_display !== "string"){
+validate142.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delivery !== undefined){
+const _errs14 = errors;
+if(!(validate139(data.delivery, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate142.errors = vErrors;
+return errors === 0;
+}
+
 exports.TurnItem = validate29;
 
 exports.TurnItemAgentMessage = validate37;
@@ -20663,10 +21200,10 @@ exports.TurnItemDownload = validate46;
 
 exports.TurnItemDynamicToolCall = validate47;
 
-exports.TurnItemEvent = validate139;
-const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate144;
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
@@ -20674,14 +21211,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
-validate139.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20691,18 +21228,18 @@ if(data.sequence !== undefined){
 let data0 = data.sequence;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data0 < 1 || isNaN(data0)){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20717,7 +21254,7 @@ if(valid0){
 if(data.method !== undefined){
 const _errs4 = errors;
 if(typeof data.method !== "string"){
-validate139.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20733,7 +21270,7 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate139.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate144.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20746,355 +21283,10 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs9 = errors;
 if(typeof data.recorded_at !== "string"){
-validate139.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate139.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemFileChange = validate43;
-
-exports.TurnItemOutputPolicy = validate140;
-
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.truncated === undefined) && (missing0 = "truncated")){
-validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
-validate140.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.max_display_bytes !== undefined){
-let data0 = data.max_display_bytes;
-const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate140.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 9007199254740991 || isNaN(data0)){
-validate140.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data0 < 0 || isNaN(data0)){
-validate140.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.truncated !== undefined){
-const _errs4 = errors;
-if(typeof data.truncated !== "boolean"){
-validate140.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.total_bytes !== undefined){
-let data2 = data.total_bytes;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate140.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate140.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate140.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate140.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemReasoning = validate38;
-
-exports.TurnItemStatus = validate141;
-
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-validate141.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
-return false;
-}
-validate141.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemSystemEvent = validate39;
-
-exports.TurnItemTask = validate40;
-
-exports.TurnItemToolError = validate142;
-
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.message === undefined) && (missing0 = "message")){
-validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "message") || (key0 === "retryable"))){
-validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.message !== undefined){
-const _errs2 = errors;
-if(typeof data.message !== "string"){
-validate142.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.retryable !== undefined){
-const _errs4 = errors;
-if(typeof data.retryable !== "boolean"){
-validate142.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate142.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemToolOutcome = validate143;
-
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-validate143.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
-return false;
-}
-validate143.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemUserMessage = validate30;
-
-exports.TurnItemWebFetch = validate45;
-
-exports.TurnItemWebSearch = validate44;
-
-exports.TurnItemsParams = validate144;
-const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991},"limit":{"type":"integer","minimum":1,"maximum":9007199254740991}}};
-
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
-validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate144.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate144.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate144.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate144.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate144.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate144.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
@@ -21114,25 +21306,236 @@ validate144.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnItemsResponse = validate145;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+exports.TurnItemFileChange = validate43;
+
+exports.TurnItemOutputPolicy = validate145;
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+if((data.truncated === undefined) && (missing0 = "truncated")){
 validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
 validate145.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.max_display_bytes !== undefined){
+let data0 = data.max_display_bytes;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.truncated !== undefined){
+const _errs4 = errors;
+if(typeof data.truncated !== "boolean"){
+validate145.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.total_bytes !== undefined){
+let data2 = data.total_bytes;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate145.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemReasoning = validate38;
+
+exports.TurnItemStatus = validate146;
+
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
+validate146.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
+return false;
+}
+validate146.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemSystemEvent = validate39;
+
+exports.TurnItemTask = validate40;
+
+exports.TurnItemToolError = validate147;
+
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.message === undefined) && (missing0 = "message")){
+validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "message") || (key0 === "retryable"))){
+validate147.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.message !== undefined){
+const _errs2 = errors;
+if(typeof data.message !== "string"){
+validate147.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.retryable !== undefined){
+const _errs4 = errors;
+if(typeof data.retryable !== "boolean"){
+validate147.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemToolOutcome = validate148;
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
+validate148.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
+return false;
+}
+validate148.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemUserMessage = validate30;
+
+exports.TurnItemWebFetch = validate45;
+
+exports.TurnItemWebSearch = validate44;
+
+exports.TurnItemsParams = validate149;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991},"limit":{"type":"integer","minimum":1,"maximum":9007199254740991}}};
+
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
+validate149.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21144,12 +21547,146 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate145.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate149.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemsResponse = validate150;
+const schema213 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21165,12 +21702,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate145.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate150.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21186,12 +21723,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate145.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21216,14 +21753,14 @@ if(errors === _errs11){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((((data4.sequence === undefined) && (missing1 = "sequence")) || ((data4.method === undefined) && (missing1 = "method"))) || ((data4.params === undefined) && (missing1 = "params"))) || ((data4.recorded_at === undefined) && (missing1 = "recorded_at"))){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs13 = errors;
 for(const key1 in data4){
 if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -21233,18 +21770,18 @@ if(data4.sequence !== undefined){
 let data5 = data4.sequence;
 const _errs14 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data5 < 1 || isNaN(data5)){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21259,7 +21796,7 @@ if(valid3){
 if(data4.method !== undefined){
 const _errs16 = errors;
 if(typeof data4.method !== "string"){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs16 === errors;
@@ -21275,7 +21812,7 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21288,7 +21825,7 @@ if(valid3){
 if(data4.recorded_at !== undefined){
 const _errs21 = errors;
 if(typeof data4.recorded_at !== "string"){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs21 === errors;
@@ -21303,7 +21840,7 @@ var valid3 = true;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21314,7 +21851,7 @@ break;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
+validate150.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21328,18 +21865,18 @@ if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
 const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate145.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
+validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-validate145.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate145.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21358,18 +21895,18 @@ var valid0 = true;
 }
 }
 else {
-validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate145.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnLegacySandboxPolicy = validate146;
-const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate151;
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
@@ -21377,14 +21914,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.mode === undefined) && (missing0 = "mode")){
-validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate151.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "mode")){
-validate146.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate151.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21393,11 +21930,11 @@ if(_errs1 === errors){
 if(data.mode !== undefined){
 let data0 = data.mode;
 if(typeof data0 !== "string"){
-validate146.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data0){
-validate146.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate151.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -21405,35 +21942,35 @@ return false;
 }
 }
 else {
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate146.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnMode = validate147;
+exports.TurnMode = validate152;
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-validate147.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
+validate152.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
 }
-validate147.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnNetworkPolicySnapshot = validate148;
+exports.TurnNetworkPolicySnapshot = validate153;
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
@@ -21441,14 +21978,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.allow_domains === undefined) && (missing0 = "allow_domains"))) || ((data.deny_domains === undefined) && (missing0 = "deny_domains"))){
-validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "allow_domains")) || (key0 === "deny_domains"))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate153.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21458,11 +21995,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate148.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-validate148.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}}];
+validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21481,7 +22018,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
 if(typeof data1[i0] !== "string"){
-validate148.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate153.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs6 === errors;
@@ -21491,7 +22028,7 @@ break;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate153.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21511,7 +22048,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs10 = errors;
 if(typeof data3[i1] !== "string"){
-validate148.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate153.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -21521,7 +22058,7 @@ break;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate153.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21536,18 +22073,18 @@ var valid0 = true;
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate148.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalRequest = validate149;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate154;
+const schema218 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
@@ -21555,14 +22092,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.tool_name === undefined) && (missing0 = "tool_name"))) || ((data.action === undefined) && (missing0 = "action"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.allowed_scopes === undefined) && (missing0 = "allowed_scopes"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema212.properties, key0))){
-validate149.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func4.call(schema218.properties, key0))){
+validate154.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21574,12 +22111,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21595,12 +22132,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate149.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21616,12 +22153,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21637,12 +22174,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
-validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21665,12 +22202,12 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
-validate149.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21681,7 +22218,7 @@ break;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
+validate154.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21694,7 +22231,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate149.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -21707,11 +22244,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate149.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate149.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
+validate154.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -21723,7 +22260,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs19 = errors;
 if(typeof data.scope_hash !== "string"){
-validate149.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -21735,7 +22272,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs21 = errors;
 if(typeof data.reason !== "string"){
-validate149.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -21747,7 +22284,7 @@ if(valid0){
 if(data.title !== undefined){
 const _errs23 = errors;
 if(typeof data.title !== "string"){
-validate149.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -21759,7 +22296,7 @@ if(valid0){
 if(data.args_json !== undefined){
 const _errs25 = errors;
 if(typeof data.args_json !== "string"){
-validate149.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs25 === errors;
@@ -21774,12 +22311,12 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data12 === "string"){
 if(func0(data12) < 1){
-validate149.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
+validate154.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21796,14 +22333,14 @@ if(errors === _errs29){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing1;
 if(((data13.title === undefined) && (missing1 = "title")) || ((data13.text === undefined) && (missing1 = "text"))){
-validate149.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: missing1}}];
+validate154.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs31 = errors;
 for(const key1 in data13){
 if(!((key1 === "title") || (key1 === "text"))){
-validate149.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate154.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -21812,7 +22349,7 @@ if(_errs31 === errors){
 if(data13.title !== undefined){
 const _errs32 = errors;
 if(typeof data13.title !== "string"){
-validate149.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs32 === errors;
@@ -21824,7 +22361,7 @@ if(valid3){
 if(data13.text !== undefined){
 const _errs34 = errors;
 if(typeof data13.text !== "string"){
-validate149.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs34 === errors;
@@ -21837,7 +22374,7 @@ var valid3 = true;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
+validate154.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21850,7 +22387,7 @@ if(valid0){
 if(data.summary !== undefined){
 const _errs36 = errors;
 if(typeof data.summary !== "string"){
-validate149.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs36 === errors;
@@ -21866,7 +22403,7 @@ if(errors === _errs38){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+validate154.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21882,7 +22419,7 @@ const _errs41 = errors;
 if(errors === _errs41){
 if(Array.isArray(data18)){
 if(data18.length < 1){
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
 }
 else {
@@ -21892,11 +22429,11 @@ for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
 const _errs43 = errors;
 if(typeof data19 !== "string"){
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
 }
 var valid4 = _errs43 === errors;
@@ -21907,7 +22444,7 @@ break;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21927,7 +22464,7 @@ const len2 = data20.length;
 for(let i2=0; i2<len2; i2++){
 const _errs48 = errors;
 if(typeof data20[i2] !== "string"){
-validate149.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid6 = _errs48 === errors;
@@ -21937,7 +22474,7 @@ break;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
+validate154.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21950,7 +22487,7 @@ if(valid0){
 if(data.sandbox_escape !== undefined){
 const _errs50 = errors;
 if(typeof data.sandbox_escape !== "boolean"){
-validate149.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+validate154.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs50 === errors;
@@ -21965,12 +22502,12 @@ const _errs52 = errors;
 if(errors === _errs52){
 if(typeof data23 === "string"){
 if(func0(data23) > 256){
-validate149.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21983,7 +22520,7 @@ if(valid0){
 if(data.created_at !== undefined){
 const _errs54 = errors;
 if(typeof data.created_at !== "string"){
-validate149.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs54 === errors;
@@ -21995,7 +22532,7 @@ if(valid0){
 if(data.expires_at !== undefined){
 const _errs56 = errors;
 if(typeof data.expires_at !== "string"){
-validate149.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs56 === errors;
@@ -22007,7 +22544,7 @@ if(valid0){
 if(data.resolve_token !== undefined){
 const _errs58 = errors;
 if(typeof data.resolve_token !== "string"){
-validate149.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs58 === errors;
@@ -22040,55 +22577,55 @@ var valid0 = true;
 }
 }
 else {
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate149.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalResolution = validate150;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
+exports.TurnPermissionApprovalResolution = validate155;
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-validate150.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
+validate155.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
 }
-validate150.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalScope = validate151;
+exports.TurnPermissionApprovalScope = validate156;
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "allow_once") || (data === "allow_for_turn"))){
-validate151.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
+validate156.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
 }
-validate151.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionAuditEvent = validate152;
-const schema217 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionAuditEvent = validate157;
+const schema223 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22096,494 +22633,13 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.audit_id === undefined) && (missing0 = "audit_id"))) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(func4.call(schema217.properties, key0))){
-validate152.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate152.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate152.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate152.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate152.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate152.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audit_id !== undefined){
-let data3 = data.audit_id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(func0(data3) > 256){
-validate152.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.kind !== undefined){
-let data4 = data.kind;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema217.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data5 = data.request_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data5 === "string"){
-if(func0(data5) > 256){
-validate152.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_name !== undefined){
-const _errs14 = errors;
-if(typeof data.tool_name !== "string"){
-validate152.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.action !== undefined){
-let data7 = data.action;
-const _errs16 = errors;
-if(typeof data7 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate152.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
-return false;
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.behavior !== undefined){
-let data8 = data.behavior;
-const _errs19 = errors;
-if(typeof data8 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-validate152.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
-return false;
-}
-var valid0 = _errs19 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.decided_by !== undefined){
-let data9 = data.decided_by;
-const _errs22 = errors;
-if(typeof data9 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-validate152.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema217.properties.decided_by.enum}}];
-return false;
-}
-var valid0 = _errs22 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs24 = errors;
-if(typeof data.reason !== "string"){
-validate152.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs24 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.scope_hash !== undefined){
-const _errs26 = errors;
-if(typeof data.scope_hash !== "string"){
-validate152.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs26 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data12 = data.resolution;
-const _errs28 = errors;
-if(typeof data12 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-validate152.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
-return false;
-}
-var valid0 = _errs28 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.profile !== undefined){
-const _errs31 = errors;
-if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs31 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recorded_at !== undefined){
-const _errs32 = errors;
-if(typeof data.recorded_at !== "string"){
-validate152.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs32 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate152.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionMode = validate154;
-
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-validate154.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
-return false;
-}
-validate154.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionProfileSelection = validate155;
-const schema222 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
-
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
-validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.mode !== undefined){
-let data0 = data.mode;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate155.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate155.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.allowed_tools !== undefined){
-let data1 = data.allowed_tools;
-const _errs5 = errors;
-if(errors === _errs5){
-if(Array.isArray(data1)){
-var valid2 = true;
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-const _errs7 = errors;
-if(typeof data1[i0] !== "string"){
-validate155.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs7 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate155.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.denied_tools !== undefined){
-let data3 = data.denied_tools;
-const _errs9 = errors;
-if(errors === _errs9){
-if(Array.isArray(data3)){
-var valid3 = true;
-const len1 = data3.length;
-for(let i1=0; i1<len1; i1++){
-const _errs11 = errors;
-if(typeof data3[i1] !== "string"){
-validate155.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid3 = _errs11 === errors;
-if(!valid3){
-break;
-}
-}
-}
-else {
-validate155.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.allowed_paths !== undefined){
-let data5 = data.allowed_paths;
-const _errs13 = errors;
-if(errors === _errs13){
-if(Array.isArray(data5)){
-var valid4 = true;
-const len2 = data5.length;
-for(let i2=0; i2<len2; i2++){
-const _errs15 = errors;
-if(typeof data5[i2] !== "string"){
-validate155.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid4 = _errs15 === errors;
-if(!valid4){
-break;
-}
-}
-}
-else {
-validate155.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate155.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionProfileSnapshot = validate95;
-
-exports.TurnPermissionProfileSource = validate156;
-
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-validate156.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
-return false;
-}
-validate156.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionRequestOpenedNotification = validate157;
-const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
-
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
 validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request"))){
+if(!(func4.call(schema223.properties, key0))){
 validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -22659,16 +22715,202 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.request !== undefined){
+if(data.audit_id !== undefined){
+let data3 = data.audit_id;
 const _errs8 = errors;
-if(!(validate149(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
-errors = vErrors.length;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func0(data3) > 256){
+validate157.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate157.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data4 = data.kind;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
+validate157.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema223.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.request_id !== undefined){
+let data5 = data.request_id;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(func0(data5) > 256){
+validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_name !== undefined){
+const _errs14 = errors;
+if(typeof data.tool_name !== "string"){
+validate157.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.action !== undefined){
+let data7 = data.action;
+const _errs16 = errors;
+if(typeof data7 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
+validate157.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.behavior !== undefined){
+let data8 = data.behavior;
+const _errs19 = errors;
+if(typeof data8 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
+validate157.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
+return false;
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.decided_by !== undefined){
+let data9 = data.decided_by;
+const _errs22 = errors;
+if(typeof data9 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
+validate157.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema223.properties.decided_by.enum}}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs24 = errors;
+if(typeof data.reason !== "string"){
+validate157.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.scope_hash !== undefined){
+const _errs26 = errors;
+if(typeof data.scope_hash !== "string"){
+validate157.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data12 = data.resolution;
+const _errs28 = errors;
+if(typeof data12 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
+validate157.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
+return false;
+}
+var valid0 = _errs28 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.profile !== undefined){
+const _errs31 = errors;
+if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs31 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recorded_at !== undefined){
+const _errs32 = errors;
+if(typeof data.recorded_at !== "string"){
+validate157.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs32 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -22685,216 +22927,52 @@ validate157.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestResolvedNotification = validate159;
-const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionMode = validate159;
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request_id")) || (key0 === "resolution")) || (key0 === "resolved_at")) || (key0 === "scope_hash"))){
-validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
+validate159.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate159.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate159.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data3 = data.request_id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(func0(data3) > 256){
-validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data4 = data.resolution;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate159.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-validate159.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs13 = errors;
-if(typeof data.resolved_at !== "string"){
-validate159.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.scope_hash !== undefined){
-const _errs15 = errors;
-if(typeof data.scope_hash !== "string"){
-validate159.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate159.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestRespondParams = validate160;
-const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate160;
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
-validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
+if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
 validate160.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
+if(data.mode !== undefined){
+let data0 = data.mode;
 const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate160.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+if(typeof data0 !== "string"){
+validate160.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-}
-else {
-validate160.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
+validate160.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
-}
 }
 var valid0 = _errs2 === errors;
 }
@@ -22902,30 +22980,91 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate160.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
+if(data.allowed_tools !== undefined){
+let data1 = data.allowed_tools;
+const _errs5 = errors;
+if(errors === _errs5){
+if(Array.isArray(data1)){
+var valid2 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs7 = errors;
+if(typeof data1[i0] !== "string"){
+validate160.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-validate160.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema228.properties.resolution.enum}}];
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
-var valid0 = _errs4 === errors;
+}
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resolve_token !== undefined){
-const _errs6 = errors;
-if(typeof data.resolve_token !== "string"){
-validate160.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+if(data.denied_tools !== undefined){
+let data3 = data.denied_tools;
+const _errs9 = errors;
+if(errors === _errs9){
+if(Array.isArray(data3)){
+var valid3 = true;
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+const _errs11 = errors;
+if(typeof data3[i1] !== "string"){
+validate160.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs6 === errors;
+var valid3 = _errs11 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.allowed_paths !== undefined){
+let data5 = data.allowed_paths;
+const _errs13 = errors;
+if(errors === _errs13){
+if(Array.isArray(data5)){
+var valid4 = true;
+const len2 = data5.length;
+for(let i2=0; i2<len2; i2++){
+const _errs15 = errors;
+if(typeof data5[i2] !== "string"){
+validate160.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid4 = _errs15 === errors;
+if(!valid4){
+break;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
@@ -22944,169 +23083,64 @@ validate160.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestRespondResponse = validate161;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionProfileSnapshot = validate95;
+
+exports.TurnPermissionProfileSource = validate161;
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
-validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
+validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.thread_id !== undefined){
-let data1 = data.thread_id;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate161.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate161.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data2 = data.turn_id;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(func0(data2) > 256){
-validate161.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate161.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data3 = data.resolution;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate161.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-validate161.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs11 = errors;
-if(typeof data.resolved_at !== "string"){
-validate161.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate161.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnProcessPolicySnapshot = validate104;
-
-exports.TurnQuestion = validate162;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
-const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
+exports.TurnPermissionRequestOpenedNotification = validate162;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.index === undefined) && (missing0 = "index"))) || ((data.header === undefined) && (missing0 = "header"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.options === undefined) && (missing0 = "options"))) || ((data.args_json === undefined) && (missing0 = "args_json"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.expires_at === undefined) && (missing0 = "expires_at"))){
+if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
 validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema231.properties, key0))){
+if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request"))){
 validate162.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.call_id !== undefined){
+if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.call_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -23114,25 +23148,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data1 = data.index;
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate162.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 2 || isNaN(data1)){
-validate162.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate162.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs4 === errors;
@@ -23141,19 +23169,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.header !== undefined){
-let data2 = data.header;
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(func0(data2) < 1){
-validate162.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
 }
 else {
-validate162.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
+if(data2 < 1 || isNaN(data2)){
+validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs6 === errors;
@@ -23162,198 +23196,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.question !== undefined){
-let data3 = data.question;
+if(data.request !== undefined){
 const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(func0(data3) < 1){
-validate162.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
+if(!(validate154(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.options !== undefined){
-let data4 = data.options;
-const _errs10 = errors;
-if(errors === _errs10){
-if(Array.isArray(data4)){
-if(data4.length > 4){
-validate162.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}}];
-return false;
-}
-else {
-if(data4.length < 2){
-validate162.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if(((data5.id === undefined) && (missing1 = "id")) || ((data5.label === undefined) && (missing1 = "label"))){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-const _errs15 = errors;
-for(const key1 in data5){
-if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
-break;
-}
-}
-if(_errs15 === errors){
-if(data5.id !== undefined){
-let data6 = data5.id;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data6 === "string"){
-if(func0(data6) < 1){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.label !== undefined){
-let data7 = data5.label;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data7 === "string"){
-if(func0(data7) < 1){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.description !== undefined){
-const _errs20 = errors;
-if(typeof data5.description !== "string"){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid1 = _errs12 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.args_json !== undefined){
-const _errs22 = errors;
-if(typeof data.args_json !== "string"){
-validate162.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs22 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.answer_token !== undefined){
-const _errs24 = errors;
-if(typeof data.answer_token !== "string"){
-validate162.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs24 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.created_at !== undefined){
-const _errs26 = errors;
-if(typeof data.created_at !== "string"){
-validate162.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs26 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.expires_at !== undefined){
-const _errs28 = errors;
-if(typeof data.expires_at !== "string"){
-validate162.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs28 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -23370,35 +23222,44 @@ validate162.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionOpenedNotification = validate163;
-const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+exports.TurnPermissionRequestResolvedNotification = validate164;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.already_surfaced === undefined) && (missing0 = "already_surfaced"))){
-validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
-validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request_id")) || (key0 === "resolution")) || (key0 === "resolved_at")) || (key0 === "scope_hash"))){
+validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -23407,10 +23268,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -23422,18 +23292,18 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate163.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate163.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate163.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -23445,11 +23315,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.request_id !== undefined){
+let data3 = data.request_id;
 const _errs8 = errors;
-if(typeof data.call_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func0(data3) > 256){
+validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -23457,26 +23336,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data4 = data.index;
+if(data.resolution !== undefined){
+let data4 = data.resolution;
 const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate163.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data4 !== "string"){
+validate164.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2 || isNaN(data4)){
-validate163.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
+validate164.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate163.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 var valid0 = _errs10 === errors;
 }
@@ -23484,22 +23353,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.question !== undefined){
-const _errs12 = errors;
-if(!(validate162(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.already_surfaced !== undefined){
+if(data.resolved_at !== undefined){
 const _errs13 = errors;
-if(typeof data.already_surfaced !== "boolean"){
-validate163.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data.resolved_at !== "string"){
+validate164.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -23507,6 +23364,18 @@ var valid0 = _errs13 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.scope_hash !== undefined){
+const _errs15 = errors;
+if(typeof data.scope_hash !== "string"){
+validate164.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -23517,49 +23386,50 @@ var valid0 = true;
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionOption = validate165;
+exports.TurnPermissionRequestRespondParams = validate165;
+const schema234 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.id === undefined) && (missing0 = "id")) || ((data.label === undefined) && (missing0 = "label"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
 validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
+if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
 validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.id !== undefined){
-let data0 = data.id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(func0(data0) < 1){
-validate165.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+if(func0(data0) > 256){
+validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate165.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23569,20 +23439,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.label !== undefined){
-let data1 = data.label;
+if(data.resolution !== undefined){
+let data1 = data.resolution;
 const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(func0(data1) < 1){
-validate165.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+if(typeof data1 !== "string"){
+validate165.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-}
-else {
-validate165.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+validate165.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema234.properties.resolution.enum}}];
 return false;
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -23590,10 +23456,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.resolve_token !== undefined){
 const _errs6 = errors;
-if(typeof data.description !== "string"){
-validate165.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.resolve_token !== "string"){
+validate165.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -23615,54 +23481,44 @@ validate165.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionResolution = validate166;
-const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+exports.TurnPermissionRequestRespondResponse = validate166;
+const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
-validate166.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema235.enum}}];
-return false;
-}
-validate166.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnQuestionResolvedNotification = validate167;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
-
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
-validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
+validate166.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate166.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate166.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -23670,11 +23526,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.thread_id !== undefined){
+let data1 = data.thread_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate166.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate166.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -23682,25 +23547,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
+if(data.turn_id !== undefined){
+let data2 = data.turn_id;
 const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate167.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(func0(data2) > 256){
+validate166.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate167.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
 }
 else {
-if(data2 < 1 || isNaN(data2)){
-validate167.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate166.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs6 === errors;
@@ -23709,10 +23568,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.resolution !== undefined){
+let data3 = data.resolution;
 const _errs8 = errors;
-if(typeof data.call_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data3 !== "string"){
+validate166.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
+validate166.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -23721,69 +23585,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data4 = data.index;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate167.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2 || isNaN(data4)){
-validate167.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate167.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data5 = data.resolution;
-const _errs12 = errors;
-if(typeof data5 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
-validate167.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema235.enum}}];
-return false;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.option_id !== undefined){
-const _errs15 = errors;
-if(typeof data.option_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.resolved_at !== undefined){
-const _errs17 = errors;
+const _errs11 = errors;
 if(typeof data.resolved_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate166.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs17 === errors;
+var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
@@ -23792,6 +23600,55 @@ var valid0 = true;
 }
 }
 }
+}
+}
+}
+else {
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate166.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnPrivateDelivery = validate167;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_private_delivery.json","type":"object","additionalProperties":false,"required":["inviter_display"],"properties":{"inviter_display":{"type":"string","maxLength":256}}};
+
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_private_delivery.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.inviter_display === undefined) && (missing0 = "inviter_display")){
+validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "inviter_display")){
+validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.inviter_display !== undefined){
+let data0 = data.inviter_display;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate167.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate167.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
+return false;
 }
 }
 }
@@ -23807,34 +23664,37 @@ validate167.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionRespondParams = validate168;
-const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+exports.TurnProcessPolicySnapshot = validate104;
+
+exports.TurnQuestion = validate168;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))){
+if((((((((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.index === undefined) && (missing0 = "index"))) || ((data.header === undefined) && (missing0 = "header"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.options === undefined) && (missing0 = "options"))) || ((data.args_json === undefined) && (missing0 = "args_json"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.expires_at === undefined) && (missing0 = "expires_at"))){
 validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
+if(!(func4.call(schema238.properties, key0))){
 validate168.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
+if(data.call_id !== undefined){
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.call_id !== "string"){
+validate168.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23843,11 +23703,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.index !== undefined){
+let data1 = data.index;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2 || isNaN(data1)){
+validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -23855,11 +23730,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.header !== undefined){
+let data2 = data.header;
 const _errs6 = errors;
-if(typeof data.call_id !== "string"){
-validate168.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(func0(data2) < 1){
+validate168.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -23867,25 +23751,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data3 = data.index;
+if(data.question !== undefined){
+let data3 = data.question;
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func0(data3) < 1){
+validate168.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2 || isNaN(data3)){
-validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
 }
 else {
-if(data3 < 0 || isNaN(data3)){
-validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate168.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs8 === errors;
@@ -23894,18 +23772,117 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.option_id !== undefined){
-let data4 = data.option_id;
+if(data.options !== undefined){
+let data4 = data.options;
 const _errs10 = errors;
 if(errors === _errs10){
-if(typeof data4 === "string"){
-if(func0(data4) < 1){
-validate168.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
+if(Array.isArray(data4)){
+if(data4.length > 4){
+validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}}];
+return false;
+}
+else {
+if(data4.length < 2){
+validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((data5.id === undefined) && (missing1 = "id")) || ((data5.label === undefined) && (missing1 = "label"))){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key1 in data5){
+if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.id !== undefined){
+let data6 = data5.id;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data6 === "string"){
+if(func0(data6) < 1){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs16 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.label !== undefined){
+let data7 = data5.label;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data7 === "string"){
+if(func0(data7) < 1){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.description !== undefined){
+const _errs20 = errors;
+if(typeof data5.description !== "string"){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs12 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -23915,16 +23892,55 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.args_json !== undefined){
+const _errs22 = errors;
+if(typeof data.args_json !== "string"){
+validate168.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.answer_token !== undefined){
-const _errs12 = errors;
+const _errs24 = errors;
 if(typeof data.answer_token !== "string"){
 validate168.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs12 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+const _errs26 = errors;
+if(typeof data.created_at !== "string"){
+validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expires_at !== undefined){
+const _errs28 = errors;
+if(typeof data.expires_at !== "string"){
+validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs28 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -23943,24 +23959,24 @@ validate168.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionRespondResponse = validate169;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+exports.TurnQuestionOpenedNotification = validate169;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.already_surfaced === undefined) && (missing0 = "already_surfaced"))){
 validate169.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
 validate169.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23991,11 +24007,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs6 = errors;
-if(typeof data.call_id !== "string"){
-validate169.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -24003,26 +24034,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data3 = data.index;
+if(data.call_id !== undefined){
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.call_id !== "string"){
+validate169.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2 || isNaN(data3)){
-validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 var valid0 = _errs8 === errors;
 }
@@ -24030,11 +24046,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.option_id !== undefined){
+if(data.index !== undefined){
+let data4 = data.index;
 const _errs10 = errors;
-if(typeof data.option_id !== "string"){
-validate169.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs10 === errors;
 }
@@ -24042,16 +24073,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resolved_at !== undefined){
+if(data.question !== undefined){
 const _errs12 = errors;
-if(typeof data.resolved_at !== "string"){
-validate169.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
+if(!(validate168(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.already_surfaced !== undefined){
+const _errs13 = errors;
+if(typeof data.already_surfaced !== "boolean"){
+validate169.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -24070,10 +24114,555 @@ validate169.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnResumeParams = validate170;
-const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnQuestionOption = validate171;
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.id === undefined) && (missing0 = "id")) || ((data.label === undefined) && (missing0 = "label"))){
+validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
+validate171.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) < 1){
+validate171.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate171.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined){
+let data1 = data.label;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) < 1){
+validate171.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate171.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+const _errs6 = errors;
+if(typeof data.description !== "string"){
+validate171.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate171.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionResolution = validate172;
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
+validate172.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum}}];
+return false;
+}
+validate172.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionResolvedNotification = validate173;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate173.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+validate173.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs8 = errors;
+if(typeof data.call_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data4 = data.index;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data5 = data.resolution;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
+validate173.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
+validate173.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs15 = errors;
+if(typeof data.option_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs17 = errors;
+if(typeof data.resolved_at !== "string"){
+validate173.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate173.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionRespondParams = validate174;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))){
+validate174.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
+validate174.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate174.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate174.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs6 = errors;
+if(typeof data.call_id !== "string"){
+validate174.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+let data4 = data.option_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate174.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate174.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answer_token !== undefined){
+const _errs12 = errors;
+if(typeof data.answer_token !== "string"){
+validate174.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate174.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionRespondResponse = validate175;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs6 = errors;
+if(typeof data.call_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs10 = errors;
+if(typeof data.option_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs12 = errors;
+if(typeof data.resolved_at !== "string"){
+validate175.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate175.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnResumeParams = validate176;
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24081,14 +24670,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate170.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
-validate170.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24100,12 +24689,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24121,12 +24710,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24142,12 +24731,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate170.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate176.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate170.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24162,18 +24751,18 @@ var valid0 = true;
 }
 }
 else {
-validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate170.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnResumeResponse = validate171;
-const schema241 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeResponse = validate177;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24181,14 +24770,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
-validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
-validate171.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate177.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24212,12 +24801,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate171.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate177.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate171.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate177.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24231,37 +24820,37 @@ var valid0 = true;
 }
 }
 else {
-validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate171.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSandboxMode = validate173;
+exports.TurnSandboxMode = validate179;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-validate173.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate179.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
-validate173.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnSandboxSnapshot = validate100;
 
-exports.TurnSecurityBackendSnapshot = validate174;
+exports.TurnSecurityBackendSnapshot = validate180;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24269,14 +24858,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
-validate174.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "kind") || (key0 === "sandbox_backend")) || (key0 === "capabilities"))){
-validate174.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate180.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24286,11 +24875,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate174.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-validate174.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}}];
+validate180.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -24303,7 +24892,7 @@ if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate174.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}}];
+validate180.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -24322,7 +24911,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs8 = errors;
 if(typeof data2[i0] !== "string"){
-validate174.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs8 === errors;
@@ -24332,7 +24921,7 @@ break;
 }
 }
 else {
-validate174.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate180.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -24347,17 +24936,17 @@ var valid0 = true;
 }
 }
 else {
-validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate174.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSecurityDegradation = validate175;
+exports.TurnSecurityDegradation = validate181;
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24365,14 +24954,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
-validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate181.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24381,7 +24970,7 @@ if(_errs1 === errors){
 if(data.capability !== undefined){
 const _errs2 = errors;
 if(typeof data.capability !== "string"){
-validate175.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -24393,7 +24982,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs4 = errors;
 if(typeof data.reason !== "string"){
-validate175.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -24405,7 +24994,7 @@ if(valid0){
 if(data.detail !== undefined){
 const _errs6 = errors;
 if(typeof data.detail !== "string"){
-validate175.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -24419,38 +25008,38 @@ var valid0 = true;
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate175.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSecurityEnforcementStatus = validate176;
+exports.TurnSecurityEnforcementStatus = validate182;
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-validate176.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}}];
+validate182.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}}];
 return false;
 }
-validate176.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnSecurityParentCapSnapshot = validate106;
 
-exports.TurnStartParams = validate177;
-const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate183;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"},"private_delivery":{"$ref":"turn_private_delivery.json"}}};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24458,14 +25047,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
-validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate183.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema246.properties, key0))){
-validate177.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func4.call(schema253.properties, key0))){
+validate183.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24477,12 +25066,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24498,12 +25087,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24533,7 +25122,7 @@ break;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
+validate183.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -24563,7 +25152,7 @@ break;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate183.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -24576,7 +25165,7 @@ if(valid0){
 if(data.model !== undefined){
 const _errs12 = errors;
 if(typeof data.model !== "string"){
-validate177.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -24588,7 +25177,7 @@ if(valid0){
 if(data.model_provider !== undefined){
 const _errs14 = errors;
 if(typeof data.model_provider !== "string"){
-validate177.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -24618,7 +25207,7 @@ if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 const _errs20 = errors;
 for(const key1 in data9){
 if(!(((((key1 === "sandbox") || (key1 === "effort")) || (key1 === "personality")) || (key1 === "summary")) || (key1 === "steer_if_active"))){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -24627,7 +25216,7 @@ if(_errs20 === errors){
 if(data9.sandbox !== undefined){
 const _errs21 = errors;
 if(typeof data9.sandbox !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs21 === errors;
@@ -24639,7 +25228,7 @@ if(valid4){
 if(data9.effort !== undefined){
 const _errs23 = errors;
 if(typeof data9.effort !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs23 === errors;
@@ -24651,7 +25240,7 @@ if(valid4){
 if(data9.personality !== undefined){
 const _errs25 = errors;
 if(typeof data9.personality !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -24663,7 +25252,7 @@ if(valid4){
 if(data9.summary !== undefined){
 const _errs27 = errors;
 if(typeof data9.summary !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs27 === errors;
@@ -24675,7 +25264,7 @@ if(valid4){
 if(data9.steer_if_active !== undefined){
 const _errs29 = errors;
 if(typeof data9.steer_if_active !== "boolean"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid4 = _errs29 === errors;
@@ -24690,7 +25279,7 @@ var valid4 = true;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24702,8 +25291,8 @@ var valid0 = true;
 if(valid0){
 if(data.permission_profile !== undefined){
 const _errs31 = errors;
-if(!(validate155(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate160(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs31 === errors;
@@ -24720,14 +25309,14 @@ if(errors === _errs33){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
 if((data16.mode === undefined) && (missing1 = "mode")){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs35 = errors;
 for(const key2 in data16){
 if(!(key2 === "mode")){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -24736,11 +25325,11 @@ if(_errs35 === errors){
 if(data16.mode !== undefined){
 let data17 = data16.mode;
 if(typeof data17 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data17){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -24748,7 +25337,7 @@ return false;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24762,14 +25351,65 @@ if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs38 = errors;
 if(typeof data18 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-validate177.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
+validate183.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
 }
 var valid0 = _errs38 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.private_delivery !== undefined){
+let data19 = data.private_delivery;
+const _errs41 = errors;
+const _errs42 = errors;
+if(errors === _errs42){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+let missing2;
+if((data19.inviter_display === undefined) && (missing2 = "inviter_display")){
+validate183.errors = [{instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs44 = errors;
+for(const key3 in data19){
+if(!(key3 === "inviter_display")){
+validate183.errors = [{instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+return false;
+break;
+}
+}
+if(_errs44 === errors){
+if(data19.inviter_display !== undefined){
+let data20 = data19.inviter_display;
+const _errs45 = errors;
+if(errors === _errs45){
+if(typeof data20 === "string"){
+if(func0(data20) > 256){
+validate183.errors = [{instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate183.errors = [{instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate183.errors = [{instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs41 === errors;
 }
 else {
 var valid0 = true;
@@ -24787,19 +25427,20 @@ var valid0 = true;
 }
 }
 }
+}
 else {
-validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate177.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStartResponse = validate182;
-const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate188;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24807,14 +25448,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.turn === undefined) && (missing0 = "turn")){
-validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
-validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24830,18 +25471,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate182.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStartedNotification = validate184;
-const schema251 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate190;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"turn":{"$ref":"turn.json"}}};
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24849,14 +25490,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
-validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn"))){
-validate184.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24868,12 +25509,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate184.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24889,12 +25530,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate184.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -24908,18 +25549,18 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate184.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate184.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate184.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -24949,36 +25590,36 @@ var valid0 = true;
 }
 }
 else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate184.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStatus = validate186;
+exports.TurnStatus = validate192;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-validate186.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
+validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
 return false;
 }
-validate186.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnToolLoopBudgetExceededNotification = validate187;
-const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0,"maximum":9007199254740991},"observed":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+exports.TurnToolLoopBudgetExceededNotification = validate193;
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0,"maximum":9007199254740991},"observed":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -24986,14 +25627,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.budget === undefined) && (missing0 = "budget"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.observed === undefined) && (missing0 = "observed"))){
-validate187.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "budget")) || (key0 === "limit")) || (key0 === "observed"))){
-validate187.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate193.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -25005,12 +25646,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate193.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -25026,12 +25667,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate193.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -25045,18 +25686,18 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -25072,11 +25713,11 @@ if(data.budget !== undefined){
 let data3 = data.budget;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-validate187.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema253.properties.budget.enum}}];
+validate193.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema261.properties.budget.enum}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -25089,18 +25730,18 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate187.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate187.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate187.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25116,18 +25757,18 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate187.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
+validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate187.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate187.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25147,17 +25788,17 @@ var valid0 = true;
 }
 }
 else {
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate187.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnUsage = validate188;
+exports.TurnUsage = validate194;
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25165,14 +25806,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))) || ((data.total_tokens === undefined) && (missing0 = "total_tokens"))){
-validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "input_tokens") || (key0 === "output_tokens")) || (key0 === "total_tokens"))){
-validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate194.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -25182,18 +25823,18 @@ if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate188.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate188.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data0 < 0 || isNaN(data0)){
-validate188.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25209,18 +25850,18 @@ if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate188.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate188.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data1 < 0 || isNaN(data1)){
-validate188.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25236,18 +25877,18 @@ if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate188.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate188.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate188.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25264,20 +25905,438 @@ var valid0 = true;
 }
 }
 else {
-validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate188.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlock = validate189;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0,"maximum":9007199254740991},"inProgress":{"type":"integer","minimum":0,"maximum":9007199254740991},"completed":{"type":"integer","minimum":0,"maximum":9007199254740991},"failed":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"endedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"elapsedMs":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWalletLinkPromptNotification = validate195;
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","link_url","renewal","requested"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"link_url":{"type":["string","null"],"minLength":1},"renewal":{"type":"boolean"},"requested":{"type":"boolean"}}};
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.link_url === undefined) && (missing0 = "link_url"))) || ((data.renewal === undefined) && (missing0 = "renewal"))) || ((data.requested === undefined) && (missing0 = "requested"))){
+validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "link_url")) || (key0 === "renewal")) || (key0 === "requested"))){
+validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs8 = errors;
+if(typeof data.item_id !== "string"){
+validate195.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.link_url !== undefined){
+let data4 = data.link_url;
+const _errs10 = errors;
+if((typeof data4 !== "string") && (data4 !== null)){
+validate195.errors = [{instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/type",keyword:"type",params:{type: schema263.properties.link_url.type}}];
+return false;
+}
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate195.errors = [{instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.renewal !== undefined){
+const _errs12 = errors;
+if(typeof data.renewal !== "boolean"){
+validate195.errors = [{instancePath:instancePath+"/renewal",schemaPath:"#/properties/renewal/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.requested !== undefined){
+const _errs14 = errors;
+if(typeof data.requested !== "boolean"){
+validate195.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate195.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWalletRevokePromptNotification = validate196;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","revoke_url"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"revoke_url":{"type":"string","minLength":1}}};
+
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.revoke_url === undefined) && (missing0 = "revoke_url"))){
+validate196.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "revoke_url"))){
+validate196.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs8 = errors;
+if(typeof data.item_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.revoke_url !== undefined){
+let data4 = data.revoke_url;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate196.errors = [{instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate196.errors = [{instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate196.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWalletUpdatePromptNotification = validate197;
+const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","update_url","new_limit"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"update_url":{"type":"string","minLength":1},"new_limit":{"type":"string","pattern":"^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}};
+const pattern9 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
+
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.update_url === undefined) && (missing0 = "update_url"))) || ((data.new_limit === undefined) && (missing0 = "new_limit"))){
+validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "update_url")) || (key0 === "new_limit"))){
+validate197.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs8 = errors;
+if(typeof data.item_id !== "string"){
+validate197.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.update_url !== undefined){
+let data4 = data.update_url;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate197.errors = [{instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate197.errors = [{instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.new_limit !== undefined){
+let data5 = data.new_limit;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(!pattern9.test(data5)){
+validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}];
+return false;
+}
+}
+else {
+validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate197.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkBlock = validate198;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0,"maximum":9007199254740991},"inProgress":{"type":"integer","minimum":0,"maximum":9007199254740991},"completed":{"type":"integer","minimum":0,"maximum":9007199254740991},"failed":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"endedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"elapsedMs":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25285,14 +26344,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.blockId === undefined) && (missing0 = "blockId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.presentation === undefined) && (missing0 = "presentation"))) || ((data.state === undefined) && (missing0 = "state"))) || ((data.counts === undefined) && (missing0 = "counts"))) || ((data.cursors === undefined) && (missing0 = "cursors"))) || ((data.startedAtUnixMicros === undefined) && (missing0 = "startedAtUnixMicros"))) || ((data.elapsedMs === undefined) && (missing0 = "elapsedMs"))){
-validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema255.properties, key0))){
-validate189.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func4.call(schema266.properties, key0))){
+validate198.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -25301,7 +26360,7 @@ if(_errs1 === errors){
 if(data.blockId !== undefined){
 const _errs2 = errors;
 if(typeof data.blockId !== "string"){
-validate189.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -25313,7 +26372,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs4 = errors;
 if(typeof data.turnId !== "string"){
-validate189.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -25330,14 +26389,14 @@ if(errors === _errs7){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if(((data2.title === undefined) && (missing1 = "title")) || ((data2.collapsed === undefined) && (missing1 = "collapsed"))){
-validate189.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate198.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "title") || (key1 === "subtitle")) || (key1 === "collapsed"))){
-validate189.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate198.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -25346,7 +26405,7 @@ if(_errs9 === errors){
 if(data2.title !== undefined){
 const _errs10 = errors;
 if(typeof data2.title !== "string"){
-validate189.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -25358,7 +26417,7 @@ if(valid2){
 if(data2.subtitle !== undefined){
 const _errs12 = errors;
 if(typeof data2.subtitle !== "string"){
-validate189.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs12 === errors;
@@ -25370,7 +26429,7 @@ if(valid2){
 if(data2.collapsed !== undefined){
 const _errs14 = errors;
 if(typeof data2.collapsed !== "boolean"){
-validate189.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs14 === errors;
@@ -25384,7 +26443,7 @@ var valid2 = true;
 }
 }
 else {
-validate189.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -25398,11 +26457,11 @@ if(data.state !== undefined){
 let data6 = data.state;
 const _errs16 = errors;
 if(typeof data6 !== "string"){
-validate189.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-validate189.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema257.enum}}];
+validate198.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema268.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -25418,14 +26477,14 @@ if(errors === _errs19){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((((data7.total === undefined) && (missing2 = "total")) || ((data7.inProgress === undefined) && (missing2 = "inProgress"))) || ((data7.completed === undefined) && (missing2 = "completed"))) || ((data7.failed === undefined) && (missing2 = "failed"))){
-validate189.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
+validate198.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs21 = errors;
 for(const key2 in data7){
 if(!((((key2 === "total") || (key2 === "inProgress")) || (key2 === "completed")) || (key2 === "failed"))){
-validate189.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate198.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -25435,18 +26494,18 @@ if(data7.total !== undefined){
 let data8 = data7.total;
 const _errs22 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate189.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate189.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate189.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25462,18 +26521,18 @@ if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
 const _errs24 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate189.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-validate189.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate189.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25489,18 +26548,18 @@ if(data7.completed !== undefined){
 let data10 = data7.completed;
 const _errs26 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate189.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-validate189.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data10 < 0 || isNaN(data10)){
-validate189.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25516,18 +26575,18 @@ if(data7.failed !== undefined){
 let data11 = data7.failed;
 const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate189.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-validate189.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data11 < 0 || isNaN(data11)){
-validate189.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25545,7 +26604,7 @@ var valid4 = true;
 }
 }
 else {
-validate189.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -25562,14 +26621,14 @@ if(errors === _errs30){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if(((data12.oldest === undefined) && (missing3 = "oldest")) || ((data12.newest === undefined) && (missing3 = "newest"))){
-validate189.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
+validate198.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
 const _errs32 = errors;
 for(const key3 in data12){
 if(!((key3 === "oldest") || (key3 === "newest"))){
-validate189.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+validate198.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
@@ -25579,7 +26638,7 @@ if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 const _errs33 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-validate189.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.oldest.type}}];
+validate198.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.oldest.type}}];
 return false;
 }
 var valid5 = _errs33 === errors;
@@ -25592,7 +26651,7 @@ if(data12.newest !== undefined){
 let data14 = data12.newest;
 const _errs35 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate189.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.newest.type}}];
+validate198.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.newest.type}}];
 return false;
 }
 var valid5 = _errs35 === errors;
@@ -25605,7 +26664,7 @@ var valid5 = true;
 }
 }
 else {
-validate189.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -25619,18 +26678,18 @@ if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
 const _errs37 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate189.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 9007199254740991 || isNaN(data15)){
-validate189.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data15 < 0 || isNaN(data15)){
-validate189.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25646,18 +26705,18 @@ if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
 const _errs39 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate189.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs39){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-validate189.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data16 < 0 || isNaN(data16)){
-validate189.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25673,18 +26732,18 @@ if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
 const _errs41 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate189.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs41){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
-validate189.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data17 < 0 || isNaN(data17)){
-validate189.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25707,17 +26766,17 @@ var valid0 = true;
 }
 }
 else {
-validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate189.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlockPresentation = validate190;
+exports.TurnWorkBlockPresentation = validate199;
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25725,14 +26784,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.title === undefined) && (missing0 = "title")) || ((data.collapsed === undefined) && (missing0 = "collapsed"))){
-validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "title") || (key0 === "subtitle")) || (key0 === "collapsed"))){
-validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -25741,7 +26800,7 @@ if(_errs1 === errors){
 if(data.title !== undefined){
 const _errs2 = errors;
 if(typeof data.title !== "string"){
-validate190.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate199.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -25753,7 +26812,7 @@ if(valid0){
 if(data.subtitle !== undefined){
 const _errs4 = errors;
 if(typeof data.subtitle !== "string"){
-validate190.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate199.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -25765,7 +26824,7 @@ if(valid0){
 if(data.collapsed !== undefined){
 const _errs6 = errors;
 if(typeof data.collapsed !== "boolean"){
-validate190.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate199.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -25779,36 +26838,36 @@ var valid0 = true;
 }
 }
 else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate190.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlockState = validate191;
+exports.TurnWorkBlockState = validate200;
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate191.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-validate191.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema257.enum}}];
+validate200.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum}}];
 return false;
 }
-validate191.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkItem = validate192;
-const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"updatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"sourceSequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate201;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"updatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"sourceSequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25816,14 +26875,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workItemId === undefined) && (missing0 = "workItemId")) || ((data.item === undefined) && (missing0 = "item"))) || ((data.status === undefined) && (missing0 = "status"))) || ((data.itemType === undefined) && (missing0 = "itemType"))) || ((data.orderKey === undefined) && (missing0 = "orderKey"))) || ((data.createdAtUnixMicros === undefined) && (missing0 = "createdAtUnixMicros"))) || ((data.updatedAtUnixMicros === undefined) && (missing0 = "updatedAtUnixMicros"))) || ((data.sourceSequence === undefined) && (missing0 = "sourceSequence"))) || ((data.sourceUpdatedAtUnixMicros === undefined) && (missing0 = "sourceUpdatedAtUnixMicros"))){
-validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema260.properties, key0))){
-validate192.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func4.call(schema271.properties, key0))){
+validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -25832,7 +26891,7 @@ if(_errs1 === errors){
 if(data.workItemId !== undefined){
 const _errs2 = errors;
 if(typeof data.workItemId !== "string"){
-validate192.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -25857,11 +26916,11 @@ if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate192.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-validate192.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
+validate201.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -25873,7 +26932,7 @@ if(valid0){
 if(data.itemType !== undefined){
 const _errs8 = errors;
 if(typeof data.itemType !== "string"){
-validate192.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -25885,7 +26944,7 @@ if(valid0){
 if(data.orderKey !== undefined){
 const _errs10 = errors;
 if(typeof data.orderKey !== "string"){
-validate192.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -25898,18 +26957,18 @@ if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate192.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate192.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate192.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25925,18 +26984,18 @@ if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate192.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
-validate192.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate192.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25952,18 +27011,18 @@ if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
 const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate192.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
-validate192.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data7 < 1 || isNaN(data7)){
-validate192.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -25979,18 +27038,18 @@ if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
 const _errs18 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate192.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate192.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate192.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -26009,7 +27068,7 @@ if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate192.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+validate201.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -26031,949 +27090,6 @@ var valid0 = true;
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate192.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkItemsChangedNotification = validate194;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
-validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
-validate194.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate194.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate194.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate194.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate194.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate194.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate194.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate194.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-validate194.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate194.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.changedWorkItemIds !== undefined){
-let data5 = data.changedWorkItemIds;
-const _errs12 = errors;
-if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs14 = errors;
-if(typeof data5[i0] !== "string"){
-validate194.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate194.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data7 = data.removedWorkItemIds;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs18 = errors;
-if(typeof data7[i1] !== "string"){
-validate194.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs18 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate194.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate194.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkItemsGetParams = validate195;
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
-
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
-validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
-validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate195.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate195.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.workItemIds !== undefined){
-let data2 = data.workItemIds;
-const _errs6 = errors;
-if(errors === _errs6){
-if(Array.isArray(data2)){
-if(data2.length < 1){
-validate195.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs8 = errors;
-if(typeof data2[i0] !== "string"){
-validate195.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs8 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate195.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate195.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkItemsGetResponse = validate196;
-const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
-validate196.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
-validate196.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.workspaceId !== undefined){
-const _errs2 = errors;
-if(typeof data.workspaceId !== "string"){
-validate196.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.threadId !== undefined){
-const _errs4 = errors;
-if(typeof data.threadId !== "string"){
-validate196.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs6 = errors;
-if(typeof data.turnId !== "string"){
-validate196.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data3 = data.projectionVersion;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate196.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate196.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate196.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data4 = data.sourceHighWatermark;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate196.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-validate196.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate196.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data5 = data.projectionUpdatedAtUnixMicros;
-const _errs12 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate196.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs12){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-validate196.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate196.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.items !== undefined){
-let data6 = data.items;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data6)){
-var valid1 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-const _errs16 = errors;
-if(!(validate192(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs16 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate196.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data8 = data.removedWorkItemIds;
-const _errs17 = errors;
-if(errors === _errs17){
-if(Array.isArray(data8)){
-var valid2 = true;
-const len1 = data8.length;
-for(let i1=0; i1<len1; i1++){
-const _errs19 = errors;
-if(typeof data8[i1] !== "string"){
-validate196.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs19 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate196.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate196.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchor = validate198;
-const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
-
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema265.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-const tag0 = data.kind;
-if(typeof tag0 == "string"){
-if(tag0 === "newest"){
-const _errs4 = errors;
-if(errors === _errs4){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.kind === undefined) && (missing1 = "kind")){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-const _errs6 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs6 === errors){
-if(data.kind !== undefined){
-let data1 = data.kind;
-if(typeof data1 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data1){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else if(tag0 === "oldest"){
-const _errs10 = errors;
-if(errors === _errs10){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if((data.kind === undefined) && (missing2 = "kind")){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
-return false;
-}
-else {
-const _errs12 = errors;
-for(const key1 in data){
-if(!(key1 === "kind")){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
-break;
-}
-}
-if(_errs12 === errors){
-if(data.kind !== undefined){
-let data2 = data.kind;
-if(typeof data2 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data2){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else if(tag0 === "before"){
-const _errs16 = errors;
-if(errors === _errs16){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
-return false;
-}
-else {
-const _errs18 = errors;
-for(const key2 in data){
-if(!((key2 === "kind") || (key2 === "cursor"))){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
-return false;
-break;
-}
-}
-if(_errs18 === errors){
-if(data.kind !== undefined){
-let data3 = data.kind;
-const _errs19 = errors;
-if(typeof data3 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data3){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid10 = _errs19 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-const _errs21 = errors;
-if(typeof data.cursor !== "string"){
-validate198.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid10 = _errs21 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else if(tag0 === "after"){
-const _errs24 = errors;
-if(errors === _errs24){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
-return false;
-}
-else {
-const _errs26 = errors;
-for(const key3 in data){
-if(!((key3 === "kind") || (key3 === "cursor"))){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
-return false;
-break;
-}
-}
-if(_errs26 === errors){
-if(data.kind !== undefined){
-let data5 = data.kind;
-const _errs27 = errors;
-if(typeof data5 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data5){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid13 = _errs27 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.cursor !== undefined){
-const _errs29 = errors;
-if(typeof data.cursor !== "string"){
-validate198.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid13 = _errs29 === errors;
-}
-else {
-var valid13 = true;
-}
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate198.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchorAfter = validate199;
-
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate199.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data0){
-validate199.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate199.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate199.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchorBefore = validate200;
-
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate200.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data0){
-validate200.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate200.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate200.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchorNewest = validate201;
-
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate201.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data0){
-validate201.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
 validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -26982,70 +27098,24 @@ validate201.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchorOldest = validate202;
-
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate202.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate202.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data0){
-validate202.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate202.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageParams = validate203;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkItemsChangedNotification = validate203;
+const schema273 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
 function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
 validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
+if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
 validate203.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -27076,11 +27146,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.anchor !== undefined){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
 const _errs6 = errors;
-if(!(validate198(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
-vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
-errors = vErrors.length;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -27088,31 +27173,121 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs7 = errors;
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate203.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs7){
+if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 500 || isNaN(data3)){
-validate203.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data3 < 1 || isNaN(data3)){
-validate203.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data3 < 0 || isNaN(data3)){
+validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.changedWorkItemIds !== undefined){
+let data5 = data.changedWorkItemIds;
+const _errs12 = errors;
+if(errors === _errs12){
+if(Array.isArray(data5)){
+var valid1 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs14 = errors;
+if(typeof data5[i0] !== "string"){
+validate203.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs14 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate203.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.removedWorkItemIds !== undefined){
+let data7 = data.removedWorkItemIds;
+const _errs16 = errors;
+if(errors === _errs16){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs18 = errors;
+if(typeof data7[i1] !== "string"){
+validate203.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs18 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate203.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -27129,25 +27304,121 @@ validate203.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageResponse = validate205;
-const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkItemsGetParams = validate204;
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
+validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
+validate204.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate204.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate204.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.workItemIds !== undefined){
+let data2 = data.workItemIds;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length < 1){
+validate204.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs8 = errors;
+if(typeof data2[i0] !== "string"){
+validate204.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate204.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate204.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkItemsGetResponse = validate205;
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
 validate205.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema275.properties, key0))){
+if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
 validate205.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -27271,32 +27542,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.work !== undefined){
-const _errs14 = errors;
-if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.items !== undefined){
-let data7 = data.items;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data7)){
+let data6 = data.items;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data6)){
 var valid1 = true;
-const len0 = data7.length;
+const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate192(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+const _errs16 = errors;
+if(!(validate201(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
-var valid1 = _errs17 === errors;
+var valid1 = _errs16 === errors;
 if(!valid1){
 break;
 }
@@ -27307,98 +27566,40 @@ validate205.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs15 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.page !== undefined){
-let data9 = data.page;
-const _errs18 = errors;
+if(data.removedWorkItemIds !== undefined){
+let data8 = data.removedWorkItemIds;
+const _errs17 = errors;
+if(errors === _errs17){
+if(Array.isArray(data8)){
+var valid2 = true;
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
 const _errs19 = errors;
-if(errors === _errs19){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-let missing1;
-if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
-validate205.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+if(typeof data8[i1] !== "string"){
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs21 = errors;
-for(const key1 in data9){
-if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
-validate205.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
+var valid2 = _errs19 === errors;
+if(!valid2){
 break;
 }
 }
-if(_errs21 === errors){
-if(data9.beforeCursor !== undefined){
-let data10 = data9.beforeCursor;
-const _errs22 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate205.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}}];
-return false;
-}
-var valid3 = _errs22 === errors;
 }
 else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.afterCursor !== undefined){
-let data11 = data9.afterCursor;
-const _errs24 = errors;
-if((typeof data11 !== "string") && (data11 !== null)){
-validate205.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}}];
-return false;
-}
-var valid3 = _errs24 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreBefore !== undefined){
-const _errs26 = errors;
-if(typeof data9.hasMoreBefore !== "boolean"){
-validate205.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs26 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreAfter !== undefined){
-const _errs28 = errors;
-if(typeof data9.hasMoreAfter !== "boolean"){
-validate205.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs28 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate205.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -27419,34 +27620,30 @@ validate205.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageState = validate208;
+exports.TurnWorkPageAnchor = validate207;
+const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema279 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema280 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
-validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if((data.kind === undefined) && (missing0 = "kind")){
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
-validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.beforeCursor !== undefined){
-let data0 = data.beforeCursor;
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs2 = errors;
-if((typeof data0 !== "string") && (data0 !== null)){
-validate208.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}}];
+if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema276.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -27455,43 +27652,271 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.afterCursor !== undefined){
-let data1 = data.afterCursor;
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "newest"){
 const _errs4 = errors;
-if((typeof data1 !== "string") && (data1 !== null)){
-validate208.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}}];
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.kind === undefined) && (missing1 = "kind")){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data1){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "oldest"){
+const _errs10 = errors;
+if(errors === _errs10){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.kind === undefined) && (missing2 = "kind")){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs12 = errors;
+for(const key1 in data){
+if(!(key1 === "kind")){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs12 === errors){
+if(data.kind !== undefined){
+let data2 = data.kind;
+if(typeof data2 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data2){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "before"){
+const _errs16 = errors;
+if(errors === _errs16){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing3;
+if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
+return false;
+}
+else {
+const _errs18 = errors;
+for(const key2 in data){
+if(!((key2 === "kind") || (key2 === "cursor"))){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+return false;
+break;
+}
+}
+if(_errs18 === errors){
+if(data.kind !== undefined){
+let data3 = data.kind;
+const _errs19 = errors;
+if(typeof data3 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data3){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+return false;
+}
+var valid10 = _errs19 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data.cursor !== undefined){
+const _errs21 = errors;
+if(typeof data.cursor !== "string"){
+validate207.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid10 = _errs21 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "after"){
+const _errs24 = errors;
+if(errors === _errs24){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing4;
+if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+const _errs26 = errors;
+for(const key3 in data){
+if(!((key3 === "kind") || (key3 === "cursor"))){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+return false;
+break;
+}
+}
+if(_errs26 === errors){
+if(data.kind !== undefined){
+let data5 = data.kind;
+const _errs27 = errors;
+if(typeof data5 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data5){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+return false;
+}
+var valid13 = _errs27 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.cursor !== undefined){
+const _errs29 = errors;
+if(typeof data.cursor !== "string"){
+validate207.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid13 = _errs29 === errors;
+}
+else {
+var valid13 = true;
+}
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate207.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageAnchorAfter = validate208;
+
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
+validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "kind") || (key0 === "cursor"))){
+validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data0){
+validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+const _errs4 = errors;
+if(typeof data.cursor !== "string"){
+validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreBefore !== undefined){
-const _errs6 = errors;
-if(typeof data.hasMoreBefore !== "boolean"){
-validate208.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreAfter !== undefined){
-const _errs8 = errors;
-if(typeof data.hasMoreAfter !== "boolean"){
-validate208.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -27506,25 +27931,181 @@ validate208.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkStateChangedNotification = validate209;
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkPageAnchorBefore = validate209;
 
 function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
+if(!((key0 === "kind") || (key0 === "cursor"))){
 validate209.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data0){
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+const _errs4 = errors;
+if(typeof data.cursor !== "string"){
+validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate209.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageAnchorNewest = validate210;
+
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate210.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate210.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data0){
+validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate210.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageAnchorOldest = validate211;
+
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate211.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data0){
+validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate211.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageParams = validate212;
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
+validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -27533,7 +28114,7 @@ if(_errs1 === errors){
 if(data.threadId !== undefined){
 const _errs2 = errors;
 if(typeof data.threadId !== "string"){
-validate209.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -27545,7 +28126,485 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs4 = errors;
 if(typeof data.turnId !== "string"){
-validate209.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.anchor !== undefined){
+const _errs6 = errors;
+if(!(validate207(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 500 || isNaN(data3)){
+validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate212.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageResponse = validate214;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
+validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func4.call(schema286.properties, key0))){
+validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.workspaceId !== undefined){
+const _errs2 = errors;
+if(typeof data.workspaceId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.threadId !== undefined){
+const _errs4 = errors;
+if(typeof data.threadId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs6 = errors;
+if(typeof data.turnId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data3 = data.projectionVersion;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data4 = data.sourceHighWatermark;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data5 = data.projectionUpdatedAtUnixMicros;
+const _errs12 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs12){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs14 = errors;
+if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.items !== undefined){
+let data7 = data.items;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data7)){
+var valid1 = true;
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate201(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs17 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.page !== undefined){
+let data9 = data.page;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing1;
+if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
+validate214.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs21 = errors;
+for(const key1 in data9){
+if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
+validate214.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs21 === errors){
+if(data9.beforeCursor !== undefined){
+let data10 = data9.beforeCursor;
+const _errs22 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate214.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}}];
+return false;
+}
+var valid3 = _errs22 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.afterCursor !== undefined){
+let data11 = data9.afterCursor;
+const _errs24 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate214.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}}];
+return false;
+}
+var valid3 = _errs24 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreBefore !== undefined){
+const _errs26 = errors;
+if(typeof data9.hasMoreBefore !== "boolean"){
+validate214.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreAfter !== undefined){
+const _errs28 = errors;
+if(typeof data9.hasMoreAfter !== "boolean"){
+validate214.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs28 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate214.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageState = validate217;
+
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
+validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
+validate217.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.beforeCursor !== undefined){
+let data0 = data.beforeCursor;
+const _errs2 = errors;
+if((typeof data0 !== "string") && (data0 !== null)){
+validate217.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.afterCursor !== undefined){
+let data1 = data.afterCursor;
+const _errs4 = errors;
+if((typeof data1 !== "string") && (data1 !== null)){
+validate217.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.hasMoreBefore !== undefined){
+const _errs6 = errors;
+if(typeof data.hasMoreBefore !== "boolean"){
+validate217.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.hasMoreAfter !== undefined){
+const _errs8 = errors;
+if(typeof data.hasMoreAfter !== "boolean"){
+validate217.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate217.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkStateChangedNotification = validate218;
+const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"}}};
+
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
+validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate218.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate218.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -27558,18 +28617,18 @@ if(data.projectionVersion !== undefined){
 let data2 = data.projectionVersion;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate209.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate209.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate209.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -27585,18 +28644,18 @@ if(data.sourceHighWatermark !== undefined){
 let data3 = data.sourceHighWatermark;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate209.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate209.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate209.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -27612,18 +28671,18 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data4 = data.projectionUpdatedAtUnixMicros;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate209.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate209.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate209.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -27637,8 +28696,8 @@ var valid0 = true;
 if(valid0){
 if(data.work !== undefined){
 const _errs12 = errors;
-if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs12 === errors;
@@ -27655,19 +28714,19 @@ var valid0 = true;
 }
 }
 else {
-validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate209.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
 
 exports.UserInput = validate31;
 
-exports.UserInputArtifact = validate211;
+exports.UserInputArtifact = validate220;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27675,14 +28734,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
-validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "artifactId"))){
-validate211.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate220.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -27692,11 +28751,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate211.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate220.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("artifact" !== data0){
-validate211.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+validate220.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -27708,7 +28767,7 @@ if(valid0){
 if(data.artifactId !== undefined){
 const _errs4 = errors;
 if(typeof data.artifactId !== "string"){
-validate211.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
+validate220.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -27721,17 +28780,17 @@ var valid0 = true;
 }
 }
 else {
-validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate211.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputAudio = validate212;
+exports.UserInputAudio = validate221;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27739,14 +28798,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
-validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate221.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -27756,11 +28815,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate212.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("audio" !== data0){
-validate212.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -27772,7 +28831,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate212.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -27784,7 +28843,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs6 = errors;
 if(typeof data.mimeType !== "string"){
-validate212.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -27798,17 +28857,17 @@ var valid0 = true;
 }
 }
 else {
-validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate212.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputFile = validate213;
+exports.UserInputFile = validate222;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27816,14 +28875,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate213.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
-validate213.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate222.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -27833,11 +28892,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate213.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("file" !== data0){
-validate213.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
+validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -27849,7 +28908,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate213.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -27861,7 +28920,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs6 = errors;
 if(typeof data.name !== "string"){
-validate213.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -27873,7 +28932,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs8 = errors;
 if(typeof data.mimeType !== "string"){
-validate213.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -27888,17 +28947,17 @@ var valid0 = true;
 }
 }
 else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate213.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputImage = validate214;
+exports.UserInputImage = validate223;
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27906,14 +28965,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "url"))){
-validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate223.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -27923,11 +28982,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate214.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("image" !== data0){
-validate214.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -27939,7 +28998,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate214.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate223.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -27952,17 +29011,17 @@ var valid0 = true;
 }
 }
 else {
-validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate214.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputLocalFile = validate215;
+exports.UserInputLocalFile = validate224;
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
@@ -27970,14 +29029,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate224.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "path"))){
-validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate224.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -27987,11 +29046,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate215.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("localFile" !== data0){
-validate215.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
+validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -28003,7 +29062,7 @@ if(valid0){
 if(data.path !== undefined){
 const _errs4 = errors;
 if(typeof data.path !== "string"){
-validate215.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate224.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -28016,17 +29075,17 @@ var valid0 = true;
 }
 }
 else {
-validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate215.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputLocalImage = validate216;
+exports.UserInputLocalImage = validate225;
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28034,14 +29093,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "path"))){
-validate216.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate225.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -28051,11 +29110,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate216.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("localImage" !== data0){
-validate216.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
+validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -28067,7 +29126,7 @@ if(valid0){
 if(data.path !== undefined){
 const _errs4 = errors;
 if(typeof data.path !== "string"){
-validate216.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate225.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -28080,17 +29139,17 @@ var valid0 = true;
 }
 }
 else {
-validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate216.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputMention = validate217;
+exports.UserInputMention = validate226;
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28098,14 +29157,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
-validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
-validate217.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate226.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -28115,11 +29174,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate217.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("mention" !== data0){
-validate217.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -28131,7 +29190,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs4 = errors;
 if(typeof data.name !== "string"){
-validate217.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+validate226.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -28143,7 +29202,7 @@ if(valid0){
 if(data.path !== undefined){
 const _errs6 = errors;
 if(typeof data.path !== "string"){
-validate217.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate226.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -28157,17 +29216,17 @@ var valid0 = true;
 }
 }
 else {
-validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate217.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputText = validate218;
+exports.UserInputText = validate227;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28175,14 +29234,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate227.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
-validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate227.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -28192,11 +29251,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate218.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("text" !== data0){
-validate218.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -28208,7 +29267,7 @@ if(valid0){
 if(data.text !== undefined){
 const _errs4 = errors;
 if(typeof data.text !== "string"){
-validate218.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate227.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -28231,7 +29290,7 @@ if(errors === _errs8){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 }
 else {
-validate218.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
+validate227.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -28242,7 +29301,7 @@ break;
 }
 }
 else {
-validate218.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
+validate227.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -28257,17 +29316,17 @@ var valid0 = true;
 }
 }
 else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate218.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputVideo = validate219;
+exports.UserInputVideo = validate228;
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
@@ -28275,14 +29334,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate228.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
-validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate228.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -28292,11 +29351,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("video" !== data0){
-validate219.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
+validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -28308,7 +29367,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate219.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate228.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -28320,7 +29379,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs6 = errors;
 if(typeof data.mimeType !== "string"){
-validate219.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate228.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -28334,11 +29393,11 @@ var valid0 = true;
 }
 }
 else {
-validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate219.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
 
@@ -28424,88 +29483,96 @@ const full77 = exports.TurnFilesystemSandboxPolicy;
 const full78 = exports.TurnGetParams;
 const full79 = exports.TurnGetResponse;
 const full80 = exports.TurnHandoffStartedNotification;
-const full81 = exports.TurnItem;
-const full82 = exports.TurnItemAgentMessage;
-const full83 = exports.TurnItemCommandExecution;
-const full84 = exports.TurnItemDownload;
-const full85 = exports.TurnItemDynamicToolCall;
-const full86 = exports.TurnItemEvent;
-const full87 = exports.TurnItemFileChange;
-const full88 = exports.TurnItemOutputPolicy;
-const full89 = exports.TurnItemReasoning;
-const full90 = exports.TurnItemStatus;
-const full91 = exports.TurnItemSystemEvent;
-const full92 = exports.TurnItemTask;
-const full93 = exports.TurnItemToolError;
-const full94 = exports.TurnItemToolOutcome;
-const full95 = exports.TurnItemUserMessage;
-const full96 = exports.TurnItemWebFetch;
-const full97 = exports.TurnItemWebSearch;
-const full98 = exports.TurnItemsParams;
-const full99 = exports.TurnItemsResponse;
-const full100 = exports.TurnLegacySandboxPolicy;
-const full101 = exports.TurnMode;
-const full102 = exports.TurnNetworkPolicySnapshot;
-const full103 = exports.TurnPermissionApprovalRequest;
-const full104 = exports.TurnPermissionApprovalResolution;
-const full105 = exports.TurnPermissionApprovalScope;
-const full106 = exports.TurnPermissionAuditEvent;
-const full107 = exports.TurnPermissionMode;
-const full108 = exports.TurnPermissionProfileSelection;
-const full109 = exports.TurnPermissionProfileSnapshot;
-const full110 = exports.TurnPermissionProfileSource;
-const full111 = exports.TurnPermissionRequestOpenedNotification;
-const full112 = exports.TurnPermissionRequestResolvedNotification;
-const full113 = exports.TurnPermissionRequestRespondParams;
-const full114 = exports.TurnPermissionRequestRespondResponse;
-const full115 = exports.TurnProcessPolicySnapshot;
-const full116 = exports.TurnQuestion;
-const full117 = exports.TurnQuestionOpenedNotification;
-const full118 = exports.TurnQuestionOption;
-const full119 = exports.TurnQuestionResolution;
-const full120 = exports.TurnQuestionResolvedNotification;
-const full121 = exports.TurnQuestionRespondParams;
-const full122 = exports.TurnQuestionRespondResponse;
-const full123 = exports.TurnResumeParams;
-const full124 = exports.TurnResumeResponse;
-const full125 = exports.TurnSandboxMode;
-const full126 = exports.TurnSandboxSnapshot;
-const full127 = exports.TurnSecurityBackendSnapshot;
-const full128 = exports.TurnSecurityDegradation;
-const full129 = exports.TurnSecurityEnforcementStatus;
-const full130 = exports.TurnSecurityParentCapSnapshot;
-const full131 = exports.TurnStartParams;
-const full132 = exports.TurnStartResponse;
-const full133 = exports.TurnStartedNotification;
-const full134 = exports.TurnStatus;
-const full135 = exports.TurnToolLoopBudgetExceededNotification;
-const full136 = exports.TurnUsage;
-const full137 = exports.TurnWorkBlock;
-const full138 = exports.TurnWorkBlockPresentation;
-const full139 = exports.TurnWorkBlockState;
-const full140 = exports.TurnWorkItem;
-const full141 = exports.TurnWorkItemsChangedNotification;
-const full142 = exports.TurnWorkItemsGetParams;
-const full143 = exports.TurnWorkItemsGetResponse;
-const full144 = exports.TurnWorkPageAnchor;
-const full145 = exports.TurnWorkPageAnchorAfter;
-const full146 = exports.TurnWorkPageAnchorBefore;
-const full147 = exports.TurnWorkPageAnchorNewest;
-const full148 = exports.TurnWorkPageAnchorOldest;
-const full149 = exports.TurnWorkPageParams;
-const full150 = exports.TurnWorkPageResponse;
-const full151 = exports.TurnWorkPageState;
-const full152 = exports.TurnWorkStateChangedNotification;
-const full153 = exports.UserInput;
-const full154 = exports.UserInputArtifact;
-const full155 = exports.UserInputAudio;
-const full156 = exports.UserInputFile;
-const full157 = exports.UserInputImage;
-const full158 = exports.UserInputLocalFile;
-const full159 = exports.UserInputLocalImage;
-const full160 = exports.UserInputMention;
-const full161 = exports.UserInputText;
-const full162 = exports.UserInputVideo;
+const full81 = exports.TurnInviteCodeDelivery;
+const full82 = exports.TurnInviteCodePrivate;
+const full83 = exports.TurnInviteCodeRedacted;
+const full84 = exports.TurnInviteDeliveryNotification;
+const full85 = exports.TurnItem;
+const full86 = exports.TurnItemAgentMessage;
+const full87 = exports.TurnItemCommandExecution;
+const full88 = exports.TurnItemDownload;
+const full89 = exports.TurnItemDynamicToolCall;
+const full90 = exports.TurnItemEvent;
+const full91 = exports.TurnItemFileChange;
+const full92 = exports.TurnItemOutputPolicy;
+const full93 = exports.TurnItemReasoning;
+const full94 = exports.TurnItemStatus;
+const full95 = exports.TurnItemSystemEvent;
+const full96 = exports.TurnItemTask;
+const full97 = exports.TurnItemToolError;
+const full98 = exports.TurnItemToolOutcome;
+const full99 = exports.TurnItemUserMessage;
+const full100 = exports.TurnItemWebFetch;
+const full101 = exports.TurnItemWebSearch;
+const full102 = exports.TurnItemsParams;
+const full103 = exports.TurnItemsResponse;
+const full104 = exports.TurnLegacySandboxPolicy;
+const full105 = exports.TurnMode;
+const full106 = exports.TurnNetworkPolicySnapshot;
+const full107 = exports.TurnPermissionApprovalRequest;
+const full108 = exports.TurnPermissionApprovalResolution;
+const full109 = exports.TurnPermissionApprovalScope;
+const full110 = exports.TurnPermissionAuditEvent;
+const full111 = exports.TurnPermissionMode;
+const full112 = exports.TurnPermissionProfileSelection;
+const full113 = exports.TurnPermissionProfileSnapshot;
+const full114 = exports.TurnPermissionProfileSource;
+const full115 = exports.TurnPermissionRequestOpenedNotification;
+const full116 = exports.TurnPermissionRequestResolvedNotification;
+const full117 = exports.TurnPermissionRequestRespondParams;
+const full118 = exports.TurnPermissionRequestRespondResponse;
+const full119 = exports.TurnPrivateDelivery;
+const full120 = exports.TurnProcessPolicySnapshot;
+const full121 = exports.TurnQuestion;
+const full122 = exports.TurnQuestionOpenedNotification;
+const full123 = exports.TurnQuestionOption;
+const full124 = exports.TurnQuestionResolution;
+const full125 = exports.TurnQuestionResolvedNotification;
+const full126 = exports.TurnQuestionRespondParams;
+const full127 = exports.TurnQuestionRespondResponse;
+const full128 = exports.TurnResumeParams;
+const full129 = exports.TurnResumeResponse;
+const full130 = exports.TurnSandboxMode;
+const full131 = exports.TurnSandboxSnapshot;
+const full132 = exports.TurnSecurityBackendSnapshot;
+const full133 = exports.TurnSecurityDegradation;
+const full134 = exports.TurnSecurityEnforcementStatus;
+const full135 = exports.TurnSecurityParentCapSnapshot;
+const full136 = exports.TurnStartParams;
+const full137 = exports.TurnStartResponse;
+const full138 = exports.TurnStartedNotification;
+const full139 = exports.TurnStatus;
+const full140 = exports.TurnToolLoopBudgetExceededNotification;
+const full141 = exports.TurnUsage;
+const full142 = exports.TurnWalletLinkPromptNotification;
+const full143 = exports.TurnWalletRevokePromptNotification;
+const full144 = exports.TurnWalletUpdatePromptNotification;
+const full145 = exports.TurnWorkBlock;
+const full146 = exports.TurnWorkBlockPresentation;
+const full147 = exports.TurnWorkBlockState;
+const full148 = exports.TurnWorkItem;
+const full149 = exports.TurnWorkItemsChangedNotification;
+const full150 = exports.TurnWorkItemsGetParams;
+const full151 = exports.TurnWorkItemsGetResponse;
+const full152 = exports.TurnWorkPageAnchor;
+const full153 = exports.TurnWorkPageAnchorAfter;
+const full154 = exports.TurnWorkPageAnchorBefore;
+const full155 = exports.TurnWorkPageAnchorNewest;
+const full156 = exports.TurnWorkPageAnchorOldest;
+const full157 = exports.TurnWorkPageParams;
+const full158 = exports.TurnWorkPageResponse;
+const full159 = exports.TurnWorkPageState;
+const full160 = exports.TurnWorkStateChangedNotification;
+const full161 = exports.UserInput;
+const full162 = exports.UserInputArtifact;
+const full163 = exports.UserInputAudio;
+const full164 = exports.UserInputFile;
+const full165 = exports.UserInputImage;
+const full166 = exports.UserInputLocalFile;
+const full167 = exports.UserInputLocalImage;
+const full168 = exports.UserInputMention;
+const full169 = exports.UserInputText;
+const full170 = exports.UserInputVideo;
 
 // Accept-only checks: true exactly when ajv's validator of the same schema would answer true.
 const acceptPattern22_0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
@@ -28514,6 +29581,10 @@ const acceptPattern22_2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const acceptPattern22_3 = new RegExp("^[^/]+$", "u");
 const acceptPattern22_4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const acceptPattern22_5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const acceptPattern22_6 = new RegExp("^https?://", "u");
+const acceptPattern22_7 = new RegExp("^https?://", "u");
+const acceptPattern22_8 = new RegExp("^https?://", "u");
+const acceptPattern144_0 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
 function acceptCodePoints(text) {
   let length = 0;
   for (let pos = 0; pos < text.length; length++) {
@@ -29588,146 +30659,173 @@ function accept22(data) {
       if (!(k117 === "timeout_ms")) return false;
     }
   }
-  const v118 = data.gateway_id;
+  const v118 = data.wallet;
   if (v118 !== undefined) {
-    if (typeof v118 !== "string") return false;
-    if (v118.length < 2 && (v118.length < 1 || acceptCodePoints(v118) < 1)) return false;
-    if (v118.length > 256 && (v118.length > 512 || acceptCodePoints(v118) > 256)) return false;
-  }
-  const v119 = data.store;
-  if (v119 !== undefined) {
-    if (typeof v119 !== "string") return false;
-    if (v119.length < 2 && (v119.length < 1 || acceptCodePoints(v119) < 1)) return false;
-  }
-  const v120 = data.lease_timeout_ms;
-  if (v120 !== undefined) {
-    if (!Number.isInteger(v120)) return false;
-    if (v120 < 100) return false;
-    if (v120 > 9007199254740991) return false;
-  }
-  const v121 = data.routes;
-  if (v121 !== undefined) {
-    if (typeof v121 !== "object" || v121 === null || Array.isArray(v121)) return false;
-    const v122 = v121.max_hops;
+    if (typeof v118 !== "object" || v118 === null || Array.isArray(v118)) return false;
+    const v119 = v118.state;
+    if (v119 !== undefined) {
+      if (typeof v119 !== "string") return false;
+      if (!(v119 === "none" || v119 === "usable" || v119 === "unusable")) return false;
+    }
+    const v120 = v118.link_url;
+    if (v120 !== undefined) {
+      if (typeof v120 !== "string") return false;
+      if (!acceptPattern22_6.test(v120)) return false;
+    }
+    const v121 = v118.update_url;
+    if (v121 !== undefined) {
+      if (typeof v121 !== "string") return false;
+      if (!acceptPattern22_7.test(v121)) return false;
+    }
+    const v122 = v118.revoke_url;
     if (v122 !== undefined) {
-      if (!Number.isInteger(v122)) return false;
-      if (v122 < 0) return false;
-      if (v122 > 9007199254740991) return false;
+      if (typeof v122 !== "string") return false;
+      if (!acceptPattern22_8.test(v122)) return false;
     }
-    const v123 = v121.max_routes_per_source;
-    if (v123 !== undefined) {
-      if (!Number.isInteger(v123)) return false;
-      if (v123 < 1) return false;
-      if (v123 > 9007199254740991) return false;
-    }
-    for (const k124 in v121) {
-      if (!(k124 === "max_hops" || k124 === "max_routes_per_source")) return false;
+    for (const k123 in v118) {
+      if (!(k123 === "state" || k123 === "link_url" || k123 === "update_url" || k123 === "revoke_url")) return false;
     }
   }
-  const v125 = data.agent;
+  const v124 = data.gateway_id;
+  if (v124 !== undefined) {
+    if (typeof v124 !== "string") return false;
+    if (v124.length < 2 && (v124.length < 1 || acceptCodePoints(v124) < 1)) return false;
+    if (v124.length > 256 && (v124.length > 512 || acceptCodePoints(v124) > 256)) return false;
+  }
+  const v125 = data.store;
   if (v125 !== undefined) {
-    if (typeof v125 !== "object" || v125 === null || Array.isArray(v125)) return false;
-    const v126 = v125.identity_id;
-    if (v126 !== undefined) {
-      if (typeof v126 !== "string") return false;
-      if (v126.length < 2 && (v126.length < 1 || acceptCodePoints(v126) < 1)) return false;
-      if (v126.length > 256 && (v126.length > 512 || acceptCodePoints(v126) > 256)) return false;
-    }
-    const v127 = v125.display_name;
-    if (v127 !== undefined) {
-      if (typeof v127 !== "string") return false;
-      if (v127.length < 2 && (v127.length < 1 || acceptCodePoints(v127) < 1)) return false;
-    }
-    const v128 = v125.nickname;
+    if (typeof v125 !== "string") return false;
+    if (v125.length < 2 && (v125.length < 1 || acceptCodePoints(v125) < 1)) return false;
+  }
+  const v126 = data.lease_timeout_ms;
+  if (v126 !== undefined) {
+    if (!Number.isInteger(v126)) return false;
+    if (v126 < 100) return false;
+    if (v126 > 9007199254740991) return false;
+  }
+  const v127 = data.routes;
+  if (v127 !== undefined) {
+    if (typeof v127 !== "object" || v127 === null || Array.isArray(v127)) return false;
+    const v128 = v127.max_hops;
     if (v128 !== undefined) {
-      if (typeof v128 !== "string") return false;
-      if (v128.length < 2 && (v128.length < 1 || acceptCodePoints(v128) < 1)) return false;
+      if (!Number.isInteger(v128)) return false;
+      if (v128 < 0) return false;
+      if (v128 > 9007199254740991) return false;
     }
-    const v129 = v125.revision;
+    const v129 = v127.max_routes_per_source;
     if (v129 !== undefined) {
       if (!Number.isInteger(v129)) return false;
-      if (v129 < 0) return false;
+      if (v129 < 1) return false;
       if (v129 > 9007199254740991) return false;
     }
-    const v130 = v125.avatar_revision;
-    if (v130 !== undefined) {
-      if (!Number.isInteger(v130)) return false;
-      if (v130 < 0) return false;
-      if (v130 > 9007199254740991) return false;
-    }
-    const v131 = v125.role;
-    if (v131 !== undefined) {
-      if (typeof v131 !== "string") return false;
-      if (v131.length < 2 && (v131.length < 1 || acceptCodePoints(v131) < 1)) return false;
-    }
-    for (const k132 in v125) {
-      if (!(k132 === "identity_id" || k132 === "display_name" || k132 === "nickname" || k132 === "revision" || k132 === "avatar_revision" || k132 === "role")) return false;
+    for (const k130 in v127) {
+      if (!(k130 === "max_hops" || k130 === "max_routes_per_source")) return false;
     }
   }
-  const v133 = data.context;
-  if (v133 !== undefined) {
-    if (typeof v133 !== "object" || v133 === null || Array.isArray(v133)) return false;
-    const v134 = v133.max_history_tokens;
-    if (v134 !== undefined) {
-      if (!Number.isInteger(v134)) return false;
-      if (v134 < 1) return false;
-      if (v134 > 9007199254740991) return false;
+  const v131 = data.agent;
+  if (v131 !== undefined) {
+    if (typeof v131 !== "object" || v131 === null || Array.isArray(v131)) return false;
+    const v132 = v131.identity_id;
+    if (v132 !== undefined) {
+      if (typeof v132 !== "string") return false;
+      if (v132.length < 2 && (v132.length < 1 || acceptCodePoints(v132) < 1)) return false;
+      if (v132.length > 256 && (v132.length > 512 || acceptCodePoints(v132) > 256)) return false;
     }
-    const v135 = v133.keep_recent_messages;
+    const v133 = v131.display_name;
+    if (v133 !== undefined) {
+      if (typeof v133 !== "string") return false;
+      if (v133.length < 2 && (v133.length < 1 || acceptCodePoints(v133) < 1)) return false;
+    }
+    const v134 = v131.nickname;
+    if (v134 !== undefined) {
+      if (typeof v134 !== "string") return false;
+      if (v134.length < 2 && (v134.length < 1 || acceptCodePoints(v134) < 1)) return false;
+    }
+    const v135 = v131.revision;
     if (v135 !== undefined) {
       if (!Number.isInteger(v135)) return false;
-      if (v135 < 1) return false;
+      if (v135 < 0) return false;
       if (v135 > 9007199254740991) return false;
     }
-    for (const k136 in v133) {
-      if (!(k136 === "max_history_tokens" || k136 === "keep_recent_messages")) return false;
+    const v136 = v131.avatar_revision;
+    if (v136 !== undefined) {
+      if (!Number.isInteger(v136)) return false;
+      if (v136 < 0) return false;
+      if (v136 > 9007199254740991) return false;
+    }
+    const v137 = v131.role;
+    if (v137 !== undefined) {
+      if (typeof v137 !== "string") return false;
+      if (v137.length < 2 && (v137.length < 1 || acceptCodePoints(v137) < 1)) return false;
+    }
+    for (const k138 in v131) {
+      if (!(k138 === "identity_id" || k138 === "display_name" || k138 === "nickname" || k138 === "revision" || k138 === "avatar_revision" || k138 === "role")) return false;
     }
   }
-  const v137 = data.sandbox;
-  if (v137 !== undefined) {
-    if (typeof v137 !== "object" || v137 === null || Array.isArray(v137)) return false;
-    const v138 = v137.required;
-    if (v138 !== undefined) {
-      if (typeof v138 !== "boolean") return false;
+  const v139 = data.context;
+  if (v139 !== undefined) {
+    if (typeof v139 !== "object" || v139 === null || Array.isArray(v139)) return false;
+    const v140 = v139.max_history_tokens;
+    if (v140 !== undefined) {
+      if (!Number.isInteger(v140)) return false;
+      if (v140 < 1) return false;
+      if (v140 > 9007199254740991) return false;
     }
-    const v139 = v137.bwrap_path;
-    if (v139 !== undefined) {
-      if (typeof v139 !== "string") return false;
-      if (v139.length < 2 && (v139.length < 1 || acceptCodePoints(v139) < 1)) return false;
+    const v141 = v139.keep_recent_messages;
+    if (v141 !== undefined) {
+      if (!Number.isInteger(v141)) return false;
+      if (v141 < 1) return false;
+      if (v141 > 9007199254740991) return false;
     }
-    for (const k140 in v137) {
-      if (!(k140 === "required" || k140 === "bwrap_path")) return false;
+    for (const k142 in v139) {
+      if (!(k142 === "max_history_tokens" || k142 === "keep_recent_messages")) return false;
     }
   }
-  const v141 = data.network;
-  if (v141 !== undefined) {
-    if (typeof v141 !== "object" || v141 === null || Array.isArray(v141)) return false;
-    const v142 = v141.allow_domains;
-    if (v142 !== undefined) {
-      if (!Array.isArray(v142)) return false;
-      for (let i143 = 0; i143 < v142.length; i143++) {
-        const e144 = v142[i143];
-        if (typeof e144 !== "string") return false;
-        if (e144.length < 2 && (e144.length < 1 || acceptCodePoints(e144) < 1)) return false;
-        if (e144.length > 260 && (e144.length > 520 || acceptCodePoints(e144) > 260)) return false;
-      }
+  const v143 = data.sandbox;
+  if (v143 !== undefined) {
+    if (typeof v143 !== "object" || v143 === null || Array.isArray(v143)) return false;
+    const v144 = v143.required;
+    if (v144 !== undefined) {
+      if (typeof v144 !== "boolean") return false;
     }
-    const v145 = v141.deny_domains;
+    const v145 = v143.bwrap_path;
     if (v145 !== undefined) {
-      if (!Array.isArray(v145)) return false;
-      for (let i146 = 0; i146 < v145.length; i146++) {
-        const e147 = v145[i146];
-        if (typeof e147 !== "string") return false;
-        if (e147.length < 2 && (e147.length < 1 || acceptCodePoints(e147) < 1)) return false;
-        if (e147.length > 260 && (e147.length > 520 || acceptCodePoints(e147) > 260)) return false;
-      }
+      if (typeof v145 !== "string") return false;
+      if (v145.length < 2 && (v145.length < 1 || acceptCodePoints(v145) < 1)) return false;
     }
-    for (const k148 in v141) {
-      if (!(k148 === "allow_domains" || k148 === "deny_domains")) return false;
+    for (const k146 in v143) {
+      if (!(k146 === "required" || k146 === "bwrap_path")) return false;
     }
   }
-  for (const k149 in data) {
-    if (!(k149 === "default_provider" || k149 === "default_model" || k149 === "providers" || k149 === "tools" || k149 === "mcp_servers" || k149 === "skills" || k149 === "acp_agents" || k149 === "cli_runtimes" || k149 === "limits" || k149 === "permissions" || k149 === "questions" || k149 === "gateway_id" || k149 === "store" || k149 === "lease_timeout_ms" || k149 === "routes" || k149 === "agent" || k149 === "context" || k149 === "sandbox" || k149 === "network")) return false;
+  const v147 = data.network;
+  if (v147 !== undefined) {
+    if (typeof v147 !== "object" || v147 === null || Array.isArray(v147)) return false;
+    const v148 = v147.allow_domains;
+    if (v148 !== undefined) {
+      if (!Array.isArray(v148)) return false;
+      for (let i149 = 0; i149 < v148.length; i149++) {
+        const e150 = v148[i149];
+        if (typeof e150 !== "string") return false;
+        if (e150.length < 2 && (e150.length < 1 || acceptCodePoints(e150) < 1)) return false;
+        if (e150.length > 260 && (e150.length > 520 || acceptCodePoints(e150) > 260)) return false;
+      }
+    }
+    const v151 = v147.deny_domains;
+    if (v151 !== undefined) {
+      if (!Array.isArray(v151)) return false;
+      for (let i152 = 0; i152 < v151.length; i152++) {
+        const e153 = v151[i152];
+        if (typeof e153 !== "string") return false;
+        if (e153.length < 2 && (e153.length < 1 || acceptCodePoints(e153) < 1)) return false;
+        if (e153.length > 260 && (e153.length > 520 || acceptCodePoints(e153) > 260)) return false;
+      }
+    }
+    for (const k154 in v147) {
+      if (!(k154 === "allow_domains" || k154 === "deny_domains")) return false;
+    }
+  }
+  for (const k155 in data) {
+    if (!(k155 === "default_provider" || k155 === "default_model" || k155 === "providers" || k155 === "tools" || k155 === "mcp_servers" || k155 === "skills" || k155 === "acp_agents" || k155 === "cli_runtimes" || k155 === "limits" || k155 === "permissions" || k155 === "questions" || k155 === "wallet" || k155 === "gateway_id" || k155 === "store" || k155 === "lease_timeout_ms" || k155 === "routes" || k155 === "agent" || k155 === "context" || k155 === "sandbox" || k155 === "network")) return false;
   }
   return true;
 }
@@ -29782,7 +30880,7 @@ function accept24(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.item;
   if (v4 === undefined) return false;
-  if (!accept81(v4)) return false;
+  if (!accept85(v4)) return false;
   for (const k6 in data) {
     if (!(k6 === "thread_id" || k6 === "turn_id" || k6 === "sequence" || k6 === "item_id" || k6 === "item")) return false;
   }
@@ -30063,7 +31161,7 @@ function accept34(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.item;
   if (v4 === undefined) return false;
-  if (!accept81(v4)) return false;
+  if (!accept85(v4)) return false;
   for (const k6 in data) {
     if (!(k6 === "thread_id" || k6 === "turn_id" || k6 === "sequence" || k6 === "item_id" || k6 === "item")) return false;
   }
@@ -30245,7 +31343,7 @@ function accept39(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.item;
   if (v4 === undefined) return false;
-  if (!accept81(v4)) return false;
+  if (!accept85(v4)) return false;
   for (const k6 in data) {
     if (!(k6 === "thread_id" || k6 === "turn_id" || k6 === "sequence" || k6 === "item_id" || k6 === "item")) return false;
   }
@@ -30336,7 +31434,7 @@ function accept43(data) {
   }
   const v5 = data.mode;
   if (v5 === undefined) return false;
-  if (!accept101(v5)) return false;
+  if (!accept105(v5)) return false;
   const v7 = data.created_at;
   if (v7 === undefined) return false;
   if (typeof v7 !== "string") return false;
@@ -30392,7 +31490,7 @@ function accept46(data) {
   }
   const v4 = data.mode;
   if (v4 !== undefined) {
-    if (!accept101(v4)) return false;
+    if (!accept105(v4)) return false;
   }
   for (const k6 in data) {
     if (!(k6 === "workspace_id" || k6 === "cwd" || k6 === "model_provider" || k6 === "model" || k6 === "mode")) return false;
@@ -30423,7 +31521,7 @@ function accept48(data) {
   if (typeof v2 !== "string") return false;
   const v3 = data.status;
   if (v3 === undefined) return false;
-  if (!accept134(v3)) return false;
+  if (!accept139(v3)) return false;
   const v5 = data.createdAtUnixMicros;
   if (v5 === undefined) return false;
   if (!Number.isInteger(v5)) return false;
@@ -30609,10 +31707,10 @@ function accept53(data) {
   }
   const v3 = data.status;
   if (v3 === undefined) return false;
-  if (!accept134(v3)) return false;
+  if (!accept139(v3)) return false;
   const v5 = data.mode;
   if (v5 !== undefined) {
-    if (!accept101(v5)) return false;
+    if (!accept105(v5)) return false;
   }
   const v7 = data.created_at;
   if (v7 !== undefined) {
@@ -30639,7 +31737,7 @@ function accept53(data) {
   if (!(accept42(v13) || accept53_0(v13))) return false;
   const v15 = data.permission_profile;
   if (v15 === undefined) return false;
-  if (!accept109(v15)) return false;
+  if (!accept113(v15)) return false;
   const v17 = data.security;
   if (v17 !== undefined) {
     if (!accept64(v17)) return false;
@@ -30686,7 +31784,7 @@ function accept53(data) {
   }
   const v33 = data.usage;
   if (v33 !== undefined) {
-    if (!accept136(v33)) return false;
+    if (!accept141(v33)) return false;
   }
   for (const k35 in data) {
     if (!(k35 === "id" || k35 === "thread_id" || k35 === "workspace_id" || k35 === "status" || k35 === "mode" || k35 === "created_at" || k35 === "completed_at" || k35 === "model_provider" || k35 === "model" || k35 === "execution_backend" || k35 === "prompt_manifest" || k35 === "permission_profile" || k35 === "security" || k35 === "capabilities" || k35 === "error" || k35 === "blocked" || k35 === "parent_turn_id" || k35 === "parent_thread_id" || k35 === "actor" || k35 === "usage")) return false;
@@ -30884,7 +31982,7 @@ function accept63(data) {
   if (!accept53(v3)) return false;
   const v5 = data.usage;
   if (v5 !== undefined) {
-    if (!accept136(v5)) return false;
+    if (!accept141(v5)) return false;
   }
   for (const k7 in data) {
     if (!(k7 === "thread_id" || k7 === "turn_id" || k7 === "sequence" || k7 === "turn" || k7 === "usage")) return false;
@@ -30895,16 +31993,16 @@ function accept64(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.permission_profile;
   if (v0 === undefined) return false;
-  if (!accept109(v0)) return false;
+  if (!accept113(v0)) return false;
   const v2 = data.sandbox;
   if (v2 === undefined) return false;
-  if (!accept126(v2)) return false;
+  if (!accept131(v2)) return false;
   const v4 = data.process;
   if (v4 === undefined) return false;
-  if (!accept115(v4)) return false;
+  if (!accept120(v4)) return false;
   const v6 = data.network;
   if (v6 === undefined) return false;
-  if (!accept102(v6)) return false;
+  if (!accept106(v6)) return false;
   const v8 = data.approval;
   if (v8 === undefined) return false;
   if (typeof v8 !== "object" || v8 === null || Array.isArray(v8)) return false;
@@ -30913,33 +32011,33 @@ function accept64(data) {
   if (!Array.isArray(v9)) return false;
   for (let i10 = 0; i10 < v9.length; i10++) {
     const e11 = v9[i10];
-    if (!accept105(e11)) return false;
+    if (!accept109(e11)) return false;
   }
   for (const k13 in v8) {
     if (!(k13 === "scopes")) return false;
   }
   const v14 = data.backend;
   if (v14 === undefined) return false;
-  if (!accept127(v14)) return false;
+  if (!accept132(v14)) return false;
   const v16 = data.enforcement;
   if (v16 === undefined) return false;
   if (typeof v16 !== "object" || v16 === null || Array.isArray(v16)) return false;
   const v17 = v16.status;
   if (v17 === undefined) return false;
-  if (!accept129(v17)) return false;
+  if (!accept134(v17)) return false;
   const v19 = v16.degradations;
   if (v19 === undefined) return false;
   if (!Array.isArray(v19)) return false;
   for (let i20 = 0; i20 < v19.length; i20++) {
     const e21 = v19[i20];
-    if (!accept128(e21)) return false;
+    if (!accept133(e21)) return false;
   }
   for (const k23 in v16) {
     if (!(k23 === "status" || k23 === "degradations")) return false;
   }
   const v24 = data.parent_cap;
   if (v24 !== undefined) {
-    if (!accept130(v24)) return false;
+    if (!accept135(v24)) return false;
   }
   for (const k26 in data) {
     if (!(k26 === "permission_profile" || k26 === "sandbox" || k26 === "process" || k26 === "network" || k26 === "approval" || k26 === "backend" || k26 === "enforcement" || k26 === "parent_cap")) return false;
@@ -31328,35 +32426,104 @@ function accept80(data) {
 }
 function accept81(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
-  const v0 = data.type;
+  const v0 = data.kind;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
-  if (v0 === "userMessage") {
-    if (!accept95(data)) return false;
-  } else if (v0 === "agentMessage") {
+  if (v0 === "private") {
     if (!accept82(data)) return false;
-  } else if (v0 === "reasoning") {
-    if (!accept89(data)) return false;
-  } else if (v0 === "systemEvent") {
-    if (!accept91(data)) return false;
-  } else if (v0 === "task") {
-    if (!accept92(data)) return false;
-  } else if (v0 === "commandExecution") {
+  } else if (v0 === "redacted") {
     if (!accept83(data)) return false;
-  } else if (v0 === "fileChange") {
-    if (!accept87(data)) return false;
-  } else if (v0 === "webSearch") {
-    if (!accept97(data)) return false;
-  } else if (v0 === "webFetch") {
-    if (!accept96(data)) return false;
-  } else if (v0 === "download") {
-    if (!accept84(data)) return false;
-  } else if (v0 === "dynamicToolCall") {
-    if (!accept85(data)) return false;
   } else return false;
   return true;
 }
 function accept82(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "private") return false;
+  const v1 = data.code;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length < 2 && (v1.length < 1 || acceptCodePoints(v1) < 1)) return false;
+  for (const k2 in data) {
+    if (!(k2 === "kind" || k2 === "code")) return false;
+  }
+  return true;
+}
+function accept83(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "redacted") return false;
+  for (const k1 in data) {
+    if (!(k1 === "kind")) return false;
+  }
+  return true;
+}
+function accept84(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.target_user_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  const v5 = data.inviter_display;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.delivery;
+  if (v6 === undefined) return false;
+  if (!accept81(v6)) return false;
+  for (const k8 in data) {
+    if (!(k8 === "thread_id" || k8 === "turn_id" || k8 === "sequence" || k8 === "item_id" || k8 === "target_user_id" || k8 === "inviter_display" || k8 === "delivery")) return false;
+  }
+  return true;
+}
+function accept85(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "userMessage") {
+    if (!accept99(data)) return false;
+  } else if (v0 === "agentMessage") {
+    if (!accept86(data)) return false;
+  } else if (v0 === "reasoning") {
+    if (!accept93(data)) return false;
+  } else if (v0 === "systemEvent") {
+    if (!accept95(data)) return false;
+  } else if (v0 === "task") {
+    if (!accept96(data)) return false;
+  } else if (v0 === "commandExecution") {
+    if (!accept87(data)) return false;
+  } else if (v0 === "fileChange") {
+    if (!accept91(data)) return false;
+  } else if (v0 === "webSearch") {
+    if (!accept101(data)) return false;
+  } else if (v0 === "webFetch") {
+    if (!accept100(data)) return false;
+  } else if (v0 === "download") {
+    if (!accept88(data)) return false;
+  } else if (v0 === "dynamicToolCall") {
+    if (!accept89(data)) return false;
+  } else return false;
+  return true;
+}
+function accept86(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31368,7 +32535,7 @@ function accept82(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31391,7 +32558,7 @@ function accept82(data) {
   }
   return true;
 }
-function accept83(data) {
+function accept87(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31403,7 +32570,7 @@ function accept83(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31452,11 +32619,11 @@ function accept83(data) {
   if (typeof v13 !== "object" || v13 === null || Array.isArray(v13)) return false;
   const v15 = data.output_policy;
   if (v15 !== undefined) {
-    if (!accept88(v15)) return false;
+    if (!accept92(v15)) return false;
   }
   const v17 = data.error;
   if (v17 !== undefined) {
-    if (!accept93(v17)) return false;
+    if (!accept97(v17)) return false;
   }
   const v19 = data.recovery_policy;
   if (v19 !== undefined) {
@@ -31468,7 +32635,7 @@ function accept83(data) {
   }
   const v23 = data.outcome;
   if (v23 !== undefined) {
-    if (!accept94(v23)) return false;
+    if (!accept98(v23)) return false;
   }
   const v25 = data.tool_result;
   if (v25 !== undefined) {
@@ -31479,7 +32646,7 @@ function accept83(data) {
   }
   return true;
 }
-function accept84(data) {
+function accept88(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31491,7 +32658,7 @@ function accept84(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31521,11 +32688,11 @@ function accept84(data) {
   if (typeof v9 !== "object" || v9 === null || Array.isArray(v9)) return false;
   const v11 = data.output_policy;
   if (v11 !== undefined) {
-    if (!accept88(v11)) return false;
+    if (!accept92(v11)) return false;
   }
   const v13 = data.error;
   if (v13 !== undefined) {
-    if (!accept93(v13)) return false;
+    if (!accept97(v13)) return false;
   }
   const v15 = data.recovery_policy;
   if (v15 !== undefined) {
@@ -31537,7 +32704,7 @@ function accept84(data) {
   }
   const v19 = data.outcome;
   if (v19 !== undefined) {
-    if (!accept94(v19)) return false;
+    if (!accept98(v19)) return false;
   }
   const v21 = data.tool_result;
   if (v21 !== undefined) {
@@ -31548,7 +32715,7 @@ function accept84(data) {
   }
   return true;
 }
-function accept85(data) {
+function accept89(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31560,7 +32727,7 @@ function accept85(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31592,11 +32759,11 @@ function accept85(data) {
   if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
   const v12 = data.output_policy;
   if (v12 !== undefined) {
-    if (!accept88(v12)) return false;
+    if (!accept92(v12)) return false;
   }
   const v14 = data.error;
   if (v14 !== undefined) {
-    if (!accept93(v14)) return false;
+    if (!accept97(v14)) return false;
   }
   const v16 = data.recovery_policy;
   if (v16 !== undefined) {
@@ -31608,7 +32775,7 @@ function accept85(data) {
   }
   const v20 = data.outcome;
   if (v20 !== undefined) {
-    if (!accept94(v20)) return false;
+    if (!accept98(v20)) return false;
   }
   const v22 = data.tool_result;
   if (v22 !== undefined) {
@@ -31619,7 +32786,7 @@ function accept85(data) {
   }
   return true;
 }
-function accept86(data) {
+function accept90(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.sequence;
   if (v0 === undefined) return false;
@@ -31640,7 +32807,7 @@ function accept86(data) {
   }
   return true;
 }
-function accept87(data) {
+function accept91(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31652,7 +32819,7 @@ function accept87(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31684,11 +32851,11 @@ function accept87(data) {
   if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
   const v12 = data.output_policy;
   if (v12 !== undefined) {
-    if (!accept88(v12)) return false;
+    if (!accept92(v12)) return false;
   }
   const v14 = data.error;
   if (v14 !== undefined) {
-    if (!accept93(v14)) return false;
+    if (!accept97(v14)) return false;
   }
   const v16 = data.recovery_policy;
   if (v16 !== undefined) {
@@ -31700,7 +32867,7 @@ function accept87(data) {
   }
   const v20 = data.outcome;
   if (v20 !== undefined) {
-    if (!accept94(v20)) return false;
+    if (!accept98(v20)) return false;
   }
   const v22 = data.tool_result;
   if (v22 !== undefined) {
@@ -31711,7 +32878,7 @@ function accept87(data) {
   }
   return true;
 }
-function accept88(data) {
+function accept92(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.max_display_bytes;
   if (v0 !== undefined) {
@@ -31733,7 +32900,7 @@ function accept88(data) {
   }
   return true;
 }
-function accept89(data) {
+function accept93(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31745,7 +32912,7 @@ function accept89(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31760,12 +32927,12 @@ function accept89(data) {
   }
   return true;
 }
-function accept90(data) {
+function accept94(data) {
   if (typeof data !== "string") return false;
   if (!(data === "in_progress" || data === "completed" || data === "failed" || data === "declined" || data === "cancelled")) return false;
   return true;
 }
-function accept91(data) {
+function accept95(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31777,7 +32944,7 @@ function accept91(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.level;
   if (v4 === undefined) return false;
   if (typeof v4 !== "string") return false;
@@ -31794,7 +32961,7 @@ function accept91(data) {
   }
   return true;
 }
-function accept92(data) {
+function accept96(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31806,7 +32973,7 @@ function accept92(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31846,14 +33013,14 @@ function accept92(data) {
   }
   const v13 = data.error;
   if (v13 !== undefined) {
-    if (!accept93(v13)) return false;
+    if (!accept97(v13)) return false;
   }
   for (const k15 in data) {
     if (!(k15 === "type" || k15 === "id" || k15 === "status" || k15 === "round" || k15 === "prompt" || k15 === "child_thread_id" || k15 === "child_turn_id" || k15 === "route_id" || k15 === "result" || k15 === "actor" || k15 === "tool_call_id" || k15 === "error")) return false;
   }
   return true;
 }
-function accept93(data) {
+function accept97(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.message;
   if (v0 === undefined) return false;
@@ -31867,12 +33034,12 @@ function accept93(data) {
   }
   return true;
 }
-function accept94(data) {
+function accept98(data) {
   if (typeof data !== "string") return false;
   if (!(data === "success" || data === "error" || data === "declined" || data === "timed_out" || data === "cancelled")) return false;
   return true;
 }
-function accept95(data) {
+function accept99(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31884,13 +33051,13 @@ function accept95(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.content;
   if (v4 === undefined) return false;
   if (!Array.isArray(v4)) return false;
   for (let i5 = 0; i5 < v4.length; i5++) {
     const e6 = v4[i5];
-    if (!accept153(e6)) return false;
+    if (!accept161(e6)) return false;
   }
   const v8 = data.capabilities;
   if (v8 !== undefined) {
@@ -31905,7 +33072,7 @@ function accept95(data) {
   }
   return true;
 }
-function accept96(data) {
+function accept100(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31917,7 +33084,7 @@ function accept96(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -31957,11 +33124,11 @@ function accept96(data) {
   if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
   const v13 = data.output_policy;
   if (v13 !== undefined) {
-    if (!accept88(v13)) return false;
+    if (!accept92(v13)) return false;
   }
   const v15 = data.error;
   if (v15 !== undefined) {
-    if (!accept93(v15)) return false;
+    if (!accept97(v15)) return false;
   }
   const v17 = data.recovery_policy;
   if (v17 !== undefined) {
@@ -31973,7 +33140,7 @@ function accept96(data) {
   }
   const v21 = data.outcome;
   if (v21 !== undefined) {
-    if (!accept94(v21)) return false;
+    if (!accept98(v21)) return false;
   }
   const v23 = data.tool_result;
   if (v23 !== undefined) {
@@ -31984,7 +33151,7 @@ function accept96(data) {
   }
   return true;
 }
-function accept97(data) {
+function accept101(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31996,7 +33163,7 @@ function accept97(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -32024,11 +33191,11 @@ function accept97(data) {
   if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
   const v13 = data.output_policy;
   if (v13 !== undefined) {
-    if (!accept88(v13)) return false;
+    if (!accept92(v13)) return false;
   }
   const v15 = data.error;
   if (v15 !== undefined) {
-    if (!accept93(v15)) return false;
+    if (!accept97(v15)) return false;
   }
   const v17 = data.recovery_policy;
   if (v17 !== undefined) {
@@ -32040,7 +33207,7 @@ function accept97(data) {
   }
   const v21 = data.outcome;
   if (v21 !== undefined) {
-    if (!accept94(v21)) return false;
+    if (!accept98(v21)) return false;
   }
   const v23 = data.tool_result;
   if (v23 !== undefined) {
@@ -32051,7 +33218,7 @@ function accept97(data) {
   }
   return true;
 }
-function accept98(data) {
+function accept102(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32078,7 +33245,7 @@ function accept98(data) {
   }
   return true;
 }
-function accept99(data) {
+function accept103(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32097,7 +33264,7 @@ function accept99(data) {
   if (!Array.isArray(v3)) return false;
   for (let i4 = 0; i4 < v3.length; i4++) {
     const e5 = v3[i4];
-    if (!accept86(e5)) return false;
+    if (!accept90(e5)) return false;
   }
   const v7 = data.last_sequence;
   if (v7 === undefined) return false;
@@ -32109,7 +33276,7 @@ function accept99(data) {
   }
   return true;
 }
-function accept100(data) {
+function accept104(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
@@ -32120,12 +33287,12 @@ function accept100(data) {
   }
   return true;
 }
-function accept101(data) {
+function accept105(data) {
   if (typeof data !== "string") return false;
   if (!(data === "Chat" || data === "Agent")) return false;
   return true;
 }
-function accept102(data) {
+function accept106(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
@@ -32150,7 +33317,7 @@ function accept102(data) {
   }
   return true;
 }
-function accept103(data) {
+function accept107(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.request_id;
   if (v0 === undefined) return false;
@@ -32228,7 +33395,7 @@ function accept103(data) {
   if (v22.length < 1) return false;
   for (let i23 = 0; i23 < v22.length; i23++) {
     const e24 = v22[i23];
-    if (!accept105(e24)) return false;
+    if (!accept109(e24)) return false;
   }
   const v26 = data.outside_paths;
   if (v26 !== undefined) {
@@ -32263,17 +33430,17 @@ function accept103(data) {
   }
   return true;
 }
-function accept104(data) {
+function accept108(data) {
   if (typeof data !== "string") return false;
   if (!(data === "allow_once" || data === "allow_for_turn" || data === "deny" || data === "cancelled" || data === "expired")) return false;
   return true;
 }
-function accept105(data) {
+function accept109(data) {
   if (typeof data !== "string") return false;
   if (!(data === "allow_once" || data === "allow_for_turn")) return false;
   return true;
 }
-function accept106(data) {
+function accept110(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32328,11 +33495,11 @@ function accept106(data) {
   }
   const v14 = data.resolution;
   if (v14 !== undefined) {
-    if (!accept104(v14)) return false;
+    if (!accept108(v14)) return false;
   }
   const v16 = data.profile;
   if (v16 !== undefined) {
-    if (!accept109(v16)) return false;
+    if (!accept113(v16)) return false;
   }
   const v18 = data.recorded_at;
   if (v18 === undefined) return false;
@@ -32342,16 +33509,16 @@ function accept106(data) {
   }
   return true;
 }
-function accept107(data) {
+function accept111(data) {
   if (typeof data !== "string") return false;
   if (!(data === "full_access" || data === "auto_accept_edits" || data === "supervised")) return false;
   return true;
 }
-function accept108(data) {
+function accept112(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 !== undefined) {
-    if (!accept107(v0)) return false;
+    if (!accept111(v0)) return false;
   }
   const v2 = data.allowed_tools;
   if (v2 !== undefined) {
@@ -32382,14 +33549,14 @@ function accept108(data) {
   }
   return true;
 }
-function accept109(data) {
+function accept113(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
-  if (!accept107(v0)) return false;
+  if (!accept111(v0)) return false;
   const v2 = data.source;
   if (v2 === undefined) return false;
-  if (!accept110(v2)) return false;
+  if (!accept114(v2)) return false;
   const v4 = data.effective_policy;
   if (v4 === undefined) return false;
   if (!accept52(v4)) return false;
@@ -32398,12 +33565,12 @@ function accept109(data) {
   }
   return true;
 }
-function accept110(data) {
+function accept114(data) {
   if (typeof data !== "string") return false;
   if (!(data === "composer" || data === "defaulted" || data === "inherited_from_parent_turn" || data === "task_permission_cap" || data === "system")) return false;
   return true;
 }
-function accept111(data) {
+function accept115(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32420,13 +33587,13 @@ function accept111(data) {
   if (v2 > 9007199254740991) return false;
   const v3 = data.request;
   if (v3 === undefined) return false;
-  if (!accept103(v3)) return false;
+  if (!accept107(v3)) return false;
   for (const k5 in data) {
     if (!(k5 === "thread_id" || k5 === "turn_id" || k5 === "sequence" || k5 === "request")) return false;
   }
   return true;
 }
-function accept112(data) {
+function accept116(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32447,7 +33614,7 @@ function accept112(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.resolution;
   if (v4 === undefined) return false;
-  if (!accept104(v4)) return false;
+  if (!accept108(v4)) return false;
   const v6 = data.resolved_at;
   if (v6 === undefined) return false;
   if (typeof v6 !== "string") return false;
@@ -32460,7 +33627,7 @@ function accept112(data) {
   }
   return true;
 }
-function accept113(data) {
+function accept117(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.request_id;
   if (v0 === undefined) return false;
@@ -32479,7 +33646,7 @@ function accept113(data) {
   }
   return true;
 }
-function accept114(data) {
+function accept118(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.request_id;
   if (v0 === undefined) return false;
@@ -32495,7 +33662,7 @@ function accept114(data) {
   if (v2.length > 256 && (v2.length > 512 || acceptCodePoints(v2) > 256)) return false;
   const v3 = data.resolution;
   if (v3 === undefined) return false;
-  if (!accept104(v3)) return false;
+  if (!accept108(v3)) return false;
   const v5 = data.resolved_at;
   if (v5 === undefined) return false;
   if (typeof v5 !== "string") return false;
@@ -32504,7 +33671,18 @@ function accept114(data) {
   }
   return true;
 }
-function accept115(data) {
+function accept119(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.inviter_display;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256 && (v0.length > 512 || acceptCodePoints(v0) > 256)) return false;
+  for (const k1 in data) {
+    if (!(k1 === "inviter_display")) return false;
+  }
+  return true;
+}
+function accept120(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.shell;
   if (v0 === undefined) return false;
@@ -32559,7 +33737,7 @@ function accept115(data) {
   }
   return true;
 }
-function accept116(data) {
+function accept121(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.call_id;
   if (v0 === undefined) return false;
@@ -32584,7 +33762,7 @@ function accept116(data) {
   if (v4.length > 4) return false;
   for (let i5 = 0; i5 < v4.length; i5++) {
     const e6 = v4[i5];
-    if (!accept118(e6)) return false;
+    if (!accept123(e6)) return false;
   }
   const v8 = data.args_json;
   if (v8 === undefined) return false;
@@ -32603,7 +33781,7 @@ function accept116(data) {
   }
   return true;
 }
-function accept117(data) {
+function accept122(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32626,7 +33804,7 @@ function accept117(data) {
   if (v4 > 2) return false;
   const v5 = data.question;
   if (v5 === undefined) return false;
-  if (!accept116(v5)) return false;
+  if (!accept121(v5)) return false;
   const v7 = data.already_surfaced;
   if (v7 === undefined) return false;
   if (typeof v7 !== "boolean") return false;
@@ -32635,7 +33813,7 @@ function accept117(data) {
   }
   return true;
 }
-function accept118(data) {
+function accept123(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.id;
   if (v0 === undefined) return false;
@@ -32654,12 +33832,12 @@ function accept118(data) {
   }
   return true;
 }
-function accept119(data) {
+function accept124(data) {
   if (typeof data !== "string") return false;
   if (!(data === "answered" || data === "cancelled" || data === "expired")) return false;
   return true;
 }
-function accept120(data) {
+function accept125(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32682,7 +33860,7 @@ function accept120(data) {
   if (v4 > 2) return false;
   const v5 = data.resolution;
   if (v5 === undefined) return false;
-  if (!accept119(v5)) return false;
+  if (!accept124(v5)) return false;
   const v7 = data.option_id;
   if (v7 !== undefined) {
     if (typeof v7 !== "string") return false;
@@ -32695,7 +33873,7 @@ function accept120(data) {
   }
   return true;
 }
-function accept121(data) {
+function accept126(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32723,7 +33901,7 @@ function accept121(data) {
   }
   return true;
 }
-function accept122(data) {
+function accept127(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32750,7 +33928,7 @@ function accept122(data) {
   }
   return true;
 }
-function accept123(data) {
+function accept128(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32770,7 +33948,7 @@ function accept123(data) {
   }
   return true;
 }
-function accept124(data) {
+function accept129(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.turn;
   if (v0 === undefined) return false;
@@ -32784,16 +33962,16 @@ function accept124(data) {
   }
   return true;
 }
-function accept125(data) {
+function accept130(data) {
   if (typeof data !== "string") return false;
   if (!(data === "unrestricted" || data === "workspace_write" || data === "read_only")) return false;
   return true;
 }
-function accept126(data) {
+function accept131(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
-  if (!accept125(v0)) return false;
+  if (!accept130(v0)) return false;
   const v2 = data.cwd;
   if (v2 === undefined) return false;
   if (typeof v2 !== "string") return false;
@@ -32823,7 +34001,7 @@ function accept126(data) {
   }
   return true;
 }
-function accept127(data) {
+function accept132(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -32844,7 +34022,7 @@ function accept127(data) {
   }
   return true;
 }
-function accept128(data) {
+function accept133(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.capability;
   if (v0 === undefined) return false;
@@ -32861,12 +34039,12 @@ function accept128(data) {
   }
   return true;
 }
-function accept129(data) {
+function accept134(data) {
   if (typeof data !== "string") return false;
   if (!(data === "active" || data === "partially_active" || data === "unavailable")) return false;
   return true;
 }
-function accept130(data) {
+function accept135(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.parent_thread_id;
   if (v0 === undefined) return false;
@@ -32878,19 +34056,19 @@ function accept130(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.parent_mode;
   if (v2 === undefined) return false;
-  if (!accept107(v2)) return false;
+  if (!accept111(v2)) return false;
   const v4 = data.capped_policy;
   if (v4 === undefined) return false;
   if (!accept52(v4)) return false;
   const v6 = data.source;
   if (v6 === undefined) return false;
-  if (!accept110(v6)) return false;
+  if (!accept114(v6)) return false;
   for (const k8 in data) {
     if (!(k8 === "parent_thread_id" || k8 === "parent_turn_id" || k8 === "parent_mode" || k8 === "capped_policy" || k8 === "source")) return false;
   }
   return true;
 }
-function accept131(data) {
+function accept136(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32905,7 +34083,7 @@ function accept131(data) {
   if (!Array.isArray(v2)) return false;
   for (let i3 = 0; i3 < v2.length; i3++) {
     const e4 = v2[i3];
-    if (!accept153(e4)) return false;
+    if (!accept161(e4)) return false;
   }
   const v6 = data.capabilities;
   if (v6 !== undefined) {
@@ -32933,22 +34111,26 @@ function accept131(data) {
   }
   const v16 = data.permission_profile;
   if (v16 !== undefined) {
-    if (!accept108(v16)) return false;
+    if (!accept112(v16)) return false;
   }
   const v18 = data.sandbox_policy;
   if (v18 !== undefined) {
-    if (!accept100(v18)) return false;
+    if (!accept104(v18)) return false;
   }
   const v20 = data.mode;
   if (v20 !== undefined) {
-    if (!accept101(v20)) return false;
+    if (!accept105(v20)) return false;
   }
-  for (const k22 in data) {
-    if (!(k22 === "thread_id" || k22 === "turn_id" || k22 === "input" || k22 === "capabilities" || k22 === "model" || k22 === "model_provider" || k22 === "execution_backend" || k22 === "cli_runtime_options" || k22 === "permission_profile" || k22 === "sandbox_policy" || k22 === "mode")) return false;
+  const v22 = data.private_delivery;
+  if (v22 !== undefined) {
+    if (!accept119(v22)) return false;
+  }
+  for (const k24 in data) {
+    if (!(k24 === "thread_id" || k24 === "turn_id" || k24 === "input" || k24 === "capabilities" || k24 === "model" || k24 === "model_provider" || k24 === "execution_backend" || k24 === "cli_runtime_options" || k24 === "permission_profile" || k24 === "sandbox_policy" || k24 === "mode" || k24 === "private_delivery")) return false;
   }
   return true;
 }
-function accept132(data) {
+function accept137(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.turn;
   if (v0 === undefined) return false;
@@ -32958,7 +34140,7 @@ function accept132(data) {
   }
   return true;
 }
-function accept133(data) {
+function accept138(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -32981,12 +34163,12 @@ function accept133(data) {
   }
   return true;
 }
-function accept134(data) {
+function accept139(data) {
   if (typeof data !== "string") return false;
   if (!(data === "InProgress" || data === "Completed" || data === "Failed" || data === "Interrupted" || data === "Blocked")) return false;
   return true;
 }
-function accept135(data) {
+function accept140(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -33020,7 +34202,7 @@ function accept135(data) {
   }
   return true;
 }
-function accept136(data) {
+function accept141(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.input_tokens;
   if (v0 === undefined) return false;
@@ -33042,7 +34224,94 @@ function accept136(data) {
   }
   return true;
 }
-function accept137(data) {
+function accept142(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.link_url;
+  if (v4 === undefined) return false;
+  if (!(typeof v4 === "string" || v4 === null)) return false;
+  if (typeof v4 === "string") {
+    if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  }
+  const v5 = data.renewal;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "boolean") return false;
+  const v6 = data.requested;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "boolean") return false;
+  for (const k7 in data) {
+    if (!(k7 === "thread_id" || k7 === "turn_id" || k7 === "sequence" || k7 === "item_id" || k7 === "link_url" || k7 === "renewal" || k7 === "requested")) return false;
+  }
+  return true;
+}
+function accept143(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.revoke_url;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  for (const k5 in data) {
+    if (!(k5 === "thread_id" || k5 === "turn_id" || k5 === "sequence" || k5 === "item_id" || k5 === "revoke_url")) return false;
+  }
+  return true;
+}
+function accept144(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.update_url;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  const v5 = data.new_limit;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  if (!acceptPattern144_0.test(v5)) return false;
+  for (const k6 in data) {
+    if (!(k6 === "thread_id" || k6 === "turn_id" || k6 === "sequence" || k6 === "item_id" || k6 === "update_url" || k6 === "new_limit")) return false;
+  }
+  return true;
+}
+function accept145(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.blockId;
   if (v0 === undefined) return false;
@@ -33052,10 +34321,10 @@ function accept137(data) {
   if (typeof v1 !== "string") return false;
   const v2 = data.presentation;
   if (v2 === undefined) return false;
-  if (!accept138(v2)) return false;
+  if (!accept146(v2)) return false;
   const v4 = data.state;
   if (v4 === undefined) return false;
-  if (!accept139(v4)) return false;
+  if (!accept147(v4)) return false;
   const v6 = data.counts;
   if (v6 === undefined) return false;
   if (typeof v6 !== "object" || v6 === null || Array.isArray(v6)) return false;
@@ -33115,7 +34384,7 @@ function accept137(data) {
   }
   return true;
 }
-function accept138(data) {
+function accept146(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.title;
   if (v0 === undefined) return false;
@@ -33132,22 +34401,22 @@ function accept138(data) {
   }
   return true;
 }
-function accept139(data) {
+function accept147(data) {
   if (typeof data !== "string") return false;
   if (!(data === "running" || data === "awaiting_approval" || data === "blocked" || data === "completed" || data === "failed" || data === "interrupted")) return false;
   return true;
 }
-function accept140(data) {
+function accept148(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.workItemId;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
   const v1 = data.item;
   if (v1 === undefined) return false;
-  if (!accept81(v1)) return false;
+  if (!accept85(v1)) return false;
   const v3 = data.status;
   if (v3 === undefined) return false;
-  if (!accept90(v3)) return false;
+  if (!accept94(v3)) return false;
   const v5 = data.itemType;
   if (v5 === undefined) return false;
   if (typeof v5 !== "string") return false;
@@ -33183,7 +34452,7 @@ function accept140(data) {
   }
   return true;
 }
-function accept141(data) {
+function accept149(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -33226,7 +34495,7 @@ function accept141(data) {
   }
   return true;
 }
-function accept142(data) {
+function accept150(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -33247,7 +34516,7 @@ function accept142(data) {
   }
   return true;
 }
-function accept143(data) {
+function accept151(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.workspaceId;
   if (v0 === undefined) return false;
@@ -33278,7 +34547,7 @@ function accept143(data) {
   if (!Array.isArray(v6)) return false;
   for (let i7 = 0; i7 < v6.length; i7++) {
     const e8 = v6[i7];
-    if (!accept140(e8)) return false;
+    if (!accept148(e8)) return false;
   }
   const v10 = data.removedWorkItemIds;
   if (v10 === undefined) return false;
@@ -33292,23 +34561,23 @@ function accept143(data) {
   }
   return true;
 }
-function accept144(data) {
+function accept152(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
   if (v0 === "newest") {
-    if (!accept147(data)) return false;
+    if (!accept155(data)) return false;
   } else if (v0 === "oldest") {
-    if (!accept148(data)) return false;
+    if (!accept156(data)) return false;
   } else if (v0 === "before") {
-    if (!accept146(data)) return false;
+    if (!accept154(data)) return false;
   } else if (v0 === "after") {
-    if (!accept145(data)) return false;
+    if (!accept153(data)) return false;
   } else return false;
   return true;
 }
-function accept145(data) {
+function accept153(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -33322,7 +34591,7 @@ function accept145(data) {
   }
   return true;
 }
-function accept146(data) {
+function accept154(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -33336,7 +34605,7 @@ function accept146(data) {
   }
   return true;
 }
-function accept147(data) {
+function accept155(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -33347,7 +34616,7 @@ function accept147(data) {
   }
   return true;
 }
-function accept148(data) {
+function accept156(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -33358,7 +34627,7 @@ function accept148(data) {
   }
   return true;
 }
-function accept149(data) {
+function accept157(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -33368,7 +34637,7 @@ function accept149(data) {
   if (typeof v1 !== "string") return false;
   const v2 = data.anchor;
   if (v2 === undefined) return false;
-  if (!accept144(v2)) return false;
+  if (!accept152(v2)) return false;
   const v4 = data.limit;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -33380,7 +34649,7 @@ function accept149(data) {
   }
   return true;
 }
-function accept150(data) {
+function accept158(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.workspaceId;
   if (v0 === undefined) return false;
@@ -33408,23 +34677,23 @@ function accept150(data) {
   if (v5 > 9007199254740991) return false;
   const v6 = data.work;
   if (v6 === undefined) return false;
-  if (!accept137(v6)) return false;
+  if (!accept145(v6)) return false;
   const v8 = data.items;
   if (v8 === undefined) return false;
   if (!Array.isArray(v8)) return false;
   for (let i9 = 0; i9 < v8.length; i9++) {
     const e10 = v8[i9];
-    if (!accept140(e10)) return false;
+    if (!accept148(e10)) return false;
   }
   const v12 = data.page;
   if (v12 === undefined) return false;
-  if (!accept151(v12)) return false;
+  if (!accept159(v12)) return false;
   for (const k14 in data) {
     if (!(k14 === "workspaceId" || k14 === "threadId" || k14 === "turnId" || k14 === "projectionVersion" || k14 === "sourceHighWatermark" || k14 === "projectionUpdatedAtUnixMicros" || k14 === "work" || k14 === "items" || k14 === "page")) return false;
   }
   return true;
 }
-function accept151(data) {
+function accept159(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.beforeCursor;
   if (v0 === undefined) return false;
@@ -33443,7 +34712,7 @@ function accept151(data) {
   }
   return true;
 }
-function accept152(data) {
+function accept160(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -33468,39 +34737,39 @@ function accept152(data) {
   if (v4 > 9007199254740991) return false;
   const v5 = data.work;
   if (v5 === undefined) return false;
-  if (!accept137(v5)) return false;
+  if (!accept145(v5)) return false;
   for (const k7 in data) {
     if (!(k7 === "threadId" || k7 === "turnId" || k7 === "projectionVersion" || k7 === "sourceHighWatermark" || k7 === "projectionUpdatedAtUnixMicros" || k7 === "work")) return false;
   }
   return true;
 }
-function accept153(data) {
+function accept161(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
   if (v0 === "text") {
-    if (!accept161(data)) return false;
+    if (!accept169(data)) return false;
   } else if (v0 === "localFile") {
-    if (!accept158(data)) return false;
+    if (!accept166(data)) return false;
   } else if (v0 === "localImage") {
-    if (!accept159(data)) return false;
+    if (!accept167(data)) return false;
   } else if (v0 === "image") {
-    if (!accept157(data)) return false;
+    if (!accept165(data)) return false;
   } else if (v0 === "artifact") {
-    if (!accept154(data)) return false;
-  } else if (v0 === "mention") {
-    if (!accept160(data)) return false;
-  } else if (v0 === "file") {
-    if (!accept156(data)) return false;
-  } else if (v0 === "audio") {
-    if (!accept155(data)) return false;
-  } else if (v0 === "video") {
     if (!accept162(data)) return false;
+  } else if (v0 === "mention") {
+    if (!accept168(data)) return false;
+  } else if (v0 === "file") {
+    if (!accept164(data)) return false;
+  } else if (v0 === "audio") {
+    if (!accept163(data)) return false;
+  } else if (v0 === "video") {
+    if (!accept170(data)) return false;
   } else return false;
   return true;
 }
-function accept154(data) {
+function accept162(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33514,7 +34783,7 @@ function accept154(data) {
   }
   return true;
 }
-function accept155(data) {
+function accept163(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33532,7 +34801,7 @@ function accept155(data) {
   }
   return true;
 }
-function accept156(data) {
+function accept164(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33554,7 +34823,7 @@ function accept156(data) {
   }
   return true;
 }
-function accept157(data) {
+function accept165(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33568,7 +34837,7 @@ function accept157(data) {
   }
   return true;
 }
-function accept158(data) {
+function accept166(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33582,7 +34851,7 @@ function accept158(data) {
   }
   return true;
 }
-function accept159(data) {
+function accept167(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33596,7 +34865,7 @@ function accept159(data) {
   }
   return true;
 }
-function accept160(data) {
+function accept168(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33613,7 +34882,7 @@ function accept160(data) {
   }
   return true;
 }
-function accept161(data) {
+function accept169(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -33635,7 +34904,7 @@ function accept161(data) {
   }
   return true;
 }
-function accept162(data) {
+function accept170(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -34384,7 +35653,7 @@ exports.TurnHandoffStartedNotification = function fast80(data, options) {
   fast80.errors = full80.errors;
   return valid;
 };
-exports.TurnItem = function fast81(data, options) {
+exports.TurnInviteCodeDelivery = function fast81(data, options) {
   if (accept81(data)) {
     fast81.errors = null;
     return true;
@@ -34393,7 +35662,7 @@ exports.TurnItem = function fast81(data, options) {
   fast81.errors = full81.errors;
   return valid;
 };
-exports.TurnItemAgentMessage = function fast82(data, options) {
+exports.TurnInviteCodePrivate = function fast82(data, options) {
   if (accept82(data)) {
     fast82.errors = null;
     return true;
@@ -34402,7 +35671,7 @@ exports.TurnItemAgentMessage = function fast82(data, options) {
   fast82.errors = full82.errors;
   return valid;
 };
-exports.TurnItemCommandExecution = function fast83(data, options) {
+exports.TurnInviteCodeRedacted = function fast83(data, options) {
   if (accept83(data)) {
     fast83.errors = null;
     return true;
@@ -34411,7 +35680,7 @@ exports.TurnItemCommandExecution = function fast83(data, options) {
   fast83.errors = full83.errors;
   return valid;
 };
-exports.TurnItemDownload = function fast84(data, options) {
+exports.TurnInviteDeliveryNotification = function fast84(data, options) {
   if (accept84(data)) {
     fast84.errors = null;
     return true;
@@ -34420,7 +35689,7 @@ exports.TurnItemDownload = function fast84(data, options) {
   fast84.errors = full84.errors;
   return valid;
 };
-exports.TurnItemDynamicToolCall = function fast85(data, options) {
+exports.TurnItem = function fast85(data, options) {
   if (accept85(data)) {
     fast85.errors = null;
     return true;
@@ -34429,7 +35698,7 @@ exports.TurnItemDynamicToolCall = function fast85(data, options) {
   fast85.errors = full85.errors;
   return valid;
 };
-exports.TurnItemEvent = function fast86(data, options) {
+exports.TurnItemAgentMessage = function fast86(data, options) {
   if (accept86(data)) {
     fast86.errors = null;
     return true;
@@ -34438,7 +35707,7 @@ exports.TurnItemEvent = function fast86(data, options) {
   fast86.errors = full86.errors;
   return valid;
 };
-exports.TurnItemFileChange = function fast87(data, options) {
+exports.TurnItemCommandExecution = function fast87(data, options) {
   if (accept87(data)) {
     fast87.errors = null;
     return true;
@@ -34447,7 +35716,7 @@ exports.TurnItemFileChange = function fast87(data, options) {
   fast87.errors = full87.errors;
   return valid;
 };
-exports.TurnItemOutputPolicy = function fast88(data, options) {
+exports.TurnItemDownload = function fast88(data, options) {
   if (accept88(data)) {
     fast88.errors = null;
     return true;
@@ -34456,7 +35725,7 @@ exports.TurnItemOutputPolicy = function fast88(data, options) {
   fast88.errors = full88.errors;
   return valid;
 };
-exports.TurnItemReasoning = function fast89(data, options) {
+exports.TurnItemDynamicToolCall = function fast89(data, options) {
   if (accept89(data)) {
     fast89.errors = null;
     return true;
@@ -34465,7 +35734,7 @@ exports.TurnItemReasoning = function fast89(data, options) {
   fast89.errors = full89.errors;
   return valid;
 };
-exports.TurnItemStatus = function fast90(data, options) {
+exports.TurnItemEvent = function fast90(data, options) {
   if (accept90(data)) {
     fast90.errors = null;
     return true;
@@ -34474,7 +35743,7 @@ exports.TurnItemStatus = function fast90(data, options) {
   fast90.errors = full90.errors;
   return valid;
 };
-exports.TurnItemSystemEvent = function fast91(data, options) {
+exports.TurnItemFileChange = function fast91(data, options) {
   if (accept91(data)) {
     fast91.errors = null;
     return true;
@@ -34483,7 +35752,7 @@ exports.TurnItemSystemEvent = function fast91(data, options) {
   fast91.errors = full91.errors;
   return valid;
 };
-exports.TurnItemTask = function fast92(data, options) {
+exports.TurnItemOutputPolicy = function fast92(data, options) {
   if (accept92(data)) {
     fast92.errors = null;
     return true;
@@ -34492,7 +35761,7 @@ exports.TurnItemTask = function fast92(data, options) {
   fast92.errors = full92.errors;
   return valid;
 };
-exports.TurnItemToolError = function fast93(data, options) {
+exports.TurnItemReasoning = function fast93(data, options) {
   if (accept93(data)) {
     fast93.errors = null;
     return true;
@@ -34501,7 +35770,7 @@ exports.TurnItemToolError = function fast93(data, options) {
   fast93.errors = full93.errors;
   return valid;
 };
-exports.TurnItemToolOutcome = function fast94(data, options) {
+exports.TurnItemStatus = function fast94(data, options) {
   if (accept94(data)) {
     fast94.errors = null;
     return true;
@@ -34510,7 +35779,7 @@ exports.TurnItemToolOutcome = function fast94(data, options) {
   fast94.errors = full94.errors;
   return valid;
 };
-exports.TurnItemUserMessage = function fast95(data, options) {
+exports.TurnItemSystemEvent = function fast95(data, options) {
   if (accept95(data)) {
     fast95.errors = null;
     return true;
@@ -34519,7 +35788,7 @@ exports.TurnItemUserMessage = function fast95(data, options) {
   fast95.errors = full95.errors;
   return valid;
 };
-exports.TurnItemWebFetch = function fast96(data, options) {
+exports.TurnItemTask = function fast96(data, options) {
   if (accept96(data)) {
     fast96.errors = null;
     return true;
@@ -34528,7 +35797,7 @@ exports.TurnItemWebFetch = function fast96(data, options) {
   fast96.errors = full96.errors;
   return valid;
 };
-exports.TurnItemWebSearch = function fast97(data, options) {
+exports.TurnItemToolError = function fast97(data, options) {
   if (accept97(data)) {
     fast97.errors = null;
     return true;
@@ -34537,7 +35806,7 @@ exports.TurnItemWebSearch = function fast97(data, options) {
   fast97.errors = full97.errors;
   return valid;
 };
-exports.TurnItemsParams = function fast98(data, options) {
+exports.TurnItemToolOutcome = function fast98(data, options) {
   if (accept98(data)) {
     fast98.errors = null;
     return true;
@@ -34546,7 +35815,7 @@ exports.TurnItemsParams = function fast98(data, options) {
   fast98.errors = full98.errors;
   return valid;
 };
-exports.TurnItemsResponse = function fast99(data, options) {
+exports.TurnItemUserMessage = function fast99(data, options) {
   if (accept99(data)) {
     fast99.errors = null;
     return true;
@@ -34555,7 +35824,7 @@ exports.TurnItemsResponse = function fast99(data, options) {
   fast99.errors = full99.errors;
   return valid;
 };
-exports.TurnLegacySandboxPolicy = function fast100(data, options) {
+exports.TurnItemWebFetch = function fast100(data, options) {
   if (accept100(data)) {
     fast100.errors = null;
     return true;
@@ -34564,7 +35833,7 @@ exports.TurnLegacySandboxPolicy = function fast100(data, options) {
   fast100.errors = full100.errors;
   return valid;
 };
-exports.TurnMode = function fast101(data, options) {
+exports.TurnItemWebSearch = function fast101(data, options) {
   if (accept101(data)) {
     fast101.errors = null;
     return true;
@@ -34573,7 +35842,7 @@ exports.TurnMode = function fast101(data, options) {
   fast101.errors = full101.errors;
   return valid;
 };
-exports.TurnNetworkPolicySnapshot = function fast102(data, options) {
+exports.TurnItemsParams = function fast102(data, options) {
   if (accept102(data)) {
     fast102.errors = null;
     return true;
@@ -34582,7 +35851,7 @@ exports.TurnNetworkPolicySnapshot = function fast102(data, options) {
   fast102.errors = full102.errors;
   return valid;
 };
-exports.TurnPermissionApprovalRequest = function fast103(data, options) {
+exports.TurnItemsResponse = function fast103(data, options) {
   if (accept103(data)) {
     fast103.errors = null;
     return true;
@@ -34591,7 +35860,7 @@ exports.TurnPermissionApprovalRequest = function fast103(data, options) {
   fast103.errors = full103.errors;
   return valid;
 };
-exports.TurnPermissionApprovalResolution = function fast104(data, options) {
+exports.TurnLegacySandboxPolicy = function fast104(data, options) {
   if (accept104(data)) {
     fast104.errors = null;
     return true;
@@ -34600,7 +35869,7 @@ exports.TurnPermissionApprovalResolution = function fast104(data, options) {
   fast104.errors = full104.errors;
   return valid;
 };
-exports.TurnPermissionApprovalScope = function fast105(data, options) {
+exports.TurnMode = function fast105(data, options) {
   if (accept105(data)) {
     fast105.errors = null;
     return true;
@@ -34609,7 +35878,7 @@ exports.TurnPermissionApprovalScope = function fast105(data, options) {
   fast105.errors = full105.errors;
   return valid;
 };
-exports.TurnPermissionAuditEvent = function fast106(data, options) {
+exports.TurnNetworkPolicySnapshot = function fast106(data, options) {
   if (accept106(data)) {
     fast106.errors = null;
     return true;
@@ -34618,7 +35887,7 @@ exports.TurnPermissionAuditEvent = function fast106(data, options) {
   fast106.errors = full106.errors;
   return valid;
 };
-exports.TurnPermissionMode = function fast107(data, options) {
+exports.TurnPermissionApprovalRequest = function fast107(data, options) {
   if (accept107(data)) {
     fast107.errors = null;
     return true;
@@ -34627,7 +35896,7 @@ exports.TurnPermissionMode = function fast107(data, options) {
   fast107.errors = full107.errors;
   return valid;
 };
-exports.TurnPermissionProfileSelection = function fast108(data, options) {
+exports.TurnPermissionApprovalResolution = function fast108(data, options) {
   if (accept108(data)) {
     fast108.errors = null;
     return true;
@@ -34636,7 +35905,7 @@ exports.TurnPermissionProfileSelection = function fast108(data, options) {
   fast108.errors = full108.errors;
   return valid;
 };
-exports.TurnPermissionProfileSnapshot = function fast109(data, options) {
+exports.TurnPermissionApprovalScope = function fast109(data, options) {
   if (accept109(data)) {
     fast109.errors = null;
     return true;
@@ -34645,7 +35914,7 @@ exports.TurnPermissionProfileSnapshot = function fast109(data, options) {
   fast109.errors = full109.errors;
   return valid;
 };
-exports.TurnPermissionProfileSource = function fast110(data, options) {
+exports.TurnPermissionAuditEvent = function fast110(data, options) {
   if (accept110(data)) {
     fast110.errors = null;
     return true;
@@ -34654,7 +35923,7 @@ exports.TurnPermissionProfileSource = function fast110(data, options) {
   fast110.errors = full110.errors;
   return valid;
 };
-exports.TurnPermissionRequestOpenedNotification = function fast111(data, options) {
+exports.TurnPermissionMode = function fast111(data, options) {
   if (accept111(data)) {
     fast111.errors = null;
     return true;
@@ -34663,7 +35932,7 @@ exports.TurnPermissionRequestOpenedNotification = function fast111(data, options
   fast111.errors = full111.errors;
   return valid;
 };
-exports.TurnPermissionRequestResolvedNotification = function fast112(data, options) {
+exports.TurnPermissionProfileSelection = function fast112(data, options) {
   if (accept112(data)) {
     fast112.errors = null;
     return true;
@@ -34672,7 +35941,7 @@ exports.TurnPermissionRequestResolvedNotification = function fast112(data, optio
   fast112.errors = full112.errors;
   return valid;
 };
-exports.TurnPermissionRequestRespondParams = function fast113(data, options) {
+exports.TurnPermissionProfileSnapshot = function fast113(data, options) {
   if (accept113(data)) {
     fast113.errors = null;
     return true;
@@ -34681,7 +35950,7 @@ exports.TurnPermissionRequestRespondParams = function fast113(data, options) {
   fast113.errors = full113.errors;
   return valid;
 };
-exports.TurnPermissionRequestRespondResponse = function fast114(data, options) {
+exports.TurnPermissionProfileSource = function fast114(data, options) {
   if (accept114(data)) {
     fast114.errors = null;
     return true;
@@ -34690,7 +35959,7 @@ exports.TurnPermissionRequestRespondResponse = function fast114(data, options) {
   fast114.errors = full114.errors;
   return valid;
 };
-exports.TurnProcessPolicySnapshot = function fast115(data, options) {
+exports.TurnPermissionRequestOpenedNotification = function fast115(data, options) {
   if (accept115(data)) {
     fast115.errors = null;
     return true;
@@ -34699,7 +35968,7 @@ exports.TurnProcessPolicySnapshot = function fast115(data, options) {
   fast115.errors = full115.errors;
   return valid;
 };
-exports.TurnQuestion = function fast116(data, options) {
+exports.TurnPermissionRequestResolvedNotification = function fast116(data, options) {
   if (accept116(data)) {
     fast116.errors = null;
     return true;
@@ -34708,7 +35977,7 @@ exports.TurnQuestion = function fast116(data, options) {
   fast116.errors = full116.errors;
   return valid;
 };
-exports.TurnQuestionOpenedNotification = function fast117(data, options) {
+exports.TurnPermissionRequestRespondParams = function fast117(data, options) {
   if (accept117(data)) {
     fast117.errors = null;
     return true;
@@ -34717,7 +35986,7 @@ exports.TurnQuestionOpenedNotification = function fast117(data, options) {
   fast117.errors = full117.errors;
   return valid;
 };
-exports.TurnQuestionOption = function fast118(data, options) {
+exports.TurnPermissionRequestRespondResponse = function fast118(data, options) {
   if (accept118(data)) {
     fast118.errors = null;
     return true;
@@ -34726,7 +35995,7 @@ exports.TurnQuestionOption = function fast118(data, options) {
   fast118.errors = full118.errors;
   return valid;
 };
-exports.TurnQuestionResolution = function fast119(data, options) {
+exports.TurnPrivateDelivery = function fast119(data, options) {
   if (accept119(data)) {
     fast119.errors = null;
     return true;
@@ -34735,7 +36004,7 @@ exports.TurnQuestionResolution = function fast119(data, options) {
   fast119.errors = full119.errors;
   return valid;
 };
-exports.TurnQuestionResolvedNotification = function fast120(data, options) {
+exports.TurnProcessPolicySnapshot = function fast120(data, options) {
   if (accept120(data)) {
     fast120.errors = null;
     return true;
@@ -34744,7 +36013,7 @@ exports.TurnQuestionResolvedNotification = function fast120(data, options) {
   fast120.errors = full120.errors;
   return valid;
 };
-exports.TurnQuestionRespondParams = function fast121(data, options) {
+exports.TurnQuestion = function fast121(data, options) {
   if (accept121(data)) {
     fast121.errors = null;
     return true;
@@ -34753,7 +36022,7 @@ exports.TurnQuestionRespondParams = function fast121(data, options) {
   fast121.errors = full121.errors;
   return valid;
 };
-exports.TurnQuestionRespondResponse = function fast122(data, options) {
+exports.TurnQuestionOpenedNotification = function fast122(data, options) {
   if (accept122(data)) {
     fast122.errors = null;
     return true;
@@ -34762,7 +36031,7 @@ exports.TurnQuestionRespondResponse = function fast122(data, options) {
   fast122.errors = full122.errors;
   return valid;
 };
-exports.TurnResumeParams = function fast123(data, options) {
+exports.TurnQuestionOption = function fast123(data, options) {
   if (accept123(data)) {
     fast123.errors = null;
     return true;
@@ -34771,7 +36040,7 @@ exports.TurnResumeParams = function fast123(data, options) {
   fast123.errors = full123.errors;
   return valid;
 };
-exports.TurnResumeResponse = function fast124(data, options) {
+exports.TurnQuestionResolution = function fast124(data, options) {
   if (accept124(data)) {
     fast124.errors = null;
     return true;
@@ -34780,7 +36049,7 @@ exports.TurnResumeResponse = function fast124(data, options) {
   fast124.errors = full124.errors;
   return valid;
 };
-exports.TurnSandboxMode = function fast125(data, options) {
+exports.TurnQuestionResolvedNotification = function fast125(data, options) {
   if (accept125(data)) {
     fast125.errors = null;
     return true;
@@ -34789,7 +36058,7 @@ exports.TurnSandboxMode = function fast125(data, options) {
   fast125.errors = full125.errors;
   return valid;
 };
-exports.TurnSandboxSnapshot = function fast126(data, options) {
+exports.TurnQuestionRespondParams = function fast126(data, options) {
   if (accept126(data)) {
     fast126.errors = null;
     return true;
@@ -34798,7 +36067,7 @@ exports.TurnSandboxSnapshot = function fast126(data, options) {
   fast126.errors = full126.errors;
   return valid;
 };
-exports.TurnSecurityBackendSnapshot = function fast127(data, options) {
+exports.TurnQuestionRespondResponse = function fast127(data, options) {
   if (accept127(data)) {
     fast127.errors = null;
     return true;
@@ -34807,7 +36076,7 @@ exports.TurnSecurityBackendSnapshot = function fast127(data, options) {
   fast127.errors = full127.errors;
   return valid;
 };
-exports.TurnSecurityDegradation = function fast128(data, options) {
+exports.TurnResumeParams = function fast128(data, options) {
   if (accept128(data)) {
     fast128.errors = null;
     return true;
@@ -34816,7 +36085,7 @@ exports.TurnSecurityDegradation = function fast128(data, options) {
   fast128.errors = full128.errors;
   return valid;
 };
-exports.TurnSecurityEnforcementStatus = function fast129(data, options) {
+exports.TurnResumeResponse = function fast129(data, options) {
   if (accept129(data)) {
     fast129.errors = null;
     return true;
@@ -34825,7 +36094,7 @@ exports.TurnSecurityEnforcementStatus = function fast129(data, options) {
   fast129.errors = full129.errors;
   return valid;
 };
-exports.TurnSecurityParentCapSnapshot = function fast130(data, options) {
+exports.TurnSandboxMode = function fast130(data, options) {
   if (accept130(data)) {
     fast130.errors = null;
     return true;
@@ -34834,7 +36103,7 @@ exports.TurnSecurityParentCapSnapshot = function fast130(data, options) {
   fast130.errors = full130.errors;
   return valid;
 };
-exports.TurnStartParams = function fast131(data, options) {
+exports.TurnSandboxSnapshot = function fast131(data, options) {
   if (accept131(data)) {
     fast131.errors = null;
     return true;
@@ -34843,7 +36112,7 @@ exports.TurnStartParams = function fast131(data, options) {
   fast131.errors = full131.errors;
   return valid;
 };
-exports.TurnStartResponse = function fast132(data, options) {
+exports.TurnSecurityBackendSnapshot = function fast132(data, options) {
   if (accept132(data)) {
     fast132.errors = null;
     return true;
@@ -34852,7 +36121,7 @@ exports.TurnStartResponse = function fast132(data, options) {
   fast132.errors = full132.errors;
   return valid;
 };
-exports.TurnStartedNotification = function fast133(data, options) {
+exports.TurnSecurityDegradation = function fast133(data, options) {
   if (accept133(data)) {
     fast133.errors = null;
     return true;
@@ -34861,7 +36130,7 @@ exports.TurnStartedNotification = function fast133(data, options) {
   fast133.errors = full133.errors;
   return valid;
 };
-exports.TurnStatus = function fast134(data, options) {
+exports.TurnSecurityEnforcementStatus = function fast134(data, options) {
   if (accept134(data)) {
     fast134.errors = null;
     return true;
@@ -34870,7 +36139,7 @@ exports.TurnStatus = function fast134(data, options) {
   fast134.errors = full134.errors;
   return valid;
 };
-exports.TurnToolLoopBudgetExceededNotification = function fast135(data, options) {
+exports.TurnSecurityParentCapSnapshot = function fast135(data, options) {
   if (accept135(data)) {
     fast135.errors = null;
     return true;
@@ -34879,7 +36148,7 @@ exports.TurnToolLoopBudgetExceededNotification = function fast135(data, options)
   fast135.errors = full135.errors;
   return valid;
 };
-exports.TurnUsage = function fast136(data, options) {
+exports.TurnStartParams = function fast136(data, options) {
   if (accept136(data)) {
     fast136.errors = null;
     return true;
@@ -34888,7 +36157,7 @@ exports.TurnUsage = function fast136(data, options) {
   fast136.errors = full136.errors;
   return valid;
 };
-exports.TurnWorkBlock = function fast137(data, options) {
+exports.TurnStartResponse = function fast137(data, options) {
   if (accept137(data)) {
     fast137.errors = null;
     return true;
@@ -34897,7 +36166,7 @@ exports.TurnWorkBlock = function fast137(data, options) {
   fast137.errors = full137.errors;
   return valid;
 };
-exports.TurnWorkBlockPresentation = function fast138(data, options) {
+exports.TurnStartedNotification = function fast138(data, options) {
   if (accept138(data)) {
     fast138.errors = null;
     return true;
@@ -34906,7 +36175,7 @@ exports.TurnWorkBlockPresentation = function fast138(data, options) {
   fast138.errors = full138.errors;
   return valid;
 };
-exports.TurnWorkBlockState = function fast139(data, options) {
+exports.TurnStatus = function fast139(data, options) {
   if (accept139(data)) {
     fast139.errors = null;
     return true;
@@ -34915,7 +36184,7 @@ exports.TurnWorkBlockState = function fast139(data, options) {
   fast139.errors = full139.errors;
   return valid;
 };
-exports.TurnWorkItem = function fast140(data, options) {
+exports.TurnToolLoopBudgetExceededNotification = function fast140(data, options) {
   if (accept140(data)) {
     fast140.errors = null;
     return true;
@@ -34924,7 +36193,7 @@ exports.TurnWorkItem = function fast140(data, options) {
   fast140.errors = full140.errors;
   return valid;
 };
-exports.TurnWorkItemsChangedNotification = function fast141(data, options) {
+exports.TurnUsage = function fast141(data, options) {
   if (accept141(data)) {
     fast141.errors = null;
     return true;
@@ -34933,7 +36202,7 @@ exports.TurnWorkItemsChangedNotification = function fast141(data, options) {
   fast141.errors = full141.errors;
   return valid;
 };
-exports.TurnWorkItemsGetParams = function fast142(data, options) {
+exports.TurnWalletLinkPromptNotification = function fast142(data, options) {
   if (accept142(data)) {
     fast142.errors = null;
     return true;
@@ -34942,7 +36211,7 @@ exports.TurnWorkItemsGetParams = function fast142(data, options) {
   fast142.errors = full142.errors;
   return valid;
 };
-exports.TurnWorkItemsGetResponse = function fast143(data, options) {
+exports.TurnWalletRevokePromptNotification = function fast143(data, options) {
   if (accept143(data)) {
     fast143.errors = null;
     return true;
@@ -34951,7 +36220,7 @@ exports.TurnWorkItemsGetResponse = function fast143(data, options) {
   fast143.errors = full143.errors;
   return valid;
 };
-exports.TurnWorkPageAnchor = function fast144(data, options) {
+exports.TurnWalletUpdatePromptNotification = function fast144(data, options) {
   if (accept144(data)) {
     fast144.errors = null;
     return true;
@@ -34960,7 +36229,7 @@ exports.TurnWorkPageAnchor = function fast144(data, options) {
   fast144.errors = full144.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorAfter = function fast145(data, options) {
+exports.TurnWorkBlock = function fast145(data, options) {
   if (accept145(data)) {
     fast145.errors = null;
     return true;
@@ -34969,7 +36238,7 @@ exports.TurnWorkPageAnchorAfter = function fast145(data, options) {
   fast145.errors = full145.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorBefore = function fast146(data, options) {
+exports.TurnWorkBlockPresentation = function fast146(data, options) {
   if (accept146(data)) {
     fast146.errors = null;
     return true;
@@ -34978,7 +36247,7 @@ exports.TurnWorkPageAnchorBefore = function fast146(data, options) {
   fast146.errors = full146.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorNewest = function fast147(data, options) {
+exports.TurnWorkBlockState = function fast147(data, options) {
   if (accept147(data)) {
     fast147.errors = null;
     return true;
@@ -34987,7 +36256,7 @@ exports.TurnWorkPageAnchorNewest = function fast147(data, options) {
   fast147.errors = full147.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorOldest = function fast148(data, options) {
+exports.TurnWorkItem = function fast148(data, options) {
   if (accept148(data)) {
     fast148.errors = null;
     return true;
@@ -34996,7 +36265,7 @@ exports.TurnWorkPageAnchorOldest = function fast148(data, options) {
   fast148.errors = full148.errors;
   return valid;
 };
-exports.TurnWorkPageParams = function fast149(data, options) {
+exports.TurnWorkItemsChangedNotification = function fast149(data, options) {
   if (accept149(data)) {
     fast149.errors = null;
     return true;
@@ -35005,7 +36274,7 @@ exports.TurnWorkPageParams = function fast149(data, options) {
   fast149.errors = full149.errors;
   return valid;
 };
-exports.TurnWorkPageResponse = function fast150(data, options) {
+exports.TurnWorkItemsGetParams = function fast150(data, options) {
   if (accept150(data)) {
     fast150.errors = null;
     return true;
@@ -35014,7 +36283,7 @@ exports.TurnWorkPageResponse = function fast150(data, options) {
   fast150.errors = full150.errors;
   return valid;
 };
-exports.TurnWorkPageState = function fast151(data, options) {
+exports.TurnWorkItemsGetResponse = function fast151(data, options) {
   if (accept151(data)) {
     fast151.errors = null;
     return true;
@@ -35023,7 +36292,7 @@ exports.TurnWorkPageState = function fast151(data, options) {
   fast151.errors = full151.errors;
   return valid;
 };
-exports.TurnWorkStateChangedNotification = function fast152(data, options) {
+exports.TurnWorkPageAnchor = function fast152(data, options) {
   if (accept152(data)) {
     fast152.errors = null;
     return true;
@@ -35032,7 +36301,7 @@ exports.TurnWorkStateChangedNotification = function fast152(data, options) {
   fast152.errors = full152.errors;
   return valid;
 };
-exports.UserInput = function fast153(data, options) {
+exports.TurnWorkPageAnchorAfter = function fast153(data, options) {
   if (accept153(data)) {
     fast153.errors = null;
     return true;
@@ -35041,7 +36310,7 @@ exports.UserInput = function fast153(data, options) {
   fast153.errors = full153.errors;
   return valid;
 };
-exports.UserInputArtifact = function fast154(data, options) {
+exports.TurnWorkPageAnchorBefore = function fast154(data, options) {
   if (accept154(data)) {
     fast154.errors = null;
     return true;
@@ -35050,7 +36319,7 @@ exports.UserInputArtifact = function fast154(data, options) {
   fast154.errors = full154.errors;
   return valid;
 };
-exports.UserInputAudio = function fast155(data, options) {
+exports.TurnWorkPageAnchorNewest = function fast155(data, options) {
   if (accept155(data)) {
     fast155.errors = null;
     return true;
@@ -35059,7 +36328,7 @@ exports.UserInputAudio = function fast155(data, options) {
   fast155.errors = full155.errors;
   return valid;
 };
-exports.UserInputFile = function fast156(data, options) {
+exports.TurnWorkPageAnchorOldest = function fast156(data, options) {
   if (accept156(data)) {
     fast156.errors = null;
     return true;
@@ -35068,7 +36337,7 @@ exports.UserInputFile = function fast156(data, options) {
   fast156.errors = full156.errors;
   return valid;
 };
-exports.UserInputImage = function fast157(data, options) {
+exports.TurnWorkPageParams = function fast157(data, options) {
   if (accept157(data)) {
     fast157.errors = null;
     return true;
@@ -35077,7 +36346,7 @@ exports.UserInputImage = function fast157(data, options) {
   fast157.errors = full157.errors;
   return valid;
 };
-exports.UserInputLocalFile = function fast158(data, options) {
+exports.TurnWorkPageResponse = function fast158(data, options) {
   if (accept158(data)) {
     fast158.errors = null;
     return true;
@@ -35086,7 +36355,7 @@ exports.UserInputLocalFile = function fast158(data, options) {
   fast158.errors = full158.errors;
   return valid;
 };
-exports.UserInputLocalImage = function fast159(data, options) {
+exports.TurnWorkPageState = function fast159(data, options) {
   if (accept159(data)) {
     fast159.errors = null;
     return true;
@@ -35095,7 +36364,7 @@ exports.UserInputLocalImage = function fast159(data, options) {
   fast159.errors = full159.errors;
   return valid;
 };
-exports.UserInputMention = function fast160(data, options) {
+exports.TurnWorkStateChangedNotification = function fast160(data, options) {
   if (accept160(data)) {
     fast160.errors = null;
     return true;
@@ -35104,7 +36373,7 @@ exports.UserInputMention = function fast160(data, options) {
   fast160.errors = full160.errors;
   return valid;
 };
-exports.UserInputText = function fast161(data, options) {
+exports.UserInput = function fast161(data, options) {
   if (accept161(data)) {
     fast161.errors = null;
     return true;
@@ -35113,13 +36382,85 @@ exports.UserInputText = function fast161(data, options) {
   fast161.errors = full161.errors;
   return valid;
 };
-exports.UserInputVideo = function fast162(data, options) {
+exports.UserInputArtifact = function fast162(data, options) {
   if (accept162(data)) {
     fast162.errors = null;
     return true;
   }
   const valid = full162(data, options);
   fast162.errors = full162.errors;
+  return valid;
+};
+exports.UserInputAudio = function fast163(data, options) {
+  if (accept163(data)) {
+    fast163.errors = null;
+    return true;
+  }
+  const valid = full163(data, options);
+  fast163.errors = full163.errors;
+  return valid;
+};
+exports.UserInputFile = function fast164(data, options) {
+  if (accept164(data)) {
+    fast164.errors = null;
+    return true;
+  }
+  const valid = full164(data, options);
+  fast164.errors = full164.errors;
+  return valid;
+};
+exports.UserInputImage = function fast165(data, options) {
+  if (accept165(data)) {
+    fast165.errors = null;
+    return true;
+  }
+  const valid = full165(data, options);
+  fast165.errors = full165.errors;
+  return valid;
+};
+exports.UserInputLocalFile = function fast166(data, options) {
+  if (accept166(data)) {
+    fast166.errors = null;
+    return true;
+  }
+  const valid = full166(data, options);
+  fast166.errors = full166.errors;
+  return valid;
+};
+exports.UserInputLocalImage = function fast167(data, options) {
+  if (accept167(data)) {
+    fast167.errors = null;
+    return true;
+  }
+  const valid = full167(data, options);
+  fast167.errors = full167.errors;
+  return valid;
+};
+exports.UserInputMention = function fast168(data, options) {
+  if (accept168(data)) {
+    fast168.errors = null;
+    return true;
+  }
+  const valid = full168(data, options);
+  fast168.errors = full168.errors;
+  return valid;
+};
+exports.UserInputText = function fast169(data, options) {
+  if (accept169(data)) {
+    fast169.errors = null;
+    return true;
+  }
+  const valid = full169(data, options);
+  fast169.errors = full169.errors;
+  return valid;
+};
+exports.UserInputVideo = function fast170(data, options) {
+  if (accept170(data)) {
+    fast170.errors = null;
+    return true;
+  }
+  const valid = full170(data, options);
+  fast170.errors = full170.errors;
   return valid;
 };
 })(compiled, validatorHelper);
@@ -35205,6 +36546,10 @@ export const TurnFilesystemSandboxPolicy: RawValidator = compiled.TurnFilesystem
 export const TurnGetParams: RawValidator = compiled.TurnGetParams;
 export const TurnGetResponse: RawValidator = compiled.TurnGetResponse;
 export const TurnHandoffStartedNotification: RawValidator = compiled.TurnHandoffStartedNotification;
+export const TurnInviteCodeDelivery: RawValidator = compiled.TurnInviteCodeDelivery;
+export const TurnInviteCodePrivate: RawValidator = compiled.TurnInviteCodePrivate;
+export const TurnInviteCodeRedacted: RawValidator = compiled.TurnInviteCodeRedacted;
+export const TurnInviteDeliveryNotification: RawValidator = compiled.TurnInviteDeliveryNotification;
 export const TurnItem: RawValidator = compiled.TurnItem;
 export const TurnItemAgentMessage: RawValidator = compiled.TurnItemAgentMessage;
 export const TurnItemCommandExecution: RawValidator = compiled.TurnItemCommandExecution;
@@ -35239,6 +36584,7 @@ export const TurnPermissionRequestOpenedNotification: RawValidator = compiled.Tu
 export const TurnPermissionRequestResolvedNotification: RawValidator = compiled.TurnPermissionRequestResolvedNotification;
 export const TurnPermissionRequestRespondParams: RawValidator = compiled.TurnPermissionRequestRespondParams;
 export const TurnPermissionRequestRespondResponse: RawValidator = compiled.TurnPermissionRequestRespondResponse;
+export const TurnPrivateDelivery: RawValidator = compiled.TurnPrivateDelivery;
 export const TurnProcessPolicySnapshot: RawValidator = compiled.TurnProcessPolicySnapshot;
 export const TurnQuestion: RawValidator = compiled.TurnQuestion;
 export const TurnQuestionOpenedNotification: RawValidator = compiled.TurnQuestionOpenedNotification;
@@ -35261,6 +36607,9 @@ export const TurnStartedNotification: RawValidator = compiled.TurnStartedNotific
 export const TurnStatus: RawValidator = compiled.TurnStatus;
 export const TurnToolLoopBudgetExceededNotification: RawValidator = compiled.TurnToolLoopBudgetExceededNotification;
 export const TurnUsage: RawValidator = compiled.TurnUsage;
+export const TurnWalletLinkPromptNotification: RawValidator = compiled.TurnWalletLinkPromptNotification;
+export const TurnWalletRevokePromptNotification: RawValidator = compiled.TurnWalletRevokePromptNotification;
+export const TurnWalletUpdatePromptNotification: RawValidator = compiled.TurnWalletUpdatePromptNotification;
 export const TurnWorkBlock: RawValidator = compiled.TurnWorkBlock;
 export const TurnWorkBlockPresentation: RawValidator = compiled.TurnWorkBlockPresentation;
 export const TurnWorkBlockState: RawValidator = compiled.TurnWorkBlockState;

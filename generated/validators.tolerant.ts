@@ -2940,12 +2940,13 @@ return errors === 0;
 }
 
 exports.GatewayConfig = validate26;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","properties":{"openai":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","properties":{"folders":{"type":"array","items":{"type":"object","required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","properties":{"openai":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"web_fetch_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"execution_windows":{"type":"object","properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens_per_window":{"type":"integer","minimum":1,"maximum":9007199254740991},"total":{"type":"object","properties":{"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_wall_clock_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_provider_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"tool_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","properties":{"folders":{"type":"array","items":{"type":"object","required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991}}}},"limits":{"type":"object","properties":{"max_frame_bytes":{"type":"integer","minimum":1024,"maximum":9007199254740991},"max_batch_size":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_agent_rounds":{"type":"integer","minimum":1,"maximum":9007199254740991},"max_spawn_depth":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_tool_calls":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"permissions":{"type":"object","properties":{"request_timeout_ms":{"type":"integer","minimum":1,"maximum":9007199254740991},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"wallet":{"type":"object","properties":{"state":{"type":"string","enum":["none","usable","unusable"]},"link_url":{"type":"string","pattern":"^https?://"},"update_url":{"type":"string","pattern":"^https?://"},"revoke_url":{"type":"string","pattern":"^https?://"}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100,"maximum":9007199254740991},"routes":{"type":"object","properties":{"max_hops":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_routes_per_source":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"agent":{"type":"object","properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"avatar_revision":{"type":"integer","minimum":0,"maximum":9007199254740991},"role":{"type":"string","minLength":1}}},"context":{"type":"object","properties":{"max_history_tokens":{"type":"integer","minimum":1,"maximum":9007199254740991},"keep_recent_messages":{"type":"integer","minimum":1,"maximum":9007199254740991}}},"sandbox":{"type":"object","properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","properties":{"max_attempts":{"type":"integer","minimum":1,"maximum":9007199254740991},"initial_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const pattern3 = new RegExp("^[^/]+$", "u");
+const pattern6 = new RegExp("^https?://", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -5065,17 +5066,116 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gateway_id !== undefined){
-let data93 = data.gateway_id;
+if(data.wallet !== undefined){
+let data93 = data.wallet;
 const _errs200 = errors;
 if(errors === _errs200){
-if(typeof data93 === "string"){
-if(func0(data93) > 256){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+if(data93.state !== undefined){
+let data94 = data93.state;
+const _errs202 = errors;
+if(typeof data94 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data94 === "none") || (data94 === "usable")) || (data94 === "unusable"))){
+validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/enum",keyword:"enum",params:{allowedValues: schema34.properties.wallet.properties.state.enum}}];
+return false;
+}
+var valid36 = _errs202 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.link_url !== undefined){
+let data95 = data93.link_url;
+const _errs204 = errors;
+if(errors === _errs204){
+if(typeof data95 === "string"){
+if(!pattern6.test(data95)){
+validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs204 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.update_url !== undefined){
+let data96 = data93.update_url;
+const _errs206 = errors;
+if(errors === _errs206){
+if(typeof data96 === "string"){
+if(!pattern6.test(data96)){
+validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs206 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data93.revoke_url !== undefined){
+let data97 = data93.revoke_url;
+const _errs208 = errors;
+if(errors === _errs208){
+if(typeof data97 === "string"){
+if(!pattern6.test(data97)){
+validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid36 = _errs208 === errors;
+}
+else {
+var valid36 = true;
+}
+}
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs200 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gateway_id !== undefined){
+let data98 = data.gateway_id;
+const _errs210 = errors;
+if(errors === _errs210){
+if(typeof data98 === "string"){
+if(func0(data98) > 256){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(func0(data93) < 1){
+if(func0(data98) < 1){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5086,18 +5186,18 @@ validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs200 === errors;
+var valid0 = _errs210 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data94 = data.store;
-const _errs202 = errors;
-if(errors === _errs202){
-if(typeof data94 === "string"){
-if(func0(data94) < 1){
+let data99 = data.store;
+const _errs212 = errors;
+if(errors === _errs212){
+if(typeof data99 === "string"){
+if(func0(data99) < 1){
 validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5107,176 +5207,63 @@ validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs202 === errors;
+var valid0 = _errs212 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.lease_timeout_ms !== undefined){
-let data95 = data.lease_timeout_ms;
-const _errs204 = errors;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+let data100 = data.lease_timeout_ms;
+const _errs214 = errors;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs204){
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 > 9007199254740991 || isNaN(data95)){
+if(errors === _errs214){
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 > 9007199254740991 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data95 < 100 || isNaN(data95)){
+if(data100 < 100 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs204 === errors;
+var valid0 = _errs214 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data96 = data.routes;
-const _errs206 = errors;
-if(errors === _errs206){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-if(data96.max_hops !== undefined){
-let data97 = data96.max_hops;
-const _errs208 = errors;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+let data101 = data.routes;
+const _errs216 = errors;
+if(errors === _errs216){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.max_hops !== undefined){
+let data102 = data101.max_hops;
+const _errs218 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs208){
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 > 9007199254740991 || isNaN(data97)){
+if(errors === _errs218){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 9007199254740991 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data97 < 0 || isNaN(data97)){
+if(data102 < 0 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
-}
-}
-var valid36 = _errs208 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data96.max_routes_per_source !== undefined){
-let data98 = data96.max_routes_per_source;
-const _errs210 = errors;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs210){
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 9007199254740991 || isNaN(data98)){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data98 < 1 || isNaN(data98)){
-validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid36 = _errs210 === errors;
-}
-else {
-var valid36 = true;
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid0 = _errs206 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.agent !== undefined){
-let data99 = data.agent;
-const _errs212 = errors;
-if(errors === _errs212){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.identity_id !== undefined){
-let data100 = data99.identity_id;
-const _errs214 = errors;
-if(errors === _errs214){
-if(typeof data100 === "string"){
-if(func0(data100) > 256){
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-else {
-if(func0(data100) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid37 = _errs214 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data99.display_name !== undefined){
-let data101 = data99.display_name;
-const _errs216 = errors;
-if(errors === _errs216){
-if(typeof data101 === "string"){
-if(func0(data101) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid37 = _errs216 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data99.nickname !== undefined){
-let data102 = data99.nickname;
-const _errs218 = errors;
-if(errors === _errs218){
-if(typeof data102 === "string"){
-if(func0(data102) < 1){
-validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 }
 var valid37 = _errs218 === errors;
@@ -5285,22 +5272,22 @@ else {
 var valid37 = true;
 }
 if(valid37){
-if(data99.revision !== undefined){
-let data103 = data99.revision;
+if(data101.max_routes_per_source !== undefined){
+let data103 = data101.max_routes_per_source;
 const _errs220 = errors;
 if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs220){
 if((typeof data103 == "number") && (isFinite(data103))){
 if(data103 > 9007199254740991 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data103 < 0 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data103 < 1 || isNaN(data103)){
+validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -5311,40 +5298,153 @@ var valid37 = _errs220 === errors;
 else {
 var valid37 = true;
 }
-if(valid37){
-if(data99.avatar_revision !== undefined){
-let data104 = data99.avatar_revision;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs216 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent !== undefined){
+let data104 = data.agent;
 const _errs222 = errors;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+if(errors === _errs222){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+if(data104.identity_id !== undefined){
+let data105 = data104.identity_id;
+const _errs224 = errors;
+if(errors === _errs224){
+if(typeof data105 === "string"){
+if(func0(data105) > 256){
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+else {
+if(func0(data105) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs224 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.display_name !== undefined){
+let data106 = data104.display_name;
+const _errs226 = errors;
+if(errors === _errs226){
+if(typeof data106 === "string"){
+if(func0(data106) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs226 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.nickname !== undefined){
+let data107 = data104.nickname;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data107 === "string"){
+if(func0(data107) < 1){
+validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs228 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.revision !== undefined){
+let data108 = data104.revision;
+const _errs230 = errors;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs230){
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 > 9007199254740991 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data108 < 0 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid38 = _errs230 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.avatar_revision !== undefined){
+let data109 = data104.avatar_revision;
+const _errs232 = errors;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs222){
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 > 9007199254740991 || isNaN(data104)){
+if(errors === _errs232){
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 > 9007199254740991 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data104 < 0 || isNaN(data104)){
+if(data109 < 0 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-var valid37 = _errs222 === errors;
+var valid38 = _errs232 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data99.role !== undefined){
-let data105 = data99.role;
-const _errs224 = errors;
-if(errors === _errs224){
-if(typeof data105 === "string"){
-if(func0(data105) < 1){
+if(valid38){
+if(data104.role !== undefined){
+let data110 = data104.role;
+const _errs234 = errors;
+if(errors === _errs234){
+if(typeof data110 === "string"){
+if(func0(data110) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5354,10 +5454,10 @@ validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid37 = _errs224 === errors;
+var valid38 = _errs234 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
 }
 }
@@ -5370,69 +5470,69 @@ validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs212 === errors;
+var valid0 = _errs222 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data106 = data.context;
-const _errs226 = errors;
-if(errors === _errs226){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-if(data106.max_history_tokens !== undefined){
-let data107 = data106.max_history_tokens;
-const _errs228 = errors;
-if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+let data111 = data.context;
+const _errs236 = errors;
+if(errors === _errs236){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+if(data111.max_history_tokens !== undefined){
+let data112 = data111.max_history_tokens;
+const _errs238 = errors;
+if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs228){
-if((typeof data107 == "number") && (isFinite(data107))){
-if(data107 > 9007199254740991 || isNaN(data107)){
+if(errors === _errs238){
+if((typeof data112 == "number") && (isFinite(data112))){
+if(data112 > 9007199254740991 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data107 < 1 || isNaN(data107)){
+if(data112 < 1 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid38 = _errs228 === errors;
+var valid39 = _errs238 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data106.keep_recent_messages !== undefined){
-let data108 = data106.keep_recent_messages;
-const _errs230 = errors;
-if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+if(valid39){
+if(data111.keep_recent_messages !== undefined){
+let data113 = data111.keep_recent_messages;
+const _errs240 = errors;
+if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs230){
-if((typeof data108 == "number") && (isFinite(data108))){
-if(data108 > 9007199254740991 || isNaN(data108)){
+if(errors === _errs240){
+if((typeof data113 == "number") && (isFinite(data113))){
+if(data113 > 9007199254740991 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data108 < 1 || isNaN(data108)){
+if(data113 < 1 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid38 = _errs230 === errors;
+var valid39 = _errs240 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
 }
 }
@@ -5441,35 +5541,35 @@ validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs226 === errors;
+var valid0 = _errs236 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data109 = data.sandbox;
-const _errs232 = errors;
-if(errors === _errs232){
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-if(data109.required !== undefined){
-const _errs234 = errors;
-if(typeof data109.required !== "boolean"){
+let data114 = data.sandbox;
+const _errs242 = errors;
+if(errors === _errs242){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+if(data114.required !== undefined){
+const _errs244 = errors;
+if(typeof data114.required !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid39 = _errs234 === errors;
+var valid40 = _errs244 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data109.bwrap_path !== undefined){
-let data111 = data109.bwrap_path;
-const _errs236 = errors;
-if(errors === _errs236){
-if(typeof data111 === "string"){
-if(func0(data111) < 1){
+if(valid40){
+if(data114.bwrap_path !== undefined){
+let data116 = data114.bwrap_path;
+const _errs246 = errors;
+if(errors === _errs246){
+if(typeof data116 === "string"){
+if(func0(data116) < 1){
 validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5479,10 +5579,10 @@ validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid39 = _errs236 === errors;
+var valid40 = _errs246 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
 }
 }
@@ -5491,35 +5591,35 @@ validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs232 === errors;
+var valid0 = _errs242 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined){
-let data112 = data.network;
-const _errs238 = errors;
-if(errors === _errs238){
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-if(data112.allow_domains !== undefined){
-let data113 = data112.allow_domains;
-const _errs240 = errors;
-if(errors === _errs240){
-if(Array.isArray(data113)){
-var valid41 = true;
-const len6 = data113.length;
+let data117 = data.network;
+const _errs248 = errors;
+if(errors === _errs248){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+if(data117.allow_domains !== undefined){
+let data118 = data117.allow_domains;
+const _errs250 = errors;
+if(errors === _errs250){
+if(Array.isArray(data118)){
+var valid42 = true;
+const len6 = data118.length;
 for(let i6=0; i6<len6; i6++){
-let data114 = data113[i6];
-const _errs242 = errors;
-if(errors === _errs242){
-if(typeof data114 === "string"){
-if(func0(data114) > 260){
+let data119 = data118[i6];
+const _errs252 = errors;
+if(errors === _errs252){
+if(typeof data119 === "string"){
+if(func0(data119) > 260){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(func0(data114) < 1){
+if(func0(data119) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5530,8 +5630,8 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,s
 return false;
 }
 }
-var valid41 = _errs242 === errors;
-if(!valid41){
+var valid42 = _errs252 === errors;
+if(!valid42){
 break;
 }
 }
@@ -5541,30 +5641,30 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains",schemaP
 return false;
 }
 }
-var valid40 = _errs240 === errors;
+var valid41 = _errs250 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data112.deny_domains !== undefined){
-let data115 = data112.deny_domains;
-const _errs244 = errors;
-if(errors === _errs244){
-if(Array.isArray(data115)){
-var valid42 = true;
-const len7 = data115.length;
+if(valid41){
+if(data117.deny_domains !== undefined){
+let data120 = data117.deny_domains;
+const _errs254 = errors;
+if(errors === _errs254){
+if(Array.isArray(data120)){
+var valid43 = true;
+const len7 = data120.length;
 for(let i7=0; i7<len7; i7++){
-let data116 = data115[i7];
-const _errs246 = errors;
-if(errors === _errs246){
-if(typeof data116 === "string"){
-if(func0(data116) > 260){
+let data121 = data120[i7];
+const _errs256 = errors;
+if(errors === _errs256){
+if(typeof data121 === "string"){
+if(func0(data121) > 260){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(func0(data116) < 1){
+if(func0(data121) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5575,8 +5675,8 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,sc
 return false;
 }
 }
-var valid42 = _errs246 === errors;
-if(!valid42){
+var valid43 = _errs256 === errors;
+if(!valid43){
 break;
 }
 }
@@ -5586,10 +5686,10 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPa
 return false;
 }
 }
-var valid40 = _errs244 === errors;
+var valid41 = _errs254 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
 }
 }
@@ -5598,10 +5698,11 @@ validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs238 === errors;
+var valid0 = _errs248 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -19094,6 +19195,382 @@ validate138.errors = vErrors;
 return errors === 0;
 }
 
+exports.TurnInviteCodeDelivery = validate139;
+const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_delivery.json","type":"object","oneOf":[{"$ref":"turn_invite_code_private.json"},{"$ref":"turn_invite_code_redacted.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["private","redacted"]}}};
+const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_private.json","type":"object","required":["kind","code"],"properties":{"kind":{"type":"string","const":"private"},"code":{"type":"string","minLength":1}}};
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_code_redacted.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"redacted"}}};
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_delivery.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(!((data0 === "private") || (data0 === "redacted"))){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema201.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "private"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if(((data.kind === undefined) && (missing1 = "kind")) || ((data.code === undefined) && (missing1 = "code"))){
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_private.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data1 = data.kind;
+const _errs6 = errors;
+if(typeof data1 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("private" !== data1){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/const",keyword:"const",params:{allowedValue: "private"}}];
+return false;
+}
+var valid4 = _errs6 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data.code !== undefined){
+let data2 = data.code;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) < 1){
+validate139.errors = [{instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate139.errors = [{instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid4 = _errs8 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_private.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "redacted"){
+const _errs11 = errors;
+if(errors === _errs11){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.kind === undefined) && (missing2 = "kind")){
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_redacted.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data3 = data.kind;
+if(typeof data3 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("redacted" !== data3){
+validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}}];
+return false;
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"turn_invite_code_redacted.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteCodePrivate = validate140;
+
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_private.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.code === undefined) && (missing0 = "code"))){
+validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate140.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("private" !== data0){
+validate140.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "private"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.code !== undefined){
+let data1 = data.code;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) < 1){
+validate140.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate140.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteCodeRedacted = validate141;
+
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_redacted.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate141.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("redacted" !== data0){
+validate141.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}}];
+return false;
+}
+}
+}
+}
+else {
+validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate141.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnInviteDeliveryNotification = validate142;
+const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_invite_delivery_notification.json","type":"object","required":["thread_id","turn_id","sequence","item_id","target_user_id","inviter_display","delivery"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"target_user_id":{"type":"string","minLength":1},"inviter_display":{"type":"string"},"delivery":{"$ref":"turn_invite_code_delivery.json"}}};
+
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_invite_delivery_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.target_user_id === undefined) && (missing0 = "target_user_id"))) || ((data.inviter_display === undefined) && (missing0 = "inviter_display"))) || ((data.delivery === undefined) && (missing0 = "delivery"))){
+validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs7 = errors;
+if(typeof data.item_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.target_user_id !== undefined){
+let data4 = data.target_user_id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate142.errors = [{instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate142.errors = [{instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.inviter_display !== undefined){
+const _errs11 = errors;
+if(typeof data.inviter_display !== "string"){
+validate142.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delivery !== undefined){
+const _errs13 = errors;
+if(!(validate139(data.delivery, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate142.errors = vErrors;
+return errors === 0;
+}
+
 exports.TurnItem = validate29;
 
 exports.TurnItemAgentMessage = validate37;
@@ -19104,10 +19581,10 @@ exports.TurnItemDownload = validate46;
 
 exports.TurnItemDynamicToolCall = validate47;
 
-exports.TurnItemEvent = validate139;
-const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate144;
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
@@ -19115,7 +19592,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -19123,18 +19600,18 @@ if(data.sequence !== undefined){
 let data0 = data.sequence;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data0 < 1 || isNaN(data0)){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19149,7 +19626,7 @@ if(valid0){
 if(data.method !== undefined){
 const _errs3 = errors;
 if(typeof data.method !== "string"){
-validate139.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -19165,7 +19642,7 @@ if(errors === _errs5){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate139.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate144.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19178,325 +19655,10 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs8 = errors;
 if(typeof data.recorded_at !== "string"){
-validate139.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate139.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemFileChange = validate43;
-
-exports.TurnItemOutputPolicy = validate140;
-
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.truncated === undefined) && (missing0 = "truncated")){
-validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.max_display_bytes !== undefined){
-let data0 = data.max_display_bytes;
-const _errs1 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate140.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs1){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 9007199254740991 || isNaN(data0)){
-validate140.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data0 < 0 || isNaN(data0)){
-validate140.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.truncated !== undefined){
-const _errs3 = errors;
-if(typeof data.truncated !== "boolean"){
-validate140.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.total_bytes !== undefined){
-let data2 = data.total_bytes;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate140.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate140.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate140.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate140.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemReasoning = validate38;
-
-exports.TurnItemStatus = validate141;
-
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-validate141.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
-return false;
-}
-validate141.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemSystemEvent = validate39;
-
-exports.TurnItemTask = validate40;
-
-exports.TurnItemToolError = validate142;
-
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.message === undefined) && (missing0 = "message")){
-validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.message !== undefined){
-const _errs1 = errors;
-if(typeof data.message !== "string"){
-validate142.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.retryable !== undefined){
-const _errs3 = errors;
-if(typeof data.retryable !== "boolean"){
-validate142.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-else {
-validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate142.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemToolOutcome = validate143;
-
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-validate143.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
-return false;
-}
-validate143.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnItemUserMessage = validate30;
-
-exports.TurnItemWebFetch = validate45;
-
-exports.TurnItemWebSearch = validate44;
-
-exports.TurnItemsParams = validate144;
-const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991},"limit":{"type":"integer","minimum":1,"maximum":9007199254740991}}};
-
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs1 = errors;
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate144.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate144.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate144.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate144.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate144.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate144.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
@@ -19515,18 +19677,209 @@ validate144.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnItemsResponse = validate145;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+exports.TurnItemFileChange = validate43;
+
+exports.TurnItemOutputPolicy = validate145;
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+if((data.truncated === undefined) && (missing0 = "truncated")){
 validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.max_display_bytes !== undefined){
+let data0 = data.max_display_bytes;
+const _errs1 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs1){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.truncated !== undefined){
+const _errs3 = errors;
+if(typeof data.truncated !== "boolean"){
+validate145.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.total_bytes !== undefined){
+let data2 = data.total_bytes;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate145.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemReasoning = validate38;
+
+exports.TurnItemStatus = validate146;
+
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
+validate146.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
+return false;
+}
+validate146.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemSystemEvent = validate39;
+
+exports.TurnItemTask = validate40;
+
+exports.TurnItemToolError = validate147;
+
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.message === undefined) && (missing0 = "message")){
+validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.message !== undefined){
+const _errs1 = errors;
+if(typeof data.message !== "string"){
+validate147.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.retryable !== undefined){
+const _errs3 = errors;
+if(typeof data.retryable !== "boolean"){
+validate147.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemToolOutcome = validate148;
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
+validate148.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
+return false;
+}
+validate148.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemUserMessage = validate30;
+
+exports.TurnItemWebFetch = validate45;
+
+exports.TurnItemWebSearch = validate44;
+
+exports.TurnItemsParams = validate149;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991},"limit":{"type":"integer","minimum":1,"maximum":9007199254740991}}};
+
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -19536,12 +19889,136 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate145.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate149.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnItemsResponse = validate150;
+const schema213 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+let data0 = data.thread_id;
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -19557,12 +20034,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate145.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate150.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -19578,12 +20055,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate145.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -19608,7 +20085,7 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((((data4.sequence === undefined) && (missing1 = "sequence")) || ((data4.method === undefined) && (missing1 = "method"))) || ((data4.params === undefined) && (missing1 = "params"))) || ((data4.recorded_at === undefined) && (missing1 = "recorded_at"))){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -19616,18 +20093,18 @@ if(data4.sequence !== undefined){
 let data5 = data4.sequence;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data5 < 1 || isNaN(data5)){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19642,7 +20119,7 @@ if(valid3){
 if(data4.method !== undefined){
 const _errs14 = errors;
 if(typeof data4.method !== "string"){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs14 === errors;
@@ -19658,7 +20135,7 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19671,7 +20148,7 @@ if(valid3){
 if(data4.recorded_at !== undefined){
 const _errs19 = errors;
 if(typeof data4.recorded_at !== "string"){
-validate145.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs19 === errors;
@@ -19685,7 +20162,7 @@ var valid3 = true;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
+validate150.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19696,7 +20173,7 @@ break;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
+validate150.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19710,18 +20187,18 @@ if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
 const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate145.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
+validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-validate145.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate145.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19739,18 +20216,18 @@ var valid0 = true;
 }
 }
 else {
-validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate145.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnLegacySandboxPolicy = validate146;
-const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate151;
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
@@ -19758,53 +20235,53 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.mode === undefined) && (missing0 = "mode")){
-validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate151.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.mode !== undefined){
 let data0 = data.mode;
 if(typeof data0 !== "string"){
-validate146.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data0){
-validate146.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate151.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
 }
 }
 else {
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate146.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnMode = validate147;
+exports.TurnMode = validate152;
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-validate147.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
+validate152.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
 }
-validate147.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnNetworkPolicySnapshot = validate148;
+exports.TurnNetworkPolicySnapshot = validate153;
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
@@ -19812,7 +20289,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.allow_domains === undefined) && (missing0 = "allow_domains"))) || ((data.deny_domains === undefined) && (missing0 = "deny_domains"))){
-validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -19820,11 +20297,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate148.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-validate148.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}}];
+validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -19843,7 +20320,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs5 = errors;
 if(typeof data1[i0] !== "string"){
-validate148.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate153.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -19853,7 +20330,7 @@ break;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate153.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19873,7 +20350,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs9 = errors;
 if(typeof data3[i1] !== "string"){
-validate148.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate153.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs9 === errors;
@@ -19883,7 +20360,7 @@ break;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate153.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19897,18 +20374,18 @@ var valid0 = true;
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate148.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalRequest = validate149;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"]};
+exports.TurnPermissionApprovalRequest = validate154;
+const schema218 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"]};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
@@ -19916,7 +20393,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.tool_name === undefined) && (missing0 = "tool_name"))) || ((data.action === undefined) && (missing0 = "action"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.allowed_scopes === undefined) && (missing0 = "allowed_scopes"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -19926,12 +20403,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -19947,12 +20424,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate149.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -19968,12 +20445,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -19989,12 +20466,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
-validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -20017,12 +20494,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
-validate149.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -20033,7 +20510,7 @@ break;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
+validate154.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20046,7 +20523,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs13 = errors;
 if(typeof data.tool_name !== "string"){
-validate149.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -20059,11 +20536,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs15 = errors;
 if(typeof data7 !== "string"){
-validate149.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate149.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
+validate154.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -20075,7 +20552,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs18 = errors;
 if(typeof data.scope_hash !== "string"){
-validate149.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs18 === errors;
@@ -20087,7 +20564,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs20 = errors;
 if(typeof data.reason !== "string"){
-validate149.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs20 === errors;
@@ -20099,7 +20576,7 @@ if(valid0){
 if(data.title !== undefined){
 const _errs22 = errors;
 if(typeof data.title !== "string"){
-validate149.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -20111,7 +20588,7 @@ if(valid0){
 if(data.args_json !== undefined){
 const _errs24 = errors;
 if(typeof data.args_json !== "string"){
-validate149.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs24 === errors;
@@ -20126,12 +20603,12 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data12 === "string"){
 if(func0(data12) < 1){
-validate149.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
+validate154.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -20148,14 +20625,14 @@ if(errors === _errs28){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing1;
 if(((data13.title === undefined) && (missing1 = "title")) || ((data13.text === undefined) && (missing1 = "text"))){
-validate149.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: missing1}}];
+validate154.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data13.title !== undefined){
 const _errs30 = errors;
 if(typeof data13.title !== "string"){
-validate149.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs30 === errors;
@@ -20167,7 +20644,7 @@ if(valid3){
 if(data13.text !== undefined){
 const _errs32 = errors;
 if(typeof data13.text !== "string"){
-validate149.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs32 === errors;
@@ -20179,7 +20656,7 @@ var valid3 = true;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
+validate154.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20192,7 +20669,7 @@ if(valid0){
 if(data.summary !== undefined){
 const _errs34 = errors;
 if(typeof data.summary !== "string"){
-validate149.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs34 === errors;
@@ -20208,7 +20685,7 @@ if(errors === _errs36){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+validate154.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20224,7 +20701,7 @@ const _errs39 = errors;
 if(errors === _errs39){
 if(Array.isArray(data18)){
 if(data18.length < 1){
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
 }
 else {
@@ -20234,11 +20711,11 @@ for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
 const _errs41 = errors;
 if(typeof data19 !== "string"){
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
 }
 var valid4 = _errs41 === errors;
@@ -20249,7 +20726,7 @@ break;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+validate154.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20269,7 +20746,7 @@ const len2 = data20.length;
 for(let i2=0; i2<len2; i2++){
 const _errs46 = errors;
 if(typeof data20[i2] !== "string"){
-validate149.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid6 = _errs46 === errors;
@@ -20279,7 +20756,7 @@ break;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
+validate154.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20292,7 +20769,7 @@ if(valid0){
 if(data.sandbox_escape !== undefined){
 const _errs48 = errors;
 if(typeof data.sandbox_escape !== "boolean"){
-validate149.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+validate154.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs48 === errors;
@@ -20307,12 +20784,12 @@ const _errs50 = errors;
 if(errors === _errs50){
 if(typeof data23 === "string"){
 if(func0(data23) > 256){
-validate149.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate154.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -20325,7 +20802,7 @@ if(valid0){
 if(data.created_at !== undefined){
 const _errs52 = errors;
 if(typeof data.created_at !== "string"){
-validate149.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs52 === errors;
@@ -20337,7 +20814,7 @@ if(valid0){
 if(data.expires_at !== undefined){
 const _errs54 = errors;
 if(typeof data.expires_at !== "string"){
-validate149.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs54 === errors;
@@ -20349,7 +20826,7 @@ if(valid0){
 if(data.resolve_token !== undefined){
 const _errs56 = errors;
 if(typeof data.resolve_token !== "string"){
-validate149.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+validate154.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs56 === errors;
@@ -20381,55 +20858,55 @@ var valid0 = true;
 }
 }
 else {
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate149.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalResolution = validate150;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
+exports.TurnPermissionApprovalResolution = validate155;
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-validate150.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
+validate155.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
 }
-validate150.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionApprovalScope = validate151;
+exports.TurnPermissionApprovalScope = validate156;
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "allow_once") || (data === "allow_for_turn"))){
-validate151.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
+validate156.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
 }
-validate151.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionAuditEvent = validate152;
-const schema217 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"]};
+exports.TurnPermissionAuditEvent = validate157;
+const schema223 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"]};
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
@@ -20437,467 +20914,6 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.audit_id === undefined) && (missing0 = "audit_id"))) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs1 = errors;
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate152.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate152.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate152.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate152.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate152.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audit_id !== undefined){
-let data3 = data.audit_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func0(data3) > 256){
-validate152.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.kind !== undefined){
-let data4 = data.kind;
-const _errs9 = errors;
-if(typeof data4 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema217.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data5 = data.request_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(func0(data5) > 256){
-validate152.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_name !== undefined){
-const _errs13 = errors;
-if(typeof data.tool_name !== "string"){
-validate152.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.action !== undefined){
-let data7 = data.action;
-const _errs15 = errors;
-if(typeof data7 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate152.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
-return false;
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.behavior !== undefined){
-let data8 = data.behavior;
-const _errs18 = errors;
-if(typeof data8 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-validate152.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
-return false;
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.decided_by !== undefined){
-let data9 = data.decided_by;
-const _errs21 = errors;
-if(typeof data9 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-validate152.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema217.properties.decided_by.enum}}];
-return false;
-}
-var valid0 = _errs21 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs23 = errors;
-if(typeof data.reason !== "string"){
-validate152.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs23 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.scope_hash !== undefined){
-const _errs25 = errors;
-if(typeof data.scope_hash !== "string"){
-validate152.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs25 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data12 = data.resolution;
-const _errs27 = errors;
-if(typeof data12 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-validate152.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
-return false;
-}
-var valid0 = _errs27 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.profile !== undefined){
-const _errs30 = errors;
-if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs30 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recorded_at !== undefined){
-const _errs31 = errors;
-if(typeof data.recorded_at !== "string"){
-validate152.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs31 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate152.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionMode = validate154;
-
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-validate154.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
-return false;
-}
-validate154.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionProfileSelection = validate155;
-const schema222 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}}};
-
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.mode !== undefined){
-let data0 = data.mode;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate155.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate155.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.allowed_tools !== undefined){
-let data1 = data.allowed_tools;
-const _errs4 = errors;
-if(errors === _errs4){
-if(Array.isArray(data1)){
-var valid2 = true;
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-const _errs6 = errors;
-if(typeof data1[i0] !== "string"){
-validate155.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs6 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate155.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.denied_tools !== undefined){
-let data3 = data.denied_tools;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data3)){
-var valid3 = true;
-const len1 = data3.length;
-for(let i1=0; i1<len1; i1++){
-const _errs10 = errors;
-if(typeof data3[i1] !== "string"){
-validate155.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid3 = _errs10 === errors;
-if(!valid3){
-break;
-}
-}
-}
-else {
-validate155.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.allowed_paths !== undefined){
-let data5 = data.allowed_paths;
-const _errs12 = errors;
-if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid4 = true;
-const len2 = data5.length;
-for(let i2=0; i2<len2; i2++){
-const _errs14 = errors;
-if(typeof data5[i2] !== "string"){
-validate155.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid4 = _errs14 === errors;
-if(!valid4){
-break;
-}
-}
-}
-else {
-validate155.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate155.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionProfileSnapshot = validate95;
-
-exports.TurnPermissionProfileSource = validate156;
-
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-validate156.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
-return false;
-}
-validate156.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnPermissionRequestOpenedNotification = validate157;
-const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"]};
-
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
 validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -20971,16 +20987,202 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.request !== undefined){
+if(data.audit_id !== undefined){
+let data3 = data.audit_id;
 const _errs7 = errors;
-if(!(validate149(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
-errors = vErrors.length;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func0(data3) > 256){
+validate157.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate157.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data4 = data.kind;
+const _errs9 = errors;
+if(typeof data4 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
+validate157.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema223.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.request_id !== undefined){
+let data5 = data.request_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(func0(data5) > 256){
+validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_name !== undefined){
+const _errs13 = errors;
+if(typeof data.tool_name !== "string"){
+validate157.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.action !== undefined){
+let data7 = data.action;
+const _errs15 = errors;
+if(typeof data7 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
+validate157.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
+return false;
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.behavior !== undefined){
+let data8 = data.behavior;
+const _errs18 = errors;
+if(typeof data8 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
+validate157.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.decided_by !== undefined){
+let data9 = data.decided_by;
+const _errs21 = errors;
+if(typeof data9 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
+validate157.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema223.properties.decided_by.enum}}];
+return false;
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs23 = errors;
+if(typeof data.reason !== "string"){
+validate157.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.scope_hash !== undefined){
+const _errs25 = errors;
+if(typeof data.scope_hash !== "string"){
+validate157.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data12 = data.resolution;
+const _errs27 = errors;
+if(typeof data12 !== "string"){
+validate157.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
+validate157.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
+return false;
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.profile !== undefined){
+const _errs30 = errors;
+if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs30 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recorded_at !== undefined){
+const _errs31 = errors;
+if(typeof data.recorded_at !== "string"){
+validate157.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs31 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -20996,197 +21198,43 @@ validate157.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestResolvedNotification = validate159;
-const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"]};
+exports.TurnPermissionMode = validate159;
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs1 = errors;
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate159.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
+validate159.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate159.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data3 = data.request_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func0(data3) > 256){
-validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data4 = data.resolution;
-const _errs9 = errors;
-if(typeof data4 !== "string"){
-validate159.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-validate159.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs12 = errors;
-if(typeof data.resolved_at !== "string"){
-validate159.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.scope_hash !== undefined){
-const _errs14 = errors;
-if(typeof data.scope_hash !== "string"){
-validate159.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate159.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestRespondParams = validate160;
-const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"]};
+exports.TurnPermissionProfileSelection = validate160;
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}}};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
-validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
+if(data.mode !== undefined){
+let data0 = data.mode;
 const _errs1 = errors;
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(func0(data0) > 256){
-validate160.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+if(typeof data0 !== "string"){
+validate160.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-}
-else {
-validate160.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
+validate160.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -21194,30 +21242,91 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-const _errs3 = errors;
-if(typeof data1 !== "string"){
-validate160.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
+if(data.allowed_tools !== undefined){
+let data1 = data.allowed_tools;
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data1)){
+var valid2 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs6 = errors;
+if(typeof data1[i0] !== "string"){
+validate160.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-validate160.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema228.properties.resolution.enum}}];
+var valid2 = _errs6 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
-var valid0 = _errs3 === errors;
+}
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resolve_token !== undefined){
-const _errs5 = errors;
-if(typeof data.resolve_token !== "string"){
-validate160.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+if(data.denied_tools !== undefined){
+let data3 = data.denied_tools;
+const _errs8 = errors;
+if(errors === _errs8){
+if(Array.isArray(data3)){
+var valid3 = true;
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+const _errs10 = errors;
+if(typeof data3[i1] !== "string"){
+validate160.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs5 === errors;
+var valid3 = _errs10 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.allowed_paths !== undefined){
+let data5 = data.allowed_paths;
+const _errs12 = errors;
+if(errors === _errs12){
+if(Array.isArray(data5)){
+var valid4 = true;
+const len2 = data5.length;
+for(let i2=0; i2<len2; i2++){
+const _errs14 = errors;
+if(typeof data5[i2] !== "string"){
+validate160.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid4 = _errs14 === errors;
+if(!valid4){
+break;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
@@ -21235,176 +21344,75 @@ validate160.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnPermissionRequestRespondResponse = validate161;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"]};
+exports.TurnPermissionProfileSnapshot = validate95;
+
+exports.TurnPermissionProfileSource = validate161;
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
+validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+return false;
+}
+validate161.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnPermissionRequestOpenedNotification = validate162;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"]};
+
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
+validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
+if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
 var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.thread_id !== undefined){
-let data1 = data.thread_id;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func0(data1) > 256){
-validate161.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate161.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
-let data2 = data.turn_id;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func0(data2) > 256){
-validate161.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate161.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data3 = data.resolution;
-const _errs7 = errors;
-if(typeof data3 !== "string"){
-validate161.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-validate161.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs10 = errors;
-if(typeof data.resolved_at !== "string"){
-validate161.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate161.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnProcessPolicySnapshot = validate104;
-
-exports.TurnQuestion = validate162;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
-const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
-
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.index === undefined) && (missing0 = "index"))) || ((data.header === undefined) && (missing0 = "header"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.options === undefined) && (missing0 = "options"))) || ((data.args_json === undefined) && (missing0 = "args_json"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.expires_at === undefined) && (missing0 = "expires_at"))){
-validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.call_id !== undefined){
-const _errs1 = errors;
-if(typeof data.call_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.index !== undefined){
-let data1 = data.index;
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate162.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
-if(errors === _errs3){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 2 || isNaN(data1)){
-validate162.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate162.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs3 === errors;
@@ -21413,19 +21421,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.header !== undefined){
-let data2 = data.header;
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func0(data2) < 1){
-validate162.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
 }
 else {
-validate162.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
+if(data2 < 1 || isNaN(data2)){
+validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs5 === errors;
@@ -21434,188 +21448,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.question !== undefined){
-let data3 = data.question;
+if(data.request !== undefined){
 const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func0(data3) < 1){
-validate162.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
+if(!(validate154(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.options !== undefined){
-let data4 = data.options;
-const _errs9 = errors;
-if(errors === _errs9){
-if(Array.isArray(data4)){
-if(data4.length > 4){
-validate162.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}}];
-return false;
-}
-else {
-if(data4.length < 2){
-validate162.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if(((data5.id === undefined) && (missing1 = "id")) || ((data5.label === undefined) && (missing1 = "label"))){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-if(data5.id !== undefined){
-let data6 = data5.id;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data6 === "string"){
-if(func0(data6) < 1){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.label !== undefined){
-let data7 = data5.label;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data7 === "string"){
-if(func0(data7) < 1){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.description !== undefined){
-const _errs18 = errors;
-if(typeof data5.description !== "string"){
-validate162.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid1 = _errs11 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.args_json !== undefined){
-const _errs20 = errors;
-if(typeof data.args_json !== "string"){
-validate162.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs20 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.answer_token !== undefined){
-const _errs22 = errors;
-if(typeof data.answer_token !== "string"){
-validate162.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs22 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.created_at !== undefined){
-const _errs24 = errors;
-if(typeof data.created_at !== "string"){
-validate162.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs24 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.expires_at !== undefined){
-const _errs26 = errors;
-if(typeof data.expires_at !== "string"){
-validate162.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs26 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -21631,26 +21473,35 @@ validate162.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionOpenedNotification = validate163;
-const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+exports.TurnPermissionRequestResolvedNotification = validate164;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"]};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.already_surfaced === undefined) && (missing0 = "already_surfaced"))){
-validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -21659,10 +21510,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -21674,18 +21534,18 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate163.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate163.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate163.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21697,11 +21557,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.request_id !== undefined){
+let data3 = data.request_id;
 const _errs7 = errors;
-if(typeof data.call_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func0(data3) > 256){
+validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
@@ -21709,26 +21578,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data4 = data.index;
+if(data.resolution !== undefined){
+let data4 = data.resolution;
 const _errs9 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate163.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data4 !== "string"){
+validate164.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(errors === _errs9){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2 || isNaN(data4)){
-validate163.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
+validate164.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate163.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 var valid0 = _errs9 === errors;
 }
@@ -21736,22 +21595,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.question !== undefined){
-const _errs11 = errors;
-if(!(validate162(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.already_surfaced !== undefined){
+if(data.resolved_at !== undefined){
 const _errs12 = errors;
-if(typeof data.already_surfaced !== "boolean"){
-validate163.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data.resolved_at !== "string"){
+validate164.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -21759,6 +21606,18 @@ var valid0 = _errs12 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.scope_hash !== undefined){
+const _errs14 = errors;
+if(typeof data.scope_hash !== "string"){
+validate164.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -21768,40 +21627,41 @@ var valid0 = true;
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionOption = validate165;
+exports.TurnPermissionRequestRespondParams = validate165;
+const schema234 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"]};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.id === undefined) && (missing0 = "id")) || ((data.label === undefined) && (missing0 = "label"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
 validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.id !== undefined){
-let data0 = data.id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
-if(func0(data0) < 1){
-validate165.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+if(func0(data0) > 256){
+validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate165.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21811,20 +21671,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.label !== undefined){
-let data1 = data.label;
+if(data.resolution !== undefined){
+let data1 = data.resolution;
 const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func0(data1) < 1){
-validate165.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+if(typeof data1 !== "string"){
+validate165.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-}
-else {
-validate165.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+validate165.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema234.properties.resolution.enum}}];
 return false;
-}
 }
 var valid0 = _errs3 === errors;
 }
@@ -21832,10 +21688,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
+if(data.resolve_token !== undefined){
 const _errs5 = errors;
-if(typeof data.description !== "string"){
-validate165.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.resolve_token !== "string"){
+validate165.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -21856,45 +21712,35 @@ validate165.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionResolution = validate166;
-const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+exports.TurnPermissionRequestRespondResponse = validate166;
+const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"]};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-if(typeof data !== "string"){
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
-validate166.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema235.enum}}];
-return false;
-}
-validate166.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnQuestionResolvedNotification = validate167;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
-
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.thread_id !== undefined){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate166.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate166.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -21902,11 +21748,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.thread_id !== undefined){
+let data1 = data.thread_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate166.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
+}
+}
+else {
+validate166.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -21914,25 +21769,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
+if(data.turn_id !== undefined){
+let data2 = data.turn_id;
 const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate167.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func0(data2) > 256){
+validate166.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate167.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
 }
 else {
-if(data2 < 1 || isNaN(data2)){
-validate167.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate166.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs5 === errors;
@@ -21941,10 +21790,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.resolution !== undefined){
+let data3 = data.resolution;
 const _errs7 = errors;
-if(typeof data.call_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data3 !== "string"){
+validate166.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
+validate166.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -21953,69 +21807,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data4 = data.index;
-const _errs9 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate167.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2 || isNaN(data4)){
-validate167.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate167.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data5 = data.resolution;
-const _errs11 = errors;
-if(typeof data5 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
-validate167.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema235.enum}}];
-return false;
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.option_id !== undefined){
-const _errs14 = errors;
-if(typeof data.option_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.resolved_at !== undefined){
-const _errs16 = errors;
+const _errs10 = errors;
 if(typeof data.resolved_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate166.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
@@ -22024,6 +21822,45 @@ var valid0 = true;
 }
 }
 }
+}
+}
+else {
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate166.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnPrivateDelivery = validate167;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_private_delivery.json","type":"object","required":["inviter_display"],"properties":{"inviter_display":{"type":"string","maxLength":256}}};
+
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_private_delivery.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.inviter_display === undefined) && (missing0 = "inviter_display")){
+validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.inviter_display !== undefined){
+let data0 = data.inviter_display;
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func0(data0) > 256){
+validate167.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate167.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
+return false;
 }
 }
 }
@@ -22038,25 +21875,28 @@ validate167.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionRespondParams = validate168;
-const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+exports.TurnProcessPolicySnapshot = validate104;
+
+exports.TurnQuestion = validate168;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))){
+if((((((((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.index === undefined) && (missing0 = "index"))) || ((data.header === undefined) && (missing0 = "header"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.options === undefined) && (missing0 = "options"))) || ((data.args_json === undefined) && (missing0 = "args_json"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.expires_at === undefined) && (missing0 = "expires_at"))){
 validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.thread_id !== undefined){
+if(data.call_id !== undefined){
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.call_id !== "string"){
+validate168.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -22065,11 +21905,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.index !== undefined){
+let data1 = data.index;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs3){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2 || isNaN(data1)){
+validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -22077,11 +21932,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.header !== undefined){
+let data2 = data.header;
 const _errs5 = errors;
-if(typeof data.call_id !== "string"){
-validate168.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func0(data2) < 1){
+validate168.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs5 === errors;
 }
@@ -22089,25 +21953,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data3 = data.index;
+if(data.question !== undefined){
+let data3 = data.question;
 const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func0(data3) < 1){
+validate168.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2 || isNaN(data3)){
-validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
 }
 else {
-if(data3 < 0 || isNaN(data3)){
-validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate168.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs7 === errors;
@@ -22116,18 +21974,107 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.option_id !== undefined){
-let data4 = data.option_id;
+if(data.options !== undefined){
+let data4 = data.options;
 const _errs9 = errors;
 if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func0(data4) < 1){
-validate168.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
+if(Array.isArray(data4)){
+if(data4.length > 4){
+validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}}];
+return false;
+}
+else {
+if(data4.length < 2){
+validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((data5.id === undefined) && (missing1 = "id")) || ((data5.label === undefined) && (missing1 = "label"))){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+if(data5.id !== undefined){
+let data6 = data5.id;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data6 === "string"){
+if(func0(data6) < 1){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs14 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.label !== undefined){
+let data7 = data5.label;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data7 === "string"){
+if(func0(data7) < 1){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs16 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.description !== undefined){
+const _errs18 = errors;
+if(typeof data5.description !== "string"){
+validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs11 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22137,16 +22084,55 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.args_json !== undefined){
+const _errs20 = errors;
+if(typeof data.args_json !== "string"){
+validate168.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.answer_token !== undefined){
-const _errs11 = errors;
+const _errs22 = errors;
 if(typeof data.answer_token !== "string"){
 validate168.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs11 === errors;
+var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+const _errs24 = errors;
+if(typeof data.created_at !== "string"){
+validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expires_at !== undefined){
+const _errs26 = errors;
+if(typeof data.expires_at !== "string"){
+validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -22164,17 +22150,17 @@ validate168.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnQuestionRespondResponse = validate169;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+exports.TurnQuestionOpenedNotification = validate169;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.already_surfaced === undefined) && (missing0 = "already_surfaced"))){
 validate169.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -22203,11 +22189,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs5 = errors;
-if(typeof data.call_id !== "string"){
-validate169.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs5 === errors;
 }
@@ -22215,26 +22216,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.index !== undefined){
-let data3 = data.index;
+if(data.call_id !== undefined){
 const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.call_id !== "string"){
+validate169.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2 || isNaN(data3)){
-validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 var valid0 = _errs7 === errors;
 }
@@ -22242,11 +22228,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.option_id !== undefined){
+if(data.index !== undefined){
+let data4 = data.index;
 const _errs9 = errors;
-if(typeof data.option_id !== "string"){
-validate169.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs9){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs9 === errors;
 }
@@ -22254,16 +22255,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.resolved_at !== undefined){
+if(data.question !== undefined){
 const _errs11 = errors;
-if(typeof data.resolved_at !== "string"){
-validate169.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
+if(!(validate168(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.already_surfaced !== undefined){
+const _errs12 = errors;
+if(typeof data.already_surfaced !== "boolean"){
+validate169.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -22281,10 +22295,515 @@ validate169.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnResumeParams = validate170;
-const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnQuestionOption = validate171;
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.id === undefined) && (missing0 = "id")) || ((data.label === undefined) && (missing0 = "label"))){
+validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(func0(data0) < 1){
+validate171.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate171.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined){
+let data1 = data.label;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) < 1){
+validate171.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate171.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+const _errs5 = errors;
+if(typeof data.description !== "string"){
+validate171.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate171.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionResolution = validate172;
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
+let vErrors = null;
+let errors = 0;
+if(typeof data !== "string"){
+validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
+validate172.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum}}];
+return false;
+}
+validate172.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionResolvedNotification = validate173;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate173.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs7 = errors;
+if(typeof data.call_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data4 = data.index;
+const _errs9 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data5 = data.resolution;
+const _errs11 = errors;
+if(typeof data5 !== "string"){
+validate173.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
+validate173.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs14 = errors;
+if(typeof data.option_id !== "string"){
+validate173.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs16 = errors;
+if(typeof data.resolved_at !== "string"){
+validate173.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate173.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionRespondParams = validate174;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))){
+validate174.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate174.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate174.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs5 = errors;
+if(typeof data.call_id !== "string"){
+validate174.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+let data4 = data.option_id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate174.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate174.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answer_token !== undefined){
+const _errs11 = errors;
+if(typeof data.answer_token !== "string"){
+validate174.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate174.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnQuestionRespondResponse = validate175;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs5 = errors;
+if(typeof data.call_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs9 = errors;
+if(typeof data.option_id !== "string"){
+validate175.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs11 = errors;
+if(typeof data.resolved_at !== "string"){
+validate175.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate175.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnResumeParams = validate176;
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22292,7 +22811,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate170.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22302,12 +22821,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22323,12 +22842,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22344,12 +22863,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate170.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate176.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate170.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22363,18 +22882,18 @@ var valid0 = true;
 }
 }
 else {
-validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate170.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnResumeResponse = validate171;
-const schema241 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeResponse = validate177;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22382,7 +22901,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
-validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22404,12 +22923,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate171.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate177.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate171.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate177.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22422,37 +22941,37 @@ var valid0 = true;
 }
 }
 else {
-validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate171.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSandboxMode = validate173;
+exports.TurnSandboxMode = validate179;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-validate173.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate179.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
-validate173.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnSandboxSnapshot = validate100;
 
-exports.TurnSecurityBackendSnapshot = validate174;
+exports.TurnSecurityBackendSnapshot = validate180;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22460,7 +22979,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
-validate174.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22468,11 +22987,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate174.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-validate174.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}}];
+validate180.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -22485,7 +23004,7 @@ if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 const _errs3 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate174.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}}];
+validate180.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -22504,7 +23023,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
 if(typeof data2[i0] !== "string"){
-validate174.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs7 === errors;
@@ -22514,7 +23033,7 @@ break;
 }
 }
 else {
-validate174.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate180.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22528,17 +23047,17 @@ var valid0 = true;
 }
 }
 else {
-validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate174.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSecurityDegradation = validate175;
+exports.TurnSecurityDegradation = validate181;
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22546,14 +23065,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.capability !== undefined){
 const _errs1 = errors;
 if(typeof data.capability !== "string"){
-validate175.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -22565,7 +23084,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs3 = errors;
 if(typeof data.reason !== "string"){
-validate175.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -22577,7 +23096,7 @@ if(valid0){
 if(data.detail !== undefined){
 const _errs5 = errors;
 if(typeof data.detail !== "string"){
-validate175.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -22590,38 +23109,38 @@ var valid0 = true;
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate175.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnSecurityEnforcementStatus = validate176;
+exports.TurnSecurityEnforcementStatus = validate182;
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-validate176.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}}];
+validate182.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}}];
 return false;
 }
-validate176.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
 
 exports.TurnSecurityParentCapSnapshot = validate106;
 
-exports.TurnStartParams = validate177;
-const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate183;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"},"private_delivery":{"$ref":"turn_private_delivery.json"}}};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22629,7 +23148,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
-validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate183.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22639,12 +23158,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22660,12 +23179,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22695,7 +23214,7 @@ break;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
+validate183.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22725,7 +23244,7 @@ break;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate183.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22738,7 +23257,7 @@ if(valid0){
 if(data.model !== undefined){
 const _errs11 = errors;
 if(typeof data.model !== "string"){
-validate177.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -22750,7 +23269,7 @@ if(valid0){
 if(data.model_provider !== undefined){
 const _errs13 = errors;
 if(typeof data.model_provider !== "string"){
-validate177.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -22780,7 +23299,7 @@ if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.sandbox !== undefined){
 const _errs19 = errors;
 if(typeof data9.sandbox !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs19 === errors;
@@ -22792,7 +23311,7 @@ if(valid4){
 if(data9.effort !== undefined){
 const _errs21 = errors;
 if(typeof data9.effort !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs21 === errors;
@@ -22804,7 +23323,7 @@ if(valid4){
 if(data9.personality !== undefined){
 const _errs23 = errors;
 if(typeof data9.personality !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs23 === errors;
@@ -22816,7 +23335,7 @@ if(valid4){
 if(data9.summary !== undefined){
 const _errs25 = errors;
 if(typeof data9.summary !== "string"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -22828,7 +23347,7 @@ if(valid4){
 if(data9.steer_if_active !== undefined){
 const _errs27 = errors;
 if(typeof data9.steer_if_active !== "boolean"){
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid4 = _errs27 === errors;
@@ -22842,7 +23361,7 @@ var valid4 = true;
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
+validate183.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22854,8 +23373,8 @@ var valid0 = true;
 if(valid0){
 if(data.permission_profile !== undefined){
 const _errs29 = errors;
-if(!(validate155(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate160(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs29 === errors;
@@ -22872,25 +23391,25 @@ if(errors === _errs31){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
 if((data16.mode === undefined) && (missing1 = "mode")){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data16.mode !== undefined){
 let data17 = data16.mode;
 if(typeof data17 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data17){
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
 }
 }
 else {
-validate177.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
+validate183.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22904,14 +23423,55 @@ if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs35 = errors;
 if(typeof data18 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate183.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-validate177.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
+validate183.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
 }
 var valid0 = _errs35 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.private_delivery !== undefined){
+let data19 = data.private_delivery;
+const _errs38 = errors;
+const _errs39 = errors;
+if(errors === _errs39){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+let missing2;
+if((data19.inviter_display === undefined) && (missing2 = "inviter_display")){
+validate183.errors = [{instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+if(data19.inviter_display !== undefined){
+let data20 = data19.inviter_display;
+const _errs41 = errors;
+if(errors === _errs41){
+if(typeof data20 === "string"){
+if(func0(data20) > 256){
+validate183.errors = [{instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate183.errors = [{instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate183.errors = [{instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs38 === errors;
 }
 else {
 var valid0 = true;
@@ -22928,19 +23488,20 @@ var valid0 = true;
 }
 }
 }
+}
 else {
-validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate177.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStartResponse = validate182;
-const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate188;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22948,7 +23509,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.turn === undefined) && (missing0 = "turn")){
-validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22961,18 +23522,18 @@ errors = vErrors.length;
 }
 }
 else {
-validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate182.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStartedNotification = validate184;
-const schema251 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate190;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"turn":{"$ref":"turn.json"}}};
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -22980,7 +23541,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
-validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22990,12 +23551,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate184.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23011,12 +23572,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate184.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23030,18 +23591,18 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate184.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate184.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate184.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -23070,36 +23631,36 @@ var valid0 = true;
 }
 }
 else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate184.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnStatus = validate186;
+exports.TurnStatus = validate192;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-validate186.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
+validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
 return false;
 }
-validate186.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnToolLoopBudgetExceededNotification = validate187;
-const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0,"maximum":9007199254740991},"observed":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+exports.TurnToolLoopBudgetExceededNotification = validate193;
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0,"maximum":9007199254740991},"observed":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
@@ -23107,7 +23668,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.budget === undefined) && (missing0 = "budget"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.observed === undefined) && (missing0 = "observed"))){
-validate187.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -23117,12 +23678,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
-validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate193.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23138,12 +23699,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate193.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23157,18 +23718,18 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -23184,11 +23745,11 @@ if(data.budget !== undefined){
 let data3 = data.budget;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-validate187.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema253.properties.budget.enum}}];
+validate193.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema261.properties.budget.enum}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -23201,18 +23762,18 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate187.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate187.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate187.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23228,18 +23789,18 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate187.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
+validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate187.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate187.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23258,17 +23819,17 @@ var valid0 = true;
 }
 }
 else {
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate187.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnUsage = validate188;
+exports.TurnUsage = validate194;
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
@@ -23276,7 +23837,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))) || ((data.total_tokens === undefined) && (missing0 = "total_tokens"))){
-validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -23284,18 +23845,18 @@ if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate188.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate188.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data0 < 0 || isNaN(data0)){
-validate188.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23311,18 +23872,18 @@ if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
 const _errs3 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate188.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate188.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data1 < 0 || isNaN(data1)){
-validate188.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23338,18 +23899,18 @@ if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate188.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate188.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate188.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23365,20 +23926,408 @@ var valid0 = true;
 }
 }
 else {
-validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate188.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlock = validate189;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0,"maximum":9007199254740991},"inProgress":{"type":"integer","minimum":0,"maximum":9007199254740991},"completed":{"type":"integer","minimum":0,"maximum":9007199254740991},"failed":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"cursors":{"type":"object","required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"endedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"elapsedMs":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWalletLinkPromptNotification = validate195;
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json","type":"object","required":["thread_id","turn_id","sequence","item_id","link_url","renewal","requested"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"link_url":{"type":["string","null"],"minLength":1},"renewal":{"type":"boolean"},"requested":{"type":"boolean"}}};
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.link_url === undefined) && (missing0 = "link_url"))) || ((data.renewal === undefined) && (missing0 = "renewal"))) || ((data.requested === undefined) && (missing0 = "requested"))){
+validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs7 = errors;
+if(typeof data.item_id !== "string"){
+validate195.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.link_url !== undefined){
+let data4 = data.link_url;
+const _errs9 = errors;
+if((typeof data4 !== "string") && (data4 !== null)){
+validate195.errors = [{instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/type",keyword:"type",params:{type: schema263.properties.link_url.type}}];
+return false;
+}
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate195.errors = [{instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.renewal !== undefined){
+const _errs11 = errors;
+if(typeof data.renewal !== "boolean"){
+validate195.errors = [{instancePath:instancePath+"/renewal",schemaPath:"#/properties/renewal/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.requested !== undefined){
+const _errs13 = errors;
+if(typeof data.requested !== "boolean"){
+validate195.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate195.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWalletRevokePromptNotification = validate196;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json","type":"object","required":["thread_id","turn_id","sequence","item_id","revoke_url"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"revoke_url":{"type":"string","minLength":1}}};
+
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.revoke_url === undefined) && (missing0 = "revoke_url"))){
+validate196.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs7 = errors;
+if(typeof data.item_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.revoke_url !== undefined){
+let data4 = data.revoke_url;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate196.errors = [{instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate196.errors = [{instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate196.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWalletUpdatePromptNotification = validate197;
+const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json","type":"object","required":["thread_id","turn_id","sequence","item_id","update_url","new_limit"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"item_id":{"type":"string"},"update_url":{"type":"string","minLength":1},"new_limit":{"type":"string","pattern":"^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}};
+const pattern9 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
+
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.update_url === undefined) && (missing0 = "update_url"))) || ((data.new_limit === undefined) && (missing0 = "new_limit"))){
+validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+const _errs7 = errors;
+if(typeof data.item_id !== "string"){
+validate197.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.update_url !== undefined){
+let data4 = data.update_url;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate197.errors = [{instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate197.errors = [{instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.new_limit !== undefined){
+let data5 = data.new_limit;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!pattern9.test(data5)){
+validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}];
+return false;
+}
+}
+else {
+validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate197.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkBlock = validate198;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0,"maximum":9007199254740991},"inProgress":{"type":"integer","minimum":0,"maximum":9007199254740991},"completed":{"type":"integer","minimum":0,"maximum":9007199254740991},"failed":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"cursors":{"type":"object","required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"endedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"elapsedMs":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
@@ -23386,14 +24335,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.blockId === undefined) && (missing0 = "blockId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.presentation === undefined) && (missing0 = "presentation"))) || ((data.state === undefined) && (missing0 = "state"))) || ((data.counts === undefined) && (missing0 = "counts"))) || ((data.cursors === undefined) && (missing0 = "cursors"))) || ((data.startedAtUnixMicros === undefined) && (missing0 = "startedAtUnixMicros"))) || ((data.elapsedMs === undefined) && (missing0 = "elapsedMs"))){
-validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.blockId !== undefined){
 const _errs1 = errors;
 if(typeof data.blockId !== "string"){
-validate189.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -23405,7 +24354,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs3 = errors;
 if(typeof data.turnId !== "string"){
-validate189.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -23422,14 +24371,14 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if(((data2.title === undefined) && (missing1 = "title")) || ((data2.collapsed === undefined) && (missing1 = "collapsed"))){
-validate189.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate198.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data2.title !== undefined){
 const _errs8 = errors;
 if(typeof data2.title !== "string"){
-validate189.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs8 === errors;
@@ -23441,7 +24390,7 @@ if(valid2){
 if(data2.subtitle !== undefined){
 const _errs10 = errors;
 if(typeof data2.subtitle !== "string"){
-validate189.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -23453,7 +24402,7 @@ if(valid2){
 if(data2.collapsed !== undefined){
 const _errs12 = errors;
 if(typeof data2.collapsed !== "boolean"){
-validate189.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs12 === errors;
@@ -23466,7 +24415,7 @@ var valid2 = true;
 }
 }
 else {
-validate189.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23480,11 +24429,11 @@ if(data.state !== undefined){
 let data6 = data.state;
 const _errs14 = errors;
 if(typeof data6 !== "string"){
-validate189.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-validate189.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema257.enum}}];
+validate198.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema268.enum}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -23500,7 +24449,7 @@ if(errors === _errs17){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((((data7.total === undefined) && (missing2 = "total")) || ((data7.inProgress === undefined) && (missing2 = "inProgress"))) || ((data7.completed === undefined) && (missing2 = "completed"))) || ((data7.failed === undefined) && (missing2 = "failed"))){
-validate189.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
+validate198.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
@@ -23508,18 +24457,18 @@ if(data7.total !== undefined){
 let data8 = data7.total;
 const _errs19 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate189.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate189.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate189.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23535,18 +24484,18 @@ if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
 const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate189.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-validate189.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate189.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23562,18 +24511,18 @@ if(data7.completed !== undefined){
 let data10 = data7.completed;
 const _errs23 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate189.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-validate189.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data10 < 0 || isNaN(data10)){
-validate189.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23589,18 +24538,18 @@ if(data7.failed !== undefined){
 let data11 = data7.failed;
 const _errs25 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate189.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs25){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-validate189.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data11 < 0 || isNaN(data11)){
-validate189.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23617,7 +24566,7 @@ var valid4 = true;
 }
 }
 else {
-validate189.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23634,7 +24583,7 @@ if(errors === _errs27){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if(((data12.oldest === undefined) && (missing3 = "oldest")) || ((data12.newest === undefined) && (missing3 = "newest"))){
-validate189.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
+validate198.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
@@ -23642,7 +24591,7 @@ if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 const _errs29 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-validate189.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.oldest.type}}];
+validate198.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.oldest.type}}];
 return false;
 }
 var valid5 = _errs29 === errors;
@@ -23655,7 +24604,7 @@ if(data12.newest !== undefined){
 let data14 = data12.newest;
 const _errs31 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate189.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.newest.type}}];
+validate198.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.newest.type}}];
 return false;
 }
 var valid5 = _errs31 === errors;
@@ -23667,7 +24616,7 @@ var valid5 = true;
 }
 }
 else {
-validate189.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23681,18 +24630,18 @@ if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
 const _errs33 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate189.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs33){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 9007199254740991 || isNaN(data15)){
-validate189.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data15 < 0 || isNaN(data15)){
-validate189.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23708,18 +24657,18 @@ if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
 const _errs35 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate189.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs35){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-validate189.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data16 < 0 || isNaN(data16)){
-validate189.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23735,18 +24684,18 @@ if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
 const _errs37 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate189.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
-validate189.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data17 < 0 || isNaN(data17)){
-validate189.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23768,17 +24717,17 @@ var valid0 = true;
 }
 }
 else {
-validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate189.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlockPresentation = validate190;
+exports.TurnWorkBlockPresentation = validate199;
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
@@ -23786,14 +24735,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.title === undefined) && (missing0 = "title")) || ((data.collapsed === undefined) && (missing0 = "collapsed"))){
-validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.title !== undefined){
 const _errs1 = errors;
 if(typeof data.title !== "string"){
-validate190.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate199.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -23805,7 +24754,7 @@ if(valid0){
 if(data.subtitle !== undefined){
 const _errs3 = errors;
 if(typeof data.subtitle !== "string"){
-validate190.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate199.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -23817,7 +24766,7 @@ if(valid0){
 if(data.collapsed !== undefined){
 const _errs5 = errors;
 if(typeof data.collapsed !== "boolean"){
-validate190.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate199.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -23830,36 +24779,36 @@ var valid0 = true;
 }
 }
 else {
-validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate190.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkBlockState = validate191;
+exports.TurnWorkBlockState = validate200;
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
 if(typeof data !== "string"){
-validate191.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-validate191.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema257.enum}}];
+validate200.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum}}];
 return false;
 }
-validate191.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkItem = validate192;
-const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"updatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"sourceSequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate201;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"updatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"sourceSequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
@@ -23867,14 +24816,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workItemId === undefined) && (missing0 = "workItemId")) || ((data.item === undefined) && (missing0 = "item"))) || ((data.status === undefined) && (missing0 = "status"))) || ((data.itemType === undefined) && (missing0 = "itemType"))) || ((data.orderKey === undefined) && (missing0 = "orderKey"))) || ((data.createdAtUnixMicros === undefined) && (missing0 = "createdAtUnixMicros"))) || ((data.updatedAtUnixMicros === undefined) && (missing0 = "updatedAtUnixMicros"))) || ((data.sourceSequence === undefined) && (missing0 = "sourceSequence"))) || ((data.sourceUpdatedAtUnixMicros === undefined) && (missing0 = "sourceUpdatedAtUnixMicros"))){
-validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.workItemId !== undefined){
 const _errs1 = errors;
 if(typeof data.workItemId !== "string"){
-validate192.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -23899,11 +24848,11 @@ if(data.status !== undefined){
 let data2 = data.status;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate192.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-validate192.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
+validate201.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -23915,7 +24864,7 @@ if(valid0){
 if(data.itemType !== undefined){
 const _errs7 = errors;
 if(typeof data.itemType !== "string"){
-validate192.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -23927,7 +24876,7 @@ if(valid0){
 if(data.orderKey !== undefined){
 const _errs9 = errors;
 if(typeof data.orderKey !== "string"){
-validate192.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -23940,18 +24889,18 @@ if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate192.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate192.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate192.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23967,18 +24916,18 @@ if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
 const _errs13 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate192.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
-validate192.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate192.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23994,18 +24943,18 @@ if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
 const _errs15 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate192.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
-validate192.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data7 < 1 || isNaN(data7)){
-validate192.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -24021,18 +24970,18 @@ if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
 const _errs17 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate192.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs17){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate192.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate192.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24051,7 +25000,7 @@ if(errors === _errs19){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate192.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+validate201.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24072,849 +25021,6 @@ var valid0 = true;
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate192.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkItemsChangedNotification = validate194;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
-validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.threadId !== undefined){
-const _errs1 = errors;
-if(typeof data.threadId !== "string"){
-validate194.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs3 = errors;
-if(typeof data.turnId !== "string"){
-validate194.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate194.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate194.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate194.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate194.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs9 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate194.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-validate194.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate194.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.changedWorkItemIds !== undefined){
-let data5 = data.changedWorkItemIds;
-const _errs11 = errors;
-if(errors === _errs11){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs13 = errors;
-if(typeof data5[i0] !== "string"){
-validate194.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs13 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate194.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data7 = data.removedWorkItemIds;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs17 = errors;
-if(typeof data7[i1] !== "string"){
-validate194.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs17 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate194.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate194.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkItemsGetParams = validate195;
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
-
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
-validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.threadId !== undefined){
-const _errs1 = errors;
-if(typeof data.threadId !== "string"){
-validate195.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs3 = errors;
-if(typeof data.turnId !== "string"){
-validate195.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.workItemIds !== undefined){
-let data2 = data.workItemIds;
-const _errs5 = errors;
-if(errors === _errs5){
-if(Array.isArray(data2)){
-if(data2.length < 1){
-validate195.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs7 = errors;
-if(typeof data2[i0] !== "string"){
-validate195.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs7 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate195.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate195.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkItemsGetResponse = validate196;
-const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
-validate196.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.workspaceId !== undefined){
-const _errs1 = errors;
-if(typeof data.workspaceId !== "string"){
-validate196.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.threadId !== undefined){
-const _errs3 = errors;
-if(typeof data.threadId !== "string"){
-validate196.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs5 = errors;
-if(typeof data.turnId !== "string"){
-validate196.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data3 = data.projectionVersion;
-const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate196.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate196.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate196.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data4 = data.sourceHighWatermark;
-const _errs9 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate196.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-validate196.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate196.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data5 = data.projectionUpdatedAtUnixMicros;
-const _errs11 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate196.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs11){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-validate196.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate196.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.items !== undefined){
-let data6 = data.items;
-const _errs13 = errors;
-if(errors === _errs13){
-if(Array.isArray(data6)){
-var valid1 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-const _errs15 = errors;
-if(!(validate192(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs15 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate196.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data8 = data.removedWorkItemIds;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data8)){
-var valid2 = true;
-const len1 = data8.length;
-for(let i1=0; i1<len1; i1++){
-const _errs18 = errors;
-if(typeof data8[i1] !== "string"){
-validate196.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs18 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate196.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate196.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchor = validate198;
-const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
-
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema265.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-const tag0 = data.kind;
-if(typeof tag0 == "string"){
-if(tag0 === "newest"){
-const _errs4 = errors;
-if(errors === _errs4){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.kind === undefined) && (missing1 = "kind")){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data1 = data.kind;
-if(typeof data1 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data1){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else if(tag0 === "oldest"){
-const _errs9 = errors;
-if(errors === _errs9){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if((data.kind === undefined) && (missing2 = "kind")){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data2 = data.kind;
-if(typeof data2 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data2){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else if(tag0 === "before"){
-const _errs14 = errors;
-if(errors === _errs14){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data3 = data.kind;
-const _errs16 = errors;
-if(typeof data3 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data3){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid10 = _errs16 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-const _errs18 = errors;
-if(typeof data.cursor !== "string"){
-validate198.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid10 = _errs18 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else if(tag0 === "after"){
-const _errs21 = errors;
-if(errors === _errs21){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data5 = data.kind;
-const _errs23 = errors;
-if(typeof data5 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data5){
-validate198.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid13 = _errs23 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.cursor !== undefined){
-const _errs25 = errors;
-if(typeof data.cursor !== "string"){
-validate198.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid13 = _errs25 === errors;
-}
-else {
-var valid13 = true;
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-}
-}
-else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate198.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchorAfter = validate199;
-
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate199.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data0){
-validate199.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs3 = errors;
-if(typeof data.cursor !== "string"){
-validate199.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate199.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchorBefore = validate200;
-
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate200.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data0){
-validate200.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs3 = errors;
-if(typeof data.cursor !== "string"){
-validate200.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate200.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageAnchorNewest = validate201;
-
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate201.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data0){
-validate201.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-else {
 validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -24923,53 +25029,17 @@ validate201.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageAnchorOldest = validate202;
-
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate202.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data0){
-validate202.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-else {
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate202.errors = vErrors;
-return errors === 0;
-}
-
-exports.TurnWorkPageParams = validate203;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkItemsChangedNotification = validate203;
+const schema273 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
 function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
 validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -24998,11 +25068,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.anchor !== undefined){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
 const _errs5 = errors;
-if(!(validate198(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
-vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
-errors = vErrors.length;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs5 === errors;
 }
@@ -25010,31 +25095,121 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs6 = errors;
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate203.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs6){
+if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 500 || isNaN(data3)){
-validate203.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data3 < 1 || isNaN(data3)){
-validate203.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data3 < 0 || isNaN(data3)){
+validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs9 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.changedWorkItemIds !== undefined){
+let data5 = data.changedWorkItemIds;
+const _errs11 = errors;
+if(errors === _errs11){
+if(Array.isArray(data5)){
+var valid1 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs13 = errors;
+if(typeof data5[i0] !== "string"){
+validate203.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs13 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate203.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.removedWorkItemIds !== undefined){
+let data7 = data.removedWorkItemIds;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs17 = errors;
+if(typeof data7[i1] !== "string"){
+validate203.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs17 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate203.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -25050,18 +25225,104 @@ validate203.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageResponse = validate205;
-const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkItemsGetParams = validate204;
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
+validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.threadId !== undefined){
+const _errs1 = errors;
+if(typeof data.threadId !== "string"){
+validate204.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs3 = errors;
+if(typeof data.turnId !== "string"){
+validate204.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.workItemIds !== undefined){
+let data2 = data.workItemIds;
+const _errs5 = errors;
+if(errors === _errs5){
+if(Array.isArray(data2)){
+if(data2.length < 1){
+validate204.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs7 = errors;
+if(typeof data2[i0] !== "string"){
+validate204.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs7 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate204.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate204.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkItemsGetResponse = validate205;
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
 validate205.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -25183,32 +25444,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.work !== undefined){
-const _errs13 = errors;
-if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.items !== undefined){
-let data7 = data.items;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data7)){
+let data6 = data.items;
+const _errs13 = errors;
+if(errors === _errs13){
+if(Array.isArray(data6)){
 var valid1 = true;
-const len0 = data7.length;
+const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-const _errs16 = errors;
-if(!(validate192(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+const _errs15 = errors;
+if(!(validate201(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
-var valid1 = _errs16 === errors;
+var valid1 = _errs15 === errors;
 if(!valid1){
 break;
 }
@@ -25219,88 +25468,40 @@ validate205.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.page !== undefined){
-let data9 = data.page;
-const _errs17 = errors;
+if(data.removedWorkItemIds !== undefined){
+let data8 = data.removedWorkItemIds;
+const _errs16 = errors;
+if(errors === _errs16){
+if(Array.isArray(data8)){
+var valid2 = true;
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
 const _errs18 = errors;
-if(errors === _errs18){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-let missing1;
-if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
-validate205.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+if(typeof data8[i1] !== "string"){
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-if(data9.beforeCursor !== undefined){
-let data10 = data9.beforeCursor;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate205.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.afterCursor !== undefined){
-let data11 = data9.afterCursor;
-const _errs22 = errors;
-if((typeof data11 !== "string") && (data11 !== null)){
-validate205.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}}];
-return false;
-}
-var valid3 = _errs22 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreBefore !== undefined){
-const _errs24 = errors;
-if(typeof data9.hasMoreBefore !== "boolean"){
-validate205.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs24 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreAfter !== undefined){
-const _errs26 = errors;
-if(typeof data9.hasMoreAfter !== "boolean"){
-validate205.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs26 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
+var valid2 = _errs18 === errors;
+if(!valid2){
+break;
 }
 }
 }
 else {
-validate205.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
-var valid0 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -25320,25 +25521,236 @@ validate205.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkPageState = validate208;
+exports.TurnWorkPageAnchor = validate207;
+const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema279 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema280 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
+if((data.kind === undefined) && (missing0 = "kind")){
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema276.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "newest"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.kind === undefined) && (missing1 = "kind")){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data1){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "oldest"){
+const _errs9 = errors;
+if(errors === _errs9){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.kind === undefined) && (missing2 = "kind")){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data2 = data.kind;
+if(typeof data2 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data2){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "before"){
+const _errs14 = errors;
+if(errors === _errs14){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing3;
+if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data3 = data.kind;
+const _errs16 = errors;
+if(typeof data3 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data3){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+return false;
+}
+var valid10 = _errs16 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data.cursor !== undefined){
+const _errs18 = errors;
+if(typeof data.cursor !== "string"){
+validate207.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid10 = _errs18 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else if(tag0 === "after"){
+const _errs21 = errors;
+if(errors === _errs21){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing4;
+if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data5 = data.kind;
+const _errs23 = errors;
+if(typeof data5 !== "string"){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data5){
+validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+return false;
+}
+var valid13 = _errs23 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.cursor !== undefined){
+const _errs25 = errors;
+if(typeof data.cursor !== "string"){
+validate207.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid13 = _errs25 === errors;
+}
+else {
+var valid13 = true;
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+}
+}
+else {
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate207.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageAnchorAfter = validate208;
+
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.beforeCursor !== undefined){
-let data0 = data.beforeCursor;
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs1 = errors;
-if((typeof data0 !== "string") && (data0 !== null)){
-validate208.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}}];
+if(typeof data0 !== "string"){
+validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data0){
+validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25347,43 +25759,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.afterCursor !== undefined){
-let data1 = data.afterCursor;
+if(data.cursor !== undefined){
 const _errs3 = errors;
-if((typeof data1 !== "string") && (data1 !== null)){
-validate208.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}}];
+if(typeof data.cursor !== "string"){
+validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreBefore !== undefined){
-const _errs5 = errors;
-if(typeof data.hasMoreBefore !== "boolean"){
-validate208.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreAfter !== undefined){
-const _errs7 = errors;
-if(typeof data.hasMoreAfter !== "boolean"){
-validate208.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -25397,25 +25782,151 @@ validate208.errors = vErrors;
 return errors === 0;
 }
 
-exports.TurnWorkStateChangedNotification = validate209;
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkPageAnchorBefore = validate209;
 
 function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data0){
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+const _errs3 = errors;
+if(typeof data.cursor !== "string"){
+validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate209.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageAnchorNewest = validate210;
+
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate210.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data0){
+validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+else {
+validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate210.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageAnchorOldest = validate211;
+
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data0){
+validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+else {
+validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate211.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageParams = validate212;
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.threadId !== undefined){
 const _errs1 = errors;
 if(typeof data.threadId !== "string"){
-validate209.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25427,7 +25938,445 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs3 = errors;
 if(typeof data.turnId !== "string"){
-validate209.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.anchor !== undefined){
+const _errs5 = errors;
+if(!(validate207(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs6 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 500 || isNaN(data3)){
+validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate212.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageResponse = validate214;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
+validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.workspaceId !== undefined){
+const _errs1 = errors;
+if(typeof data.workspaceId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.threadId !== undefined){
+const _errs3 = errors;
+if(typeof data.threadId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs5 = errors;
+if(typeof data.turnId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data3 = data.projectionVersion;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data4 = data.sourceHighWatermark;
+const _errs9 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data5 = data.projectionUpdatedAtUnixMicros;
+const _errs11 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs13 = errors;
+if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.items !== undefined){
+let data7 = data.items;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data7)){
+var valid1 = true;
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+const _errs16 = errors;
+if(!(validate201(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs16 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.page !== undefined){
+let data9 = data.page;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing1;
+if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
+validate214.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+if(data9.beforeCursor !== undefined){
+let data10 = data9.beforeCursor;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate214.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.afterCursor !== undefined){
+let data11 = data9.afterCursor;
+const _errs22 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate214.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}}];
+return false;
+}
+var valid3 = _errs22 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreBefore !== undefined){
+const _errs24 = errors;
+if(typeof data9.hasMoreBefore !== "boolean"){
+validate214.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs24 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreAfter !== undefined){
+const _errs26 = errors;
+if(typeof data9.hasMoreAfter !== "boolean"){
+validate214.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate214.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkPageState = validate217;
+
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
+validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.beforeCursor !== undefined){
+let data0 = data.beforeCursor;
+const _errs1 = errors;
+if((typeof data0 !== "string") && (data0 !== null)){
+validate217.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.afterCursor !== undefined){
+let data1 = data.afterCursor;
+const _errs3 = errors;
+if((typeof data1 !== "string") && (data1 !== null)){
+validate217.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.hasMoreBefore !== undefined){
+const _errs5 = errors;
+if(typeof data.hasMoreBefore !== "boolean"){
+validate217.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.hasMoreAfter !== undefined){
+const _errs7 = errors;
+if(typeof data.hasMoreAfter !== "boolean"){
+validate217.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate217.errors = vErrors;
+return errors === 0;
+}
+
+exports.TurnWorkStateChangedNotification = validate218;
+const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1,"maximum":9007199254740991},"sourceHighWatermark":{"type":"integer","minimum":0,"maximum":9007199254740991},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0,"maximum":9007199254740991},"work":{"$ref":"turn_work_block.json"}}};
+
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.threadId !== undefined){
+const _errs1 = errors;
+if(typeof data.threadId !== "string"){
+validate218.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs3 = errors;
+if(typeof data.turnId !== "string"){
+validate218.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25440,18 +26389,18 @@ if(data.projectionVersion !== undefined){
 let data2 = data.projectionVersion;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate209.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate209.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate209.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -25467,18 +26416,18 @@ if(data.sourceHighWatermark !== undefined){
 let data3 = data.sourceHighWatermark;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate209.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate209.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate209.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25494,18 +26443,18 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data4 = data.projectionUpdatedAtUnixMicros;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate209.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate209.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate209.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -25519,8 +26468,8 @@ var valid0 = true;
 if(valid0){
 if(data.work !== undefined){
 const _errs11 = errors;
-if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs11 === errors;
@@ -25536,19 +26485,19 @@ var valid0 = true;
 }
 }
 else {
-validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate209.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
 
 exports.UserInput = validate31;
 
-exports.UserInputArtifact = validate211;
+exports.UserInputArtifact = validate220;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25556,7 +26505,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
-validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25564,11 +26513,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate211.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate220.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("artifact" !== data0){
-validate211.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+validate220.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25580,7 +26529,7 @@ if(valid0){
 if(data.artifactId !== undefined){
 const _errs3 = errors;
 if(typeof data.artifactId !== "string"){
-validate211.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
+validate220.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25592,17 +26541,17 @@ var valid0 = true;
 }
 }
 else {
-validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate211.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputAudio = validate212;
+exports.UserInputAudio = validate221;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25610,7 +26559,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25618,11 +26567,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate212.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("audio" !== data0){
-validate212.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25634,7 +26583,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs3 = errors;
 if(typeof data.url !== "string"){
-validate212.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25646,7 +26595,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs5 = errors;
 if(typeof data.mimeType !== "string"){
-validate212.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -25659,17 +26608,17 @@ var valid0 = true;
 }
 }
 else {
-validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate212.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputFile = validate213;
+exports.UserInputFile = validate222;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25677,7 +26626,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate213.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25685,11 +26634,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate213.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("file" !== data0){
-validate213.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
+validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25701,7 +26650,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs3 = errors;
 if(typeof data.url !== "string"){
-validate213.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25713,7 +26662,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs5 = errors;
 if(typeof data.name !== "string"){
-validate213.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -25725,7 +26674,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs7 = errors;
 if(typeof data.mimeType !== "string"){
-validate213.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -25739,17 +26688,17 @@ var valid0 = true;
 }
 }
 else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate213.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputImage = validate214;
+exports.UserInputImage = validate223;
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25757,7 +26706,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25765,11 +26714,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate214.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("image" !== data0){
-validate214.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25781,7 +26730,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs3 = errors;
 if(typeof data.url !== "string"){
-validate214.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate223.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25793,17 +26742,17 @@ var valid0 = true;
 }
 }
 else {
-validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate214.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputLocalFile = validate215;
+exports.UserInputLocalFile = validate224;
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25811,7 +26760,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate224.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25819,11 +26768,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate215.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("localFile" !== data0){
-validate215.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
+validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25835,7 +26784,7 @@ if(valid0){
 if(data.path !== undefined){
 const _errs3 = errors;
 if(typeof data.path !== "string"){
-validate215.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate224.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25847,17 +26796,17 @@ var valid0 = true;
 }
 }
 else {
-validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate215.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputLocalImage = validate216;
+exports.UserInputLocalImage = validate225;
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25865,7 +26814,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25873,11 +26822,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate216.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("localImage" !== data0){
-validate216.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
+validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25889,7 +26838,7 @@ if(valid0){
 if(data.path !== undefined){
 const _errs3 = errors;
 if(typeof data.path !== "string"){
-validate216.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate225.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25901,17 +26850,17 @@ var valid0 = true;
 }
 }
 else {
-validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate216.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputMention = validate217;
+exports.UserInputMention = validate226;
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25919,7 +26868,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
-validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25927,11 +26876,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate217.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("mention" !== data0){
-validate217.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -25943,7 +26892,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs3 = errors;
 if(typeof data.name !== "string"){
-validate217.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+validate226.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -25955,7 +26904,7 @@ if(valid0){
 if(data.path !== undefined){
 const _errs5 = errors;
 if(typeof data.path !== "string"){
-validate217.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate226.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -25968,17 +26917,17 @@ var valid0 = true;
 }
 }
 else {
-validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate217.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputText = validate218;
+exports.UserInputText = validate227;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
@@ -25986,7 +26935,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate227.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -25994,11 +26943,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate218.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("text" !== data0){
-validate218.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -26010,7 +26959,7 @@ if(valid0){
 if(data.text !== undefined){
 const _errs3 = errors;
 if(typeof data.text !== "string"){
-validate218.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate227.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -26033,7 +26982,7 @@ if(errors === _errs7){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 }
 else {
-validate218.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
+validate227.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -26044,7 +26993,7 @@ break;
 }
 }
 else {
-validate218.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
+validate227.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -26058,17 +27007,17 @@ var valid0 = true;
 }
 }
 else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate218.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
 
-exports.UserInputVideo = validate219;
+exports.UserInputVideo = validate228;
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
@@ -26076,7 +27025,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate228.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -26084,11 +27033,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate219.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("video" !== data0){
-validate219.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
+validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -26100,7 +27049,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs3 = errors;
 if(typeof data.url !== "string"){
-validate219.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate228.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -26112,7 +27061,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs5 = errors;
 if(typeof data.mimeType !== "string"){
-validate219.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate228.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -26125,11 +27074,11 @@ var valid0 = true;
 }
 }
 else {
-validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate219.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
 
@@ -26215,88 +27164,96 @@ const full77 = exports.TurnFilesystemSandboxPolicy;
 const full78 = exports.TurnGetParams;
 const full79 = exports.TurnGetResponse;
 const full80 = exports.TurnHandoffStartedNotification;
-const full81 = exports.TurnItem;
-const full82 = exports.TurnItemAgentMessage;
-const full83 = exports.TurnItemCommandExecution;
-const full84 = exports.TurnItemDownload;
-const full85 = exports.TurnItemDynamicToolCall;
-const full86 = exports.TurnItemEvent;
-const full87 = exports.TurnItemFileChange;
-const full88 = exports.TurnItemOutputPolicy;
-const full89 = exports.TurnItemReasoning;
-const full90 = exports.TurnItemStatus;
-const full91 = exports.TurnItemSystemEvent;
-const full92 = exports.TurnItemTask;
-const full93 = exports.TurnItemToolError;
-const full94 = exports.TurnItemToolOutcome;
-const full95 = exports.TurnItemUserMessage;
-const full96 = exports.TurnItemWebFetch;
-const full97 = exports.TurnItemWebSearch;
-const full98 = exports.TurnItemsParams;
-const full99 = exports.TurnItemsResponse;
-const full100 = exports.TurnLegacySandboxPolicy;
-const full101 = exports.TurnMode;
-const full102 = exports.TurnNetworkPolicySnapshot;
-const full103 = exports.TurnPermissionApprovalRequest;
-const full104 = exports.TurnPermissionApprovalResolution;
-const full105 = exports.TurnPermissionApprovalScope;
-const full106 = exports.TurnPermissionAuditEvent;
-const full107 = exports.TurnPermissionMode;
-const full108 = exports.TurnPermissionProfileSelection;
-const full109 = exports.TurnPermissionProfileSnapshot;
-const full110 = exports.TurnPermissionProfileSource;
-const full111 = exports.TurnPermissionRequestOpenedNotification;
-const full112 = exports.TurnPermissionRequestResolvedNotification;
-const full113 = exports.TurnPermissionRequestRespondParams;
-const full114 = exports.TurnPermissionRequestRespondResponse;
-const full115 = exports.TurnProcessPolicySnapshot;
-const full116 = exports.TurnQuestion;
-const full117 = exports.TurnQuestionOpenedNotification;
-const full118 = exports.TurnQuestionOption;
-const full119 = exports.TurnQuestionResolution;
-const full120 = exports.TurnQuestionResolvedNotification;
-const full121 = exports.TurnQuestionRespondParams;
-const full122 = exports.TurnQuestionRespondResponse;
-const full123 = exports.TurnResumeParams;
-const full124 = exports.TurnResumeResponse;
-const full125 = exports.TurnSandboxMode;
-const full126 = exports.TurnSandboxSnapshot;
-const full127 = exports.TurnSecurityBackendSnapshot;
-const full128 = exports.TurnSecurityDegradation;
-const full129 = exports.TurnSecurityEnforcementStatus;
-const full130 = exports.TurnSecurityParentCapSnapshot;
-const full131 = exports.TurnStartParams;
-const full132 = exports.TurnStartResponse;
-const full133 = exports.TurnStartedNotification;
-const full134 = exports.TurnStatus;
-const full135 = exports.TurnToolLoopBudgetExceededNotification;
-const full136 = exports.TurnUsage;
-const full137 = exports.TurnWorkBlock;
-const full138 = exports.TurnWorkBlockPresentation;
-const full139 = exports.TurnWorkBlockState;
-const full140 = exports.TurnWorkItem;
-const full141 = exports.TurnWorkItemsChangedNotification;
-const full142 = exports.TurnWorkItemsGetParams;
-const full143 = exports.TurnWorkItemsGetResponse;
-const full144 = exports.TurnWorkPageAnchor;
-const full145 = exports.TurnWorkPageAnchorAfter;
-const full146 = exports.TurnWorkPageAnchorBefore;
-const full147 = exports.TurnWorkPageAnchorNewest;
-const full148 = exports.TurnWorkPageAnchorOldest;
-const full149 = exports.TurnWorkPageParams;
-const full150 = exports.TurnWorkPageResponse;
-const full151 = exports.TurnWorkPageState;
-const full152 = exports.TurnWorkStateChangedNotification;
-const full153 = exports.UserInput;
-const full154 = exports.UserInputArtifact;
-const full155 = exports.UserInputAudio;
-const full156 = exports.UserInputFile;
-const full157 = exports.UserInputImage;
-const full158 = exports.UserInputLocalFile;
-const full159 = exports.UserInputLocalImage;
-const full160 = exports.UserInputMention;
-const full161 = exports.UserInputText;
-const full162 = exports.UserInputVideo;
+const full81 = exports.TurnInviteCodeDelivery;
+const full82 = exports.TurnInviteCodePrivate;
+const full83 = exports.TurnInviteCodeRedacted;
+const full84 = exports.TurnInviteDeliveryNotification;
+const full85 = exports.TurnItem;
+const full86 = exports.TurnItemAgentMessage;
+const full87 = exports.TurnItemCommandExecution;
+const full88 = exports.TurnItemDownload;
+const full89 = exports.TurnItemDynamicToolCall;
+const full90 = exports.TurnItemEvent;
+const full91 = exports.TurnItemFileChange;
+const full92 = exports.TurnItemOutputPolicy;
+const full93 = exports.TurnItemReasoning;
+const full94 = exports.TurnItemStatus;
+const full95 = exports.TurnItemSystemEvent;
+const full96 = exports.TurnItemTask;
+const full97 = exports.TurnItemToolError;
+const full98 = exports.TurnItemToolOutcome;
+const full99 = exports.TurnItemUserMessage;
+const full100 = exports.TurnItemWebFetch;
+const full101 = exports.TurnItemWebSearch;
+const full102 = exports.TurnItemsParams;
+const full103 = exports.TurnItemsResponse;
+const full104 = exports.TurnLegacySandboxPolicy;
+const full105 = exports.TurnMode;
+const full106 = exports.TurnNetworkPolicySnapshot;
+const full107 = exports.TurnPermissionApprovalRequest;
+const full108 = exports.TurnPermissionApprovalResolution;
+const full109 = exports.TurnPermissionApprovalScope;
+const full110 = exports.TurnPermissionAuditEvent;
+const full111 = exports.TurnPermissionMode;
+const full112 = exports.TurnPermissionProfileSelection;
+const full113 = exports.TurnPermissionProfileSnapshot;
+const full114 = exports.TurnPermissionProfileSource;
+const full115 = exports.TurnPermissionRequestOpenedNotification;
+const full116 = exports.TurnPermissionRequestResolvedNotification;
+const full117 = exports.TurnPermissionRequestRespondParams;
+const full118 = exports.TurnPermissionRequestRespondResponse;
+const full119 = exports.TurnPrivateDelivery;
+const full120 = exports.TurnProcessPolicySnapshot;
+const full121 = exports.TurnQuestion;
+const full122 = exports.TurnQuestionOpenedNotification;
+const full123 = exports.TurnQuestionOption;
+const full124 = exports.TurnQuestionResolution;
+const full125 = exports.TurnQuestionResolvedNotification;
+const full126 = exports.TurnQuestionRespondParams;
+const full127 = exports.TurnQuestionRespondResponse;
+const full128 = exports.TurnResumeParams;
+const full129 = exports.TurnResumeResponse;
+const full130 = exports.TurnSandboxMode;
+const full131 = exports.TurnSandboxSnapshot;
+const full132 = exports.TurnSecurityBackendSnapshot;
+const full133 = exports.TurnSecurityDegradation;
+const full134 = exports.TurnSecurityEnforcementStatus;
+const full135 = exports.TurnSecurityParentCapSnapshot;
+const full136 = exports.TurnStartParams;
+const full137 = exports.TurnStartResponse;
+const full138 = exports.TurnStartedNotification;
+const full139 = exports.TurnStatus;
+const full140 = exports.TurnToolLoopBudgetExceededNotification;
+const full141 = exports.TurnUsage;
+const full142 = exports.TurnWalletLinkPromptNotification;
+const full143 = exports.TurnWalletRevokePromptNotification;
+const full144 = exports.TurnWalletUpdatePromptNotification;
+const full145 = exports.TurnWorkBlock;
+const full146 = exports.TurnWorkBlockPresentation;
+const full147 = exports.TurnWorkBlockState;
+const full148 = exports.TurnWorkItem;
+const full149 = exports.TurnWorkItemsChangedNotification;
+const full150 = exports.TurnWorkItemsGetParams;
+const full151 = exports.TurnWorkItemsGetResponse;
+const full152 = exports.TurnWorkPageAnchor;
+const full153 = exports.TurnWorkPageAnchorAfter;
+const full154 = exports.TurnWorkPageAnchorBefore;
+const full155 = exports.TurnWorkPageAnchorNewest;
+const full156 = exports.TurnWorkPageAnchorOldest;
+const full157 = exports.TurnWorkPageParams;
+const full158 = exports.TurnWorkPageResponse;
+const full159 = exports.TurnWorkPageState;
+const full160 = exports.TurnWorkStateChangedNotification;
+const full161 = exports.UserInput;
+const full162 = exports.UserInputArtifact;
+const full163 = exports.UserInputAudio;
+const full164 = exports.UserInputFile;
+const full165 = exports.UserInputImage;
+const full166 = exports.UserInputLocalFile;
+const full167 = exports.UserInputLocalImage;
+const full168 = exports.UserInputMention;
+const full169 = exports.UserInputText;
+const full170 = exports.UserInputVideo;
 
 // Accept-only checks: true exactly when ajv's validator of the same schema would answer true.
 const acceptPattern22_0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
@@ -26305,6 +27262,10 @@ const acceptPattern22_2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 const acceptPattern22_3 = new RegExp("^[^/]+$", "u");
 const acceptPattern22_4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const acceptPattern22_5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const acceptPattern22_6 = new RegExp("^https?://", "u");
+const acceptPattern22_7 = new RegExp("^https?://", "u");
+const acceptPattern22_8 = new RegExp("^https?://", "u");
+const acceptPattern144_0 = new RegExp("^(0|[1-9][0-9]*)(\\.[0-9]+)?$", "u");
 function acceptCodePoints(text) {
   let length = 0;
   for (let pos = 0; pos < text.length; length++) {
@@ -27289,126 +28250,150 @@ function accept22(data) {
       if (v116 > 2147483647) return false;
     }
   }
-  const v118 = data.gateway_id;
+  const v118 = data.wallet;
   if (v118 !== undefined) {
-    if (typeof v118 !== "string") return false;
-    if (v118.length < 2 && (v118.length < 1 || acceptCodePoints(v118) < 1)) return false;
-    if (v118.length > 256 && (v118.length > 512 || acceptCodePoints(v118) > 256)) return false;
-  }
-  const v119 = data.store;
-  if (v119 !== undefined) {
-    if (typeof v119 !== "string") return false;
-    if (v119.length < 2 && (v119.length < 1 || acceptCodePoints(v119) < 1)) return false;
-  }
-  const v120 = data.lease_timeout_ms;
-  if (v120 !== undefined) {
-    if (!Number.isInteger(v120)) return false;
-    if (v120 < 100) return false;
-    if (v120 > 9007199254740991) return false;
-  }
-  const v121 = data.routes;
-  if (v121 !== undefined) {
-    if (typeof v121 !== "object" || v121 === null || Array.isArray(v121)) return false;
-    const v122 = v121.max_hops;
+    if (typeof v118 !== "object" || v118 === null || Array.isArray(v118)) return false;
+    const v119 = v118.state;
+    if (v119 !== undefined) {
+      if (typeof v119 !== "string") return false;
+      if (!(v119 === "none" || v119 === "usable" || v119 === "unusable")) return false;
+    }
+    const v120 = v118.link_url;
+    if (v120 !== undefined) {
+      if (typeof v120 !== "string") return false;
+      if (!acceptPattern22_6.test(v120)) return false;
+    }
+    const v121 = v118.update_url;
+    if (v121 !== undefined) {
+      if (typeof v121 !== "string") return false;
+      if (!acceptPattern22_7.test(v121)) return false;
+    }
+    const v122 = v118.revoke_url;
     if (v122 !== undefined) {
-      if (!Number.isInteger(v122)) return false;
-      if (v122 < 0) return false;
-      if (v122 > 9007199254740991) return false;
-    }
-    const v123 = v121.max_routes_per_source;
-    if (v123 !== undefined) {
-      if (!Number.isInteger(v123)) return false;
-      if (v123 < 1) return false;
-      if (v123 > 9007199254740991) return false;
+      if (typeof v122 !== "string") return false;
+      if (!acceptPattern22_8.test(v122)) return false;
     }
   }
-  const v125 = data.agent;
+  const v124 = data.gateway_id;
+  if (v124 !== undefined) {
+    if (typeof v124 !== "string") return false;
+    if (v124.length < 2 && (v124.length < 1 || acceptCodePoints(v124) < 1)) return false;
+    if (v124.length > 256 && (v124.length > 512 || acceptCodePoints(v124) > 256)) return false;
+  }
+  const v125 = data.store;
   if (v125 !== undefined) {
-    if (typeof v125 !== "object" || v125 === null || Array.isArray(v125)) return false;
-    const v126 = v125.identity_id;
-    if (v126 !== undefined) {
-      if (typeof v126 !== "string") return false;
-      if (v126.length < 2 && (v126.length < 1 || acceptCodePoints(v126) < 1)) return false;
-      if (v126.length > 256 && (v126.length > 512 || acceptCodePoints(v126) > 256)) return false;
-    }
-    const v127 = v125.display_name;
-    if (v127 !== undefined) {
-      if (typeof v127 !== "string") return false;
-      if (v127.length < 2 && (v127.length < 1 || acceptCodePoints(v127) < 1)) return false;
-    }
-    const v128 = v125.nickname;
+    if (typeof v125 !== "string") return false;
+    if (v125.length < 2 && (v125.length < 1 || acceptCodePoints(v125) < 1)) return false;
+  }
+  const v126 = data.lease_timeout_ms;
+  if (v126 !== undefined) {
+    if (!Number.isInteger(v126)) return false;
+    if (v126 < 100) return false;
+    if (v126 > 9007199254740991) return false;
+  }
+  const v127 = data.routes;
+  if (v127 !== undefined) {
+    if (typeof v127 !== "object" || v127 === null || Array.isArray(v127)) return false;
+    const v128 = v127.max_hops;
     if (v128 !== undefined) {
-      if (typeof v128 !== "string") return false;
-      if (v128.length < 2 && (v128.length < 1 || acceptCodePoints(v128) < 1)) return false;
+      if (!Number.isInteger(v128)) return false;
+      if (v128 < 0) return false;
+      if (v128 > 9007199254740991) return false;
     }
-    const v129 = v125.revision;
+    const v129 = v127.max_routes_per_source;
     if (v129 !== undefined) {
       if (!Number.isInteger(v129)) return false;
-      if (v129 < 0) return false;
+      if (v129 < 1) return false;
       if (v129 > 9007199254740991) return false;
     }
-    const v130 = v125.avatar_revision;
-    if (v130 !== undefined) {
-      if (!Number.isInteger(v130)) return false;
-      if (v130 < 0) return false;
-      if (v130 > 9007199254740991) return false;
-    }
-    const v131 = v125.role;
-    if (v131 !== undefined) {
-      if (typeof v131 !== "string") return false;
-      if (v131.length < 2 && (v131.length < 1 || acceptCodePoints(v131) < 1)) return false;
-    }
   }
-  const v133 = data.context;
-  if (v133 !== undefined) {
-    if (typeof v133 !== "object" || v133 === null || Array.isArray(v133)) return false;
-    const v134 = v133.max_history_tokens;
-    if (v134 !== undefined) {
-      if (!Number.isInteger(v134)) return false;
-      if (v134 < 1) return false;
-      if (v134 > 9007199254740991) return false;
+  const v131 = data.agent;
+  if (v131 !== undefined) {
+    if (typeof v131 !== "object" || v131 === null || Array.isArray(v131)) return false;
+    const v132 = v131.identity_id;
+    if (v132 !== undefined) {
+      if (typeof v132 !== "string") return false;
+      if (v132.length < 2 && (v132.length < 1 || acceptCodePoints(v132) < 1)) return false;
+      if (v132.length > 256 && (v132.length > 512 || acceptCodePoints(v132) > 256)) return false;
     }
-    const v135 = v133.keep_recent_messages;
+    const v133 = v131.display_name;
+    if (v133 !== undefined) {
+      if (typeof v133 !== "string") return false;
+      if (v133.length < 2 && (v133.length < 1 || acceptCodePoints(v133) < 1)) return false;
+    }
+    const v134 = v131.nickname;
+    if (v134 !== undefined) {
+      if (typeof v134 !== "string") return false;
+      if (v134.length < 2 && (v134.length < 1 || acceptCodePoints(v134) < 1)) return false;
+    }
+    const v135 = v131.revision;
     if (v135 !== undefined) {
       if (!Number.isInteger(v135)) return false;
-      if (v135 < 1) return false;
+      if (v135 < 0) return false;
       if (v135 > 9007199254740991) return false;
     }
-  }
-  const v137 = data.sandbox;
-  if (v137 !== undefined) {
-    if (typeof v137 !== "object" || v137 === null || Array.isArray(v137)) return false;
-    const v138 = v137.required;
-    if (v138 !== undefined) {
-      if (typeof v138 !== "boolean") return false;
+    const v136 = v131.avatar_revision;
+    if (v136 !== undefined) {
+      if (!Number.isInteger(v136)) return false;
+      if (v136 < 0) return false;
+      if (v136 > 9007199254740991) return false;
     }
-    const v139 = v137.bwrap_path;
-    if (v139 !== undefined) {
-      if (typeof v139 !== "string") return false;
-      if (v139.length < 2 && (v139.length < 1 || acceptCodePoints(v139) < 1)) return false;
+    const v137 = v131.role;
+    if (v137 !== undefined) {
+      if (typeof v137 !== "string") return false;
+      if (v137.length < 2 && (v137.length < 1 || acceptCodePoints(v137) < 1)) return false;
     }
   }
-  const v141 = data.network;
-  if (v141 !== undefined) {
-    if (typeof v141 !== "object" || v141 === null || Array.isArray(v141)) return false;
-    const v142 = v141.allow_domains;
-    if (v142 !== undefined) {
-      if (!Array.isArray(v142)) return false;
-      for (let i143 = 0; i143 < v142.length; i143++) {
-        const e144 = v142[i143];
-        if (typeof e144 !== "string") return false;
-        if (e144.length < 2 && (e144.length < 1 || acceptCodePoints(e144) < 1)) return false;
-        if (e144.length > 260 && (e144.length > 520 || acceptCodePoints(e144) > 260)) return false;
+  const v139 = data.context;
+  if (v139 !== undefined) {
+    if (typeof v139 !== "object" || v139 === null || Array.isArray(v139)) return false;
+    const v140 = v139.max_history_tokens;
+    if (v140 !== undefined) {
+      if (!Number.isInteger(v140)) return false;
+      if (v140 < 1) return false;
+      if (v140 > 9007199254740991) return false;
+    }
+    const v141 = v139.keep_recent_messages;
+    if (v141 !== undefined) {
+      if (!Number.isInteger(v141)) return false;
+      if (v141 < 1) return false;
+      if (v141 > 9007199254740991) return false;
+    }
+  }
+  const v143 = data.sandbox;
+  if (v143 !== undefined) {
+    if (typeof v143 !== "object" || v143 === null || Array.isArray(v143)) return false;
+    const v144 = v143.required;
+    if (v144 !== undefined) {
+      if (typeof v144 !== "boolean") return false;
+    }
+    const v145 = v143.bwrap_path;
+    if (v145 !== undefined) {
+      if (typeof v145 !== "string") return false;
+      if (v145.length < 2 && (v145.length < 1 || acceptCodePoints(v145) < 1)) return false;
+    }
+  }
+  const v147 = data.network;
+  if (v147 !== undefined) {
+    if (typeof v147 !== "object" || v147 === null || Array.isArray(v147)) return false;
+    const v148 = v147.allow_domains;
+    if (v148 !== undefined) {
+      if (!Array.isArray(v148)) return false;
+      for (let i149 = 0; i149 < v148.length; i149++) {
+        const e150 = v148[i149];
+        if (typeof e150 !== "string") return false;
+        if (e150.length < 2 && (e150.length < 1 || acceptCodePoints(e150) < 1)) return false;
+        if (e150.length > 260 && (e150.length > 520 || acceptCodePoints(e150) > 260)) return false;
       }
     }
-    const v145 = v141.deny_domains;
-    if (v145 !== undefined) {
-      if (!Array.isArray(v145)) return false;
-      for (let i146 = 0; i146 < v145.length; i146++) {
-        const e147 = v145[i146];
-        if (typeof e147 !== "string") return false;
-        if (e147.length < 2 && (e147.length < 1 || acceptCodePoints(e147) < 1)) return false;
-        if (e147.length > 260 && (e147.length > 520 || acceptCodePoints(e147) > 260)) return false;
+    const v151 = v147.deny_domains;
+    if (v151 !== undefined) {
+      if (!Array.isArray(v151)) return false;
+      for (let i152 = 0; i152 < v151.length; i152++) {
+        const e153 = v151[i152];
+        if (typeof e153 !== "string") return false;
+        if (e153.length < 2 && (e153.length < 1 || acceptCodePoints(e153) < 1)) return false;
+        if (e153.length > 260 && (e153.length > 520 || acceptCodePoints(e153) > 260)) return false;
       }
     }
   }
@@ -27462,7 +28447,7 @@ function accept24(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.item;
   if (v4 === undefined) return false;
-  if (!accept81(v4)) return false;
+  if (!accept85(v4)) return false;
   return true;
 }
 function accept25(data) {
@@ -27719,7 +28704,7 @@ function accept34(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.item;
   if (v4 === undefined) return false;
-  if (!accept81(v4)) return false;
+  if (!accept85(v4)) return false;
   return true;
 }
 function accept35(data) {
@@ -27886,7 +28871,7 @@ function accept39(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.item;
   if (v4 === undefined) return false;
-  if (!accept81(v4)) return false;
+  if (!accept85(v4)) return false;
   return true;
 }
 function accept40(data) {
@@ -27968,7 +28953,7 @@ function accept43(data) {
   }
   const v5 = data.mode;
   if (v5 === undefined) return false;
-  if (!accept101(v5)) return false;
+  if (!accept105(v5)) return false;
   const v7 = data.created_at;
   if (v7 === undefined) return false;
   if (typeof v7 !== "string") return false;
@@ -28015,7 +29000,7 @@ function accept46(data) {
   }
   const v4 = data.mode;
   if (v4 !== undefined) {
-    if (!accept101(v4)) return false;
+    if (!accept105(v4)) return false;
   }
   return true;
 }
@@ -28040,7 +29025,7 @@ function accept48(data) {
   if (typeof v2 !== "string") return false;
   const v3 = data.status;
   if (v3 === undefined) return false;
-  if (!accept134(v3)) return false;
+  if (!accept139(v3)) return false;
   const v5 = data.createdAtUnixMicros;
   if (v5 === undefined) return false;
   if (!Number.isInteger(v5)) return false;
@@ -28208,10 +29193,10 @@ function accept53(data) {
   }
   const v3 = data.status;
   if (v3 === undefined) return false;
-  if (!accept134(v3)) return false;
+  if (!accept139(v3)) return false;
   const v5 = data.mode;
   if (v5 !== undefined) {
-    if (!accept101(v5)) return false;
+    if (!accept105(v5)) return false;
   }
   const v7 = data.created_at;
   if (v7 !== undefined) {
@@ -28238,7 +29223,7 @@ function accept53(data) {
   if (!(accept42(v13) || accept53_0(v13))) return false;
   const v15 = data.permission_profile;
   if (v15 === undefined) return false;
-  if (!accept109(v15)) return false;
+  if (!accept113(v15)) return false;
   const v17 = data.security;
   if (v17 !== undefined) {
     if (!accept64(v17)) return false;
@@ -28282,7 +29267,7 @@ function accept53(data) {
   }
   const v33 = data.usage;
   if (v33 !== undefined) {
-    if (!accept136(v33)) return false;
+    if (!accept141(v33)) return false;
   }
   return true;
 }
@@ -28453,7 +29438,7 @@ function accept63(data) {
   if (!accept53(v3)) return false;
   const v5 = data.usage;
   if (v5 !== undefined) {
-    if (!accept136(v5)) return false;
+    if (!accept141(v5)) return false;
   }
   return true;
 }
@@ -28461,16 +29446,16 @@ function accept64(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.permission_profile;
   if (v0 === undefined) return false;
-  if (!accept109(v0)) return false;
+  if (!accept113(v0)) return false;
   const v2 = data.sandbox;
   if (v2 === undefined) return false;
-  if (!accept126(v2)) return false;
+  if (!accept131(v2)) return false;
   const v4 = data.process;
   if (v4 === undefined) return false;
-  if (!accept115(v4)) return false;
+  if (!accept120(v4)) return false;
   const v6 = data.network;
   if (v6 === undefined) return false;
-  if (!accept102(v6)) return false;
+  if (!accept106(v6)) return false;
   const v8 = data.approval;
   if (v8 === undefined) return false;
   if (typeof v8 !== "object" || v8 === null || Array.isArray(v8)) return false;
@@ -28479,27 +29464,27 @@ function accept64(data) {
   if (!Array.isArray(v9)) return false;
   for (let i10 = 0; i10 < v9.length; i10++) {
     const e11 = v9[i10];
-    if (!accept105(e11)) return false;
+    if (!accept109(e11)) return false;
   }
   const v14 = data.backend;
   if (v14 === undefined) return false;
-  if (!accept127(v14)) return false;
+  if (!accept132(v14)) return false;
   const v16 = data.enforcement;
   if (v16 === undefined) return false;
   if (typeof v16 !== "object" || v16 === null || Array.isArray(v16)) return false;
   const v17 = v16.status;
   if (v17 === undefined) return false;
-  if (!accept129(v17)) return false;
+  if (!accept134(v17)) return false;
   const v19 = v16.degradations;
   if (v19 === undefined) return false;
   if (!Array.isArray(v19)) return false;
   for (let i20 = 0; i20 < v19.length; i20++) {
     const e21 = v19[i20];
-    if (!accept128(e21)) return false;
+    if (!accept133(e21)) return false;
   }
   const v24 = data.parent_cap;
   if (v24 !== undefined) {
-    if (!accept130(v24)) return false;
+    if (!accept135(v24)) return false;
   }
   return true;
 }
@@ -28843,35 +29828,95 @@ function accept80(data) {
 }
 function accept81(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
-  const v0 = data.type;
+  const v0 = data.kind;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
-  if (v0 === "userMessage") {
-    if (!accept95(data)) return false;
-  } else if (v0 === "agentMessage") {
+  if (v0 === "private") {
     if (!accept82(data)) return false;
-  } else if (v0 === "reasoning") {
-    if (!accept89(data)) return false;
-  } else if (v0 === "systemEvent") {
-    if (!accept91(data)) return false;
-  } else if (v0 === "task") {
-    if (!accept92(data)) return false;
-  } else if (v0 === "commandExecution") {
+  } else if (v0 === "redacted") {
     if (!accept83(data)) return false;
-  } else if (v0 === "fileChange") {
-    if (!accept87(data)) return false;
-  } else if (v0 === "webSearch") {
-    if (!accept97(data)) return false;
-  } else if (v0 === "webFetch") {
-    if (!accept96(data)) return false;
-  } else if (v0 === "download") {
-    if (!accept84(data)) return false;
-  } else if (v0 === "dynamicToolCall") {
-    if (!accept85(data)) return false;
   } else return false;
   return true;
 }
 function accept82(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "private") return false;
+  const v1 = data.code;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length < 2 && (v1.length < 1 || acceptCodePoints(v1) < 1)) return false;
+  return true;
+}
+function accept83(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "redacted") return false;
+  return true;
+}
+function accept84(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.target_user_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  const v5 = data.inviter_display;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.delivery;
+  if (v6 === undefined) return false;
+  if (!accept81(v6)) return false;
+  return true;
+}
+function accept85(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "userMessage") {
+    if (!accept99(data)) return false;
+  } else if (v0 === "agentMessage") {
+    if (!accept86(data)) return false;
+  } else if (v0 === "reasoning") {
+    if (!accept93(data)) return false;
+  } else if (v0 === "systemEvent") {
+    if (!accept95(data)) return false;
+  } else if (v0 === "task") {
+    if (!accept96(data)) return false;
+  } else if (v0 === "commandExecution") {
+    if (!accept87(data)) return false;
+  } else if (v0 === "fileChange") {
+    if (!accept91(data)) return false;
+  } else if (v0 === "webSearch") {
+    if (!accept101(data)) return false;
+  } else if (v0 === "webFetch") {
+    if (!accept100(data)) return false;
+  } else if (v0 === "download") {
+    if (!accept88(data)) return false;
+  } else if (v0 === "dynamicToolCall") {
+    if (!accept89(data)) return false;
+  } else return false;
+  return true;
+}
+function accept86(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -28883,7 +29928,7 @@ function accept82(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -28903,7 +29948,7 @@ function accept82(data) {
   }
   return true;
 }
-function accept83(data) {
+function accept87(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -28915,7 +29960,7 @@ function accept83(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -28964,11 +30009,11 @@ function accept83(data) {
   if (typeof v13 !== "object" || v13 === null || Array.isArray(v13)) return false;
   const v15 = data.output_policy;
   if (v15 !== undefined) {
-    if (!accept88(v15)) return false;
+    if (!accept92(v15)) return false;
   }
   const v17 = data.error;
   if (v17 !== undefined) {
-    if (!accept93(v17)) return false;
+    if (!accept97(v17)) return false;
   }
   const v19 = data.recovery_policy;
   if (v19 !== undefined) {
@@ -28980,7 +30025,7 @@ function accept83(data) {
   }
   const v23 = data.outcome;
   if (v23 !== undefined) {
-    if (!accept94(v23)) return false;
+    if (!accept98(v23)) return false;
   }
   const v25 = data.tool_result;
   if (v25 !== undefined) {
@@ -28988,7 +30033,7 @@ function accept83(data) {
   }
   return true;
 }
-function accept84(data) {
+function accept88(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29000,7 +30045,7 @@ function accept84(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29030,11 +30075,11 @@ function accept84(data) {
   if (typeof v9 !== "object" || v9 === null || Array.isArray(v9)) return false;
   const v11 = data.output_policy;
   if (v11 !== undefined) {
-    if (!accept88(v11)) return false;
+    if (!accept92(v11)) return false;
   }
   const v13 = data.error;
   if (v13 !== undefined) {
-    if (!accept93(v13)) return false;
+    if (!accept97(v13)) return false;
   }
   const v15 = data.recovery_policy;
   if (v15 !== undefined) {
@@ -29046,7 +30091,7 @@ function accept84(data) {
   }
   const v19 = data.outcome;
   if (v19 !== undefined) {
-    if (!accept94(v19)) return false;
+    if (!accept98(v19)) return false;
   }
   const v21 = data.tool_result;
   if (v21 !== undefined) {
@@ -29054,7 +30099,7 @@ function accept84(data) {
   }
   return true;
 }
-function accept85(data) {
+function accept89(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29066,7 +30111,7 @@ function accept85(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29098,11 +30143,11 @@ function accept85(data) {
   if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
   const v12 = data.output_policy;
   if (v12 !== undefined) {
-    if (!accept88(v12)) return false;
+    if (!accept92(v12)) return false;
   }
   const v14 = data.error;
   if (v14 !== undefined) {
-    if (!accept93(v14)) return false;
+    if (!accept97(v14)) return false;
   }
   const v16 = data.recovery_policy;
   if (v16 !== undefined) {
@@ -29114,7 +30159,7 @@ function accept85(data) {
   }
   const v20 = data.outcome;
   if (v20 !== undefined) {
-    if (!accept94(v20)) return false;
+    if (!accept98(v20)) return false;
   }
   const v22 = data.tool_result;
   if (v22 !== undefined) {
@@ -29122,7 +30167,7 @@ function accept85(data) {
   }
   return true;
 }
-function accept86(data) {
+function accept90(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.sequence;
   if (v0 === undefined) return false;
@@ -29140,7 +30185,7 @@ function accept86(data) {
   if (typeof v4 !== "string") return false;
   return true;
 }
-function accept87(data) {
+function accept91(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29152,7 +30197,7 @@ function accept87(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29184,11 +30229,11 @@ function accept87(data) {
   if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
   const v12 = data.output_policy;
   if (v12 !== undefined) {
-    if (!accept88(v12)) return false;
+    if (!accept92(v12)) return false;
   }
   const v14 = data.error;
   if (v14 !== undefined) {
-    if (!accept93(v14)) return false;
+    if (!accept97(v14)) return false;
   }
   const v16 = data.recovery_policy;
   if (v16 !== undefined) {
@@ -29200,7 +30245,7 @@ function accept87(data) {
   }
   const v20 = data.outcome;
   if (v20 !== undefined) {
-    if (!accept94(v20)) return false;
+    if (!accept98(v20)) return false;
   }
   const v22 = data.tool_result;
   if (v22 !== undefined) {
@@ -29208,7 +30253,7 @@ function accept87(data) {
   }
   return true;
 }
-function accept88(data) {
+function accept92(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.max_display_bytes;
   if (v0 !== undefined) {
@@ -29227,7 +30272,7 @@ function accept88(data) {
   }
   return true;
 }
-function accept89(data) {
+function accept93(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29239,7 +30284,7 @@ function accept89(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29251,12 +30296,12 @@ function accept89(data) {
   if (typeof v5 !== "string") return false;
   return true;
 }
-function accept90(data) {
+function accept94(data) {
   if (typeof data !== "string") return false;
   if (!(data === "in_progress" || data === "completed" || data === "failed" || data === "declined" || data === "cancelled")) return false;
   return true;
 }
-function accept91(data) {
+function accept95(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29268,7 +30313,7 @@ function accept91(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.level;
   if (v4 === undefined) return false;
   if (typeof v4 !== "string") return false;
@@ -29282,7 +30327,7 @@ function accept91(data) {
   }
   return true;
 }
-function accept92(data) {
+function accept96(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29294,7 +30339,7 @@ function accept92(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29334,11 +30379,11 @@ function accept92(data) {
   }
   const v13 = data.error;
   if (v13 !== undefined) {
-    if (!accept93(v13)) return false;
+    if (!accept97(v13)) return false;
   }
   return true;
 }
-function accept93(data) {
+function accept97(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.message;
   if (v0 === undefined) return false;
@@ -29349,12 +30394,12 @@ function accept93(data) {
   }
   return true;
 }
-function accept94(data) {
+function accept98(data) {
   if (typeof data !== "string") return false;
   if (!(data === "success" || data === "error" || data === "declined" || data === "timed_out" || data === "cancelled")) return false;
   return true;
 }
-function accept95(data) {
+function accept99(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29366,13 +30411,13 @@ function accept95(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.content;
   if (v4 === undefined) return false;
   if (!Array.isArray(v4)) return false;
   for (let i5 = 0; i5 < v4.length; i5++) {
     const e6 = v4[i5];
-    if (!accept153(e6)) return false;
+    if (!accept161(e6)) return false;
   }
   const v8 = data.capabilities;
   if (v8 !== undefined) {
@@ -29384,7 +30429,7 @@ function accept95(data) {
   }
   return true;
 }
-function accept96(data) {
+function accept100(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29396,7 +30441,7 @@ function accept96(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29436,11 +30481,11 @@ function accept96(data) {
   if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
   const v13 = data.output_policy;
   if (v13 !== undefined) {
-    if (!accept88(v13)) return false;
+    if (!accept92(v13)) return false;
   }
   const v15 = data.error;
   if (v15 !== undefined) {
-    if (!accept93(v15)) return false;
+    if (!accept97(v15)) return false;
   }
   const v17 = data.recovery_policy;
   if (v17 !== undefined) {
@@ -29452,7 +30497,7 @@ function accept96(data) {
   }
   const v21 = data.outcome;
   if (v21 !== undefined) {
-    if (!accept94(v21)) return false;
+    if (!accept98(v21)) return false;
   }
   const v23 = data.tool_result;
   if (v23 !== undefined) {
@@ -29460,7 +30505,7 @@ function accept96(data) {
   }
   return true;
 }
-function accept97(data) {
+function accept101(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -29472,7 +30517,7 @@ function accept97(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.status;
   if (v2 === undefined) return false;
-  if (!accept90(v2)) return false;
+  if (!accept94(v2)) return false;
   const v4 = data.round;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -29500,11 +30545,11 @@ function accept97(data) {
   if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
   const v13 = data.output_policy;
   if (v13 !== undefined) {
-    if (!accept88(v13)) return false;
+    if (!accept92(v13)) return false;
   }
   const v15 = data.error;
   if (v15 !== undefined) {
-    if (!accept93(v15)) return false;
+    if (!accept97(v15)) return false;
   }
   const v17 = data.recovery_policy;
   if (v17 !== undefined) {
@@ -29516,7 +30561,7 @@ function accept97(data) {
   }
   const v21 = data.outcome;
   if (v21 !== undefined) {
-    if (!accept94(v21)) return false;
+    if (!accept98(v21)) return false;
   }
   const v23 = data.tool_result;
   if (v23 !== undefined) {
@@ -29524,7 +30569,7 @@ function accept97(data) {
   }
   return true;
 }
-function accept98(data) {
+function accept102(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -29548,7 +30593,7 @@ function accept98(data) {
   }
   return true;
 }
-function accept99(data) {
+function accept103(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -29567,7 +30612,7 @@ function accept99(data) {
   if (!Array.isArray(v3)) return false;
   for (let i4 = 0; i4 < v3.length; i4++) {
     const e5 = v3[i4];
-    if (!accept86(e5)) return false;
+    if (!accept90(e5)) return false;
   }
   const v7 = data.last_sequence;
   if (v7 === undefined) return false;
@@ -29576,7 +30621,7 @@ function accept99(data) {
   if (v7 > 9007199254740991) return false;
   return true;
 }
-function accept100(data) {
+function accept104(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
@@ -29584,12 +30629,12 @@ function accept100(data) {
   if (v0 !== "FullAccess") return false;
   return true;
 }
-function accept101(data) {
+function accept105(data) {
   if (typeof data !== "string") return false;
   if (!(data === "Chat" || data === "Agent")) return false;
   return true;
 }
-function accept102(data) {
+function accept106(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
@@ -29611,7 +30656,7 @@ function accept102(data) {
   }
   return true;
 }
-function accept103(data) {
+function accept107(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.request_id;
   if (v0 === undefined) return false;
@@ -29686,7 +30731,7 @@ function accept103(data) {
   if (v22.length < 1) return false;
   for (let i23 = 0; i23 < v22.length; i23++) {
     const e24 = v22[i23];
-    if (!accept105(e24)) return false;
+    if (!accept109(e24)) return false;
   }
   const v26 = data.outside_paths;
   if (v26 !== undefined) {
@@ -29718,17 +30763,17 @@ function accept103(data) {
   }
   return true;
 }
-function accept104(data) {
+function accept108(data) {
   if (typeof data !== "string") return false;
   if (!(data === "allow_once" || data === "allow_for_turn" || data === "deny" || data === "cancelled" || data === "expired")) return false;
   return true;
 }
-function accept105(data) {
+function accept109(data) {
   if (typeof data !== "string") return false;
   if (!(data === "allow_once" || data === "allow_for_turn")) return false;
   return true;
 }
-function accept106(data) {
+function accept110(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -29783,27 +30828,27 @@ function accept106(data) {
   }
   const v14 = data.resolution;
   if (v14 !== undefined) {
-    if (!accept104(v14)) return false;
+    if (!accept108(v14)) return false;
   }
   const v16 = data.profile;
   if (v16 !== undefined) {
-    if (!accept109(v16)) return false;
+    if (!accept113(v16)) return false;
   }
   const v18 = data.recorded_at;
   if (v18 === undefined) return false;
   if (typeof v18 !== "string") return false;
   return true;
 }
-function accept107(data) {
+function accept111(data) {
   if (typeof data !== "string") return false;
   if (!(data === "full_access" || data === "auto_accept_edits" || data === "supervised")) return false;
   return true;
 }
-function accept108(data) {
+function accept112(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 !== undefined) {
-    if (!accept107(v0)) return false;
+    if (!accept111(v0)) return false;
   }
   const v2 = data.allowed_tools;
   if (v2 !== undefined) {
@@ -29831,25 +30876,25 @@ function accept108(data) {
   }
   return true;
 }
-function accept109(data) {
+function accept113(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
-  if (!accept107(v0)) return false;
+  if (!accept111(v0)) return false;
   const v2 = data.source;
   if (v2 === undefined) return false;
-  if (!accept110(v2)) return false;
+  if (!accept114(v2)) return false;
   const v4 = data.effective_policy;
   if (v4 === undefined) return false;
   if (!accept52(v4)) return false;
   return true;
 }
-function accept110(data) {
+function accept114(data) {
   if (typeof data !== "string") return false;
   if (!(data === "composer" || data === "defaulted" || data === "inherited_from_parent_turn" || data === "task_permission_cap" || data === "system")) return false;
   return true;
 }
-function accept111(data) {
+function accept115(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -29866,10 +30911,10 @@ function accept111(data) {
   if (v2 > 9007199254740991) return false;
   const v3 = data.request;
   if (v3 === undefined) return false;
-  if (!accept103(v3)) return false;
+  if (!accept107(v3)) return false;
   return true;
 }
-function accept112(data) {
+function accept116(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -29890,7 +30935,7 @@ function accept112(data) {
   if (v3.length > 256 && (v3.length > 512 || acceptCodePoints(v3) > 256)) return false;
   const v4 = data.resolution;
   if (v4 === undefined) return false;
-  if (!accept104(v4)) return false;
+  if (!accept108(v4)) return false;
   const v6 = data.resolved_at;
   if (v6 === undefined) return false;
   if (typeof v6 !== "string") return false;
@@ -29900,7 +30945,7 @@ function accept112(data) {
   }
   return true;
 }
-function accept113(data) {
+function accept117(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.request_id;
   if (v0 === undefined) return false;
@@ -29916,7 +30961,7 @@ function accept113(data) {
   }
   return true;
 }
-function accept114(data) {
+function accept118(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.request_id;
   if (v0 === undefined) return false;
@@ -29932,13 +30977,21 @@ function accept114(data) {
   if (v2.length > 256 && (v2.length > 512 || acceptCodePoints(v2) > 256)) return false;
   const v3 = data.resolution;
   if (v3 === undefined) return false;
-  if (!accept104(v3)) return false;
+  if (!accept108(v3)) return false;
   const v5 = data.resolved_at;
   if (v5 === undefined) return false;
   if (typeof v5 !== "string") return false;
   return true;
 }
-function accept115(data) {
+function accept119(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.inviter_display;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256 && (v0.length > 512 || acceptCodePoints(v0) > 256)) return false;
+  return true;
+}
+function accept120(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.shell;
   if (v0 === undefined) return false;
@@ -29984,7 +31037,7 @@ function accept115(data) {
   }
   return true;
 }
-function accept116(data) {
+function accept121(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.call_id;
   if (v0 === undefined) return false;
@@ -30009,7 +31062,7 @@ function accept116(data) {
   if (v4.length > 4) return false;
   for (let i5 = 0; i5 < v4.length; i5++) {
     const e6 = v4[i5];
-    if (!accept118(e6)) return false;
+    if (!accept123(e6)) return false;
   }
   const v8 = data.args_json;
   if (v8 === undefined) return false;
@@ -30025,7 +31078,7 @@ function accept116(data) {
   if (typeof v11 !== "string") return false;
   return true;
 }
-function accept117(data) {
+function accept122(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30048,13 +31101,13 @@ function accept117(data) {
   if (v4 > 2) return false;
   const v5 = data.question;
   if (v5 === undefined) return false;
-  if (!accept116(v5)) return false;
+  if (!accept121(v5)) return false;
   const v7 = data.already_surfaced;
   if (v7 === undefined) return false;
   if (typeof v7 !== "boolean") return false;
   return true;
 }
-function accept118(data) {
+function accept123(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.id;
   if (v0 === undefined) return false;
@@ -30070,12 +31123,12 @@ function accept118(data) {
   }
   return true;
 }
-function accept119(data) {
+function accept124(data) {
   if (typeof data !== "string") return false;
   if (!(data === "answered" || data === "cancelled" || data === "expired")) return false;
   return true;
 }
-function accept120(data) {
+function accept125(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30098,7 +31151,7 @@ function accept120(data) {
   if (v4 > 2) return false;
   const v5 = data.resolution;
   if (v5 === undefined) return false;
-  if (!accept119(v5)) return false;
+  if (!accept124(v5)) return false;
   const v7 = data.option_id;
   if (v7 !== undefined) {
     if (typeof v7 !== "string") return false;
@@ -30108,7 +31161,7 @@ function accept120(data) {
   if (typeof v8 !== "string") return false;
   return true;
 }
-function accept121(data) {
+function accept126(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30133,7 +31186,7 @@ function accept121(data) {
   if (typeof v5 !== "string") return false;
   return true;
 }
-function accept122(data) {
+function accept127(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30157,7 +31210,7 @@ function accept122(data) {
   if (typeof v5 !== "string") return false;
   return true;
 }
-function accept123(data) {
+function accept128(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30174,7 +31227,7 @@ function accept123(data) {
   }
   return true;
 }
-function accept124(data) {
+function accept129(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.turn;
   if (v0 === undefined) return false;
@@ -30185,16 +31238,16 @@ function accept124(data) {
   if (v2.length > 256 && (v2.length > 512 || acceptCodePoints(v2) > 256)) return false;
   return true;
 }
-function accept125(data) {
+function accept130(data) {
   if (typeof data !== "string") return false;
   if (!(data === "unrestricted" || data === "workspace_write" || data === "read_only")) return false;
   return true;
 }
-function accept126(data) {
+function accept131(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.mode;
   if (v0 === undefined) return false;
-  if (!accept125(v0)) return false;
+  if (!accept130(v0)) return false;
   const v2 = data.cwd;
   if (v2 === undefined) return false;
   if (typeof v2 !== "string") return false;
@@ -30221,7 +31274,7 @@ function accept126(data) {
   if (!(typeof v9 === "string" || v9 === null)) return false;
   return true;
 }
-function accept127(data) {
+function accept132(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -30239,7 +31292,7 @@ function accept127(data) {
   }
   return true;
 }
-function accept128(data) {
+function accept133(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.capability;
   if (v0 === undefined) return false;
@@ -30253,12 +31306,12 @@ function accept128(data) {
   }
   return true;
 }
-function accept129(data) {
+function accept134(data) {
   if (typeof data !== "string") return false;
   if (!(data === "active" || data === "partially_active" || data === "unavailable")) return false;
   return true;
 }
-function accept130(data) {
+function accept135(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.parent_thread_id;
   if (v0 === undefined) return false;
@@ -30270,16 +31323,16 @@ function accept130(data) {
   if (v1.length > 256 && (v1.length > 512 || acceptCodePoints(v1) > 256)) return false;
   const v2 = data.parent_mode;
   if (v2 === undefined) return false;
-  if (!accept107(v2)) return false;
+  if (!accept111(v2)) return false;
   const v4 = data.capped_policy;
   if (v4 === undefined) return false;
   if (!accept52(v4)) return false;
   const v6 = data.source;
   if (v6 === undefined) return false;
-  if (!accept110(v6)) return false;
+  if (!accept114(v6)) return false;
   return true;
 }
-function accept131(data) {
+function accept136(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30294,7 +31347,7 @@ function accept131(data) {
   if (!Array.isArray(v2)) return false;
   for (let i3 = 0; i3 < v2.length; i3++) {
     const e4 = v2[i3];
-    if (!accept153(e4)) return false;
+    if (!accept161(e4)) return false;
   }
   const v6 = data.capabilities;
   if (v6 !== undefined) {
@@ -30322,26 +31375,30 @@ function accept131(data) {
   }
   const v16 = data.permission_profile;
   if (v16 !== undefined) {
-    if (!accept108(v16)) return false;
+    if (!accept112(v16)) return false;
   }
   const v18 = data.sandbox_policy;
   if (v18 !== undefined) {
-    if (!accept100(v18)) return false;
+    if (!accept104(v18)) return false;
   }
   const v20 = data.mode;
   if (v20 !== undefined) {
-    if (!accept101(v20)) return false;
+    if (!accept105(v20)) return false;
+  }
+  const v22 = data.private_delivery;
+  if (v22 !== undefined) {
+    if (!accept119(v22)) return false;
   }
   return true;
 }
-function accept132(data) {
+function accept137(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.turn;
   if (v0 === undefined) return false;
   if (!accept53(v0)) return false;
   return true;
 }
-function accept133(data) {
+function accept138(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30361,12 +31418,12 @@ function accept133(data) {
   if (!accept53(v3)) return false;
   return true;
 }
-function accept134(data) {
+function accept139(data) {
   if (typeof data !== "string") return false;
   if (!(data === "InProgress" || data === "Completed" || data === "Failed" || data === "Interrupted" || data === "Blocked")) return false;
   return true;
 }
-function accept135(data) {
+function accept140(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.thread_id;
   if (v0 === undefined) return false;
@@ -30397,7 +31454,7 @@ function accept135(data) {
   if (v5 > 9007199254740991) return false;
   return true;
 }
-function accept136(data) {
+function accept141(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.input_tokens;
   if (v0 === undefined) return false;
@@ -30416,7 +31473,85 @@ function accept136(data) {
   if (v2 > 9007199254740991) return false;
   return true;
 }
-function accept137(data) {
+function accept142(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.link_url;
+  if (v4 === undefined) return false;
+  if (!(typeof v4 === "string" || v4 === null)) return false;
+  if (typeof v4 === "string") {
+    if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  }
+  const v5 = data.renewal;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "boolean") return false;
+  const v6 = data.requested;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "boolean") return false;
+  return true;
+}
+function accept143(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.revoke_url;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  return true;
+}
+function accept144(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  if (v2 > 9007199254740991) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.update_url;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 2 && (v4.length < 1 || acceptCodePoints(v4) < 1)) return false;
+  const v5 = data.new_limit;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  if (!acceptPattern144_0.test(v5)) return false;
+  return true;
+}
+function accept145(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.blockId;
   if (v0 === undefined) return false;
@@ -30426,10 +31561,10 @@ function accept137(data) {
   if (typeof v1 !== "string") return false;
   const v2 = data.presentation;
   if (v2 === undefined) return false;
-  if (!accept138(v2)) return false;
+  if (!accept146(v2)) return false;
   const v4 = data.state;
   if (v4 === undefined) return false;
-  if (!accept139(v4)) return false;
+  if (!accept147(v4)) return false;
   const v6 = data.counts;
   if (v6 === undefined) return false;
   if (typeof v6 !== "object" || v6 === null || Array.isArray(v6)) return false;
@@ -30480,7 +31615,7 @@ function accept137(data) {
   if (v18 > 9007199254740991) return false;
   return true;
 }
-function accept138(data) {
+function accept146(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.title;
   if (v0 === undefined) return false;
@@ -30494,22 +31629,22 @@ function accept138(data) {
   if (typeof v2 !== "boolean") return false;
   return true;
 }
-function accept139(data) {
+function accept147(data) {
   if (typeof data !== "string") return false;
   if (!(data === "running" || data === "awaiting_approval" || data === "blocked" || data === "completed" || data === "failed" || data === "interrupted")) return false;
   return true;
 }
-function accept140(data) {
+function accept148(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.workItemId;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
   const v1 = data.item;
   if (v1 === undefined) return false;
-  if (!accept81(v1)) return false;
+  if (!accept85(v1)) return false;
   const v3 = data.status;
   if (v3 === undefined) return false;
-  if (!accept90(v3)) return false;
+  if (!accept94(v3)) return false;
   const v5 = data.itemType;
   if (v5 === undefined) return false;
   if (typeof v5 !== "string") return false;
@@ -30542,7 +31677,7 @@ function accept140(data) {
   }
   return true;
 }
-function accept141(data) {
+function accept149(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -30582,7 +31717,7 @@ function accept141(data) {
   }
   return true;
 }
-function accept142(data) {
+function accept150(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -30600,7 +31735,7 @@ function accept142(data) {
   }
   return true;
 }
-function accept143(data) {
+function accept151(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.workspaceId;
   if (v0 === undefined) return false;
@@ -30631,7 +31766,7 @@ function accept143(data) {
   if (!Array.isArray(v6)) return false;
   for (let i7 = 0; i7 < v6.length; i7++) {
     const e8 = v6[i7];
-    if (!accept140(e8)) return false;
+    if (!accept148(e8)) return false;
   }
   const v10 = data.removedWorkItemIds;
   if (v10 === undefined) return false;
@@ -30642,23 +31777,23 @@ function accept143(data) {
   }
   return true;
 }
-function accept144(data) {
+function accept152(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
   if (v0 === "newest") {
-    if (!accept147(data)) return false;
+    if (!accept155(data)) return false;
   } else if (v0 === "oldest") {
-    if (!accept148(data)) return false;
+    if (!accept156(data)) return false;
   } else if (v0 === "before") {
-    if (!accept146(data)) return false;
+    if (!accept154(data)) return false;
   } else if (v0 === "after") {
-    if (!accept145(data)) return false;
+    if (!accept153(data)) return false;
   } else return false;
   return true;
 }
-function accept145(data) {
+function accept153(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -30669,7 +31804,7 @@ function accept145(data) {
   if (typeof v1 !== "string") return false;
   return true;
 }
-function accept146(data) {
+function accept154(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -30680,7 +31815,7 @@ function accept146(data) {
   if (typeof v1 !== "string") return false;
   return true;
 }
-function accept147(data) {
+function accept155(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -30688,7 +31823,7 @@ function accept147(data) {
   if (v0 !== "newest") return false;
   return true;
 }
-function accept148(data) {
+function accept156(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.kind;
   if (v0 === undefined) return false;
@@ -30696,7 +31831,7 @@ function accept148(data) {
   if (v0 !== "oldest") return false;
   return true;
 }
-function accept149(data) {
+function accept157(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -30706,7 +31841,7 @@ function accept149(data) {
   if (typeof v1 !== "string") return false;
   const v2 = data.anchor;
   if (v2 === undefined) return false;
-  if (!accept144(v2)) return false;
+  if (!accept152(v2)) return false;
   const v4 = data.limit;
   if (v4 !== undefined) {
     if (!Number.isInteger(v4)) return false;
@@ -30715,7 +31850,7 @@ function accept149(data) {
   }
   return true;
 }
-function accept150(data) {
+function accept158(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.workspaceId;
   if (v0 === undefined) return false;
@@ -30743,20 +31878,20 @@ function accept150(data) {
   if (v5 > 9007199254740991) return false;
   const v6 = data.work;
   if (v6 === undefined) return false;
-  if (!accept137(v6)) return false;
+  if (!accept145(v6)) return false;
   const v8 = data.items;
   if (v8 === undefined) return false;
   if (!Array.isArray(v8)) return false;
   for (let i9 = 0; i9 < v8.length; i9++) {
     const e10 = v8[i9];
-    if (!accept140(e10)) return false;
+    if (!accept148(e10)) return false;
   }
   const v12 = data.page;
   if (v12 === undefined) return false;
-  if (!accept151(v12)) return false;
+  if (!accept159(v12)) return false;
   return true;
 }
-function accept151(data) {
+function accept159(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.beforeCursor;
   if (v0 === undefined) return false;
@@ -30772,7 +31907,7 @@ function accept151(data) {
   if (typeof v3 !== "boolean") return false;
   return true;
 }
-function accept152(data) {
+function accept160(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.threadId;
   if (v0 === undefined) return false;
@@ -30797,36 +31932,36 @@ function accept152(data) {
   if (v4 > 9007199254740991) return false;
   const v5 = data.work;
   if (v5 === undefined) return false;
-  if (!accept137(v5)) return false;
+  if (!accept145(v5)) return false;
   return true;
 }
-function accept153(data) {
+function accept161(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
   if (typeof v0 !== "string") return false;
   if (v0 === "text") {
-    if (!accept161(data)) return false;
+    if (!accept169(data)) return false;
   } else if (v0 === "localFile") {
-    if (!accept158(data)) return false;
+    if (!accept166(data)) return false;
   } else if (v0 === "localImage") {
-    if (!accept159(data)) return false;
+    if (!accept167(data)) return false;
   } else if (v0 === "image") {
-    if (!accept157(data)) return false;
+    if (!accept165(data)) return false;
   } else if (v0 === "artifact") {
-    if (!accept154(data)) return false;
-  } else if (v0 === "mention") {
-    if (!accept160(data)) return false;
-  } else if (v0 === "file") {
-    if (!accept156(data)) return false;
-  } else if (v0 === "audio") {
-    if (!accept155(data)) return false;
-  } else if (v0 === "video") {
     if (!accept162(data)) return false;
+  } else if (v0 === "mention") {
+    if (!accept168(data)) return false;
+  } else if (v0 === "file") {
+    if (!accept164(data)) return false;
+  } else if (v0 === "audio") {
+    if (!accept163(data)) return false;
+  } else if (v0 === "video") {
+    if (!accept170(data)) return false;
   } else return false;
   return true;
 }
-function accept154(data) {
+function accept162(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30837,7 +31972,7 @@ function accept154(data) {
   if (typeof v1 !== "string") return false;
   return true;
 }
-function accept155(data) {
+function accept163(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30852,7 +31987,7 @@ function accept155(data) {
   }
   return true;
 }
-function accept156(data) {
+function accept164(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30871,7 +32006,7 @@ function accept156(data) {
   }
   return true;
 }
-function accept157(data) {
+function accept165(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30882,7 +32017,7 @@ function accept157(data) {
   if (typeof v1 !== "string") return false;
   return true;
 }
-function accept158(data) {
+function accept166(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30893,7 +32028,7 @@ function accept158(data) {
   if (typeof v1 !== "string") return false;
   return true;
 }
-function accept159(data) {
+function accept167(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30904,7 +32039,7 @@ function accept159(data) {
   if (typeof v1 !== "string") return false;
   return true;
 }
-function accept160(data) {
+function accept168(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30918,7 +32053,7 @@ function accept160(data) {
   if (typeof v2 !== "string") return false;
   return true;
 }
-function accept161(data) {
+function accept169(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -30937,7 +32072,7 @@ function accept161(data) {
   }
   return true;
 }
-function accept162(data) {
+function accept170(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
   const v0 = data.type;
   if (v0 === undefined) return false;
@@ -31683,7 +32818,7 @@ exports.TurnHandoffStartedNotification = function fast80(data, options) {
   fast80.errors = full80.errors;
   return valid;
 };
-exports.TurnItem = function fast81(data, options) {
+exports.TurnInviteCodeDelivery = function fast81(data, options) {
   if (accept81(data)) {
     fast81.errors = null;
     return true;
@@ -31692,7 +32827,7 @@ exports.TurnItem = function fast81(data, options) {
   fast81.errors = full81.errors;
   return valid;
 };
-exports.TurnItemAgentMessage = function fast82(data, options) {
+exports.TurnInviteCodePrivate = function fast82(data, options) {
   if (accept82(data)) {
     fast82.errors = null;
     return true;
@@ -31701,7 +32836,7 @@ exports.TurnItemAgentMessage = function fast82(data, options) {
   fast82.errors = full82.errors;
   return valid;
 };
-exports.TurnItemCommandExecution = function fast83(data, options) {
+exports.TurnInviteCodeRedacted = function fast83(data, options) {
   if (accept83(data)) {
     fast83.errors = null;
     return true;
@@ -31710,7 +32845,7 @@ exports.TurnItemCommandExecution = function fast83(data, options) {
   fast83.errors = full83.errors;
   return valid;
 };
-exports.TurnItemDownload = function fast84(data, options) {
+exports.TurnInviteDeliveryNotification = function fast84(data, options) {
   if (accept84(data)) {
     fast84.errors = null;
     return true;
@@ -31719,7 +32854,7 @@ exports.TurnItemDownload = function fast84(data, options) {
   fast84.errors = full84.errors;
   return valid;
 };
-exports.TurnItemDynamicToolCall = function fast85(data, options) {
+exports.TurnItem = function fast85(data, options) {
   if (accept85(data)) {
     fast85.errors = null;
     return true;
@@ -31728,7 +32863,7 @@ exports.TurnItemDynamicToolCall = function fast85(data, options) {
   fast85.errors = full85.errors;
   return valid;
 };
-exports.TurnItemEvent = function fast86(data, options) {
+exports.TurnItemAgentMessage = function fast86(data, options) {
   if (accept86(data)) {
     fast86.errors = null;
     return true;
@@ -31737,7 +32872,7 @@ exports.TurnItemEvent = function fast86(data, options) {
   fast86.errors = full86.errors;
   return valid;
 };
-exports.TurnItemFileChange = function fast87(data, options) {
+exports.TurnItemCommandExecution = function fast87(data, options) {
   if (accept87(data)) {
     fast87.errors = null;
     return true;
@@ -31746,7 +32881,7 @@ exports.TurnItemFileChange = function fast87(data, options) {
   fast87.errors = full87.errors;
   return valid;
 };
-exports.TurnItemOutputPolicy = function fast88(data, options) {
+exports.TurnItemDownload = function fast88(data, options) {
   if (accept88(data)) {
     fast88.errors = null;
     return true;
@@ -31755,7 +32890,7 @@ exports.TurnItemOutputPolicy = function fast88(data, options) {
   fast88.errors = full88.errors;
   return valid;
 };
-exports.TurnItemReasoning = function fast89(data, options) {
+exports.TurnItemDynamicToolCall = function fast89(data, options) {
   if (accept89(data)) {
     fast89.errors = null;
     return true;
@@ -31764,7 +32899,7 @@ exports.TurnItemReasoning = function fast89(data, options) {
   fast89.errors = full89.errors;
   return valid;
 };
-exports.TurnItemStatus = function fast90(data, options) {
+exports.TurnItemEvent = function fast90(data, options) {
   if (accept90(data)) {
     fast90.errors = null;
     return true;
@@ -31773,7 +32908,7 @@ exports.TurnItemStatus = function fast90(data, options) {
   fast90.errors = full90.errors;
   return valid;
 };
-exports.TurnItemSystemEvent = function fast91(data, options) {
+exports.TurnItemFileChange = function fast91(data, options) {
   if (accept91(data)) {
     fast91.errors = null;
     return true;
@@ -31782,7 +32917,7 @@ exports.TurnItemSystemEvent = function fast91(data, options) {
   fast91.errors = full91.errors;
   return valid;
 };
-exports.TurnItemTask = function fast92(data, options) {
+exports.TurnItemOutputPolicy = function fast92(data, options) {
   if (accept92(data)) {
     fast92.errors = null;
     return true;
@@ -31791,7 +32926,7 @@ exports.TurnItemTask = function fast92(data, options) {
   fast92.errors = full92.errors;
   return valid;
 };
-exports.TurnItemToolError = function fast93(data, options) {
+exports.TurnItemReasoning = function fast93(data, options) {
   if (accept93(data)) {
     fast93.errors = null;
     return true;
@@ -31800,7 +32935,7 @@ exports.TurnItemToolError = function fast93(data, options) {
   fast93.errors = full93.errors;
   return valid;
 };
-exports.TurnItemToolOutcome = function fast94(data, options) {
+exports.TurnItemStatus = function fast94(data, options) {
   if (accept94(data)) {
     fast94.errors = null;
     return true;
@@ -31809,7 +32944,7 @@ exports.TurnItemToolOutcome = function fast94(data, options) {
   fast94.errors = full94.errors;
   return valid;
 };
-exports.TurnItemUserMessage = function fast95(data, options) {
+exports.TurnItemSystemEvent = function fast95(data, options) {
   if (accept95(data)) {
     fast95.errors = null;
     return true;
@@ -31818,7 +32953,7 @@ exports.TurnItemUserMessage = function fast95(data, options) {
   fast95.errors = full95.errors;
   return valid;
 };
-exports.TurnItemWebFetch = function fast96(data, options) {
+exports.TurnItemTask = function fast96(data, options) {
   if (accept96(data)) {
     fast96.errors = null;
     return true;
@@ -31827,7 +32962,7 @@ exports.TurnItemWebFetch = function fast96(data, options) {
   fast96.errors = full96.errors;
   return valid;
 };
-exports.TurnItemWebSearch = function fast97(data, options) {
+exports.TurnItemToolError = function fast97(data, options) {
   if (accept97(data)) {
     fast97.errors = null;
     return true;
@@ -31836,7 +32971,7 @@ exports.TurnItemWebSearch = function fast97(data, options) {
   fast97.errors = full97.errors;
   return valid;
 };
-exports.TurnItemsParams = function fast98(data, options) {
+exports.TurnItemToolOutcome = function fast98(data, options) {
   if (accept98(data)) {
     fast98.errors = null;
     return true;
@@ -31845,7 +32980,7 @@ exports.TurnItemsParams = function fast98(data, options) {
   fast98.errors = full98.errors;
   return valid;
 };
-exports.TurnItemsResponse = function fast99(data, options) {
+exports.TurnItemUserMessage = function fast99(data, options) {
   if (accept99(data)) {
     fast99.errors = null;
     return true;
@@ -31854,7 +32989,7 @@ exports.TurnItemsResponse = function fast99(data, options) {
   fast99.errors = full99.errors;
   return valid;
 };
-exports.TurnLegacySandboxPolicy = function fast100(data, options) {
+exports.TurnItemWebFetch = function fast100(data, options) {
   if (accept100(data)) {
     fast100.errors = null;
     return true;
@@ -31863,7 +32998,7 @@ exports.TurnLegacySandboxPolicy = function fast100(data, options) {
   fast100.errors = full100.errors;
   return valid;
 };
-exports.TurnMode = function fast101(data, options) {
+exports.TurnItemWebSearch = function fast101(data, options) {
   if (accept101(data)) {
     fast101.errors = null;
     return true;
@@ -31872,7 +33007,7 @@ exports.TurnMode = function fast101(data, options) {
   fast101.errors = full101.errors;
   return valid;
 };
-exports.TurnNetworkPolicySnapshot = function fast102(data, options) {
+exports.TurnItemsParams = function fast102(data, options) {
   if (accept102(data)) {
     fast102.errors = null;
     return true;
@@ -31881,7 +33016,7 @@ exports.TurnNetworkPolicySnapshot = function fast102(data, options) {
   fast102.errors = full102.errors;
   return valid;
 };
-exports.TurnPermissionApprovalRequest = function fast103(data, options) {
+exports.TurnItemsResponse = function fast103(data, options) {
   if (accept103(data)) {
     fast103.errors = null;
     return true;
@@ -31890,7 +33025,7 @@ exports.TurnPermissionApprovalRequest = function fast103(data, options) {
   fast103.errors = full103.errors;
   return valid;
 };
-exports.TurnPermissionApprovalResolution = function fast104(data, options) {
+exports.TurnLegacySandboxPolicy = function fast104(data, options) {
   if (accept104(data)) {
     fast104.errors = null;
     return true;
@@ -31899,7 +33034,7 @@ exports.TurnPermissionApprovalResolution = function fast104(data, options) {
   fast104.errors = full104.errors;
   return valid;
 };
-exports.TurnPermissionApprovalScope = function fast105(data, options) {
+exports.TurnMode = function fast105(data, options) {
   if (accept105(data)) {
     fast105.errors = null;
     return true;
@@ -31908,7 +33043,7 @@ exports.TurnPermissionApprovalScope = function fast105(data, options) {
   fast105.errors = full105.errors;
   return valid;
 };
-exports.TurnPermissionAuditEvent = function fast106(data, options) {
+exports.TurnNetworkPolicySnapshot = function fast106(data, options) {
   if (accept106(data)) {
     fast106.errors = null;
     return true;
@@ -31917,7 +33052,7 @@ exports.TurnPermissionAuditEvent = function fast106(data, options) {
   fast106.errors = full106.errors;
   return valid;
 };
-exports.TurnPermissionMode = function fast107(data, options) {
+exports.TurnPermissionApprovalRequest = function fast107(data, options) {
   if (accept107(data)) {
     fast107.errors = null;
     return true;
@@ -31926,7 +33061,7 @@ exports.TurnPermissionMode = function fast107(data, options) {
   fast107.errors = full107.errors;
   return valid;
 };
-exports.TurnPermissionProfileSelection = function fast108(data, options) {
+exports.TurnPermissionApprovalResolution = function fast108(data, options) {
   if (accept108(data)) {
     fast108.errors = null;
     return true;
@@ -31935,7 +33070,7 @@ exports.TurnPermissionProfileSelection = function fast108(data, options) {
   fast108.errors = full108.errors;
   return valid;
 };
-exports.TurnPermissionProfileSnapshot = function fast109(data, options) {
+exports.TurnPermissionApprovalScope = function fast109(data, options) {
   if (accept109(data)) {
     fast109.errors = null;
     return true;
@@ -31944,7 +33079,7 @@ exports.TurnPermissionProfileSnapshot = function fast109(data, options) {
   fast109.errors = full109.errors;
   return valid;
 };
-exports.TurnPermissionProfileSource = function fast110(data, options) {
+exports.TurnPermissionAuditEvent = function fast110(data, options) {
   if (accept110(data)) {
     fast110.errors = null;
     return true;
@@ -31953,7 +33088,7 @@ exports.TurnPermissionProfileSource = function fast110(data, options) {
   fast110.errors = full110.errors;
   return valid;
 };
-exports.TurnPermissionRequestOpenedNotification = function fast111(data, options) {
+exports.TurnPermissionMode = function fast111(data, options) {
   if (accept111(data)) {
     fast111.errors = null;
     return true;
@@ -31962,7 +33097,7 @@ exports.TurnPermissionRequestOpenedNotification = function fast111(data, options
   fast111.errors = full111.errors;
   return valid;
 };
-exports.TurnPermissionRequestResolvedNotification = function fast112(data, options) {
+exports.TurnPermissionProfileSelection = function fast112(data, options) {
   if (accept112(data)) {
     fast112.errors = null;
     return true;
@@ -31971,7 +33106,7 @@ exports.TurnPermissionRequestResolvedNotification = function fast112(data, optio
   fast112.errors = full112.errors;
   return valid;
 };
-exports.TurnPermissionRequestRespondParams = function fast113(data, options) {
+exports.TurnPermissionProfileSnapshot = function fast113(data, options) {
   if (accept113(data)) {
     fast113.errors = null;
     return true;
@@ -31980,7 +33115,7 @@ exports.TurnPermissionRequestRespondParams = function fast113(data, options) {
   fast113.errors = full113.errors;
   return valid;
 };
-exports.TurnPermissionRequestRespondResponse = function fast114(data, options) {
+exports.TurnPermissionProfileSource = function fast114(data, options) {
   if (accept114(data)) {
     fast114.errors = null;
     return true;
@@ -31989,7 +33124,7 @@ exports.TurnPermissionRequestRespondResponse = function fast114(data, options) {
   fast114.errors = full114.errors;
   return valid;
 };
-exports.TurnProcessPolicySnapshot = function fast115(data, options) {
+exports.TurnPermissionRequestOpenedNotification = function fast115(data, options) {
   if (accept115(data)) {
     fast115.errors = null;
     return true;
@@ -31998,7 +33133,7 @@ exports.TurnProcessPolicySnapshot = function fast115(data, options) {
   fast115.errors = full115.errors;
   return valid;
 };
-exports.TurnQuestion = function fast116(data, options) {
+exports.TurnPermissionRequestResolvedNotification = function fast116(data, options) {
   if (accept116(data)) {
     fast116.errors = null;
     return true;
@@ -32007,7 +33142,7 @@ exports.TurnQuestion = function fast116(data, options) {
   fast116.errors = full116.errors;
   return valid;
 };
-exports.TurnQuestionOpenedNotification = function fast117(data, options) {
+exports.TurnPermissionRequestRespondParams = function fast117(data, options) {
   if (accept117(data)) {
     fast117.errors = null;
     return true;
@@ -32016,7 +33151,7 @@ exports.TurnQuestionOpenedNotification = function fast117(data, options) {
   fast117.errors = full117.errors;
   return valid;
 };
-exports.TurnQuestionOption = function fast118(data, options) {
+exports.TurnPermissionRequestRespondResponse = function fast118(data, options) {
   if (accept118(data)) {
     fast118.errors = null;
     return true;
@@ -32025,7 +33160,7 @@ exports.TurnQuestionOption = function fast118(data, options) {
   fast118.errors = full118.errors;
   return valid;
 };
-exports.TurnQuestionResolution = function fast119(data, options) {
+exports.TurnPrivateDelivery = function fast119(data, options) {
   if (accept119(data)) {
     fast119.errors = null;
     return true;
@@ -32034,7 +33169,7 @@ exports.TurnQuestionResolution = function fast119(data, options) {
   fast119.errors = full119.errors;
   return valid;
 };
-exports.TurnQuestionResolvedNotification = function fast120(data, options) {
+exports.TurnProcessPolicySnapshot = function fast120(data, options) {
   if (accept120(data)) {
     fast120.errors = null;
     return true;
@@ -32043,7 +33178,7 @@ exports.TurnQuestionResolvedNotification = function fast120(data, options) {
   fast120.errors = full120.errors;
   return valid;
 };
-exports.TurnQuestionRespondParams = function fast121(data, options) {
+exports.TurnQuestion = function fast121(data, options) {
   if (accept121(data)) {
     fast121.errors = null;
     return true;
@@ -32052,7 +33187,7 @@ exports.TurnQuestionRespondParams = function fast121(data, options) {
   fast121.errors = full121.errors;
   return valid;
 };
-exports.TurnQuestionRespondResponse = function fast122(data, options) {
+exports.TurnQuestionOpenedNotification = function fast122(data, options) {
   if (accept122(data)) {
     fast122.errors = null;
     return true;
@@ -32061,7 +33196,7 @@ exports.TurnQuestionRespondResponse = function fast122(data, options) {
   fast122.errors = full122.errors;
   return valid;
 };
-exports.TurnResumeParams = function fast123(data, options) {
+exports.TurnQuestionOption = function fast123(data, options) {
   if (accept123(data)) {
     fast123.errors = null;
     return true;
@@ -32070,7 +33205,7 @@ exports.TurnResumeParams = function fast123(data, options) {
   fast123.errors = full123.errors;
   return valid;
 };
-exports.TurnResumeResponse = function fast124(data, options) {
+exports.TurnQuestionResolution = function fast124(data, options) {
   if (accept124(data)) {
     fast124.errors = null;
     return true;
@@ -32079,7 +33214,7 @@ exports.TurnResumeResponse = function fast124(data, options) {
   fast124.errors = full124.errors;
   return valid;
 };
-exports.TurnSandboxMode = function fast125(data, options) {
+exports.TurnQuestionResolvedNotification = function fast125(data, options) {
   if (accept125(data)) {
     fast125.errors = null;
     return true;
@@ -32088,7 +33223,7 @@ exports.TurnSandboxMode = function fast125(data, options) {
   fast125.errors = full125.errors;
   return valid;
 };
-exports.TurnSandboxSnapshot = function fast126(data, options) {
+exports.TurnQuestionRespondParams = function fast126(data, options) {
   if (accept126(data)) {
     fast126.errors = null;
     return true;
@@ -32097,7 +33232,7 @@ exports.TurnSandboxSnapshot = function fast126(data, options) {
   fast126.errors = full126.errors;
   return valid;
 };
-exports.TurnSecurityBackendSnapshot = function fast127(data, options) {
+exports.TurnQuestionRespondResponse = function fast127(data, options) {
   if (accept127(data)) {
     fast127.errors = null;
     return true;
@@ -32106,7 +33241,7 @@ exports.TurnSecurityBackendSnapshot = function fast127(data, options) {
   fast127.errors = full127.errors;
   return valid;
 };
-exports.TurnSecurityDegradation = function fast128(data, options) {
+exports.TurnResumeParams = function fast128(data, options) {
   if (accept128(data)) {
     fast128.errors = null;
     return true;
@@ -32115,7 +33250,7 @@ exports.TurnSecurityDegradation = function fast128(data, options) {
   fast128.errors = full128.errors;
   return valid;
 };
-exports.TurnSecurityEnforcementStatus = function fast129(data, options) {
+exports.TurnResumeResponse = function fast129(data, options) {
   if (accept129(data)) {
     fast129.errors = null;
     return true;
@@ -32124,7 +33259,7 @@ exports.TurnSecurityEnforcementStatus = function fast129(data, options) {
   fast129.errors = full129.errors;
   return valid;
 };
-exports.TurnSecurityParentCapSnapshot = function fast130(data, options) {
+exports.TurnSandboxMode = function fast130(data, options) {
   if (accept130(data)) {
     fast130.errors = null;
     return true;
@@ -32133,7 +33268,7 @@ exports.TurnSecurityParentCapSnapshot = function fast130(data, options) {
   fast130.errors = full130.errors;
   return valid;
 };
-exports.TurnStartParams = function fast131(data, options) {
+exports.TurnSandboxSnapshot = function fast131(data, options) {
   if (accept131(data)) {
     fast131.errors = null;
     return true;
@@ -32142,7 +33277,7 @@ exports.TurnStartParams = function fast131(data, options) {
   fast131.errors = full131.errors;
   return valid;
 };
-exports.TurnStartResponse = function fast132(data, options) {
+exports.TurnSecurityBackendSnapshot = function fast132(data, options) {
   if (accept132(data)) {
     fast132.errors = null;
     return true;
@@ -32151,7 +33286,7 @@ exports.TurnStartResponse = function fast132(data, options) {
   fast132.errors = full132.errors;
   return valid;
 };
-exports.TurnStartedNotification = function fast133(data, options) {
+exports.TurnSecurityDegradation = function fast133(data, options) {
   if (accept133(data)) {
     fast133.errors = null;
     return true;
@@ -32160,7 +33295,7 @@ exports.TurnStartedNotification = function fast133(data, options) {
   fast133.errors = full133.errors;
   return valid;
 };
-exports.TurnStatus = function fast134(data, options) {
+exports.TurnSecurityEnforcementStatus = function fast134(data, options) {
   if (accept134(data)) {
     fast134.errors = null;
     return true;
@@ -32169,7 +33304,7 @@ exports.TurnStatus = function fast134(data, options) {
   fast134.errors = full134.errors;
   return valid;
 };
-exports.TurnToolLoopBudgetExceededNotification = function fast135(data, options) {
+exports.TurnSecurityParentCapSnapshot = function fast135(data, options) {
   if (accept135(data)) {
     fast135.errors = null;
     return true;
@@ -32178,7 +33313,7 @@ exports.TurnToolLoopBudgetExceededNotification = function fast135(data, options)
   fast135.errors = full135.errors;
   return valid;
 };
-exports.TurnUsage = function fast136(data, options) {
+exports.TurnStartParams = function fast136(data, options) {
   if (accept136(data)) {
     fast136.errors = null;
     return true;
@@ -32187,7 +33322,7 @@ exports.TurnUsage = function fast136(data, options) {
   fast136.errors = full136.errors;
   return valid;
 };
-exports.TurnWorkBlock = function fast137(data, options) {
+exports.TurnStartResponse = function fast137(data, options) {
   if (accept137(data)) {
     fast137.errors = null;
     return true;
@@ -32196,7 +33331,7 @@ exports.TurnWorkBlock = function fast137(data, options) {
   fast137.errors = full137.errors;
   return valid;
 };
-exports.TurnWorkBlockPresentation = function fast138(data, options) {
+exports.TurnStartedNotification = function fast138(data, options) {
   if (accept138(data)) {
     fast138.errors = null;
     return true;
@@ -32205,7 +33340,7 @@ exports.TurnWorkBlockPresentation = function fast138(data, options) {
   fast138.errors = full138.errors;
   return valid;
 };
-exports.TurnWorkBlockState = function fast139(data, options) {
+exports.TurnStatus = function fast139(data, options) {
   if (accept139(data)) {
     fast139.errors = null;
     return true;
@@ -32214,7 +33349,7 @@ exports.TurnWorkBlockState = function fast139(data, options) {
   fast139.errors = full139.errors;
   return valid;
 };
-exports.TurnWorkItem = function fast140(data, options) {
+exports.TurnToolLoopBudgetExceededNotification = function fast140(data, options) {
   if (accept140(data)) {
     fast140.errors = null;
     return true;
@@ -32223,7 +33358,7 @@ exports.TurnWorkItem = function fast140(data, options) {
   fast140.errors = full140.errors;
   return valid;
 };
-exports.TurnWorkItemsChangedNotification = function fast141(data, options) {
+exports.TurnUsage = function fast141(data, options) {
   if (accept141(data)) {
     fast141.errors = null;
     return true;
@@ -32232,7 +33367,7 @@ exports.TurnWorkItemsChangedNotification = function fast141(data, options) {
   fast141.errors = full141.errors;
   return valid;
 };
-exports.TurnWorkItemsGetParams = function fast142(data, options) {
+exports.TurnWalletLinkPromptNotification = function fast142(data, options) {
   if (accept142(data)) {
     fast142.errors = null;
     return true;
@@ -32241,7 +33376,7 @@ exports.TurnWorkItemsGetParams = function fast142(data, options) {
   fast142.errors = full142.errors;
   return valid;
 };
-exports.TurnWorkItemsGetResponse = function fast143(data, options) {
+exports.TurnWalletRevokePromptNotification = function fast143(data, options) {
   if (accept143(data)) {
     fast143.errors = null;
     return true;
@@ -32250,7 +33385,7 @@ exports.TurnWorkItemsGetResponse = function fast143(data, options) {
   fast143.errors = full143.errors;
   return valid;
 };
-exports.TurnWorkPageAnchor = function fast144(data, options) {
+exports.TurnWalletUpdatePromptNotification = function fast144(data, options) {
   if (accept144(data)) {
     fast144.errors = null;
     return true;
@@ -32259,7 +33394,7 @@ exports.TurnWorkPageAnchor = function fast144(data, options) {
   fast144.errors = full144.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorAfter = function fast145(data, options) {
+exports.TurnWorkBlock = function fast145(data, options) {
   if (accept145(data)) {
     fast145.errors = null;
     return true;
@@ -32268,7 +33403,7 @@ exports.TurnWorkPageAnchorAfter = function fast145(data, options) {
   fast145.errors = full145.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorBefore = function fast146(data, options) {
+exports.TurnWorkBlockPresentation = function fast146(data, options) {
   if (accept146(data)) {
     fast146.errors = null;
     return true;
@@ -32277,7 +33412,7 @@ exports.TurnWorkPageAnchorBefore = function fast146(data, options) {
   fast146.errors = full146.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorNewest = function fast147(data, options) {
+exports.TurnWorkBlockState = function fast147(data, options) {
   if (accept147(data)) {
     fast147.errors = null;
     return true;
@@ -32286,7 +33421,7 @@ exports.TurnWorkPageAnchorNewest = function fast147(data, options) {
   fast147.errors = full147.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorOldest = function fast148(data, options) {
+exports.TurnWorkItem = function fast148(data, options) {
   if (accept148(data)) {
     fast148.errors = null;
     return true;
@@ -32295,7 +33430,7 @@ exports.TurnWorkPageAnchorOldest = function fast148(data, options) {
   fast148.errors = full148.errors;
   return valid;
 };
-exports.TurnWorkPageParams = function fast149(data, options) {
+exports.TurnWorkItemsChangedNotification = function fast149(data, options) {
   if (accept149(data)) {
     fast149.errors = null;
     return true;
@@ -32304,7 +33439,7 @@ exports.TurnWorkPageParams = function fast149(data, options) {
   fast149.errors = full149.errors;
   return valid;
 };
-exports.TurnWorkPageResponse = function fast150(data, options) {
+exports.TurnWorkItemsGetParams = function fast150(data, options) {
   if (accept150(data)) {
     fast150.errors = null;
     return true;
@@ -32313,7 +33448,7 @@ exports.TurnWorkPageResponse = function fast150(data, options) {
   fast150.errors = full150.errors;
   return valid;
 };
-exports.TurnWorkPageState = function fast151(data, options) {
+exports.TurnWorkItemsGetResponse = function fast151(data, options) {
   if (accept151(data)) {
     fast151.errors = null;
     return true;
@@ -32322,7 +33457,7 @@ exports.TurnWorkPageState = function fast151(data, options) {
   fast151.errors = full151.errors;
   return valid;
 };
-exports.TurnWorkStateChangedNotification = function fast152(data, options) {
+exports.TurnWorkPageAnchor = function fast152(data, options) {
   if (accept152(data)) {
     fast152.errors = null;
     return true;
@@ -32331,7 +33466,7 @@ exports.TurnWorkStateChangedNotification = function fast152(data, options) {
   fast152.errors = full152.errors;
   return valid;
 };
-exports.UserInput = function fast153(data, options) {
+exports.TurnWorkPageAnchorAfter = function fast153(data, options) {
   if (accept153(data)) {
     fast153.errors = null;
     return true;
@@ -32340,7 +33475,7 @@ exports.UserInput = function fast153(data, options) {
   fast153.errors = full153.errors;
   return valid;
 };
-exports.UserInputArtifact = function fast154(data, options) {
+exports.TurnWorkPageAnchorBefore = function fast154(data, options) {
   if (accept154(data)) {
     fast154.errors = null;
     return true;
@@ -32349,7 +33484,7 @@ exports.UserInputArtifact = function fast154(data, options) {
   fast154.errors = full154.errors;
   return valid;
 };
-exports.UserInputAudio = function fast155(data, options) {
+exports.TurnWorkPageAnchorNewest = function fast155(data, options) {
   if (accept155(data)) {
     fast155.errors = null;
     return true;
@@ -32358,7 +33493,7 @@ exports.UserInputAudio = function fast155(data, options) {
   fast155.errors = full155.errors;
   return valid;
 };
-exports.UserInputFile = function fast156(data, options) {
+exports.TurnWorkPageAnchorOldest = function fast156(data, options) {
   if (accept156(data)) {
     fast156.errors = null;
     return true;
@@ -32367,7 +33502,7 @@ exports.UserInputFile = function fast156(data, options) {
   fast156.errors = full156.errors;
   return valid;
 };
-exports.UserInputImage = function fast157(data, options) {
+exports.TurnWorkPageParams = function fast157(data, options) {
   if (accept157(data)) {
     fast157.errors = null;
     return true;
@@ -32376,7 +33511,7 @@ exports.UserInputImage = function fast157(data, options) {
   fast157.errors = full157.errors;
   return valid;
 };
-exports.UserInputLocalFile = function fast158(data, options) {
+exports.TurnWorkPageResponse = function fast158(data, options) {
   if (accept158(data)) {
     fast158.errors = null;
     return true;
@@ -32385,7 +33520,7 @@ exports.UserInputLocalFile = function fast158(data, options) {
   fast158.errors = full158.errors;
   return valid;
 };
-exports.UserInputLocalImage = function fast159(data, options) {
+exports.TurnWorkPageState = function fast159(data, options) {
   if (accept159(data)) {
     fast159.errors = null;
     return true;
@@ -32394,7 +33529,7 @@ exports.UserInputLocalImage = function fast159(data, options) {
   fast159.errors = full159.errors;
   return valid;
 };
-exports.UserInputMention = function fast160(data, options) {
+exports.TurnWorkStateChangedNotification = function fast160(data, options) {
   if (accept160(data)) {
     fast160.errors = null;
     return true;
@@ -32403,7 +33538,7 @@ exports.UserInputMention = function fast160(data, options) {
   fast160.errors = full160.errors;
   return valid;
 };
-exports.UserInputText = function fast161(data, options) {
+exports.UserInput = function fast161(data, options) {
   if (accept161(data)) {
     fast161.errors = null;
     return true;
@@ -32412,13 +33547,85 @@ exports.UserInputText = function fast161(data, options) {
   fast161.errors = full161.errors;
   return valid;
 };
-exports.UserInputVideo = function fast162(data, options) {
+exports.UserInputArtifact = function fast162(data, options) {
   if (accept162(data)) {
     fast162.errors = null;
     return true;
   }
   const valid = full162(data, options);
   fast162.errors = full162.errors;
+  return valid;
+};
+exports.UserInputAudio = function fast163(data, options) {
+  if (accept163(data)) {
+    fast163.errors = null;
+    return true;
+  }
+  const valid = full163(data, options);
+  fast163.errors = full163.errors;
+  return valid;
+};
+exports.UserInputFile = function fast164(data, options) {
+  if (accept164(data)) {
+    fast164.errors = null;
+    return true;
+  }
+  const valid = full164(data, options);
+  fast164.errors = full164.errors;
+  return valid;
+};
+exports.UserInputImage = function fast165(data, options) {
+  if (accept165(data)) {
+    fast165.errors = null;
+    return true;
+  }
+  const valid = full165(data, options);
+  fast165.errors = full165.errors;
+  return valid;
+};
+exports.UserInputLocalFile = function fast166(data, options) {
+  if (accept166(data)) {
+    fast166.errors = null;
+    return true;
+  }
+  const valid = full166(data, options);
+  fast166.errors = full166.errors;
+  return valid;
+};
+exports.UserInputLocalImage = function fast167(data, options) {
+  if (accept167(data)) {
+    fast167.errors = null;
+    return true;
+  }
+  const valid = full167(data, options);
+  fast167.errors = full167.errors;
+  return valid;
+};
+exports.UserInputMention = function fast168(data, options) {
+  if (accept168(data)) {
+    fast168.errors = null;
+    return true;
+  }
+  const valid = full168(data, options);
+  fast168.errors = full168.errors;
+  return valid;
+};
+exports.UserInputText = function fast169(data, options) {
+  if (accept169(data)) {
+    fast169.errors = null;
+    return true;
+  }
+  const valid = full169(data, options);
+  fast169.errors = full169.errors;
+  return valid;
+};
+exports.UserInputVideo = function fast170(data, options) {
+  if (accept170(data)) {
+    fast170.errors = null;
+    return true;
+  }
+  const valid = full170(data, options);
+  fast170.errors = full170.errors;
   return valid;
 };
 })(compiled, validatorHelper);
@@ -32504,6 +33711,10 @@ export const TurnFilesystemSandboxPolicy: RawValidator = compiled.TurnFilesystem
 export const TurnGetParams: RawValidator = compiled.TurnGetParams;
 export const TurnGetResponse: RawValidator = compiled.TurnGetResponse;
 export const TurnHandoffStartedNotification: RawValidator = compiled.TurnHandoffStartedNotification;
+export const TurnInviteCodeDelivery: RawValidator = compiled.TurnInviteCodeDelivery;
+export const TurnInviteCodePrivate: RawValidator = compiled.TurnInviteCodePrivate;
+export const TurnInviteCodeRedacted: RawValidator = compiled.TurnInviteCodeRedacted;
+export const TurnInviteDeliveryNotification: RawValidator = compiled.TurnInviteDeliveryNotification;
 export const TurnItem: RawValidator = compiled.TurnItem;
 export const TurnItemAgentMessage: RawValidator = compiled.TurnItemAgentMessage;
 export const TurnItemCommandExecution: RawValidator = compiled.TurnItemCommandExecution;
@@ -32538,6 +33749,7 @@ export const TurnPermissionRequestOpenedNotification: RawValidator = compiled.Tu
 export const TurnPermissionRequestResolvedNotification: RawValidator = compiled.TurnPermissionRequestResolvedNotification;
 export const TurnPermissionRequestRespondParams: RawValidator = compiled.TurnPermissionRequestRespondParams;
 export const TurnPermissionRequestRespondResponse: RawValidator = compiled.TurnPermissionRequestRespondResponse;
+export const TurnPrivateDelivery: RawValidator = compiled.TurnPrivateDelivery;
 export const TurnProcessPolicySnapshot: RawValidator = compiled.TurnProcessPolicySnapshot;
 export const TurnQuestion: RawValidator = compiled.TurnQuestion;
 export const TurnQuestionOpenedNotification: RawValidator = compiled.TurnQuestionOpenedNotification;
@@ -32560,6 +33772,9 @@ export const TurnStartedNotification: RawValidator = compiled.TurnStartedNotific
 export const TurnStatus: RawValidator = compiled.TurnStatus;
 export const TurnToolLoopBudgetExceededNotification: RawValidator = compiled.TurnToolLoopBudgetExceededNotification;
 export const TurnUsage: RawValidator = compiled.TurnUsage;
+export const TurnWalletLinkPromptNotification: RawValidator = compiled.TurnWalletLinkPromptNotification;
+export const TurnWalletRevokePromptNotification: RawValidator = compiled.TurnWalletRevokePromptNotification;
+export const TurnWalletUpdatePromptNotification: RawValidator = compiled.TurnWalletUpdatePromptNotification;
 export const TurnWorkBlock: RawValidator = compiled.TurnWorkBlock;
 export const TurnWorkBlockPresentation: RawValidator = compiled.TurnWorkBlockPresentation;
 export const TurnWorkBlockState: RawValidator = compiled.TurnWorkBlockState;

@@ -100,6 +100,10 @@ export interface TypeMap {
   TurnGetParams: T.TurnGetParams;
   TurnGetResponse: T.TurnGetResponse;
   TurnHandoffStartedNotification: T.TurnHandoffStartedNotification;
+  TurnInviteCodeDelivery: T.TurnInviteCodeDelivery;
+  TurnInviteCodePrivate: T.TurnInviteCodePrivate;
+  TurnInviteCodeRedacted: T.TurnInviteCodeRedacted;
+  TurnInviteDeliveryNotification: T.TurnInviteDeliveryNotification;
   TurnItem: T.TurnItem;
   TurnItemAgentMessage: T.TurnItemAgentMessage;
   TurnItemCommandExecution: T.TurnItemCommandExecution;
@@ -134,6 +138,7 @@ export interface TypeMap {
   TurnPermissionRequestResolvedNotification: T.TurnPermissionRequestResolvedNotification;
   TurnPermissionRequestRespondParams: T.TurnPermissionRequestRespondParams;
   TurnPermissionRequestRespondResponse: T.TurnPermissionRequestRespondResponse;
+  TurnPrivateDelivery: T.TurnPrivateDelivery;
   TurnProcessPolicySnapshot: T.TurnProcessPolicySnapshot;
   TurnQuestion: T.TurnQuestion;
   TurnQuestionOpenedNotification: T.TurnQuestionOpenedNotification;
@@ -156,6 +161,9 @@ export interface TypeMap {
   TurnStatus: T.TurnStatus;
   TurnToolLoopBudgetExceededNotification: T.TurnToolLoopBudgetExceededNotification;
   TurnUsage: T.TurnUsage;
+  TurnWalletLinkPromptNotification: T.TurnWalletLinkPromptNotification;
+  TurnWalletRevokePromptNotification: T.TurnWalletRevokePromptNotification;
+  TurnWalletUpdatePromptNotification: T.TurnWalletUpdatePromptNotification;
   TurnWorkBlock: T.TurnWorkBlock;
   TurnWorkBlockPresentation: T.TurnWorkBlockPresentation;
   TurnWorkBlockState: T.TurnWorkBlockState;
@@ -269,6 +277,10 @@ export const schemaFiles = {
   TurnGetParams: "turn_get_params.json",
   TurnGetResponse: "turn_get_response.json",
   TurnHandoffStartedNotification: "turn_handoff_started_notification.json",
+  TurnInviteCodeDelivery: "turn_invite_code_delivery.json",
+  TurnInviteCodePrivate: "turn_invite_code_private.json",
+  TurnInviteCodeRedacted: "turn_invite_code_redacted.json",
+  TurnInviteDeliveryNotification: "turn_invite_delivery_notification.json",
   TurnItem: "turn_item.json",
   TurnItemAgentMessage: "turn_item_agent_message.json",
   TurnItemCommandExecution: "turn_item_command_execution.json",
@@ -303,6 +315,7 @@ export const schemaFiles = {
   TurnPermissionRequestResolvedNotification: "turn_permission_request_resolved_notification.json",
   TurnPermissionRequestRespondParams: "turn_permission_request_respond_params.json",
   TurnPermissionRequestRespondResponse: "turn_permission_request_respond_response.json",
+  TurnPrivateDelivery: "turn_private_delivery.json",
   TurnProcessPolicySnapshot: "turn_process_policy_snapshot.json",
   TurnQuestion: "turn_question.json",
   TurnQuestionOpenedNotification: "turn_question_opened_notification.json",
@@ -325,6 +338,9 @@ export const schemaFiles = {
   TurnStatus: "turn_status.json",
   TurnToolLoopBudgetExceededNotification: "turn_tool_loop_budget_exceeded_notification.json",
   TurnUsage: "turn_usage.json",
+  TurnWalletLinkPromptNotification: "turn_wallet_link_prompt_notification.json",
+  TurnWalletRevokePromptNotification: "turn_wallet_revoke_prompt_notification.json",
+  TurnWalletUpdatePromptNotification: "turn_wallet_update_prompt_notification.json",
   TurnWorkBlock: "turn_work_block.json",
   TurnWorkBlockPresentation: "turn_work_block_presentation.json",
   TurnWorkBlockState: "turn_work_block_state.json",
@@ -445,6 +461,10 @@ export const strictNotificationValidators: { readonly [N in NotificationName]: N
   "turn/question/opened": strictValidators.TurnQuestionOpenedNotification as NotificationCheck<"turn/question/opened">,
   "turn/question/resolved": strictValidators.TurnQuestionResolvedNotification as NotificationCheck<"turn/question/resolved">,
   "turn/handoff/started": strictValidators.TurnHandoffStartedNotification as NotificationCheck<"turn/handoff/started">,
+  "turn/invite/delivery": strictValidators.TurnInviteDeliveryNotification as NotificationCheck<"turn/invite/delivery">,
+  "turn/wallet/link_prompt": strictValidators.TurnWalletLinkPromptNotification as NotificationCheck<"turn/wallet/link_prompt">,
+  "turn/wallet/update_prompt": strictValidators.TurnWalletUpdatePromptNotification as NotificationCheck<"turn/wallet/update_prompt">,
+  "turn/wallet/revoke_prompt": strictValidators.TurnWalletRevokePromptNotification as NotificationCheck<"turn/wallet/revoke_prompt">,
   "turn/execution_window/started": strictValidators.TurnExecutionWindowStartedNotification as NotificationCheck<"turn/execution_window/started">,
   "turn/execution_window/exhausted": strictValidators.TurnExecutionWindowExhaustedNotification as NotificationCheck<"turn/execution_window/exhausted">,
   "turn/execution_window/checkpointed": strictValidators.TurnExecutionWindowCheckpointedNotification as NotificationCheck<"turn/execution_window/checkpointed">,
@@ -1275,6 +1295,46 @@ export function assertTurnHandoffStartedNotification(value: unknown, mode: Valid
   assertValid("TurnHandoffStartedNotification", value, mode);
 }
 
+/** Whether `value` is a valid `TurnInviteCodeDelivery`. */
+export function isTurnInviteCodeDelivery(value: unknown, mode: ValidationMode = "strict"): value is T.TurnInviteCodeDelivery {
+  return validatorOf("TurnInviteCodeDelivery", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnInviteCodeDelivery`. */
+export function assertTurnInviteCodeDelivery(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnInviteCodeDelivery {
+  assertValid("TurnInviteCodeDelivery", value, mode);
+}
+
+/** Whether `value` is a valid `TurnInviteCodePrivate`. */
+export function isTurnInviteCodePrivate(value: unknown, mode: ValidationMode = "strict"): value is T.TurnInviteCodePrivate {
+  return validatorOf("TurnInviteCodePrivate", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnInviteCodePrivate`. */
+export function assertTurnInviteCodePrivate(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnInviteCodePrivate {
+  assertValid("TurnInviteCodePrivate", value, mode);
+}
+
+/** Whether `value` is a valid `TurnInviteCodeRedacted`. */
+export function isTurnInviteCodeRedacted(value: unknown, mode: ValidationMode = "strict"): value is T.TurnInviteCodeRedacted {
+  return validatorOf("TurnInviteCodeRedacted", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnInviteCodeRedacted`. */
+export function assertTurnInviteCodeRedacted(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnInviteCodeRedacted {
+  assertValid("TurnInviteCodeRedacted", value, mode);
+}
+
+/** Whether `value` is a valid `TurnInviteDeliveryNotification`. */
+export function isTurnInviteDeliveryNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnInviteDeliveryNotification {
+  return validatorOf("TurnInviteDeliveryNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnInviteDeliveryNotification`. */
+export function assertTurnInviteDeliveryNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnInviteDeliveryNotification {
+  assertValid("TurnInviteDeliveryNotification", value, mode);
+}
+
 /** Whether `value` is a valid `TurnItem`. */
 export function isTurnItem(value: unknown, mode: ValidationMode = "strict"): value is T.TurnItem {
   return validatorOf("TurnItem", mode)(value);
@@ -1615,6 +1675,16 @@ export function assertTurnPermissionRequestRespondResponse(value: unknown, mode:
   assertValid("TurnPermissionRequestRespondResponse", value, mode);
 }
 
+/** Whether `value` is a valid `TurnPrivateDelivery`. */
+export function isTurnPrivateDelivery(value: unknown, mode: ValidationMode = "strict"): value is T.TurnPrivateDelivery {
+  return validatorOf("TurnPrivateDelivery", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnPrivateDelivery`. */
+export function assertTurnPrivateDelivery(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnPrivateDelivery {
+  assertValid("TurnPrivateDelivery", value, mode);
+}
+
 /** Whether `value` is a valid `TurnProcessPolicySnapshot`. */
 export function isTurnProcessPolicySnapshot(value: unknown, mode: ValidationMode = "strict"): value is T.TurnProcessPolicySnapshot {
   return validatorOf("TurnProcessPolicySnapshot", mode)(value);
@@ -1833,6 +1903,36 @@ export function isTurnUsage(value: unknown, mode: ValidationMode = "strict"): va
 /** Throws a local error naming each failing place unless `value` is a valid `TurnUsage`. */
 export function assertTurnUsage(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnUsage {
   assertValid("TurnUsage", value, mode);
+}
+
+/** Whether `value` is a valid `TurnWalletLinkPromptNotification`. */
+export function isTurnWalletLinkPromptNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnWalletLinkPromptNotification {
+  return validatorOf("TurnWalletLinkPromptNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnWalletLinkPromptNotification`. */
+export function assertTurnWalletLinkPromptNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnWalletLinkPromptNotification {
+  assertValid("TurnWalletLinkPromptNotification", value, mode);
+}
+
+/** Whether `value` is a valid `TurnWalletRevokePromptNotification`. */
+export function isTurnWalletRevokePromptNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnWalletRevokePromptNotification {
+  return validatorOf("TurnWalletRevokePromptNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnWalletRevokePromptNotification`. */
+export function assertTurnWalletRevokePromptNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnWalletRevokePromptNotification {
+  assertValid("TurnWalletRevokePromptNotification", value, mode);
+}
+
+/** Whether `value` is a valid `TurnWalletUpdatePromptNotification`. */
+export function isTurnWalletUpdatePromptNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnWalletUpdatePromptNotification {
+  return validatorOf("TurnWalletUpdatePromptNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnWalletUpdatePromptNotification`. */
+export function assertTurnWalletUpdatePromptNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnWalletUpdatePromptNotification {
+  assertValid("TurnWalletUpdatePromptNotification", value, mode);
 }
 
 /** Whether `value` is a valid `TurnWorkBlock`. */

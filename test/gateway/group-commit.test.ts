@@ -170,6 +170,22 @@ describe("the gateway on a group-committing store", () => {
     expect(log.events.map((e) => e.method)).toEqual(["turn/started", "turn/permission/audit", "item/started", "item/completed", "turn/failed"]);
   });
 
+  it("fails the turn, kills its command and keeps the process, when a commit holding the command's output fails while it prints", async () => {
+    // The first commit holding an output delta fails; the command prints on, and its next
+    // chunk's write, made from the output handler, is refused: it must fail the turn, not
+    // escape the handler.
+    const { log } = await failingTurn(
+      `instr(NEW.methods, '"item/command_execution/output_delta"') > 0`,
+      "trn_output",
+      { tool: "shell", args: { command: "for i in $(seq 1 100); do echo line-$i; sleep 0.02; done" } },
+      { say: "never said" },
+    );
+    const command = log.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution");
+    // Killed before its end: it never printed its last line.
+    expect(JSON.stringify(command?.params.item ?? {})).not.toContain("line-100");
+    expect(log.events.map((e) => e.method)).not.toContain("item/agent_message/delta");
+  });
+
   it("fails the turn whose batch, ended at the limit mid-stream, fails in the writer while the next ones are in flight", async () => {
     // Only the commit holding sequence 100 fails: a batch that ends at the limit, mid-stream;
     // the batches after it, which continue the turn, fail with it.

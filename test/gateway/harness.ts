@@ -74,6 +74,8 @@ export interface HarnessOptions {
   readonly serverTransport?: (transport: Transport) => Transport;
   /** The gateway's clock. Default: the system's. */
   readonly now?: () => Date;
+  /** The gateway's diagnostics. Default: dropped. */
+  readonly log?: (message: string) => void;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -86,6 +88,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     providers: options.providers ?? new Map([["scripted", new ScriptedProvider()]]),
     tools: options.tools ?? builtinTools(),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
   const [clientSide, serverSide] = createInMemoryPair();
   gateway.connect(options.serverTransport?.(serverSide) ?? serverSide);

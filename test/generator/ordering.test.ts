@@ -41,7 +41,7 @@ describe("the rules of the turn protocol", () => {
   type Rule<I extends OrderingRuleId> = Extract<(typeof orderingRules)[number], { id: I }>;
   const rule = <I extends OrderingRuleId>(id: I) => orderingRules.find((r): r is Rule<I> => r.id === id)!;
 
-  it("are the eight rules, each failing the requirement of the same id", () => {
+  it("are the twelve rules, each failing the requirement of the same id but for the four of TURN-ORDER-SURFACED-LAST", () => {
     expect(orderingRules.map((r) => [r.id, r.requirement, r.kind])).toEqual([
       ["TURN-ORDER-STARTED-FIRST", "TURN-ORDER-STARTED-FIRST", "precedes"],
       ["ITEM-ORDER-STARTED-FIRST", "ITEM-ORDER-STARTED-FIRST", "precedes"],
@@ -50,10 +50,19 @@ describe("the rules of the turn protocol", () => {
       ["PERM-ORDER-RESOLVED-ONCE", "PERM-ORDER-RESOLVED-ONCE", "paired"],
       ["TURN-QUESTION-ORDER-RESOLVED-ONCE", "TURN-QUESTION-ORDER-RESOLVED-ONCE", "paired"],
       ["TURN-ORDER-COMPACTED-FIRST", "TURN-ORDER-COMPACTED-FIRST", "leads"],
+      ["TURN-ORDER-INVITE-LAST", "TURN-ORDER-SURFACED-LAST", "trails"],
+      ["TURN-ORDER-WALLET-LINK-LAST", "TURN-ORDER-SURFACED-LAST", "trails"],
+      ["TURN-ORDER-WALLET-UPDATE-LAST", "TURN-ORDER-SURFACED-LAST", "trails"],
+      ["TURN-ORDER-WALLET-REVOKE-LAST", "TURN-ORDER-SURFACED-LAST", "trails"],
       ["TURN-ORDER-SEQUENCE", "TURN-ORDER-SEQUENCE", "sequence"],
     ]);
     expectTypeOf<OrderingRuleId>().toEqualTypeOf<
-      "TURN-ORDER-STARTED-FIRST" | "ITEM-ORDER-STARTED-FIRST" | "TURN-ORDER-ONE-TERMINAL" | "TURN-ORDER-BLOCKED-QUIET" | "PERM-ORDER-RESOLVED-ONCE" | "TURN-QUESTION-ORDER-RESOLVED-ONCE" | "TURN-ORDER-COMPACTED-FIRST" | "TURN-ORDER-SEQUENCE"
+      "TURN-ORDER-STARTED-FIRST" | "ITEM-ORDER-STARTED-FIRST" | "TURN-ORDER-ONE-TERMINAL" | "TURN-ORDER-BLOCKED-QUIET" | "PERM-ORDER-RESOLVED-ONCE" | "TURN-QUESTION-ORDER-RESOLVED-ONCE"       | "TURN-ORDER-COMPACTED-FIRST"
+      | "TURN-ORDER-INVITE-LAST"
+      | "TURN-ORDER-WALLET-LINK-LAST"
+      | "TURN-ORDER-WALLET-UPDATE-LAST"
+      | "TURN-ORDER-WALLET-REVOKE-LAST"
+      | "TURN-ORDER-SEQUENCE"
     >();
   });
 

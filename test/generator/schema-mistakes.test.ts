@@ -396,7 +396,7 @@ const mistakes: [string, Mistake][] = [
       mutate: edit("protocol.json", (p) => (p.ordering.rules[0].kind = "before")),
       file: "protocol.json",
       pointer: "/ordering/rules/0/kind",
-      message: 'must be equal to one of the allowed values: "precedes", "leads", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
+      message: 'must be equal to one of the allowed values: "precedes", "leads", "trails", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
     },
   ],
   [

@@ -152,6 +152,46 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
       });
     });
 
+    describe("generations (fencing tokens)", () => {
+      const delta = (turnId: string, text: string, generation?: number) =>
+        store.append(turnId, "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: turnId, sequence, item_id: "i", stream: "agent_message", delta: text }), generation);
+
+      beforeEach(() => {
+        store.createThread(thread("thr_a"));
+        store.createTurn("thr_a", "trn_1", "t");
+        store.createTurn("thr_a", "trn_2", "t");
+      });
+
+      it("gives each claim of a turn a higher generation; a turn's generations are its own", () => {
+        const first = store.claimTurn("trn_1", 60_000)!;
+        const second = store.claimTurn("trn_1", 60_000)!;
+        expect(second).toBeGreaterThan(first);
+        expect(store.claimTurn("trn_2", 60_000)).toBe(first);
+        expect(() => store.claimTurn("trn_missing", 60_000)).toThrow("turn trn_missing does not exist");
+        expect((thrownBy(() => store.claimTurn("trn_1", 0)) as StoreError).kind).toBe("invalid_argument");
+      });
+
+      it("refuses a write that carries a generation another claim replaced, and stores nothing of it", async () => {
+        const stale = store.claimTurn("trn_1", 60_000)!;
+        expect(delta("trn_1", "a", stale).sequence).toBe(1);
+        const current = store.claimTurn("trn_1", 60_000)!;
+        const refused = thrownBy(() => delta("trn_1", "late", stale)) as StoreError;
+        expect(refused).toBeInstanceOf(StoreError);
+        expect(refused.kind).toBe("turn_fenced");
+        expect(refused.message).toContain(`generation ${stale}`);
+        // The current holder's write, and one that carries no generation, go on at the next sequence.
+        expect(delta("trn_1", "b", current).sequence).toBe(2);
+        expect(delta("trn_1", "c").sequence).toBe(3);
+        expect(await committed(store)).toBeUndefined();
+        expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(["a", "b", "c"]);
+      });
+
+      it("refuses a generation the turn never had", () => {
+        expect((thrownBy(() => delta("trn_2", "x", 7)) as StoreError).kind).toBe("turn_fenced");
+        expect(store.lastSequence("trn_2")).toBe(0);
+      });
+    });
+
     describe("events", () => {
       beforeEach(() => {
         store.createThread(thread("thr_a"));

@@ -198,7 +198,7 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     appendDelta(writer, "trn_old");
     writer.createTurn("thr_a", "trn_new", "t");
     appendDelta(writer, "trn_new");
-    expect(writer.shared.claimTurn("trn_idle", 60_000)).toBe(true);
+    expect(writer.claimTurn("trn_idle", 60_000)).toBe(1);
     appendDelta(writer, "trn_idle");
     expect(await committed(writer)).toBeUndefined();
     // Caught up in creation order, each from where the watcher's knowledge of it ended.

@@ -13,8 +13,9 @@ import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStor
 import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js";
 import { openStore } from "../../packages/gateway/src/store/open.js";
 import type { StoreError } from "../../packages/gateway/src/store/rules.js";
+import type { StoredEvent } from "../../packages/gateway/src/store/store.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
-import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
+import { RECORDED_AT, appendDelta, committed, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 
 /** Claims a resolution the way a store does, holds the transaction open for half a second, then ends it as told. */
 const OTHER_CLAIM = `
@@ -29,6 +30,24 @@ const pg = require(workerData.pgPath);
   parentPort.postMessage("claimed");
   setTimeout(async () => {
     await client.query(workerData.end);
+    await client.end();
+  }, 500);
+})();
+`;
+
+/** Another instance's claim of trn_1 in flight: the turn's row locked and its generation raised, committed half a second later. */
+const OTHER_TAKEOVER = `
+const { workerData, parentPort } = require("node:worker_threads");
+const pg = require(workerData.pgPath);
+(async () => {
+  const client = new pg.Client({ connectionString: workerData.url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT 1 FROM turns WHERE turn_id = 'trn_1' FOR NO KEY UPDATE");
+  await client.query("UPDATE turns SET generation = generation + 1 WHERE turn_id = 'trn_1'");
+  parentPort.postMessage("claimed");
+  setTimeout(async () => {
+    await client.query("COMMIT");
     await client.end();
   }, 500);
 })();
@@ -169,6 +188,47 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       }
     });
 
+    it("fences an instance whose lease another took over: its writes carrying the old generation are refused", async () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      one.createTurn("thr_a", "trn_1", "t");
+      const held = one.claimTurn("trn_1", 300)!;
+      expect(appendDelta(one, "trn_1", "a").sequence).toBe(1);
+      expect(await committed(one)).toBeUndefined();
+      // Held and unexpired: the other instance cannot take it.
+      expect(two.claimTurn("trn_1", 60_000)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const taken = two.claimTurn("trn_1", 60_000)!;
+      expect(taken).toBeGreaterThan(held);
+      expect(await committed(two)).toBeUndefined();
+      // The first instance wakes up and writes on: refused, nothing of it stored.
+      const refused = thrownBy(() => one.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }), held)) as StoreError;
+      expect(refused.kind).toBe("turn_fenced");
+      // Its lease is gone too; it cannot take the turn back while the other holds it.
+      expect(one.shared.renewLeases(60_000, ["trn_1"])).toEqual([]);
+      expect(one.claimTurn("trn_1", 60_000)).toBeUndefined();
+      expect(two.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "b" }), taken).sequence).toBe(2);
+      expect(await committed(two)).toBeUndefined();
+      expect(one.events("trn_1").map((e) => e.params.delta)).toEqual(["a", "b"]);
+    });
+
+    it("compares an append's generation after a claim in flight commits, not before", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      const held = store.claimTurn("trn_1", 60_000)!;
+      expect(await committed(store)).toBeUndefined();
+      const other = new Worker(OTHER_TAKEOVER, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg") } });
+      await new Promise((resolve) => other.once("message", resolve));
+      // The append waits for the other instance's claim (its row lock), then reads the generation it committed.
+      const late = thrownBy(() => store.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }), held)) as StoreError;
+      expect(late.kind).toBe("turn_fenced");
+      expect(await committed(store)).toBeUndefined();
+      await other.terminate();
+      expect(store.lastSequence("trn_1")).toBe(0);
+    });
+
     it("runs afterCommit only once the server has committed the events, and another connection then sees them", async () => {
       const store = connect();
       store.createThread(thread("thr_a"));
@@ -253,6 +313,37 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       appendDelta(writer, "trn_1");
       await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
       await expect.poll(() => heard).toEqual([["trn_1", 1, 3], ["trn_2", 1, 1], ["trn_1", 4, 4]]);
+    });
+
+    it("announces the events themselves, in payloads PostgreSQL accepts, and an event too large for one by its range alone", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: { turnId: string; first: number; last: number; events: readonly StoredEvent[] | undefined }[] = [];
+      await watcher.shared.watch((turnId, first, last, events) => heard.push({ turnId, first, last, events }));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_1", "t");
+      const written: StoredEvent[] = [];
+      // Several payloads' worth, in characters of one to four UTF-8 bytes, and one event larger than any payload.
+      for (let i = 0; i < 150; i++) written.push(appendDelta(writer, "trn_1", `é${"€".repeat(i % 40)}😀 ${i}`));
+      written.push(appendDelta(writer, "trn_1", "ü".repeat(9000)));
+      written.push(appendDelta(writer, "trn_1", "after the large one"));
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      await expect.poll(() => heard.at(-1)?.last).toBe(written.length);
+      // Consecutive ranges covering every event once, in order.
+      expect(heard.map((h) => h.first)).toEqual([1, ...heard.slice(0, -1).map((h) => h.last + 1)]);
+      expect(heard.length).toBeGreaterThan(2);
+      const carried = heard.flatMap((h) => h.events ?? []);
+      const large = heard.find((h) => h.first === 151);
+      expect(large).toEqual({ turnId: "trn_1", first: 151, last: 151, events: undefined });
+      const expected = written.filter((e) => e.sequence !== 151).map((e) => ({ ...e }));
+      expect(carried.map((e) => ({ ...e }))).toEqual(expected);
+      // What the watcher was handed it keeps; a read gives every event, the large one from the server.
+      expect(watcher.events("trn_1").map((e) => e.paramsJson)).toEqual(written.map((e) => e.paramsJson));
+      // And what another store appends after that is read after what is kept.
+      const more = appendDelta(writer, "trn_1", "more");
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      expect(watcher.events("trn_1", 150).map((e) => e.paramsJson)).toEqual([...written.slice(150), more].map((e) => e.paramsJson));
+      expect(watcher.events("trn_1", 10, 3).map((e) => e.sequence)).toEqual([11, 12, 13]);
     });
 
     it("listens again after its listening connection is cut, and hears the commits after that", async () => {

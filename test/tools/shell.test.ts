@@ -2,8 +2,8 @@
  * The shell tool runs real commands: output streams as it comes, a failing command is a
  * result, and a timeout or a cancelled turn kills the command with everything it started.
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,6 +97,18 @@ describe("shell tool", () => {
     expect(result.content).toBe("cancelled: the command was killed\nstdout:\nstarted");
   });
 
+  it("kills the command, with what it left in the background, when the process running it is killed", { timeout: 20_000 }, async () => {
+    const pids = join(dir, "pids");
+    // The command's shell and a background job, both sleeping far past the test.
+    const host = spawn(process.execPath, ["--import", "./scripts/from-source.mjs", "test/tools/shell-host.ts", dir, `sleep 60 & echo $$ $! > ${pids}.tmp; mv ${pids}.tmp ${pids}; sleep 60`], { stdio: "ignore" });
+    await expect.poll(() => existsSync(pids), { timeout: 10_000 }).toBe(true);
+    const started = readFileSync(pids, "utf8").trim().split(" ").map(Number);
+    expect(started.filter(alive)).toEqual(started);
+    host.kill("SIGKILL");
+    // Gone (or only a zombie waiting for its reaper) once the host is: nothing of the command runs on.
+    await expect.poll(() => started.filter(alive), { timeout: 5_000 }).toEqual([]);
+  });
+
   it("does not start a command when the turn is already cancelled", async () => {
     const controller = new AbortController();
     controller.abort();
@@ -137,3 +149,12 @@ describe("shell tool", () => {
     expect(result.content.length).toBeLessThan(SHELL_MODEL_LIMIT + 200);
   });
 });
+
+/** Whether a process runs: it exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}

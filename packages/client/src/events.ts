@@ -15,12 +15,16 @@ import type {
   TurnPermissionRequestRespondParams,
   TurnPermissionRequestRespondResponse,
   TurnHandoffStartedNotification,
+  TurnWalletLinkPromptNotification,
+  TurnWalletRevokePromptNotification,
+  TurnWalletUpdatePromptNotification,
   TurnQuestion,
   TurnQuestionResolution,
   TurnQuestionRespondResponse,
   TurnStatus,
   TurnUsage,
 } from "@turnspec/protocol/types";
+import { deliverInvite, type InviteOutcome, type PrivateEdge } from "./cards.js";
 import { accumulateItem, type AccumulatedItems } from "./deltas.js";
 import type { TurnNotification } from "./turn-feed.js";
 
@@ -68,6 +72,27 @@ export type TurnStreamEvent =
   | (Base & { readonly type: "question_resolved"; readonly callId: string; readonly index: number; readonly resolution: TurnQuestionResolution; readonly optionId?: string })
   /** The turn delegates to a sub-agent: render "delegating…" rather than going silent. Once per delegation. */
   | (Base & { readonly type: "handoff_started" } & Pick<TurnHandoffStartedNotification, "child_agent_id" | "child_thread_id" | "child_turn_id" | "reason" | "route_id">)
+  /**
+   * The turn minted an invite for `targetUserId`. `code` is there only on the connection the
+   * turn's owner authorised (turn/start's private_delivery), live; elsewhere, and in replays,
+   * `redacted` is true. `deliver` hands the code to the target's direct message only, or tells
+   * the inviter and delivers nothing (see deliverInvite). Once per turn, just before `done`.
+   */
+  | (Base & {
+      readonly type: "invite_delivery";
+      readonly itemId: string;
+      readonly targetUserId: string;
+      readonly inviterDisplay: string;
+      readonly code?: string;
+      readonly redacted: boolean;
+      deliver(edge: PrivateEdge): Promise<InviteOutcome>;
+    })
+  /** The link (or renewal) card's data: render it with walletLinkCard. Once per turn, just before `done`. */
+  | (Base & { readonly type: "wallet_link_prompt"; readonly itemId: string } & Pick<TurnWalletLinkPromptNotification, "link_url" | "renewal" | "requested">)
+  /** The spending-cap card's data: render it with walletUpdateCard. Once per turn, just before `done`. */
+  | (Base & { readonly type: "wallet_update_prompt"; readonly itemId: string } & Pick<TurnWalletUpdatePromptNotification, "update_url" | "new_limit">)
+  /** The revoke card's data: render it with walletRevokeCard. Once per turn, just before `done`. */
+  | (Base & { readonly type: "wallet_revoke_prompt"; readonly itemId: string } & Pick<TurnWalletRevokePromptNotification, "revoke_url">)
   /** The thread's history was compacted for this turn: the first event of the turn's output, before any text. */
   | (Base & { readonly type: "context_compacted" } & Pick<ContextCompressedNotification, "reason" | "summarized_messages" | "messages_after" | "summary_preview">)
   /** The turn stopped in a recoverable state; `turn/resume` continues it. */
@@ -155,6 +180,22 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
       events.push({ type: "handoff_started", sequence, child_agent_id, child_thread_id, child_turn_id, reason, ...(route_id === undefined ? {} : { route_id }) });
       break;
     }
+    case "turn/invite/delivery": {
+      const { item_id: itemId, target_user_id: targetUserId, inviter_display: inviterDisplay, delivery } = n.params;
+      const code = delivery.kind === "private" ? delivery.code : undefined;
+      const invite = { targetUserId, inviterDisplay, redacted: delivery.kind === "redacted", ...(code === undefined ? {} : { code }) };
+      events.push({ type: "invite_delivery", sequence, itemId, ...invite, deliver: (edge) => deliverInvite(invite, edge) });
+      break;
+    }
+    case "turn/wallet/link_prompt":
+      events.push({ type: "wallet_link_prompt", sequence, itemId: n.params.item_id, link_url: n.params.link_url, renewal: n.params.renewal, requested: n.params.requested });
+      break;
+    case "turn/wallet/update_prompt":
+      events.push({ type: "wallet_update_prompt", sequence, itemId: n.params.item_id, update_url: n.params.update_url, new_limit: n.params.new_limit });
+      break;
+    case "turn/wallet/revoke_prompt":
+      events.push({ type: "wallet_revoke_prompt", sequence, itemId: n.params.item_id, revoke_url: n.params.revoke_url });
+      break;
     case "context/compressed": {
       const { reason, summarized_messages, messages_after, summary_preview } = n.params;
       events.push({ type: "context_compacted", sequence, reason, summarized_messages, messages_after, ...(summary_preview === undefined ? {} : { summary_preview }) });

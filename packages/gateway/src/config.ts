@@ -57,6 +57,8 @@ export interface ResolvedConfig {
   readonly permissionRequestTimeoutMs: number;
   /** How long an ask_question question stays open before it expires (questions.timeout_ms). */
   readonly questionTimeoutMs: number;
+  /** The caller's wallet as the wallet tools see it, and its ceremonies' URLs (wallet). */
+  readonly wallet: WalletConfig;
   readonly requireResolveToken: boolean;
   readonly allowedPaths: readonly string[];
   /** Environment variables tools get in every mode besides the built-in allow-lists (tools.env_passthrough). */
@@ -148,6 +150,14 @@ export function readConfigFile(path: string): GatewayConfig {
 }
 
 /** Applies the defaults; `overrides` are what command-line flags set. */
+/** The wallet section, resolved: the URLs that are configured, and the wallet's state. */
+export interface WalletConfig {
+  readonly state: "none" | "usable" | "unusable";
+  readonly linkUrl?: string;
+  readonly updateUrl?: string;
+  readonly revokeUrl?: string;
+}
+
 export function resolveConfig(config: GatewayConfig = {}, overrides: { providerUrl?: string; maxFrameBytes?: number; questionTimeoutMs?: number } = {}): ResolvedConfig {
   const openaiConfig = overrides.providerUrl
     ? { base_url: overrides.providerUrl, model: config.providers?.openai?.model ?? config.default_model ?? "gpt-4o-mini", api_key_env: config.providers?.openai?.api_key_env }
@@ -228,6 +238,12 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     maxSpawnDepth: config.limits?.max_spawn_depth ?? defaultNumber("/limits/max_spawn_depth"),
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? defaultNumber("/permissions/request_timeout_ms"),
     questionTimeoutMs: overrides.questionTimeoutMs ?? config.questions?.timeout_ms ?? defaultNumber("/questions/timeout_ms"),
+    wallet: {
+      state: config.wallet?.state ?? (defaultString("/wallet/state") as WalletConfig["state"]),
+      ...(config.wallet?.link_url ? { linkUrl: config.wallet.link_url } : {}),
+      ...(config.wallet?.update_url ? { updateUrl: config.wallet.update_url } : {}),
+      ...(config.wallet?.revoke_url ? { revokeUrl: config.wallet.revoke_url } : {}),
+    },
     requireResolveToken: config.permissions?.require_resolve_token ?? defaultBoolean("/permissions/require_resolve_token"),
     allowedPaths: config.permissions?.allowed_paths ?? [],
     envPassthrough: envPassthrough(config.tools?.env_passthrough ?? defaultStrings("/tools/env_passthrough"), openai?.apiKeyEnv),

@@ -130,6 +130,11 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
         expanded = { notification: lead, before: set(rule.before, `${at}/before`, [lead]) };
         break;
       }
+      case "trails": {
+        const trail = notification(rule.notification, `${at}/notification`);
+        expanded = { notification: trail, after: set(rule.after, `${at}/after`, [trail]) };
+        break;
+      }
       case "single_terminal": {
         const terminals = (rule.terminals as string[]).map((name, j) => notification(name, `${at}/terminals/${j}`));
         expanded = { terminals, after: set(rule.after, `${at}/after`, terminals) };

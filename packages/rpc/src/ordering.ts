@@ -8,6 +8,8 @@
  * - `precedes`: within a scope, `first` comes before every notification of `then`.
  * - `leads`: within a scope, `notification` comes at most once, and before every
  *   notification of `before` (a scope without it is fine).
+ * - `trails`: within a scope, `notification` comes at most once, and when it comes, no
+ *   notification of `after` follows it (a scope without it is fine).
  * - `single_terminal`: a scope ends with exactly one of `terminals`; nothing of `after`
  *   follows it; a scope still open at the end of the stream is reported.
  * - `quiet_after`: after `notification`, nothing of `quiet` until a request of `until`
@@ -48,6 +50,13 @@ export interface LeadsRule<N extends string = string> extends RuleBase {
   readonly before: readonly N[];
 }
 
+export interface TrailsRule<N extends string = string> extends RuleBase {
+  readonly kind: "trails";
+  readonly notification: N;
+  /** The notifications that may not follow it in its scope. */
+  readonly after: readonly N[];
+}
+
 export interface SingleTerminalRule<N extends string = string> extends RuleBase {
   readonly kind: "single_terminal";
   readonly terminals: readonly N[];
@@ -82,6 +91,7 @@ export interface SequenceRule<N extends string = string, M extends string = stri
 export type OrderingRule<N extends string = string, M extends string = string> =
   | PrecedesRule<N>
   | LeadsRule<N>
+  | TrailsRule<N>
   | SingleTerminalRule<N>
   | QuietAfterRule<N, M>
   | PairedRule<N>
@@ -180,6 +190,30 @@ function leads(rule: LeadsRule, report: Report): RuleCheck {
       if (earlier) report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
       else if (other) report(`${method} for ${scope.label} at frame ${at.index} came after ${other.method} at frame ${other.at.index}; it must come first`, at);
       if (!earlier) led.set(scope.key, at);
+    },
+  };
+}
+
+function trails(rule: TrailsRule, report: Report): RuleCheck {
+  const after = new Set(rule.after);
+  const trailed = new Map<string, At>();
+  /** Scopes already reported for a notification of `after` following it: one finding per scope. */
+  const overtaken = new Set<string>();
+  return {
+    notification(method, params, at) {
+      if (method !== rule.notification && !after.has(method)) return;
+      const scope = scopeOf(rule.scope, params);
+      if (!scope) return;
+      const earlier = trailed.get(scope.key);
+      if (method !== rule.notification) {
+        if (earlier && !overtaken.has(scope.key)) {
+          overtaken.add(scope.key);
+          report(`${method} for ${scope.label} at frame ${at.index} came after ${rule.notification} at frame ${earlier.index}; ${rule.notification} must come after it`, at);
+        }
+        return;
+      }
+      if (earlier) report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
+      else trailed.set(scope.key, at);
     },
   };
 }
@@ -348,6 +382,8 @@ function checkOf(rule: OrderingRule, report: Report, terminated: Terminated): Ru
       return precedes(rule, report);
     case "leads":
       return leads(rule, report);
+    case "trails":
+      return trails(rule, report);
     case "single_terminal":
       return singleTerminal(rule, report, terminated);
     case "quiet_after":

@@ -10,11 +10,11 @@ from .validators import validate
 
 TITLE: Final = "turnspec agent-gateway protocol"
 VERSION: Final = "0.1.0"
-DIGEST: Final = "e5d71d19c1ce3dfb8564350309de1efc72b3fe97ab4c3c739bc2ce9602ee597c"
+DIGEST: Final = "a02997aeb888b5af5657e8efffc678bb03bcee7551b37250bc611d1a98e9edec"
 """sha256 over the schemas folder this package was generated from."""
 
 MethodName = Literal["thread/start", "thread/get", "thread/timeline/page", "turn/start", "turn/cancel", "turn/resume", "turn/get", "turn/items", "turn/work/page", "turn/work/items/get", "turn/permission/request/respond", "turn/question/respond", "agent/route/create", "agent/route/list", "agent/route/revoke"]
-NotificationName = Literal["turn/started", "item/started", "item/agent_message/delta", "item/command_execution/output_delta", "item/file_change/output_delta", "item/tool/progress", "item/updated", "item/completed", "turn/completed", "turn/failed", "turn/blocked", "thread/timeline/blocks/changed", "turn/work/items/changed", "turn/work/state/changed", "turn/permission/request/opened", "turn/permission/request/resolved", "turn/permission/audit", "turn/question/opened", "turn/question/resolved", "turn/handoff/started", "turn/execution_window/started", "turn/execution_window/exhausted", "turn/execution_window/checkpointed", "turn/execution_window/continued", "turn/execution_window/blocked", "item/timeout_detected", "item/recovery_opened", "item/recovery_attached", "item/retry_scheduled", "item/retry_attempt_started", "item/recovery_succeeded", "item/recovery_exhausted", "item/tool/retry_scheduled", "item/tool/retry_resolved", "item/tool/retry_exhausted", "turn/tool_loop/budget_exceeded", "context/compressing", "context/compressed"]
+NotificationName = Literal["turn/started", "item/started", "item/agent_message/delta", "item/command_execution/output_delta", "item/file_change/output_delta", "item/tool/progress", "item/updated", "item/completed", "turn/completed", "turn/failed", "turn/blocked", "thread/timeline/blocks/changed", "turn/work/items/changed", "turn/work/state/changed", "turn/permission/request/opened", "turn/permission/request/resolved", "turn/permission/audit", "turn/question/opened", "turn/question/resolved", "turn/handoff/started", "turn/invite/delivery", "turn/wallet/link_prompt", "turn/wallet/update_prompt", "turn/wallet/revoke_prompt", "turn/execution_window/started", "turn/execution_window/exhausted", "turn/execution_window/checkpointed", "turn/execution_window/continued", "turn/execution_window/blocked", "item/timeout_detected", "item/recovery_opened", "item/recovery_attached", "item/retry_scheduled", "item/retry_attempt_started", "item/recovery_succeeded", "item/recovery_exhausted", "item/tool/retry_scheduled", "item/tool/retry_resolved", "item/tool/retry_exhausted", "turn/tool_loop/budget_exceeded", "context/compressing", "context/compressed"]
 ErrorReason = Literal["parse_error", "invalid_request", "method_not_found", "invalid_params", "internal_error", "thread_not_found", "turn_not_found", "turn_in_progress", "duplicate_turn_id", "turn_not_blocked", "turn_not_active", "recovery_job_not_found", "execution_backend_unavailable", "permission_request_not_found", "permission_request_resolved", "question_not_found", "question_resolved", "route_not_found", "route_validation_failed", "generation_conflict", "idempotency_conflict", "unauthorized", "payload_too_large", "sandbox_unavailable"]
 
 METHODS: Final[dict[str, MethodEntry]] = {
@@ -56,6 +56,10 @@ NOTIFICATIONS: Final[dict[str, NotificationEntry]] = {
     "turn/question/opened": NotificationEntry("server_to_client", "TurnQuestionOpenedNotification"),
     "turn/question/resolved": NotificationEntry("server_to_client", "TurnQuestionResolvedNotification"),
     "turn/handoff/started": NotificationEntry("server_to_client", "TurnHandoffStartedNotification"),
+    "turn/invite/delivery": NotificationEntry("server_to_client", "TurnInviteDeliveryNotification"),
+    "turn/wallet/link_prompt": NotificationEntry("server_to_client", "TurnWalletLinkPromptNotification"),
+    "turn/wallet/update_prompt": NotificationEntry("server_to_client", "TurnWalletUpdatePromptNotification"),
+    "turn/wallet/revoke_prompt": NotificationEntry("server_to_client", "TurnWalletRevokePromptNotification"),
     "turn/execution_window/started": NotificationEntry("server_to_client", "TurnExecutionWindowStartedNotification"),
     "turn/execution_window/exhausted": NotificationEntry("server_to_client", "TurnExecutionWindowExhaustedNotification"),
     "turn/execution_window/checkpointed": NotificationEntry("server_to_client", "TurnExecutionWindowCheckpointedNotification"),

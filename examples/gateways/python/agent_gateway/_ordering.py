@@ -5,6 +5,7 @@ protocol.json) enforced on a stream of JSON-RPC frames seen from one end of a co
 
 - ``precedes``: within a scope, ``first`` comes before every notification of ``then``.
 - ``leads``: ``notification`` comes at most once, and before every notification of ``before``.
+- ``trails``: ``notification`` comes at most once, and no notification of ``after`` follows it.
 - ``single_terminal``: a scope ends with exactly one of ``terminals``; nothing of ``after`` follows.
 - ``quiet_after``: after ``notification``, nothing of ``quiet`` until a request of ``until`` for the
   same scope gets a successful response.
@@ -134,6 +135,35 @@ def _leads(rule: OrderingRule, report: Report) -> _Check:
             report(f"{method} for {scope.label} at frame {at.index} came after {other[0]} at frame {other[1].index}; it must come first", at)
         if earlier is None:
             led[scope.key] = at
+
+    return _Check(notification=notification)
+
+
+def _trails(rule: OrderingRule, report: Report) -> _Check:
+    after = set(rule["after"])
+    trailed: dict[tuple[object, ...], _At] = {}
+    overtaken: set[tuple[object, ...]] = set()
+
+    def notification(method: str, params: object, at: _At) -> None:
+        if method != rule["notification"] and method not in after:
+            return
+        scope = _scope_of(rule["scope"], params)
+        if scope is None:
+            return
+        earlier = trailed.get(scope.key)
+        if method != rule["notification"]:
+            if earlier is not None and scope.key not in overtaken:
+                overtaken.add(scope.key)
+                report(
+                    f"{method} for {scope.label} at frame {at.index} came after {rule['notification']} at frame {earlier.index}; "
+                    f"{rule['notification']} must come after it",
+                    at,
+                )
+            return
+        if earlier is not None:
+            report(f"{method} for {scope.label} at frame {at.index} is a second one: it already came at frame {earlier.index}", at)
+        else:
+            trailed[scope.key] = at
 
     return _Check(notification=notification)
 
@@ -339,11 +369,13 @@ class OrderingChecker:
         def report(message: str, at: _At) -> None:
             self._fresh.append(OrderingViolation(rule["id"], rule["requirement"], message, at.index))
 
-        kind: Literal["precedes", "leads", "single_terminal", "quiet_after", "paired", "sequence"] = rule["kind"]
+        kind: Literal["precedes", "leads", "trails", "single_terminal", "quiet_after", "paired", "sequence"] = rule["kind"]
         if kind == "precedes":
             return _precedes(rule, report)
         if kind == "leads":
             return _leads(rule, report)
+        if kind == "trails":
+            return _trails(rule, report)
         if kind == "single_terminal":
             return _single_terminal(rule, report, self._terminated)
         if kind == "quiet_after":

@@ -104,6 +104,22 @@ class ClientNotifications:
         """turn/handoff/started: The turn delegates to a sub-agent (turnspec's own extension)."""
         return None
 
+    async def on_turn_invite_delivery(self, params: models.TurnInviteDeliveryNotification) -> None:
+        """turn/invite/delivery: An invite minted this turn, for the edge to deliver to the target's direct message only; the code goes live to the connection authorised for private delivery and is redacted everywhere else (turnspec's own extension)."""
+        return None
+
+    async def on_turn_wallet_link_prompt(self, params: models.TurnWalletLinkPromptNotification) -> None:
+        """turn/wallet/link_prompt: A tool call this turn needed a usable linked wallet: the data of the link or renewal card (turnspec's own extension)."""
+        return None
+
+    async def on_turn_wallet_update_prompt(self, params: models.TurnWalletUpdatePromptNotification) -> None:
+        """turn/wallet/update_prompt: A spending-limit-update ceremony was minted this turn: the data of its card (turnspec's own extension)."""
+        return None
+
+    async def on_turn_wallet_revoke_prompt(self, params: models.TurnWalletRevokePromptNotification) -> None:
+        """turn/wallet/revoke_prompt: Unlinking the wallet minted a hard-revoke ceremony this turn: the data of its card (turnspec's own extension)."""
+        return None
+
     async def on_turn_execution_window_started(self, params: models.TurnExecutionWindowStartedNotification) -> None:
         """turn/execution_window/started: A bounded execution window started."""
         return None
@@ -204,6 +220,10 @@ _RECEIVED: dict[str, str] = {
     "turn/question/opened": "on_turn_question_opened",
     "turn/question/resolved": "on_turn_question_resolved",
     "turn/handoff/started": "on_turn_handoff_started",
+    "turn/invite/delivery": "on_turn_invite_delivery",
+    "turn/wallet/link_prompt": "on_turn_wallet_link_prompt",
+    "turn/wallet/update_prompt": "on_turn_wallet_update_prompt",
+    "turn/wallet/revoke_prompt": "on_turn_wallet_revoke_prompt",
     "turn/execution_window/started": "on_turn_execution_window_started",
     "turn/execution_window/exhausted": "on_turn_execution_window_exhausted",
     "turn/execution_window/checkpointed": "on_turn_execution_window_checkpointed",

@@ -542,6 +542,21 @@ class GatewayConfigQuestions(WireModel):
     """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve --question-timeout-ms` overrides it."""
 
 
+class GatewayConfigWallet(WireModel):
+    """The caller's wallet as the wallet tools (wallet_link, wallet_update_limit, wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet service: this section stands in for one, and the tools surface the cards a real one would (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension)."""
+
+    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"state", "link_url", "update_url", "revoke_url"})
+
+    state: Literal["none", "usable", "unusable"] | None = None
+    """The caller's linked wallet: none was ever linked, one is linked and usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked."""
+    link_url: str | None = None
+    """The deployment's wallet-link page. Absent: the link card carries link_url null and points the reader at an admin."""
+    update_url: str | None = None
+    """Where a spending-limit-update ceremony runs; each card gets a one-time URL made from it (a fresh ceremony query parameter). Absent: wallet_update_limit refuses."""
+    revoke_url: str | None = None
+    """Where a hard-revoke ceremony runs; each card gets a one-time URL made from it (a fresh ceremony query parameter). Absent: wallet_unlink refuses."""
+
+
 class GatewayConfigRoutes(WireModel):
     """Bounds of delegation routes."""
 
@@ -608,7 +623,7 @@ class GatewayConfigNetwork(WireModel):
 class GatewayConfig(WireModel):
     """Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, ACP agents, CLI runtimes, limits and timeouts. Not a wire message; every field is optional and has a documented default."""
 
-    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"default_provider", "default_model", "providers", "tools", "mcp_servers", "skills", "acp_agents", "cli_runtimes", "limits", "permissions", "questions", "gateway_id", "store", "lease_timeout_ms", "routes", "agent", "context", "sandbox", "network"})
+    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"default_provider", "default_model", "providers", "tools", "mcp_servers", "skills", "acp_agents", "cli_runtimes", "limits", "permissions", "questions", "wallet", "gateway_id", "store", "lease_timeout_ms", "routes", "agent", "context", "sandbox", "network"})
 
     default_provider: str | None = None
     """Provider a thread uses when neither thread/start nor turn/start names one: "scripted" (the default) or "openai" (when configured)."""
@@ -632,6 +647,8 @@ class GatewayConfig(WireModel):
     """How tool permission requests are handled."""
     questions: GatewayConfigQuestions | None = None
     """Questions the model asks the user with ask_question (turnspec's own extension)."""
+    wallet: GatewayConfigWallet | None = None
+    """The caller's wallet as the wallet tools (wallet_link, wallet_update_limit, wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet service: this section stands in for one, and the tools surface the cards a real one would (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension)."""
     gateway_id: str | None = None
     """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it)."""
     store: str | None = None
@@ -1530,6 +1547,41 @@ class TurnHandoffStartedNotification(WireModel):
     """Free-form reason for the delegation, for operator visibility; may be empty."""
 
 
+class TurnInviteCodePrivate(WireModel):
+    """The invite's code, sent live to the connection the turn's owner authorised to deliver it privately. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
+    kind: Literal["private"]
+    """Variant tag: always "private"."""
+    code: str
+    """The single-use invite code: the one secret on this event. Deliver it only to the target's direct message; never log it or post it to a shared channel."""
+
+
+class TurnInviteCodeRedacted(WireModel):
+    """The invite's code was withheld: this connection was not authorised to deliver it, or this is a replay (the log never holds the code). An edge given this delivers nothing and may tell the inviter the invite went to another edge. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
+    kind: Literal["redacted"]
+    """Variant tag: always "redacted"."""
+
+
+class TurnInviteDeliveryNotification(WireModel):
+    """Params of turn/invite/delivery: an invite minted during the turn, for the edge to deliver to the target's direct message and only there. Surfaced once per turn, after the turn's last item and before its terminal notification. The code reaches neither the model nor a log: it is sent live only to the connection that started the turn with private_delivery, and redacted everywhere else. An edge that cannot reach the target privately tells the inviter and delivers nothing. This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The invite tool call item that minted the invite."""
+    target_user_id: str
+    """The invited person's provider-native user id. The edge opens this person's direct message, and delivers the code there only."""
+    inviter_display: str
+    """The inviting user's display name, for the copy the target reads. May be empty; the edge then uses a neutral phrasing."""
+    delivery: TurnInviteCodeDelivery
+    """The single-use code, to the connection the turn's owner authorised to deliver it privately; to every other connection, and in every turn/items replay, the statement that it was redacted."""
+
+
 class TurnItemAgentMessage(WireModel):
     """Answer text the assistant shows the user. Its text grows through item/agent_message/delta notifications while in progress."""
 
@@ -2107,6 +2159,13 @@ class TurnPermissionRequestRespondResponse(WireModel):
     """When the gateway recorded the answer."""
 
 
+class TurnPrivateDelivery(WireModel):
+    """What a client declares when it starts a turn on behalf of its owner and can reach people privately (a chat edge that opens direct messages): the turn's private deliveries, such as the code of an invite the turn mints, are then sent live to this connection and to no other; every other connection, and every turn/items replay, gets them redacted. This is turnspec's own extension: the references describe InviteDelivery without giving private delivery a wire form."""
+
+    inviter_display: str
+    """The turn owner's display name, which an invite's delivery carries for the copy its target reads. May be empty; the edge then uses a neutral phrasing."""
+
+
 class TurnProcessPolicySnapshotEnvironment(WireModel):
     """Environment variables passed to launched processes."""
 
@@ -2336,7 +2395,7 @@ class TurnSecurityParentCapSnapshot(WireModel):
 class TurnStartParams(WireModel):
     """Params of turn/start: start a new turn in an existing thread. Per-turn fields override the thread's settings for this turn only."""
 
-    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode"})
+    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode", "private_delivery"})
 
     thread_id: str
     """Existing thread to run the turn in."""
@@ -2360,6 +2419,8 @@ class TurnStartParams(WireModel):
     """Legacy sandbox policy; use permission_profile instead."""
     mode: TurnMode | None = None
     """Mode for this turn; defaults to the thread's mode."""
+    private_delivery: TurnPrivateDelivery | None = None
+    """Authorises the connection that sends this turn/start, and it alone, to receive the turn's private deliveries live (an invite's code). Absent: no connection is authorised, and the turn mints no invite."""
 
 
 class TurnStartResponse(WireModel):
@@ -2407,6 +2468,57 @@ class TurnUsage(WireModel):
     """Tokens generated by the provider across all provider calls of the turn."""
     total_tokens: int
     """Total tokens billed for the turn, normally input_tokens plus output_tokens."""
+
+
+class TurnWalletLinkPromptNotification(WireModel):
+    """Params of turn/wallet/link_prompt: a tool call this turn needed a usable linked wallet. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Link a wallet" or "Renew access" card. This is turnspec's own extension: the references describe WalletLinkPrompt without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The wallet tool call item that needed the link."""
+    link_url: str | None
+    """The deployment's wallet-link URL, when the gateway is configured with one; null points the reader at an admin instead of a button that leads nowhere."""
+    renewal: bool
+    """True when the caller had a linked wallet that is no longer usable (expired or revoked); false when they never linked one. Selects the renewal copy over the first-time copy."""
+    requested: bool
+    """True when the caller asked to link (or replace) a wallet directly, with the wallet_link tool; false on the payment-interrupt path. Selects the "here is a secure link" copy over both payment-interrupt wordings."""
+
+
+class TurnWalletRevokePromptNotification(WireModel):
+    """Params of turn/wallet/revoke_prompt: unlinking the wallet minted a hard-revoke ceremony for its delegated key this turn. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Revoke access" card. This is turnspec's own extension: the references describe WalletRevokePrompt without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The wallet_unlink tool call item that minted the ceremony."""
+    revoke_url: str
+    """The one-time hard-revoke ceremony URL for the just-unlinked delegated key."""
+
+
+class TurnWalletUpdatePromptNotification(WireModel):
+    """Params of turn/wallet/update_prompt: a spending-limit-update ceremony was minted this turn. Surfaced once per turn, after the turn's last item and before its terminal notification. It carries data only, no copy, so every edge renders the same "Update spending cap" card. This is turnspec's own extension: the references describe WalletUpdatePrompt without giving it a wire form."""
+
+    thread_id: str
+    """Thread of the turn."""
+    turn_id: str
+    """The turn that surfaces it."""
+    sequence: int
+    """Position of this event in the turn's event sequence; the same number the event carries in turn/items."""
+    item_id: str
+    """The wallet_update_limit tool call item that minted the ceremony."""
+    update_url: str
+    """The one-time spending-limit-update ceremony URL."""
+    new_limit: str
+    """The requested new daily spending cap, in the settlement currency's human units (e.g. "20"), echoed on the card."""
 
 
 class TurnWorkBlockCounts(WireModel):
@@ -2778,6 +2890,9 @@ TurnExecutionWindowExhaustionReason: TypeAlias = Literal["max_agent_rounds_per_w
 TurnExecutionWindowStatus: TypeAlias = Literal["running", "exhausted", "checkpointed", "continued", "completed", "interrupted", "blocked", "failed"]
 """Lifecycle state of one execution window of a turn."""
 
+TurnInviteCodeDelivery: TypeAlias = Annotated[Union[TurnInviteCodePrivate, TurnInviteCodeRedacted], Field(discriminator="kind")]
+"""What a connection is given of an invite's code, tagged by kind: the code itself (private delivery) or the statement that it was withheld (redacted). This is turnspec's own extension: the references describe InviteDelivery without giving it a wire form."""
+
 TurnItem: TypeAlias = Annotated[Union[TurnItemUserMessage, TurnItemAgentMessage, TurnItemReasoning, TurnItemSystemEvent, TurnItemTask, TurnItemCommandExecution, TurnItemFileChange, TurnItemWebSearch, TurnItemWebFetch, TurnItemDownload, TurnItemDynamicToolCall], Field(discriminator="type")]
 """One object of a turn's timeline, as clients render it: a message, reasoning, a notice, a delegated task or a tool call. Distinguished by type."""
 
@@ -2854,6 +2969,7 @@ GatewayConfigCliRuntimesValue.model_rebuild()
 GatewayConfigLimits.model_rebuild()
 GatewayConfigPermissions.model_rebuild()
 GatewayConfigQuestions.model_rebuild()
+GatewayConfigWallet.model_rebuild()
 GatewayConfigRoutes.model_rebuild()
 GatewayConfigAgent.model_rebuild()
 GatewayConfigContext.model_rebuild()
@@ -2916,6 +3032,9 @@ TurnFilesystemSandboxPolicy.model_rebuild()
 TurnGetParams.model_rebuild()
 TurnGetResponse.model_rebuild()
 TurnHandoffStartedNotification.model_rebuild()
+TurnInviteCodePrivate.model_rebuild()
+TurnInviteCodeRedacted.model_rebuild()
+TurnInviteDeliveryNotification.model_rebuild()
 TurnItemAgentMessage.model_rebuild()
 TurnItemCommandExecution.model_rebuild()
 TurnItemDownload.model_rebuild()
@@ -2943,6 +3062,7 @@ TurnPermissionRequestOpenedNotification.model_rebuild()
 TurnPermissionRequestResolvedNotification.model_rebuild()
 TurnPermissionRequestRespondParams.model_rebuild()
 TurnPermissionRequestRespondResponse.model_rebuild()
+TurnPrivateDelivery.model_rebuild()
 TurnProcessPolicySnapshotEnvironment.model_rebuild()
 TurnProcessPolicySnapshotCommandRiskRulesItem.model_rebuild()
 TurnProcessPolicySnapshot.model_rebuild()
@@ -2963,6 +3083,9 @@ TurnStartResponse.model_rebuild()
 TurnStartedNotification.model_rebuild()
 TurnToolLoopBudgetExceededNotification.model_rebuild()
 TurnUsage.model_rebuild()
+TurnWalletLinkPromptNotification.model_rebuild()
+TurnWalletRevokePromptNotification.model_rebuild()
+TurnWalletUpdatePromptNotification.model_rebuild()
 TurnWorkBlockCounts.model_rebuild()
 TurnWorkBlockCursors.model_rebuild()
 TurnWorkBlock.model_rebuild()
@@ -2989,4 +3112,4 @@ UserInputMention.model_rebuild()
 UserInputText.model_rebuild()
 UserInputVideo.model_rebuild()
 
-__all__ = ["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayConfigAcpAgentsValue", "GatewayConfigAgent", "GatewayConfigCliRuntimesValue", "GatewayConfigContext", "GatewayConfigLimits", "GatewayConfigMcpServersValue", "GatewayConfigNetwork", "GatewayConfigPermissions", "GatewayConfigProviders", "GatewayConfigProvidersOpenai", "GatewayConfigProvidersOpenaiCompatibleValue", "GatewayConfigQuestions", "GatewayConfigRoutes", "GatewayConfigSandbox", "GatewayConfigSkills", "GatewayConfigSkillsFoldersItem", "GatewayConfigTools", "GatewayConfigToolsExecutionWindows", "GatewayConfigToolsExecutionWindowsTotal", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "PromptManifestDiagnosticsItem", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ThreadTimelinePageResponsePage", "ToolPermissionPolicySnapshot", "Turn", "TurnBlocked", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionSecuritySnapshotApproval", "TurnExecutionSecuritySnapshotEnforcement", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalRequestPreview", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnProcessPolicySnapshot", "TurnProcessPolicySnapshotCommandRiskRulesItem", "TurnProcessPolicySnapshotEnvironment", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWorkBlock", "TurnWorkBlockCounts", "TurnWorkBlockCursors", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]
+__all__ = ["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayConfigAcpAgentsValue", "GatewayConfigAgent", "GatewayConfigCliRuntimesValue", "GatewayConfigContext", "GatewayConfigLimits", "GatewayConfigMcpServersValue", "GatewayConfigNetwork", "GatewayConfigPermissions", "GatewayConfigProviders", "GatewayConfigProvidersOpenai", "GatewayConfigProvidersOpenaiCompatibleValue", "GatewayConfigQuestions", "GatewayConfigRoutes", "GatewayConfigSandbox", "GatewayConfigSkills", "GatewayConfigSkillsFoldersItem", "GatewayConfigTools", "GatewayConfigToolsExecutionWindows", "GatewayConfigToolsExecutionWindowsTotal", "GatewayConfigWallet", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "PromptManifestDiagnosticsItem", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ThreadTimelinePageResponsePage", "ToolPermissionPolicySnapshot", "Turn", "TurnBlocked", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionSecuritySnapshotApproval", "TurnExecutionSecuritySnapshotEnforcement", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnInviteCodeDelivery", "TurnInviteCodePrivate", "TurnInviteCodeRedacted", "TurnInviteDeliveryNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalRequestPreview", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnPrivateDelivery", "TurnProcessPolicySnapshot", "TurnProcessPolicySnapshotCommandRiskRulesItem", "TurnProcessPolicySnapshotEnvironment", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWalletLinkPromptNotification", "TurnWalletRevokePromptNotification", "TurnWalletUpdatePromptNotification", "TurnWorkBlock", "TurnWorkBlockCounts", "TurnWorkBlockCursors", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]

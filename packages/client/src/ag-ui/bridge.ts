@@ -27,6 +27,7 @@ import { RpcError } from "@turnspec/rpc";
 import { connectionAnswerer, connectionResponder, streamExistingTurn, streamTurn } from "../stream-turn.js";
 import { replayedNotifications } from "../turn-feed.js";
 import { AgUiThreadMap } from "./thread-map.js";
+import { inviteNotDelivered, walletLinkCard, walletRevokeCard, walletUpdateCard } from "../cards.js";
 
 export interface AgUiBridgeOptions {
   /** Fields every turn the bridge starts gets (mode, permission_profile, model, …); the thread, turn and input are the bridge's. */
@@ -334,6 +335,24 @@ export class AgUiBridge {
           }
           case "handoff_started":
             yield { type: "CUSTOM", name: "turnspec.handoff_started", value: { child_agent_id: event.child_agent_id, child_thread_id: event.child_thread_id, child_turn_id: event.child_turn_id, reason: event.reason } } as BaseEvent;
+            break;
+          case "invite_delivery":
+            // An AG-UI front end is no one's direct message: the code never goes to it. The
+            // bridge starts its turns without private_delivery, so the gateway withholds it anyway.
+            yield {
+              type: "CUSTOM",
+              name: "turnspec.invite_delivery",
+              value: { target_user_id: event.targetUserId, inviter_display: event.inviterDisplay, delivered: false, notice: inviteNotDelivered({ targetUserId: event.targetUserId, redacted: true }) },
+            } as BaseEvent;
+            break;
+          case "wallet_link_prompt":
+            yield { type: "CUSTOM", name: "turnspec.wallet_link_prompt", value: { link_url: event.link_url, renewal: event.renewal, requested: event.requested, card: walletLinkCard(event) } } as BaseEvent;
+            break;
+          case "wallet_update_prompt":
+            yield { type: "CUSTOM", name: "turnspec.wallet_update_prompt", value: { update_url: event.update_url, new_limit: event.new_limit, card: walletUpdateCard(event) } } as BaseEvent;
+            break;
+          case "wallet_revoke_prompt":
+            yield { type: "CUSTOM", name: "turnspec.wallet_revoke_prompt", value: { revoke_url: event.revoke_url, card: walletRevokeCard(event) } } as BaseEvent;
             break;
           case "context_compacted":
             yield { type: "CUSTOM", name: "turnspec.context_compacted", value: { reason: event.reason, summarized_messages: event.summarized_messages, messages_after: event.messages_after } } as BaseEvent;

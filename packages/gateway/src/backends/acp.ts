@@ -191,7 +191,13 @@ export class AcpAgents {
       .client({ name: "turnspec-gateway" })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
         const sink = sinkOf(params.sessionId);
-        if (sink) this.update(sink, params.update);
+        if (!sink) return;
+        try {
+          this.update(sink, params.update);
+        } catch (error) {
+          // Nobody to answer a notification: the turn hears of it at its next record.
+          this.ports.log.writeFailed(sink.turnId, error);
+        }
       })
       .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permission(sinkOf(params.sessionId), params))
       .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => this.readText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
@@ -458,7 +464,12 @@ export class AcpAgents {
         terminal.output = terminal.output.slice(-limit);
         terminal.truncated = true;
       }
-      this.ports.log.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: id, stream, delta: text });
+      try {
+        this.ports.log.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: id, stream, delta: text });
+      } catch (error) {
+        // Thrown out of an output handler it would end the process: the turn hears of it at its next record.
+        this.ports.log.writeFailed(sink.turnId, error);
+      }
     };
     child.stdout!.on("data", append("stdout"));
     child.stderr!.on("data", append("stderr"));

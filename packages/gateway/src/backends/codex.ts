@@ -241,7 +241,13 @@ export class CodexRuntimes {
     void server.exited.then(() => this.runtimes.forget(config.runtimeId));
     server.notification = (method, params) => {
       const sink = runtime.running.get(params.threadId as string);
-      if (sink) this.onNotification(sink, method, params);
+      if (!sink) return;
+      try {
+        this.onNotification(sink, method, params);
+      } catch (error) {
+        // Nobody to answer a notification: the turn hears of it at its next record.
+        this.ports.log.writeFailed(sink.turnId, error);
+      }
     };
     server.request = (method, params) => this.onRequest(runtime.running.get(params.threadId as string), method, params);
     try {

@@ -19,6 +19,7 @@ import { TurnBackends } from "../backends/turn-backends.js";
 import { Approvals } from "../flows/approvals.js";
 import { Questions } from "../flows/questions.js";
 import { sharedResolutions } from "../flows/resolutions.js";
+import { Surfaced } from "../flows/surfaced.js";
 import { gatewayHandlers } from "../handlers/index.js";
 import { SharedDelivery } from "../log/delivery.js";
 import type { TurnState } from "../log/fold.js";
@@ -30,8 +31,10 @@ import type { ModelProvider } from "../providers/provider.js";
 import { RouteService } from "../routes/service.js";
 import type { EventStore } from "../store/store.js";
 import { askQuestionTool } from "../tools/ask-question.js";
+import { inviteTool } from "../tools/invite.js";
 import { spawnAgentTool } from "../tools/spawn-agent.js";
 import type { Tool } from "../tools/tool.js";
+import { walletTools } from "../tools/wallet.js";
 import { TurnLifecycle } from "../turn/lifecycle.js";
 import { RecoveryJobs } from "../turn/recovery.js";
 import { TurnRunner } from "../turn/runner.js";
@@ -47,7 +50,7 @@ export interface GatewayOptions {
   readonly config: ResolvedConfig;
   /** Model providers by name. */
   readonly providers: ReadonlyMap<string, ModelProvider>;
-  /** Tools the model may call in Agent mode (spawn_agent and ask_question are added by the gateway). */
+  /** Tools the model may call in Agent mode (spawn_agent, ask_question, invite_user and the wallet tools are added by the gateway). */
   readonly tools: readonly Tool[];
   /** Environment passed to tools' processes. Default: this process's. */
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -119,6 +122,8 @@ export class Gateway {
     ));
     delivery.observeForeign(approvals.onForeignEvent);
     delivery.observeForeign(questions.onForeignEvent);
+    // What turns surface just before they end: invites (their codes private) and wallet cards.
+    const surfaced = new Surfaced({ log, connections });
     const recovery = new RecoveryJobs({ log, clock });
     const routes = new RouteService(store, config, clock);
     routes.noteConfiguration();
@@ -134,7 +139,7 @@ export class Gateway {
       maxSpawnDepth: config.maxSpawnDepth,
       maxRouteHops: config.maxRouteHops,
     });
-    const tools = [...options.tools, spawnAgent, askQuestionTool(questions)];
+    const tools = [...options.tools, spawnAgent, askQuestionTool(questions), inviteTool(surfaced), ...walletTools(surfaced, config.wallet)];
     const execution = (this.execution = new TurnExecutions({
       log,
       backends: new TurnBackends(config, new Set(options.providers.keys()), diagnose),
@@ -158,12 +163,13 @@ export class Gateway {
       recovery,
       execution,
       runs,
+      surfaced,
       diagnose,
       leaseTimeoutMs: options.leaseTimeoutMs ?? config.leaseTimeoutMs,
       ...(options.exposedSecrets ? { exposedSecrets: options.exposedSecrets } : {}),
     }));
 
-    const handlers = gatewayHandlers({ threads, log, store, approvals, questions, routes, lifecycle, connections });
+    const handlers = gatewayHandlers({ threads, log, store, approvals, questions, routes, lifecycle, connections, surfaced });
     this.dispatcher = createDispatcher<Connection>(handlers, {
       maxBatchSize: config.maxBatchSize,
       onInternalError: (error, method) =>

@@ -21,8 +21,8 @@ import type { TurnLog } from "../log/turn-log.js";
 import type { Skill } from "../skills/catalog.js";
 import type { ChildTurns, Tool } from "../tools/tool.js";
 
-/** Writing to the turn log: record, publish (publishDelta for deltas), audit. */
-export type EventLog = Pick<TurnLog, "record" | "publish" | "publishDelta" | "audit">;
+/** Writing to the turn log: record, publish (publishDelta for deltas), audit; and a write that failed where nobody could be told. */
+export type EventLog = Pick<TurnLog, "record" | "publish" | "publishDelta" | "audit" | "writeFailed">;
 
 /** Reading a turn's state (the memoised fold of its log). */
 export type TurnReader = Pick<TurnLog, "state">;

@@ -8,6 +8,7 @@ import { replayedParams } from "../flows/questions.js";
 import type { TurnLifecycle } from "../turn/lifecycle.js";
 import type { Threads } from "../views/threads.js";
 import type { EventStore } from "../store/store.js";
+import type { Surfaced } from "../flows/surfaced.js";
 
 export type TurnMethods = "turn/start" | "turn/get" | "turn/cancel" | "turn/items" | "turn/resume";
 
@@ -17,13 +18,18 @@ export interface TurnHandlerPorts {
   readonly store: Pick<EventStore, "events" | "lastSequence">;
   /** The turn lifecycle: start (the backend checked first), cancel (waits until the turn ended), resume. */
   readonly lifecycle: Pick<TurnLifecycle, "start" | "cancelTurn" | "resume">;
+  /** Where turn/start's private_delivery authorises the connection that sent it. */
+  readonly surfaced: Pick<Surfaced, "authorise">;
 }
 
-export function turnHandlers({ threads, log, store, lifecycle }: TurnHandlerPorts): Pick<Handlers<Connection>, TurnMethods> {
+export function turnHandlers({ threads, log, store, lifecycle, surfaced }: TurnHandlerPorts): Pick<Handlers<Connection>, TurnMethods> {
   return {
-    "turn/start": async (params) => {
+    "turn/start": async (params, connection) => {
       threads.thread(params.thread_id);
-      return { turn: (await lifecycle.start(params)).turn };
+      const { turn } = await lifecycle.start(params);
+      // Before the turn runs (it starts on a later tick): its first tool call may mint an invite.
+      if (params.private_delivery) surfaced.authorise(turn.id, connection, params.private_delivery.inviter_display);
+      return { turn };
     },
     "turn/get": (params) => ({ turn: threads.turnOf(params.thread_id, params.turn_id).turn }),
     "turn/cancel": async (params) => {

@@ -5,7 +5,7 @@
  * interleaved with this instance's own as the log has them. Those that matter to a request
  * waiting here (an answer recorded elsewhere) go on to the request flows.
  */
-import type { EventStore, StoredEvent } from "../store/store.js";
+import type { CommitListener, EventStore, StoredEvent } from "../store/store.js";
 import type { EventObserver, TurnLog } from "./turn-log.js";
 
 /** How often, and how far apart, the events another instance announced are read again when the store could not read them. */
@@ -46,8 +46,23 @@ export class SharedDelivery {
     this.delivered.set(event.turn_id, event.sequence);
   };
 
-  /** Another instance committed events of a turn from `first` on (the shared store's watch). */
-  readonly deliver = (turnId: string, first: number): void => this.deliverFrom(turnId, first, 0);
+  /**
+   * Another instance committed events of a turn from `first` on (the shared store's
+   * watch). The events the announcement carried are handed on as they are when they
+   * follow what was delivered; otherwise the log is read from there.
+   */
+  readonly deliver: CommitListener = (turnId, first, _last, events) => {
+    const after = this.delivered.get(turnId) ?? first - 1;
+    if (events === undefined || events.length === 0 || events[0]!.sequence > after + 1) {
+      this.deliverFrom(turnId, first, 0);
+      return;
+    }
+    for (const event of events) {
+      if (event.sequence <= after) continue;
+      this.ports.log.deliver(event);
+      for (const observer of this.foreign) observer(event);
+    }
+  };
 
   /** Hands the observers what other instances committed of the turn since the last event they were handed. */
   catchUp(turnId: string): void {

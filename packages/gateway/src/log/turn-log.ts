@@ -20,7 +20,7 @@ import type { TurnPermissionAuditEvent } from "@turnspec/protocol/types";
 import { notificationIssues, strictNotificationValidators } from "@turnspec/protocol/validators";
 import type { ItemDeltaNotification, ItemDeltaStream } from "@turnspec/protocol/types";
 import { CommitQueue } from "../store/commit-queue.js";
-import { presetEncoding, type StoreError } from "../store/rules.js";
+import { presetEncoding, StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnFold, type TurnState } from "./fold.js";
 
@@ -82,7 +82,14 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
   /** The turns each failed commit was reported to. */
   private readonly markedBy = new WeakMap<StoreError, Set<string>>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
-  private readonly lostEvents = new Map<string, StoreError>();
+  private readonly lostEvents = new Map<string, Error>();
+  /**
+   * The generation this instance holds of each turn it runs (EventStore.claimTurn), which
+   * every write for the turn carries; with the refusal that fenced it, once the store
+   * refused one: from then on the log refuses the turn's writes itself.
+   */
+  private readonly held = new Map<string, { readonly generation: number; fenced?: StoreError }>();
+  private readonly fencedListeners: ((turnId: string, refusal: StoreError) => void)[] = [];
   /** Each turn's fold, most recently used last. */
   private readonly folds = new Map<string, F>();
   /** The fold the last append moved on, while `folds` holds it: a turn's appends come in runs. */
@@ -222,12 +229,15 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
       const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
       if (lost) throw lost;
     }
+    const held = this.held.get(turnId);
+    if (held?.fenced) throw held.fenced;
     let event: StoredEvent;
     try {
-      event = this.ports.store.append(turnId, method, build);
+      event = this.ports.store.append(turnId, method, build, held?.generation);
     } catch (error) {
       // When the append failed because its own commit did, this throw is the turn's report.
       if (by === "turn") this.lostEvents.delete(turnId);
+      if (held && error instanceof StoreError && error.kind === "turn_fenced") this.fence(turnId, error);
       throw error;
     }
     // If the commit holding this record fails, the turn's next record throws (see onCommit).
@@ -274,8 +284,54 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
     for (const observer of this.observers) observer(event);
   }
 
+  /**
+   * A write for the turn failed where nobody could be told (an output handler, an agent's
+   * notification): it is reported to the turn as a lost commit is, by the turn's next
+   * record, which ends it Failed. A turn this instance was fenced off is not: it is another
+   * instance's now.
+   */
+  writeFailed(turnId: string, error: unknown): void {
+    if (this.isFenced(turnId) || (error instanceof StoreError && error.kind === "turn_fenced") || this.lostEvents.has(turnId)) return;
+    const failure = error instanceof Error ? error : new Error(String(error));
+    this.ports.diagnose(`a write for turn ${turnId} failed: ${failure.message}; the turn ends Failed (internal)`);
+    this.lostEvents.set(turnId, failure);
+    this.dropFold(turnId);
+  }
+
+  /** Every write for the turn from now on carries `generation`, the claim this instance holds of it (its run's). */
+  hold(turnId: string, generation: number): void {
+    this.held.set(turnId, { generation });
+  }
+
+  /** The turn no longer runs here: what is written for it from now on (a request's resolution) carries no generation. */
+  letGo(turnId: string): void {
+    this.held.delete(turnId);
+  }
+
+  /**
+   * The turn this instance held was taken from it (a write was refused, or its lease was
+   * found taken over): every write of it is refused here from now on, and the listeners
+   * are told, once, until the turn is let go.
+   */
+  fence(turnId: string, refusal: StoreError): void {
+    const held = this.held.get(turnId);
+    if (held === undefined || held.fenced) return;
+    held.fenced = refusal;
+    for (const listener of this.fencedListeners) listener(turnId, refusal);
+  }
+
+  /** Whether this instance's hold of the turn was fenced. */
+  isFenced(turnId: string): boolean {
+    return this.held.get(turnId)?.fenced !== undefined;
+  }
+
+  /** Adds a listener told of each turn this instance was fenced off (see fence). */
+  onFenced(listener: (turnId: string, refusal: StoreError) => void): void {
+    this.fencedListeners.push(listener);
+  }
+
   /** The failure a turn's lost events are still to be reported with, taken: it is reported once. */
-  takeLostEvents(turnId: string): StoreError | undefined {
+  takeLostEvents(turnId: string): Error | undefined {
     const failure = this.lostEvents.get(turnId);
     if (failure !== undefined) this.lostEvents.delete(turnId);
     return failure;

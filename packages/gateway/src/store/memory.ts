@@ -21,6 +21,7 @@ import {
   encodeRoute,
   nowRfc3339,
   storeErrors,
+  TurnGenerations,
   type EncodedRoute,
 } from "./rules.js";
 
@@ -159,6 +160,7 @@ export class MemoryEventStore implements EventStore {
   /** Methods whose events make the commit holding them fail (failCommitsOf); while any, writes are grouped. */
   private readonly failingMethods = new Set<string>();
   private failingGroup: Group | undefined;
+  private readonly generations = new TurnGenerations();
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.now = options.now ?? nowRfc3339;
@@ -220,7 +222,13 @@ export class MemoryEventStore implements EventStore {
     return [...this.turns.values()].map(({ ref }) => ({ ...ref }));
   }
 
-  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+  claimTurn(turnId: string, ttlMs: number): number {
+    this.assertOpen();
+    if (!this.turns.has(turnId)) throw storeErrors.unknownTurn(turnId, "claim");
+    return this.generations.claim(turnId, ttlMs);
+  }
+
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>, generation?: number): StoredEvent {
     this.assertOpen();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
     // A turn's appends come in runs: the entry of the last one is at hand.
@@ -230,6 +238,7 @@ export class MemoryEventStore implements EventStore {
       if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
       this.lastAppended = turn;
     }
+    this.generations.check(turnId, method, generation);
     const sequence = turn.events.length + 1;
     let params: string;
     let built: Record<string, unknown>;

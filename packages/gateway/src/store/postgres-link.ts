@@ -15,6 +15,11 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "
 export interface Statement {
   readonly sql: string;
   readonly params?: readonly unknown[];
+  /**
+   * Prepares the statement once per connection under this name, and only binds it after:
+   * for statements run often, whose text never changes with their parameters.
+   */
+  readonly name?: string;
 }
 
 export interface StatementResult {
@@ -51,7 +56,10 @@ interface Reply {
  *   savepoint (a failure undoes only them), outside one in a transaction of their own.
  *   A failure of unguarded statements inside a transaction marks it failed.
  * - `begin` / `commit`: the group transaction. A commit of a failed transaction rolls it
- *   back and answers with the first failure.
+ *   back and answers with the first failure. Inside it the client pipelines: statements
+ *   are sent as they come, without waiting for the answers of those before them, so a
+ *   group's lock and sequence reads leave together, and its events, announcement and
+ *   COMMIT too.
  *
  * A lost connection (the server restarted, the backend was terminated) is opened again in
  * the background, at once and then after waits that double up to 2 s; a request meanwhile
@@ -96,7 +104,7 @@ function unavailable(detail) {
   return error;
 }
 async function connect() {
-  const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName });
+  const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName, pipeline: true });
   next.on("error", (error) => { if (client === next) loseConnection(error); });
   next.on("end", () => { if (client === next) loseConnection(null); });
   await next.connect();
@@ -171,6 +179,53 @@ async function outcomeOf(id, cause) {
   }
   throw new Error("the connection to PostgreSQL was lost during a commit, and whether the server committed it could not be learned within " + outcomeWaitMs + " ms (" + last.message + ")");
 }
+const toQuery = (statement) => (statement.name === undefined ? statement.sql : { name: statement.name, text: statement.sql });
+/**
+ * Statements posted in the group transaction whose answers have not arrived: the client
+ * pipelines (each query is sent at once, its answers read in order), so a group's events,
+ * its announcement and its COMMIT leave together. Each records its failure in \`failed\`.
+ */
+let inflight = [];
+function markFailed(error) {
+  if (isConnectionError(error)) loseConnection(error);
+  else failed = failed || error;
+}
+/**
+ * Statements in the group transaction, sent at once behind what was posted before them.
+ * Posted ones are not waited for. Guarded ones run under a savepoint: a failure undoes
+ * only them. Once a statement failed, those after it in the transaction fail too (25P02);
+ * the first failure is the one reported.
+ */
+async function runInTransaction(request) {
+  const guard = request.guard;
+  const queries = [];
+  if (guard) queries.push(client.query("SAVEPOINT turnspec_guard"));
+  const sent = request.statements.map((statement) => client.query(toQuery(statement), statement.params));
+  queries.push(...sent);
+  if (guard) queries.push(client.query("RELEASE SAVEPOINT turnspec_guard"));
+  if (!request.sync && !request.answer) {
+    for (const query of queries) inflight.push(query.then(() => undefined, markFailed));
+    return [];
+  }
+  const pending = inflight;
+  inflight = [];
+  await Promise.all(pending);
+  const settled = await Promise.allSettled(queries);
+  if (failed) throw failed;
+  const rejected = settled.find((outcome) => outcome.status === "rejected");
+  if (rejected) {
+    const error = rejected.reason;
+    if (isConnectionError(error)) {
+      loseConnection(error);
+      throw error;
+    }
+    if (guard) await client.query("ROLLBACK TO SAVEPOINT turnspec_guard").catch(() => {});
+    else failed = failed || error;
+    throw error;
+  }
+  const results = settled.slice(guard ? 1 : 0, guard ? -1 : undefined);
+  return results.map((outcome) => ({ rows: outcome.value.rows, rowCount: outcome.value.rowCount ?? 0 }));
+}
 async function run(request) {
   if (request.op === "end") {
     ending = true;
@@ -184,33 +239,49 @@ async function run(request) {
   if (lost && !inTransaction) await ensureConnected();
   switch (request.op) {
     case "begin": {
-      if (lost) throw unavailable("");
-      let assigned;
       try {
-        [, assigned] = await client.query("BEGIN; SELECT txid_current() AS xid");
+        if (lost) throw unavailable("");
+        let assigned;
+        try {
+          [, assigned] = await client.query("BEGIN; SELECT txid_current() AS xid");
+        } catch (error) {
+          if (!isConnectionError(error) || request.retried) throw error;
+          // Nothing was open yet: begun again on a new connection.
+          loseConnection(error);
+          return await run({ ...request, retried: true });
+        }
+        inTransaction = true;
+        failed = null;
+        xid = assigned.rows[0].xid;
       } catch (error) {
-        if (!isConnectionError(error) || request.retried) throw error;
-        // Nothing was open yet: begun again on a new connection.
-        loseConnection(error);
-        return run({ ...request, retried: true });
+        if (request.answer || request.sync) throw error;
+        // A begin nobody waits for: what follows it in the group fails with this, and so does its commit.
+        inTransaction = true;
+        failed = failed || error;
       }
-      inTransaction = true;
-      failed = null;
-      xid = assigned.rows[0].xid;
       return [];
     }
     case "commit": {
       inTransaction = false;
       const id = xid;
       xid = null;
+      // Sent behind the statements posted before it, in one flight with them.
+      const pending = inflight;
+      inflight = [];
+      if (lost) failed = failed || lost;
+      const committing = failed ? null : client.query("COMMIT");
+      await Promise.all(pending);
       if (failed) {
         const first = failed;
         failed = null;
-        if (!lost) await client.query("ROLLBACK").catch(() => {});
+        // A COMMIT of a transaction a statement failed in rolls it back.
+        if (committing) await committing.catch(() => {});
+        else if (!lost) await client.query("ROLLBACK").catch(() => {});
         throw first;
       }
       try {
-        await client.query("COMMIT");
+        const result = await committing;
+        if (result.command !== "COMMIT") throw new Error("the server rolled the transaction back instead of committing it (" + result.command + ")");
       } catch (error) {
         if (!isConnectionError(error)) throw error;
         await outcomeOf(id, error);
@@ -219,12 +290,13 @@ async function run(request) {
     }
     case "run": {
       if (inTransaction && failed) throw failed;
+      if (inTransaction) return runInTransaction(request);
       const guard = request.guard;
-      if (guard) await client.query(inTransaction ? "SAVEPOINT turnspec_guard" : "BEGIN");
+      if (guard) await client.query("BEGIN");
       const results = [];
       try {
         for (const statement of request.statements) {
-          const result = await client.query(statement.sql, statement.params);
+          const result = await client.query(toQuery(statement), statement.params);
           results.push({ rows: result.rows, rowCount: result.rowCount ?? 0 });
         }
       } catch (error) {
@@ -232,16 +304,15 @@ async function run(request) {
           loseConnection(error);
           // Outside a transaction, statements cut off before their COMMIT changed nothing
           // (the server rolled them back): they are run again on a new connection.
-          if (!inTransaction && !request.retried) return run({ ...request, retried: true });
+          if (!request.retried) return run({ ...request, retried: true });
           throw error;
         }
-        if (guard) await client.query(inTransaction ? "ROLLBACK TO SAVEPOINT turnspec_guard" : "ROLLBACK").catch(() => {});
-        else if (inTransaction) failed = failed || error;
+        if (guard) await client.query("ROLLBACK").catch(() => {});
         throw error;
       }
       if (guard) {
         try {
-          await client.query(inTransaction ? "RELEASE SAVEPOINT turnspec_guard" : "COMMIT");
+          await client.query("COMMIT");
         } catch (error) {
           // A COMMIT whose answer was lost may or may not have been applied: reported, never run twice.
           if (isConnectionError(error)) loseConnection(error);
@@ -357,8 +428,12 @@ export class PostgresLink {
     this.send({ op: "run", statements, guard: false, sync: false, answer: false });
   }
 
+  /**
+   * Opens the group transaction without waiting: what follows runs in it, and if it could
+   * not be opened, what follows in it fails with that, and so does its commit.
+   */
   begin(): void {
-    this.call({ op: "begin" });
+    this.send({ op: "begin", sync: false, answer: false });
   }
 
   /** Commits the open transaction; `done` gets the failure, if any, once the server has answered. */

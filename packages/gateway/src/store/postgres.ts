@@ -27,16 +27,17 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { requireOptional } from "../optional.js";
-import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import type { CommitListener, EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
+import { CommittedEvents, EVENTS_SQL, announce, carriedEvents, eventsFromText, type Announcement } from "./postgres-events.js";
 import { orderingRules } from "@turnspec/protocol/ordering";
 import {
   StoreError,
   checkIdempotency,
+  checkLeaseTime,
   checkMetaValue,
   checkPaging,
   checkUpdateGeneration,
-  decodeParams,
   decodeRoute,
   encodeParams,
   encodeRoute,
@@ -151,6 +152,12 @@ const MIGRATIONS: readonly string[] = [
   -- listening for a while catches up on a turn taken meanwhile from there.
   ALTER TABLE turn_leases ADD COLUMN claimed_after integer NOT NULL DEFAULT 0;
   `,
+  // 5: each turn's generation, its fencing token: raised by every claim of the turn, and
+  // compared by every append that carries one. On the turn's row, not the lease's: a lease
+  // is deleted on release, and a generation must never be given twice.
+  `
+  ALTER TABLE turns ADD COLUMN generation integer NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** The schema version this code writes. */
@@ -162,22 +169,35 @@ export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
 /** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
 const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004 } as const;
 
-/** The channel commits are announced on: a JSON payload { instance, turns: [[turn_id, first, last], …] }. */
+/** The channel commits are announced on: JSON payloads { instance, turns: [[turn_id, first, last, events?], …] } (postgres-events.ts). */
 const CHANNEL = "turnspec_events";
 /** The channel cancels are asked on: { instance, turn_id, reason }. */
 const CANCEL_CHANNEL = "turnspec_cancel";
-/** NOTIFY payloads must stay under 8000 bytes: a commit touching more turns sends several. */
-const NOTIFY_TURNS = 40;
 
 type CommitCallback = (failure?: StoreError) => void;
+
+/** An event appended and not yet sent: turn_id, sequence, thread_id, method, params, recorded_at. */
+type PendingEvent = readonly [string, number, string, string, string, string];
+
+const INSERT_EVENTS_SQL = `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at)
+  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[])`;
+
+/** The columns of pending events, one array each, for INSERT_EVENTS_SQL. */
+function insertEventsParams(rows: readonly PendingEvent[]): unknown[][] {
+  const columns: unknown[][] = [[], [], [], [], [], []];
+  for (const row of rows) for (let k = 0; k < 6; k++) columns[k]!.push(row[k]);
+  return columns;
+}
 
 interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
   /** Each turn appended to in this group, with its thread and highest sequence, read under the turn's row lock. */
-  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number }>;
+  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number; generation: number }>;
+  /** The events appended in this group, per turn in sequence order: announced with the commit, and kept once it succeeds. */
+  readonly appended: Map<string, StoredEvent[]>;
   /** Events appended and not yet sent to the server. */
-  pending: unknown[][];
+  pending: PendingEvent[];
 }
 
 /**
@@ -195,7 +215,7 @@ export class PostgresEventStore implements EventStore {
   readonly shared: SharedStore;
   /** The connection that LISTENs for other instances' commits, once something watches. */
   private readonly cancelListeners: ((turnId: string, reason: string) => void)[] = [];
-  private listener: { client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
+  private listener: { client: Promise<ListeningClient>; readonly listeners: CommitListener[] } | undefined;
   /** Per turn, the last sequence another instance's commit was announced with: where a catch-up after a gap starts. */
   private readonly heard = new Map<string, number>();
   /** What the last LISTEN found: the highest turn ordinal, and the last sequence of each turn then leased (running). */
@@ -210,6 +230,8 @@ export class PostgresEventStore implements EventStore {
   /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
   private running: CommitCallback[] | undefined;
   private closed = false;
+  /** Committed events of recently used turns (postgres-events.ts). */
+  private readonly committed = new CommittedEvents();
   /** The secret every instance on the database signs tokens with (see migration 4). */
   private readonly tokenSecret: string;
 
@@ -234,7 +256,6 @@ export class PostgresEventStore implements EventStore {
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
       lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
-      claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
       renewLeases: (ttlMs, turnIds) => this.renewLeases(ttlMs, turnIds),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
       expiredLeases: () => this.expiredLeases(),
@@ -304,7 +325,7 @@ export class PostgresEventStore implements EventStore {
     return this.read(`SELECT turn_id, thread_id, created_at FROM turns ORDER BY ordinal`) as unknown as TurnRef[];
   }
 
-  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>, generation?: number): StoredEvent {
     this.enter();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
     const group = this.group ?? this.beginGroup();
@@ -316,7 +337,7 @@ export class PostgresEventStore implements EventStore {
       // NO KEY UPDATE: it excludes another appender, not the key-share lock of a foreign key check.
       const [locked, last] = this.call(() =>
         this.link.run([
-          { sql: `SELECT thread_id FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
+          { sql: `SELECT thread_id, generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
           { sql: `SELECT sequence, method FROM events WHERE turn_id = $1 ORDER BY sequence DESC LIMIT 1`, params: [turnId] },
         ]),
       );
@@ -325,14 +346,17 @@ export class PostgresEventStore implements EventStore {
       const lastRow = last!.rows[0];
       const highest = lastRow === undefined ? 0 : (lastRow.sequence as number);
       // Fenced, under the turn's row lock, against what this instance's view of the log may
-      // not show yet: nothing follows a turn's end, and an instance that lost a turn's lease
-      // (it stalled; another instance blocked the turn and may be running it now) writes
-      // nothing more to it, whatever its run still had in hand.
+      // not show yet: nothing follows a turn's end.
       if (lastRow !== undefined && TURN_TERMINALS.has(lastRow.method as string)) throw storeErrors.turnEnded(turnId, method, lastRow.method as string, highest);
-      if (this.leasesLost.has(turnId)) throw storeErrors.turnTakenOver(turnId, method);
-      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest };
+      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest, generation: row.generation as number };
       group.turns.set(turnId, turn);
+      group.appended.set(turnId, []);
     }
+    // The generation read under the row lock, which a claim takes too (claimTurn) and this
+    // transaction holds until it commits: no claim lands between this check and the commit.
+    // A run that lost the turn (it stalled past its lease; another instance took the turn
+    // over) writes nothing more to it, whatever its run still had in hand.
+    if (generation !== undefined && generation !== turn.generation) throw storeErrors.staleGeneration(turnId, method, generation, turn.generation);
     const sequence = turn.last + 1;
     let built: Record<string, unknown>;
     let params: string;
@@ -347,6 +371,7 @@ export class PostgresEventStore implements EventStore {
     group.pending.push([turnId, sequence, turn.thread_id, method, params, recordedAt]);
     turn.last = sequence;
     const event: StoredEvent = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+    group.appended.get(turnId)!.push(event);
     if (++group.appends >= POSTGRES_GROUP_COMMIT_LIMIT) {
       // A burst that never yields waits for its commit here: the event just appended is
       // in it, so if it fails, so does this append.
@@ -370,21 +395,21 @@ export class PostgresEventStore implements EventStore {
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
-    // LIMIT NULL is PostgreSQL's "no limit".
-    const rows = this.read(
-      `SELECT thread_id, turn_id, sequence, method, params, recorded_at FROM events
-       WHERE turn_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
-      [turnId, afterSequence, limit ?? null],
-    );
-    return rows.map((row) => ({
-      thread_id: row.thread_id as string,
-      turn_id: row.turn_id as string,
-      sequence: row.sequence as number,
-      method: row.method as string,
-      params: decodeParams(row.params as string),
-      paramsJson: row.params as string,
-      recorded_at: row.recorded_at as string,
-    }));
+    this.enter();
+    // What is kept is committed and never changes: only what follows it is read.
+    const kept = this.committed.read(turnId, afterSequence, limit);
+    const left = limit === undefined ? undefined : limit - kept.length;
+    if (left === 0) return kept;
+    const after = kept.length === 0 ? afterSequence : kept[kept.length - 1]!.sequence;
+    const read = eventsFromText(turnId, this.read(EVENTS_SQL, [turnId, after, left ?? null])[0]!);
+    // Kept only when none of them can be this store's own, not yet committed.
+    if (read.length > 0 && !this.holdsUncommitted(turnId)) this.committed.add(turnId, read);
+    return kept.length === 0 ? read : read.length === 0 ? kept : kept.concat(read);
+  }
+
+  /** Whether a group of this store not yet committed (open, or sent and unanswered) appended to the turn. */
+  private holdsUncommitted(turnId: string): boolean {
+    return this.group?.turns.has(turnId) === true || this.committing.some((group) => group.turns.has(turnId));
   }
 
   lastSequence(turnId: string): number {
@@ -475,10 +500,10 @@ export class PostgresEventStore implements EventStore {
     this.link.end();
   }
 
-  private watch(listener: (turnId: string, first: number, last: number) => void): Promise<void> {
+  private watch(listener: CommitListener): Promise<void> {
     this.enter();
     if (this.listener === undefined) {
-      const listeners: ((turnId: string, first: number, last: number) => void)[] = [];
+      const listeners: CommitListener[] = [];
       this.listener = { client: this.listen(listeners), listeners };
     }
     this.listener.listeners.push(listener);
@@ -491,7 +516,7 @@ export class PostgresEventStore implements EventStore {
    * announced meanwhile are not lost for good, since the next announcement of a turn has
    * it read from the last sequence delivered, which catches up with what came before.
    */
-  private async listen(listeners: readonly ((turnId: string, first: number, last: number) => void)[]): Promise<ListeningClient> {
+  private async listen(listeners: readonly CommitListener[]): Promise<ListeningClient> {
     const pg = requireOptional<{ Client: new (options: { connectionString: string; application_name: string }) => ListeningClient }>("pg", "the PostgreSQL event store");
     const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
     let failed = false;
@@ -521,11 +546,14 @@ export class PostgresEventStore implements EventStore {
         return;
       }
       if (message.channel !== CHANNEL) return;
-      const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
+      const announced = JSON.parse(message.payload) as Announcement;
       if (announced.instance === this.instanceId) return;
-      for (const [turnId, first, last] of announced.turns) {
+      for (const range of announced.turns) {
+        const [turnId, first, last] = range;
         this.heard.set(turnId, Math.max(this.heard.get(turnId) ?? 0, last));
-        for (const listener of listeners) listener(turnId, first, last);
+        const events = carriedEvents(turnId, range);
+        if (events !== undefined) this.committed.add(turnId, events);
+        for (const listener of listeners) listener(turnId, first, last, events);
       }
     });
     try {
@@ -560,7 +588,7 @@ export class PostgresEventStore implements EventStore {
   private async catchUp(
     client: ListeningClient,
     previous: NonNullable<PostgresEventStore["horizon"]>,
-    listeners: readonly ((turnId: string, first: number, last: number) => void)[],
+    listeners: readonly CommitListener[],
   ): Promise<void> {
     const known = new Map(previous.running);
     for (const [turnId, last] of this.heard) known.set(turnId, Math.max(known.get(turnId) ?? 0, last));
@@ -616,23 +644,39 @@ export class PostgresEventStore implements EventStore {
     return claimed!.rowCount === 1;
   }
 
-  /** Turns whose lease this instance held and another took over: it appends nothing more to them (append's fence) unless it claims them again. */
-  private readonly leasesLost = new Set<string>();
-
-  private claimTurn(turnId: string, ttlMs: number): boolean {
-    const [claimed] = this.write([
+  /**
+   * Takes the lease and raises the turn's generation as one unit, under the turn's row lock:
+   * the lock every append takes before it compares its generation, so a claim waits for the
+   * commit of an append that checked the old generation, and an append after the claim
+   * reads the new one.
+   */
+  claimTurn(turnId: string, ttlMs: number): number | undefined {
+    checkLeaseTime(turnId, ttlMs);
+    const [locked, , raised] = this.write([
+      { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
+        // From the turn's row: an unknown turn is refused below, not by the foreign key.
         sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
-              VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1))
+              SELECT turn_id, $2::text, clock_timestamp() + $3::integer * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1)
+              FROM turns WHERE turn_id = $1
               ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
                 claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
               WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
         params: [turnId, this.instanceId, ttlMs],
       },
+      {
+        sql: `UPDATE turns SET generation = generation + 1
+              WHERE turn_id = $1 AND EXISTS (SELECT 1 FROM turn_leases WHERE turn_id = $1 AND owner = $2 AND expires_at > clock_timestamp())
+              RETURNING generation`,
+        params: [turnId, this.instanceId],
+      },
     ]);
-    const taken = claimed!.rowCount === 1;
-    if (taken) this.leasesLost.delete(turnId);
-    return taken;
+    if (locked!.rowCount === 0) throw storeErrors.unknownTurn(turnId, "claim");
+    const generation = raised!.rows[0]?.generation as number | undefined;
+    // An append of this group already read the turn's generation: from now on it is this one.
+    const appended = this.group?.turns.get(turnId);
+    if (appended !== undefined && generation !== undefined) appended.generation = generation;
+    return generation;
   }
 
   private renewLeases(ttlMs: number, turnIds: readonly string[]): string[] {
@@ -642,10 +686,7 @@ export class PostgresEventStore implements EventStore {
         params: [this.instanceId, ttlMs, turnIds],
       },
     ]);
-    const held = renewed!.rows.map((row) => row.turn_id as string);
-    const kept = new Set(held);
-    for (const turnId of turnIds) if (!kept.has(turnId)) this.leasesLost.add(turnId);
-    return held;
+    return renewed!.rows.map((row) => row.turn_id as string);
   }
 
   private releaseTurn(turnId: string): void {
@@ -681,7 +722,7 @@ export class PostgresEventStore implements EventStore {
 
   private beginGroup(): Group {
     this.call(() => this.link.begin());
-    const group: Group = { appends: 0, waiting: [], turns: new Map(), pending: [] };
+    const group: Group = { appends: 0, waiting: [], turns: new Map(), appended: new Map(), pending: [] };
     this.group = group;
     groupHolders.set(this.url, this);
     setImmediate(() => {
@@ -690,30 +731,33 @@ export class PostgresEventStore implements EventStore {
     return group;
   }
 
-  /** Sends the group's pending events as one INSERT, without waiting. */
+  /**
+   * Sends the group's pending events as one INSERT, without waiting: a prepared statement
+   * of one array per column, so the server parses and plans it once per connection
+   * however many rows a group holds.
+   */
   private flush(group: Group): void {
     if (group.pending.length === 0) return;
     const rows = group.pending;
     group.pending = [];
-    const values: string[] = [];
-    const params: unknown[] = [];
-    for (const row of rows) {
-      const base = params.length;
-      values.push(`($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6})`);
-      params.push(...row);
-    }
-    this.link.post([{ sql: `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ${values.join(", ")}`, params }]);
+    this.link.post([{ name: "turnspec_insert_events", sql: INSERT_EVENTS_SQL, params: insertEventsParams(rows) }]);
   }
 
-  /** Sends the group's events and, in the same transaction, their announcement: it is delivered only if the commit succeeds. */
+  /**
+   * Sends the group's events and, in the same transaction, their announcement: it is
+   * delivered only if the commit succeeds. The announcement carries the events (in as many
+   * payloads as they need), so a listener hands them on without reading them back.
+   */
   private finishGroup(group: Group): void {
     this.flush(group);
-    const turns = [...group.turns].filter(([, t]) => t.last >= t.first).map(([turnId, t]) => [turnId, t.first, t.last]);
-    const statements: Statement[] = [];
-    for (let i = 0; i < turns.length; i += NOTIFY_TURNS) {
-      statements.push({ sql: `SELECT pg_notify($1, $2)`, params: [CHANNEL, JSON.stringify({ instance: this.instanceId, turns: turns.slice(i, i + NOTIFY_TURNS) })] });
-    }
-    if (statements.length > 0) this.link.post(statements);
+    const payloads = announce(this.instanceId, group.appended);
+    // One statement however many payloads: unnest yields them in order, and their NOTIFYs are delivered in that order.
+    if (payloads.length > 0) this.link.post([{ sql: `SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload`, params: [CHANNEL, payloads] }]);
+  }
+
+  /** Keeps the events of a group that committed: a later read of them asks the server only for what follows. */
+  private keepCommitted(group: Group): void {
+    for (const [turnId, events] of group.appended) this.committed.add(turnId, events);
   }
 
   /** Sends the group's commit; its callbacks run when the server answers. */
@@ -723,6 +767,7 @@ export class PostgresEventStore implements EventStore {
     this.committing.push(group);
     this.link.commit((failure) => {
       this.committing.splice(this.committing.indexOf(group), 1);
+      if (failure === undefined) this.keepCommitted(group);
       this.endGroup(group, failure === undefined ? undefined : this.commitFailed(failure));
     });
   }
@@ -733,6 +778,7 @@ export class PostgresEventStore implements EventStore {
     this.finishGroup(group);
     const error = this.link.commitNow();
     const failure = error === undefined ? undefined : this.commitFailed(error);
+    if (failure === undefined) this.keepCommitted(group);
     this.endGroup(group, failure);
     return failure;
   }
@@ -834,3 +880,4 @@ export function redact(url: string): string {
     return "postgres://…";
   }
 }
+

@@ -198,8 +198,11 @@ export const storeErrors = {
     new StoreError("reentrant_append", `append to turn ${id} was called from inside the build of an append to turn ${outer}`),
   turnEnded: (id: string, method: string, ended: string, at: number) =>
     new StoreError("turn_fenced", `append ${method} to turn ${id}: the turn ended with ${ended} at sequence ${at}, and nothing of a turn follows its end`),
-  turnTakenOver: (id: string, method: string) =>
-    new StoreError("turn_fenced", `append ${method} to turn ${id}: another instance took the turn over from this one (its lease was not renewed in time); this instance appends nothing more to it`),
+  staleGeneration: (id: string, method: string, held: number, current: number | undefined) =>
+    new StoreError(
+      "turn_fenced",
+      `append ${method} to turn ${id}: the write carries generation ${held} of the turn, whose current generation is ${current ?? "none"}: another run (another instance that took the turn over) holds it now, and this write is refused`,
+    ),
   routeExists: (id: string) => new StoreError("route_exists", `route ${id} already exists`),
   closed: () => new StoreError("closed", "the event store is closed"),
 };
@@ -208,4 +211,32 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value;
+}
+
+/** Checks a claim's lease time: a positive integer of milliseconds. */
+export function checkLeaseTime(turnId: string, ttlMs: number): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new StoreError("invalid_argument", `claim of turn ${turnId}: the lease time must be a positive integer of milliseconds, got ${String(ttlMs)}`);
+}
+
+/**
+ * The generations of the turns of a store one process owns (memory, SQLite): each claim
+ * gives a turn a new one, and an append carrying another is refused, as on a shared store.
+ * Kept by the process: its runs are the only ones there are, and they end with it.
+ */
+export class TurnGenerations {
+  private readonly current = new Map<string, number>();
+
+  claim(turnId: string, ttlMs: number): number {
+    checkLeaseTime(turnId, ttlMs);
+    const next = (this.current.get(turnId) ?? 0) + 1;
+    this.current.set(turnId, next);
+    return next;
+  }
+
+  /** Throws "turn_fenced" when `generation` is given and is not the turn's current one. */
+  check(turnId: string, method: string, generation: number | undefined): void {
+    if (generation === undefined) return;
+    const current = this.current.get(turnId);
+    if (current !== generation) throw storeErrors.staleGeneration(turnId, method, generation, current);
+  }
 }

@@ -63,6 +63,7 @@ import {
   encodeRoute,
   nowRfc3339,
   storeErrors,
+  TurnGenerations,
   type EncodedRoute,
 } from "./rules.js";
 import { requireOptional, resolveOptional } from "../optional.js";
@@ -256,6 +257,8 @@ export class SqliteEventStore implements EventStore {
   private readonly inFlight: Batch[] = [];
   /** The turns some batch not yet answered holds. */
   private readonly known = new Map<string, TurnState>();
+  /** The generation of each turn a run of this process claimed (claimTurn). */
+  private readonly generations = new TurnGenerations();
   /** Turn registrations in batches not yet answered. */
   private newTurns = 0;
   /** The writer, once started; null where there is none (":memory:", or it failed). */
@@ -385,7 +388,12 @@ export class SqliteEventStore implements EventStore {
     return this.statements.selectAllTurns.all();
   }
 
-  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+  claimTurn(turnId: string, ttlMs: number): number {
+    if (this.turnThread(turnId) === undefined) throw storeErrors.unknownTurn(turnId, "claim");
+    return this.generations.claim(turnId, ttlMs);
+  }
+
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>, generation?: number): StoredEvent {
     // Not enter(): on the main connection, this append joins the batch's pending rows rather than inserting them.
     if (!this.db.open) throw storeErrors.closed();
     if (this.siblings !== undefined && this.siblings.size > 1) this.settleSiblings();
@@ -409,6 +417,7 @@ export class SqliteEventStore implements EventStore {
       turn = { turnId, threadId: stored.thread_id, last: this.statements.selectLastSequence.get(turnId)?.last ?? 0, batches: 0, batch: undefined, stale: false };
       this.known.set(turnId, turn);
     }
+    this.generations.check(turnId, method, generation);
     if (turn.batch !== batch) this.hold(batch, turn);
     const sequence = turn.last + 1;
     let params: string;

@@ -82,11 +82,12 @@ export interface SharedStore {
    */
   claimResolution(turnId: string, subject: string): boolean;
   /**
-   * Calls `listener` for each commit of another instance, once per turn it appended to,
-   * with the first and last sequence it appended, in commit order. Resolves once it
-   * listens: a commit after that is never missed while the connection holds.
+   * Calls `listener` for each commit of another instance, per turn it appended to, with
+   * the first and last sequence it appended (a commit of many events may come as several
+   * consecutive ranges), in commit order. Resolves once it listens: a commit after that is
+   * never missed while the connection holds.
    */
-  watch(listener: (turnId: string, first: number, last: number) => void): Promise<void>;
+  watch(listener: CommitListener): Promise<void>;
   /**
    * Holds other instances off the thread until the writes this one made so far are
    * committed: an instance deciding the same thing (has the thread an active turn?) waits
@@ -99,8 +100,6 @@ export interface SharedStore {
    * limit) and writes its route as one decision, which another instance's create waits for.
    */
   lockRoutes(workspaceId: string): void;
-  /** Takes or renews the lease of a turn for `ttlMs`; false while another instance holds an unexpired one. */
-  claimTurn(turnId: string, ttlMs: number): boolean;
   /**
    * Renews the leases of `turnIds` this instance holds; returns those it still holds (a
    * lease another instance took over is gone). A lease of a turn not named, one nothing
@@ -116,6 +115,12 @@ export interface SharedStore {
   /** Calls `listener` for each cancel another instance asked for. */
   onCancelRequest(listener: (turnId: string, reason: string) => void): void;
 }
+
+/**
+ * Told of events another instance committed: the turn and the range of sequences, with
+ * the events themselves when the announcement carried them (then no read is needed).
+ */
+export type CommitListener = (turnId: string, first: number, last: number, events?: readonly StoredEvent[]) => void;
 
 export interface EventStore {
   /** Present when several gateway processes share the store. */
@@ -143,11 +148,25 @@ export interface EventStore {
    * returns its params (which carry that sequence); the event is stored atomically with
    * it. Throws for an unknown turn. The event is durable once `afterCommit` says so; a
    * commit that fails loses it (and every write it grouped), and its sequence is given
-   * again by the next append to the turn. The event returned carries, as its params, the
+   * again by the next append to the turn. With `generation` (see claimTurn) the append is
+   * refused, "turn_fenced", unless it is the turn's current one; without, it is not fenced
+   * by generation (a write made for a request, not by a run). The event returned carries, as its params, the
    * very object `build` returned (its JSON text is what is stored): the caller must not
    * change it afterwards.
    */
-  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent;
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>, generation?: number): StoredEvent;
+  /**
+   * Takes a turn for a run of this process and returns the run's generation, its fencing
+   * token: higher than every generation the turn had before. Every write the run makes
+   * carries it (append's `generation`), and the store refuses one whose generation is no
+   * longer the turn's current one (StoreError "turn_fenced") in the same step that would
+   * store it, so a run another claim replaced writes nothing more, however late it wakes.
+   * On a shared store the claim is the turn's lease, taken for `ttlMs` and kept by
+   * SharedStore.renewLeases: undefined while another instance holds an unexpired one; a
+   * claim by the lease's holder renews it and still gives a new generation. A store one
+   * process owns has no other claimant, so its claims always succeed (and never expire).
+   */
+  claimTurn(turnId: string, ttlMs: number): number | undefined;
   /**
    * The durability barrier: runs `fn` once every write made so far is committed, at once
    * when none is waiting, and callbacks in the order they were registered. When that

@@ -4,7 +4,8 @@
  * sets `escape_sandbox`, which the gate only lets through after a one-time approval, runs
  * unconfined. Either way the command leads its own process group, and that group is
  * killed at the timeout, when the turn is cancelled, and as soon as the shell itself
- * exits, so a job it left in the background does not outlive the call.
+ * exits, so a job it left in the background does not outlive the call. Nor does it outlive
+ * the gateway (WATCHED): when the gateway dies, however it dies, the group is killed.
  */
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
@@ -27,6 +28,19 @@ export const SHELL_MODEL_LIMIT = 10_000;
  * item keeps its start and end, SHELL_CAPTURE_LIMIT).
  */
 export const SHELL_STREAM_LIMIT = 1_000_000;
+
+/**
+ * The script a command is started through. It leaves a watcher in the command's process
+ * group, then becomes the command (exec: the group's leader is the command's own process,
+ * and its exit status or signal is the command's). The watcher reads fd 3, a pipe nothing
+ * is ever written to, whose other end only the gateway holds: it reads end-of-file when
+ * that end closes, which the kernel does when the gateway dies, SIGKILL included, and then
+ * kills the whole group. No timing, no polling, no race with a parent that is already
+ * gone (the read then ends at once), and no tool outside POSIX sh. Under bubblewrap the
+ * group's leader is bwrap, whose --die-with-parent takes the sandbox down with it. A
+ * gateway that is stopped (SIGSTOP), not dead, keeps its end open: its commands run on.
+ */
+export const WATCHED = 'exec 4<&3 3<&-; (read -r _ <&4; kill -KILL 0) </dev/null >/dev/null 2>&1 & exec 4<&-; exec "$@"';
 
 export interface ShellToolOptions {
   /** Timeout of a call that names none (default DEFAULT_SHELL_TIMEOUT_MS); maxTimeoutMs still caps it. */
@@ -98,8 +112,9 @@ function runCommand(
 
   return new Promise((done) => {
     // detached: the shell (or bwrap) leads a new process group, which is what gets killed.
-    // stdin is closed so a command that reads it ends instead of waiting for the timeout.
-    const child = spawn(argv.file, [...argv.args], { cwd, env: argv.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    // stdin is closed so a command that reads it ends instead of waiting for the timeout;
+    // fd 3 is the watcher's pipe (WATCHED).
+    const child = spawn("/bin/sh", ["-c", WATCHED, "sh", argv.file, ...argv.args], { cwd, env: argv.env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] });
     let killedFor: "timeout" | "cancel" | undefined;
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -124,8 +139,8 @@ function runCommand(
     if (ctx.signal.aborted) onAbort();
 
     // utf8 decoding on the stream keeps a character split across two reads whole.
-    child.stdout.setEncoding("utf8");
-    child.stderr.setEncoding("utf8");
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
     const streamed = { stdout: 0, stderr: 0 };
     const stream = (name: "stdout" | "stderr", chunk: string) => {
       const before = streamed[name];
@@ -134,11 +149,11 @@ function runCommand(
       if (streamed[name] <= SHELL_STREAM_LIMIT) return ctx.emit(name, chunk);
       ctx.emit(name, `${chunk.slice(0, SHELL_STREAM_LIMIT - before)}\n[… ${name} past ${SHELL_STREAM_LIMIT} characters is not streamed; the command goes on]\n`);
     };
-    child.stdout.on("data", (chunk: string) => {
+    child.stdout!.on("data", (chunk: string) => {
       stdout.push(chunk);
       stream("stdout", chunk);
     });
-    child.stderr.on("data", (chunk: string) => {
+    child.stderr!.on("data", (chunk: string) => {
       stderr.push(chunk);
       stream("stderr", chunk);
     });

@@ -25,8 +25,10 @@ import { materializeProfile, policyForMode } from "../permissions/policy.js";
 import { childRoots } from "../permissions/roots.js";
 import { securitySnapshot } from "../permissions/security.js";
 import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
+import { StoreError } from "../store/errors.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import type { Approvals } from "../flows/approvals.js";
+import type { Surfaced } from "../flows/surfaced.js";
 import { isActive, type RecoveryJobState } from "../log/fold.js";
 import type { Clock, PreparedTurn, TurnExecution, TurnOutcome, TurnRun } from "../engine/ports.js";
 import type { ChildTurns, ParentTurn } from "../tools/tool.js";
@@ -38,9 +40,12 @@ import type { PreparedEvent, TurnLog } from "../log/turn-log.js";
 import { checkpointId, windowId } from "./windows.js";
 
 export interface LifecyclePorts {
-  readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "prepareFirst" | "recordPrepared">;
+  readonly log: Pick<
+    TurnLog,
+    "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "prepareFirst" | "recordPrepared" | "hold" | "letGo" | "fence" | "isFenced" | "onFenced"
+  >;
   readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
-  readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
+  readonly store: Pick<EventStore, "createTurn" | "claimTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
   /** How turns execute: a client's start is prepared there, and every run goes there. */
   readonly execution: Pick<TurnExecution, "prepare" | "run">;
   /** The turns this instance runs. */
@@ -51,6 +56,8 @@ export interface LifecyclePorts {
   readonly clock: Clock;
   readonly approvals: Pick<Approvals, "remember">;
   readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
+  /** What a turn surfaces after its last item, before its terminal notification (invites, wallet cards). */
+  readonly surfaced: Pick<Surfaced, "surface" | "forget">;
   /** Diagnostics for the operator. */
   readonly diagnose: (message: string) => void;
   /** The gateway's secrets its process still shows in /proc (GatewayOptions.exposedSecrets). */
@@ -97,6 +104,29 @@ export class TurnLifecycle {
 
   constructor(private readonly ports: LifecyclePorts) {
     this.running = ports.runs;
+    ports.log.onFenced((turnId, refusal) => this.fenced(turnId, refusal));
+  }
+
+  /**
+   * Claims a turn for a run of this instance: the generation the claim gives is what every
+   * write for the turn carries from now on. Undefined when another instance holds the turn.
+   */
+  private claim(turnId: string): number | undefined {
+    const generation = this.ports.store.claimTurn(turnId, this.ports.leaseTimeoutMs);
+    if (generation !== undefined) this.ports.log.hold(turnId, generation);
+    return generation;
+  }
+
+  /**
+   * This instance lost a turn it ran (it stalled past its lease and another instance took
+   * the turn over): its run is stopped here, its processes killed with it, and nothing more
+   * is written for it (the log refuses it). Said once.
+   */
+  private fenced(turnId: string, refusal: Error): void {
+    this.unfinished.delete(turnId);
+    const run = this.running.get(turnId);
+    this.ports.diagnose(`turn ${turnId}: fenced off, another instance holds it now (${refusal.message}); this instance stops ${run ? "its run" : "it"} and writes nothing more to it`);
+    run?.abort.abort(new GatewayShutdown());
   }
 
   /**
@@ -177,6 +207,8 @@ export class TurnLifecycle {
             if (failure) throw failure;
           })
           .catch((error: unknown) => {
+            // Fenced off: said once already, and the turn is the other instance's to end.
+            if (this.ports.log.isFenced(turnId)) return;
             this.ports.diagnose(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
             // A gateway bug must not leave the turn InProgress with nothing running it.
             try {
@@ -220,6 +252,8 @@ export class TurnLifecycle {
   /** Ends a turn whose run crashed Failed (internal), if the log still shows it active. */
   private failCrashed(threadId: string, turnId: string): void {
     const state = this.ports.log.state(turnId);
+    // A crashed run surfaces nothing it had queued: the turn ends without it.
+    this.ports.surfaced.forget(turnId);
     if (!state || !isActive(state.turn)) return;
     this.finish(threadId, turnId, {
       status: "Failed",
@@ -234,6 +268,7 @@ export class TurnLifecycle {
       try {
         this.failCrashed(threadId, turnId);
       } catch (error) {
+        if (this.ports.log.isFenced(turnId)) continue;
         this.ports.diagnose(`turn ${turnId} could not be ended yet: ${(error as Error).message}`);
         continue;
       }
@@ -242,8 +277,9 @@ export class TurnLifecycle {
     }
   }
 
-  /** Gives up the lease of a turn this instance no longer runs (on a shared store). */
+  /** Gives up the claim of a turn this instance no longer runs (and its lease, on a shared store). */
   private release(turnId: string): void {
+    this.ports.log.letGo(turnId);
     try {
       this.ports.store.shared?.releaseTurn(turnId);
     } catch (error) {
@@ -265,11 +301,8 @@ export class TurnLifecycle {
     // A turn another instance took over is its to end now.
     for (const turnId of this.unfinished.keys()) if (!held.has(turnId)) this.unfinished.delete(turnId);
     this.finishUnfinished();
-    for (const [turnId, run] of this.running.entries()) {
-      if (!held.has(turnId)) {
-        this.ports.diagnose(`turn ${turnId}: its lease was taken over by another instance; this instance stops running it`);
-        run.abort.abort(new GatewayShutdown());
-      }
+    for (const turnId of this.running.turnIds()) {
+      if (!held.has(turnId)) this.ports.log.fence(turnId, new StoreError("turn_fenced", `the lease of turn ${turnId} was taken over by another instance (this one did not renew it in time)`));
     }
     for (const turnId of shared.expiredLeases()) {
       if (this.running.has(turnId) || this.unfinished.has(turnId)) continue;
@@ -290,13 +323,22 @@ export class TurnLifecycle {
       // events are committed): the blocked turn is still to be cancelled.
       if (this.stopping) return;
     }
-    const state = this.ports.log.state(turnId);
-    if (state?.turn.status === "Blocked") {
+    if (this.ports.log.state(turnId)?.turn.status !== "Blocked") return;
+    // Claimed like a run: a resume on another instance and this cancel do not both act on it.
+    if (this.claim(turnId) === undefined) {
+      if (shared) await this.cancelElsewhere(shared, turnId, reason);
+      return;
+    }
+    try {
+      const state = this.ports.log.state(turnId);
+      if (state?.turn.status !== "Blocked") return;
       this.finish(state.turn.thread_id ?? this.ports.store.turnThread(turnId)!, turnId, {
         status: "Interrupted",
         usage: state.turn.usage ?? zeroUsage(),
         error: { kind: "cancelled", message: reason, retryable: false },
       });
+    } finally {
+      this.release(turnId);
     }
   }
 
@@ -420,7 +462,7 @@ export class TurnLifecycle {
     // A failure reported for an earlier turn of this id, which a failed commit took away, is not this turn's.
     this.ports.log.takeLostEvents(params.turn_id);
     // Committed with turn/started: no instance ever sees the turn running without an owner.
-    this.ports.store.shared?.claimTurn(params.turn_id, this.ports.leaseTimeoutMs);
+    this.claim(params.turn_id);
     const first: StoredEvent[] = [];
     try {
       for (const event of prepared) first.push(this.ports.log.recordPrepared(event));
@@ -480,6 +522,8 @@ export class TurnLifecycle {
     const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.ports.clock.nowIso(), usage: outcome.usage };
     releaseTurnSandbox(current.security);
+    // After the turn's last item, before its terminal notification, once each.
+    this.ports.surfaced.surface(threadId, turnId);
     if (outcome.status === "Completed") {
       this.ports.log.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {
@@ -510,8 +554,7 @@ export class TurnLifecycle {
    * blocks it.
    */
   private recoverCutOffTurn(threadId: string, turnId: string): void {
-    const shared = this.ports.store.shared;
-    if (shared && !shared.claimTurn(turnId, this.ports.leaseTimeoutMs)) return;
+    if (this.claim(turnId) === undefined) return;
     try {
       const state = this.ports.log.state(turnId);
       if (state?.turn.status !== "InProgress") return;
@@ -527,7 +570,7 @@ export class TurnLifecycle {
         });
       }
     } finally {
-      if (shared) this.release(turnId);
+      this.release(turnId);
     }
   }
 
@@ -561,7 +604,14 @@ export class TurnLifecycle {
       });
     }
     const { thread_id: threadId, turn_id: turnId } = params;
-    this.ports.store.shared?.claimTurn(turnId, this.ports.leaseTimeoutMs);
+    // Only with the turn claimed: another instance that holds it (it runs the turn, or is
+    // resuming it) goes on alone, and this resume is refused.
+    if (this.claim(turnId) === undefined) {
+      throw protocolError("turn_not_blocked", `Turn ${turnId} is not blocked: another instance holds it and runs it (InProgress); only a blocked turn can be resumed`, {
+        turn_id: turnId,
+        status: "InProgress",
+      });
+    }
     const first = [this.ports.log.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
     const previous = state.windows.at(-1);
     const index = previous ? previous.window_index + 1 : 0;

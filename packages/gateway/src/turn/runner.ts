@@ -441,12 +441,28 @@ export class TurnRunner {
     }
     const security = turnNow.turn.security;
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
+    // A write the tool's output (or its proxy's audit) could not make, from an event handler
+    // that has nobody to throw to: the tool is stopped, its processes killed, and the call
+    // fails the turn once the tool has returned.
+    const stopped = new AbortController();
+    let lostWrite: { readonly error: unknown } | undefined;
+    const writing = (write: () => void): void => {
+      if (lostWrite) return;
+      try {
+        write();
+      } catch (error) {
+        lostWrite = { error };
+        stopped.abort(error);
+      }
+    };
     // A connection the turn's network proxy refuses is a denial like any other: audited.
     const sandbox = await startTurnSandbox(
       security,
       this.options.config.sandbox,
       ({ host, port, reason }) =>
-        g.log.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+        writing(() =>
+          g.log.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+        ),
       g.ownFiles,
     );
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
@@ -461,7 +477,7 @@ export class TurnRunner {
     };
     const context: ToolContext = {
       cwd,
-      signal,
+      signal: AbortSignal.any([signal, stopped.signal]),
       env: security ? processEnvironment(security, this.options.env ?? process.env) : (this.options.env ?? process.env),
       ...(sandbox ? { sandbox } : {}),
       ...(files ? { files } : {}),
@@ -476,14 +492,15 @@ export class TurnRunner {
         const pieces = output.get(field);
         if (pieces) pieces.push(delta);
         else output.set(field, [delta]);
-        g.log.publishDelta(threadId, turnId, DELTA_METHOD[stream], id, stream, delta);
+        writing(() => g.log.publishDelta(threadId, turnId, DELTA_METHOD[stream], id, stream, delta));
       },
       update: (fields) => {
         current = updateToolItem(built(), fields);
-        g.log.publish(threadId, turnId, "item/updated", { item_id: id, item: current });
+        writing(() => g.log.publish(threadId, turnId, "item/updated", { item_id: id, item: current }));
       },
     };
     const result = await this.runWithRetries(threadId, turnId, id, tool.spec.name, bound, context);
+    if (lostWrite) throw lostWrite.error;
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finish(base, { status, outcome, resultText: result.content, reported: result.item });

@@ -56,6 +56,10 @@ export interface ConnectionPorts {
 export class Connections {
   /** The connections following each thread: a thread's event reaches its followers without a look at the others. */
   private readonly followers = new Map<string, Set<Connection>>();
+  /** The connections not closed yet. */
+  private readonly open = new Set<Connection>();
+  /** The one event whose frame one connection gets in another form (see sendPrivately), until it is published. */
+  private privateFrame: { readonly event: StoredEvent; readonly connection: Connection; readonly frame: string } | undefined;
 
   constructor(private readonly ports: ConnectionPorts) {}
 
@@ -97,6 +101,7 @@ export class Connections {
         .finally(() => inFlight.delete(handled));
       inFlight.add(handled);
     };
+    this.open.add(connection);
     transport.onclose = () => this.delete(connection);
     transport.onerror = (error) => this.ports.diagnose(`connection error: ${error.message}`);
     void transport.start();
@@ -113,11 +118,26 @@ export class Connections {
 
   /** Forgets a closed connection. */
   delete(connection: Connection): void {
+    this.open.delete(connection);
     for (const threadId of connection.threads) {
       const followers = this.followers.get(threadId);
       followers?.delete(connection);
       if (followers?.size === 0) this.followers.delete(threadId);
     }
+  }
+
+  /** Whether a connection is still open. */
+  isOpen(connection: Connection): boolean {
+    return this.open.has(connection);
+  }
+
+  /**
+   * When `event` is published next, `connection` gets `frame` in place of the event's stored
+   * frame, which every other follower of its thread gets: a private delivery whose secret the
+   * log holds redacted (flows/surfaced.ts). It waits behind the same commit as the event.
+   */
+  sendPrivately(event: StoredEvent, connection: Connection, frame: string): void {
+    this.privateFrame = { event, connection, frame };
   }
 
   /** Subscribes a connection to a thread's notifications. */
@@ -142,8 +162,10 @@ export class Connections {
   /** The observer that sends each published event to the connections of its thread. */
   readonly onEvent = (event: StoredEvent): void => {
     const followers = this.followers.get(event.thread_id);
+    const privately = this.privateFrame?.event === event ? this.privateFrame : undefined;
+    if (privately) this.privateFrame = undefined;
     if (followers === undefined) return;
     const frame = eventFrame(event);
-    for (const connection of followers) connection.send(frame);
+    for (const connection of followers) connection.send(connection === privately?.connection ? privately.frame : frame);
   };
 }

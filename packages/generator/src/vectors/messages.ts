@@ -132,6 +132,13 @@ export function transcriptCandidates(model: ProtocolModel): TranscriptCandidate[
         add("kept", [note(rule.notification as string), ...(before ? [note(before)] : [])], `${rule.notification} first`);
         break;
       }
+      case "trails": {
+        const after = list("after")[0];
+        if (after) add("broken/early", [note(rule.notification as string), note(after)], `${after} after ${rule.notification}`);
+        add("broken/twice", [note(rule.notification as string), note(rule.notification as string)], `${rule.notification} twice`);
+        add("kept", [...(after ? [note(after)] : []), note(rule.notification as string)], `${rule.notification} last`);
+        break;
+      }
       case "single_terminal": {
         const [a, b] = list("terminals");
         const after = list("after").find((n) => !list("terminals").includes(n));

@@ -17,7 +17,7 @@
 import { MessageChecker, type Finding, type OrderingChecker } from "@turnspec/rpc";
 import { createOrderingChecker } from "@turnspec/protocol/ordering";
 import { protocolView } from "@turnspec/protocol/view";
-import type { Transport } from "@turnspec/client/browser";
+import { maskInviteCode, type Transport } from "@turnspec/client/browser";
 import { h, json, replace } from "./dom.js";
 
 export type Direction = "sent" | "received";
@@ -152,6 +152,9 @@ export class FrameLog {
     } catch (error) {
       parseError = (error as Error).message;
     }
+    // An invite's code is checked as it came, then shown and exported masked: the record keeps no copy of it.
+    const shown = value === undefined ? undefined : maskInviteCode(value);
+    const shownText = shown === value ? text : JSON.stringify(shown);
     const index = this.records.length + 1;
     const findings: FrameFinding[] = [];
     if (parseError !== undefined) {
@@ -166,8 +169,8 @@ export class FrameLog {
       connection: session.number,
       direction,
       at: new Date().toISOString().slice(11, 23),
-      text,
-      value,
+      text: shownText,
+      value: shown,
       summary: parseError !== undefined ? "not JSON" : summarize(value, session.methods),
       findings,
     };

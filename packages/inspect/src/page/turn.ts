@@ -13,7 +13,12 @@ import {
   initialTurnStatus,
   streamEventsOf,
   toolName,
+  walletLinkCard,
+  walletRevokeCard,
+  walletUpdateCard,
+  MASKED_CODE,
   wireStatus,
+  type Card,
   type AccumulatedItems,
   type ApprovalAnswer,
   type GatewayConnection,
@@ -41,7 +46,7 @@ interface Question {
   error?: string;
 }
 
-type Entry = { readonly kind: "item"; readonly id: string } | { readonly kind: "approval"; readonly id: string } | { readonly kind: "question"; readonly id: string } | { readonly kind: "notice"; readonly text: string; readonly sequence: number };
+type Entry = { readonly kind: "card"; readonly label: string; readonly card: Card } | { readonly kind: "item"; readonly id: string } | { readonly kind: "approval"; readonly id: string } | { readonly kind: "question"; readonly id: string } | { readonly kind: "notice"; readonly text: string; readonly sequence: number };
 
 export class TurnView {
   readonly element: HTMLElement;
@@ -137,6 +142,22 @@ export class TurnView {
           }
           break;
         }
+        case "invite_delivery": {
+          // The code is never put on the page: masked when this connection was given it.
+          const code = event.redacted ? "redacted by the gateway (this connection was not authorised for private delivery)" : `${MASKED_CODE} (delivered to this connection privately, masked here)`;
+          const inviter = event.inviterDisplay === "" ? "" : `, invited by ${event.inviterDisplay}`;
+          this.entries.push({ kind: "card", label: "Invite", card: { title: `Invite for ${event.targetUserId}${inviter}`, body: `Code: ${code}` } });
+          break;
+        }
+        case "wallet_link_prompt":
+          this.entries.push({ kind: "card", label: "Wallet", card: walletLinkCard(event) });
+          break;
+        case "wallet_update_prompt":
+          this.entries.push({ kind: "card", label: "Wallet", card: walletUpdateCard(event) });
+          break;
+        case "wallet_revoke_prompt":
+          this.entries.push({ kind: "card", label: "Wallet", card: walletRevokeCard(event) });
+          break;
         case "blocked":
           this.recoveryJobId = event.recoveryJobId;
           break;
@@ -195,6 +216,16 @@ export class TurnView {
         return itemElement(this.items.items[entry.id]!);
       case "notice":
         return h("li", { class: "entry notice" }, h("span", { class: "label" }, "Notice"), ` ${entry.text}`);
+      case "card": {
+        const { title, body, button } = entry.card;
+        return h(
+          "li",
+          { class: "entry card" },
+          h("span", { class: "label" }, entry.label),
+          ` ${title}: ${body}`,
+          ...(button ? [" ", h("a", { href: button.url, target: "_blank", rel: "noopener noreferrer" }, button.label)] : []),
+        );
+      }
       case "approval": {
         const approval = this.approvals.get(entry.id)!;
         const { request } = approval;

@@ -273,6 +273,39 @@ func (c *Client) OnTurnHandoffStarted(f func(TurnHandoffStartedNotification)) fu
 	return jsonrpc.Subscribe(c.conn, NotificationTurnHandoffStarted, readTurnHandoffStartedNotification, f)
 }
 
+// OnTurnInviteDelivery calls f with each turn/invite/delivery the server sends (An invite minted
+// this turn, for the edge to deliver to the target's direct message only; the code goes live to the
+// connection authorised for private delivery and is redacted everywhere else (turnspec's own
+// extension)), in order, on the goroutine that reads the connection: f must not block. It returns
+// the function that unsubscribes.
+func (c *Client) OnTurnInviteDelivery(f func(TurnInviteDeliveryNotification)) func() {
+	return jsonrpc.Subscribe(c.conn, NotificationTurnInviteDelivery, readTurnInviteDeliveryNotification, f)
+}
+
+// OnTurnWalletLinkPrompt calls f with each turn/wallet/link_prompt the server sends (A tool call
+// this turn needed a usable linked wallet: the data of the link or renewal card (turnspec's own
+// extension)), in order, on the goroutine that reads the connection: f must not block. It returns
+// the function that unsubscribes.
+func (c *Client) OnTurnWalletLinkPrompt(f func(TurnWalletLinkPromptNotification)) func() {
+	return jsonrpc.Subscribe(c.conn, NotificationTurnWalletLinkPrompt, readTurnWalletLinkPromptNotification, f)
+}
+
+// OnTurnWalletUpdatePrompt calls f with each turn/wallet/update_prompt the server sends (A
+// spending-limit-update ceremony was minted this turn: the data of its card (turnspec's own
+// extension)), in order, on the goroutine that reads the connection: f must not block. It returns
+// the function that unsubscribes.
+func (c *Client) OnTurnWalletUpdatePrompt(f func(TurnWalletUpdatePromptNotification)) func() {
+	return jsonrpc.Subscribe(c.conn, NotificationTurnWalletUpdatePrompt, readTurnWalletUpdatePromptNotification, f)
+}
+
+// OnTurnWalletRevokePrompt calls f with each turn/wallet/revoke_prompt the server sends (Unlinking
+// the wallet minted a hard-revoke ceremony this turn: the data of its card (turnspec's own
+// extension)), in order, on the goroutine that reads the connection: f must not block. It returns
+// the function that unsubscribes.
+func (c *Client) OnTurnWalletRevokePrompt(f func(TurnWalletRevokePromptNotification)) func() {
+	return jsonrpc.Subscribe(c.conn, NotificationTurnWalletRevokePrompt, readTurnWalletRevokePromptNotification, f)
+}
+
 // OnTurnExecutionWindowStarted calls f with each turn/execution_window/started the server sends (A
 // bounded execution window started), in order, on the goroutine that reads the connection: f must
 // not block. It returns the function that unsubscribes.

@@ -90,6 +90,19 @@ const (
 	// NotificationTurnHandoffStarted — The turn delegates to a sub-agent (turnspec's own
 	// extension).
 	NotificationTurnHandoffStarted = "turn/handoff/started"
+	// NotificationTurnInviteDelivery — An invite minted this turn, for the edge to deliver to the
+	// target's direct message only; the code goes live to the connection authorised for private
+	// delivery and is redacted everywhere else (turnspec's own extension).
+	NotificationTurnInviteDelivery = "turn/invite/delivery"
+	// NotificationTurnWalletLinkPrompt — A tool call this turn needed a usable linked wallet: the
+	// data of the link or renewal card (turnspec's own extension).
+	NotificationTurnWalletLinkPrompt = "turn/wallet/link_prompt"
+	// NotificationTurnWalletUpdatePrompt — A spending-limit-update ceremony was minted this turn:
+	// the data of its card (turnspec's own extension).
+	NotificationTurnWalletUpdatePrompt = "turn/wallet/update_prompt"
+	// NotificationTurnWalletRevokePrompt — Unlinking the wallet minted a hard-revoke ceremony this
+	// turn: the data of its card (turnspec's own extension).
+	NotificationTurnWalletRevokePrompt = "turn/wallet/revoke_prompt"
 	// NotificationTurnExecutionWindowStarted — A bounded execution window started.
 	NotificationTurnExecutionWindowStarted = "turn/execution_window/started"
 	// NotificationTurnExecutionWindowExhausted — The current window hit a limit; observed counts
@@ -257,6 +270,10 @@ var Protocol = jsonrpc.NewProtocol(jsonrpc.Tables{
 		{Name: "turn/question/opened", Direction: jsonrpc.ServerToClient, Params: "TurnQuestionOpenedNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
 		{Name: "turn/question/resolved", Direction: jsonrpc.ServerToClient, Params: "TurnQuestionResolvedNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
 		{Name: "turn/handoff/started", Direction: jsonrpc.ServerToClient, Params: "TurnHandoffStartedNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
+		{Name: "turn/invite/delivery", Direction: jsonrpc.ServerToClient, Params: "TurnInviteDeliveryNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
+		{Name: "turn/wallet/link_prompt", Direction: jsonrpc.ServerToClient, Params: "TurnWalletLinkPromptNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
+		{Name: "turn/wallet/update_prompt", Direction: jsonrpc.ServerToClient, Params: "TurnWalletUpdatePromptNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
+		{Name: "turn/wallet/revoke_prompt", Direction: jsonrpc.ServerToClient, Params: "TurnWalletRevokePromptNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
 		{Name: "turn/execution_window/started", Direction: jsonrpc.ServerToClient, Params: "TurnExecutionWindowStartedNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
 		{Name: "turn/execution_window/exhausted", Direction: jsonrpc.ServerToClient, Params: "TurnExecutionWindowExhaustedNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},
 		{Name: "turn/execution_window/checkpointed", Direction: jsonrpc.ServerToClient, Params: "TurnExecutionWindowCheckpointedNotification", Frame: jsonrpc.ParamsFrame{Absent: jsonrpc.AbsentRefused}},

@@ -235,6 +235,35 @@ func (s *ServerConn) NotifyTurnHandoffStarted(ctx context.Context, params TurnHa
 	return s.conn.Notify(ctx, NotificationTurnHandoffStarted, params.toValue())
 }
 
+// NotifyTurnInviteDelivery sends turn/invite/delivery: An invite minted this turn, for the edge to
+// deliver to the target's direct message only; the code goes live to the connection authorised for
+// private delivery and is redacted everywhere else (turnspec's own extension). An invalid one is a
+// *jsonrpc.LocalError and is not sent.
+func (s *ServerConn) NotifyTurnInviteDelivery(ctx context.Context, params TurnInviteDeliveryNotification) error {
+	return s.conn.Notify(ctx, NotificationTurnInviteDelivery, params.toValue())
+}
+
+// NotifyTurnWalletLinkPrompt sends turn/wallet/link_prompt: A tool call this turn needed a usable
+// linked wallet: the data of the link or renewal card (turnspec's own extension). An invalid one is
+// a *jsonrpc.LocalError and is not sent.
+func (s *ServerConn) NotifyTurnWalletLinkPrompt(ctx context.Context, params TurnWalletLinkPromptNotification) error {
+	return s.conn.Notify(ctx, NotificationTurnWalletLinkPrompt, params.toValue())
+}
+
+// NotifyTurnWalletUpdatePrompt sends turn/wallet/update_prompt: A spending-limit-update ceremony
+// was minted this turn: the data of its card (turnspec's own extension). An invalid one is a
+// *jsonrpc.LocalError and is not sent.
+func (s *ServerConn) NotifyTurnWalletUpdatePrompt(ctx context.Context, params TurnWalletUpdatePromptNotification) error {
+	return s.conn.Notify(ctx, NotificationTurnWalletUpdatePrompt, params.toValue())
+}
+
+// NotifyTurnWalletRevokePrompt sends turn/wallet/revoke_prompt: Unlinking the wallet minted a
+// hard-revoke ceremony this turn: the data of its card (turnspec's own extension). An invalid one
+// is a *jsonrpc.LocalError and is not sent.
+func (s *ServerConn) NotifyTurnWalletRevokePrompt(ctx context.Context, params TurnWalletRevokePromptNotification) error {
+	return s.conn.Notify(ctx, NotificationTurnWalletRevokePrompt, params.toValue())
+}
+
 // NotifyTurnExecutionWindowStarted sends turn/execution_window/started: A bounded execution window
 // started. An invalid one is a *jsonrpc.LocalError and is not sent.
 func (s *ServerConn) NotifyTurnExecutionWindowStarted(ctx context.Context, params TurnExecutionWindowStartedNotification) error {

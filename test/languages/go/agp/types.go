@@ -1924,6 +1924,11 @@ type GatewayConfig struct {
 	Permissions *GatewayConfigPermissions
 	// Questions the model asks the user with ask_question (turnspec's own extension).
 	Questions *GatewayConfigQuestions
+	// Wallet is the caller's wallet as the wallet tools (wallet_link, wallet_update_limit,
+	// wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet
+	// service: this section stands in for one, and the tools surface the cards a real one would
+	// (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
+	Wallet *GatewayConfigWallet
 	// GatewayID — This gateway's id in delegation routes (source_gateway_id and
 	// destination_gateway_id must equal it).
 	GatewayID *string
@@ -1966,7 +1971,7 @@ type GatewayConfig struct {
 }
 
 func (x GatewayConfig) toValue() jsonrpc.Value {
-	members := make([]jsonrpc.Member, 0, 19+len(x.Extra))
+	members := make([]jsonrpc.Member, 0, 20+len(x.Extra))
 	for k, v := range x.Extra {
 		members = append(members, jsonrpc.Member{Key: k, Value: v})
 	}
@@ -2002,6 +2007,9 @@ func (x GatewayConfig) toValue() jsonrpc.Value {
 	}
 	if x.Questions != nil {
 		members = append(members, jsonrpc.Member{Key: "questions", Value: x.Questions.toValue()})
+	}
+	if x.Wallet != nil {
+		members = append(members, jsonrpc.Member{Key: "wallet", Value: x.Wallet.toValue()})
 	}
 	if x.GatewayID != nil {
 		members = append(members, jsonrpc.Member{Key: "gateway_id", Value: jsonrpc.StringValue(*x.GatewayID)})
@@ -2062,6 +2070,8 @@ func readGatewayConfig(v *jsonrpc.Value) (GatewayConfig, error) {
 			x.Permissions, err = jsonrpc.Ref(readGatewayConfigPermissions(p))
 		case "questions":
 			x.Questions, err = jsonrpc.Ref(readGatewayConfigQuestions(p))
+		case "wallet":
+			x.Wallet, err = jsonrpc.Ref(readGatewayConfigWallet(p))
 		case "gateway_id":
 			x.GatewayID, err = jsonrpc.Ref(jsonrpc.AsString(p))
 		case "store":
@@ -3405,6 +3415,141 @@ func (x *GatewayConfigQuestions) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	value, err := readGatewayConfigQuestions(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// GatewayConfigWallet is the caller's wallet as the wallet tools (wallet_link, wallet_update_limit,
+// wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet
+// service: this section stands in for one, and the tools surface the cards a real one would
+// (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
+type GatewayConfigWallet struct {
+	// State is the caller's linked wallet: none was ever linked, one is linked and usable, or one
+	// was linked and is no longer usable (expired or revoked), which makes a link card a renewal.
+	// wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+	State *GatewayConfigWalletState
+	// LinkURL is the deployment's wallet-link page. Absent: the link card carries link_url null and
+	// points the reader at an admin.
+	LinkURL *string
+	// UpdateURL — Where a spending-limit-update ceremony runs; each card gets a one-time URL made
+	// from it (a fresh ceremony query parameter). Absent: wallet_update_limit refuses.
+	UpdateURL *string
+	// RevokeURL — Where a hard-revoke ceremony runs; each card gets a one-time URL made from it (a
+	// fresh ceremony query parameter). Absent: wallet_unlink refuses.
+	RevokeURL *string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x GatewayConfigWallet) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 4+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	if x.State != nil {
+		members = append(members, jsonrpc.Member{Key: "state", Value: x.State.toValue()})
+	}
+	if x.LinkURL != nil {
+		members = append(members, jsonrpc.Member{Key: "link_url", Value: jsonrpc.StringValue(*x.LinkURL)})
+	}
+	if x.UpdateURL != nil {
+		members = append(members, jsonrpc.Member{Key: "update_url", Value: jsonrpc.StringValue(*x.UpdateURL)})
+	}
+	if x.RevokeURL != nil {
+		members = append(members, jsonrpc.Member{Key: "revoke_url", Value: jsonrpc.StringValue(*x.RevokeURL)})
+	}
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readGatewayConfigWallet(v *jsonrpc.Value) (GatewayConfigWallet, error) {
+	var x GatewayConfigWallet
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "state":
+			x.State, err = jsonrpc.Ref(readGatewayConfigWalletState(p))
+		case "link_url":
+			x.LinkURL, err = jsonrpc.Ref(jsonrpc.AsString(p))
+		case "update_url":
+			x.UpdateURL, err = jsonrpc.Ref(jsonrpc.AsString(p))
+		case "revoke_url":
+			x.RevokeURL, err = jsonrpc.Ref(jsonrpc.AsString(p))
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the GatewayConfigWallet.
+func (x GatewayConfigWallet) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a GatewayConfigWallet from JSON text, matching member names exactly. It checks
+// shapes only; DecodeGatewayConfigWallet also validates.
+func (x *GatewayConfigWallet) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readGatewayConfigWallet(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// GatewayConfigWalletState is the caller's linked wallet: none was ever linked, one is linked and
+// usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a
+// renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+type GatewayConfigWalletState string
+
+// The values of GatewayConfigWalletState.
+const (
+	GatewayConfigWalletStateNone     GatewayConfigWalletState = "none"
+	GatewayConfigWalletStateUsable   GatewayConfigWalletState = "usable"
+	GatewayConfigWalletStateUnusable GatewayConfigWalletState = "unusable"
+)
+
+func (x GatewayConfigWalletState) toValue() jsonrpc.Value {
+	return jsonrpc.StringValue(string(x))
+}
+
+func readGatewayConfigWalletState(v *jsonrpc.Value) (GatewayConfigWalletState, error) {
+	x, err := jsonrpc.AsString(v)
+	return GatewayConfigWalletState(x), err
+}
+
+// MarshalJSON writes the canonical JSON text of the GatewayConfigWalletState.
+func (x GatewayConfigWalletState) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a GatewayConfigWalletState from JSON text, matching member names exactly. It checks
+// shapes only; DecodeGatewayConfigWalletState also validates.
+func (x *GatewayConfigWalletState) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readGatewayConfigWalletState(&v)
 	if err != nil {
 		return err
 	}
@@ -9350,6 +9495,301 @@ func (x *TurnHandoffStartedNotification) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// TurnInviteCodeDelivery — What a connection is given of an invite's code, tagged by kind: the code
+// itself (private delivery) or the statement that it was withheld (redacted). This is turnspec's
+// own extension: the references describe InviteDelivery without giving it a wire form.
+//
+// Its variants, by their "kind": TurnInviteCodePrivate ("private"), TurnInviteCodeRedacted
+// ("redacted").
+type TurnInviteCodeDelivery interface {
+	isTurnInviteCodeDelivery()
+	toValue() jsonrpc.Value
+}
+
+func (TurnInviteCodePrivate) isTurnInviteCodeDelivery() {}
+
+func (TurnInviteCodeRedacted) isTurnInviteCodeDelivery() {}
+
+func readTurnInviteCodeDelivery(v *jsonrpc.Value) (TurnInviteCodeDelivery, error) {
+	if v.Kind() != jsonrpc.Object {
+		return nil, jsonrpc.Mismatch(v, "an object")
+	}
+	tag := v.Lookup("kind")
+	if tag != nil && tag.Kind() == jsonrpc.String {
+		switch tag.Str() {
+		case "private":
+			return readTurnInviteCodePrivate(v)
+		case "redacted":
+			return readTurnInviteCodeRedacted(v)
+		}
+	}
+	return nil, jsonrpc.UnknownTag("kind", tag, "TurnInviteCodeDelivery")
+}
+
+// AnyTurnInviteCodeDelivery holds a TurnInviteCodeDelivery where encoding/json needs a concrete
+// type: its UnmarshalJSON reads the tag and decodes the variant it names.
+type AnyTurnInviteCodeDelivery struct {
+	TurnInviteCodeDelivery
+}
+
+// MarshalJSON writes the canonical JSON text of the variant held (null when none is).
+func (x AnyTurnInviteCodeDelivery) MarshalJSON() ([]byte, error) {
+	if x.TurnInviteCodeDelivery == nil {
+		return []byte("null"), nil
+	}
+	return jsonrpc.Canonical(x.TurnInviteCodeDelivery.toValue())
+}
+
+// UnmarshalJSON reads the variant the tag names. DecodeTurnInviteCodeDelivery also validates the whole value.
+func (x *AnyTurnInviteCodeDelivery) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	x.TurnInviteCodeDelivery, err = readTurnInviteCodeDelivery(&v)
+	return err
+}
+
+// TurnInviteCodePrivate is the invite's code, sent live to the connection the turn's owner
+// authorised to deliver it privately. This is turnspec's own extension: the references describe
+// InviteDelivery without giving it a wire form.
+//
+// It is the variant "private" of TurnInviteCodeDelivery.
+type TurnInviteCodePrivate struct {
+	// Code is the single-use invite code: the one secret on this event. Deliver it only to the
+	// target's direct message; never log it or post it to a shared channel.
+	Code string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnInviteCodePrivate) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 2+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "kind", Value: jsonrpc.StringValue("private")})
+	members = append(members, jsonrpc.Member{Key: "code", Value: jsonrpc.StringValue(x.Code)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnInviteCodePrivate(v *jsonrpc.Value) (TurnInviteCodePrivate, error) {
+	var x TurnInviteCodePrivate
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "kind":
+			// A constant: written, never held.
+		case "code":
+			x.Code, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnInviteCodePrivate.
+func (x TurnInviteCodePrivate) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnInviteCodePrivate from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnInviteCodePrivate also validates.
+func (x *TurnInviteCodePrivate) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnInviteCodePrivate(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnInviteCodeRedacted is the invite's code was withheld: this connection was not authorised to
+// deliver it, or this is a replay (the log never holds the code). An edge given this delivers
+// nothing and may tell the inviter the invite went to another edge. This is turnspec's own
+// extension: the references describe InviteDelivery without giving it a wire form.
+//
+// It is the variant "redacted" of TurnInviteCodeDelivery.
+type TurnInviteCodeRedacted struct {
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnInviteCodeRedacted) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 1+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "kind", Value: jsonrpc.StringValue("redacted")})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnInviteCodeRedacted(v *jsonrpc.Value) (TurnInviteCodeRedacted, error) {
+	var x TurnInviteCodeRedacted
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "kind":
+			// A constant: written, never held.
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnInviteCodeRedacted.
+func (x TurnInviteCodeRedacted) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnInviteCodeRedacted from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnInviteCodeRedacted also validates.
+func (x *TurnInviteCodeRedacted) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnInviteCodeRedacted(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnInviteDeliveryNotification — Params of turn/invite/delivery: an invite minted during the
+// turn, for the edge to deliver to the target's direct message and only there. Surfaced once per
+// turn, after the turn's last item and before its terminal notification. The code reaches neither
+// the model nor a log: it is sent live only to the connection that started the turn with
+// private_delivery, and redacted everywhere else. An edge that cannot reach the target privately
+// tells the inviter and delivers nothing. This is turnspec's own extension: the references describe
+// InviteDelivery without giving it a wire form.
+type TurnInviteDeliveryNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the invite tool call item that minted the invite.
+	ItemID string
+	// TargetUserID is the invited person's provider-native user id. The edge opens this person's
+	// direct message, and delivers the code there only.
+	TargetUserID string
+	// InviterDisplay is the inviting user's display name, for the copy the target reads. May be
+	// empty; the edge then uses a neutral phrasing.
+	InviterDisplay string
+	// Delivery is the single-use code, to the connection the turn's owner authorised to deliver it
+	// privately; to every other connection, and in every turn/items replay, the statement that it
+	// was redacted.
+	Delivery TurnInviteCodeDelivery
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnInviteDeliveryNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 7+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "target_user_id", Value: jsonrpc.StringValue(x.TargetUserID)})
+	members = append(members, jsonrpc.Member{Key: "inviter_display", Value: jsonrpc.StringValue(x.InviterDisplay)})
+	members = append(members, jsonrpc.Member{Key: "delivery", Value: x.Delivery.toValue()})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnInviteDeliveryNotification(v *jsonrpc.Value) (TurnInviteDeliveryNotification, error) {
+	var x TurnInviteDeliveryNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "target_user_id":
+			x.TargetUserID, err = jsonrpc.AsString(p)
+		case "inviter_display":
+			x.InviterDisplay, err = jsonrpc.AsString(p)
+		case "delivery":
+			x.Delivery, err = readTurnInviteCodeDelivery(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnInviteDeliveryNotification.
+func (x TurnInviteDeliveryNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnInviteDeliveryNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnInviteDeliveryNotification also validates.
+func (x *TurnInviteDeliveryNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnInviteDeliveryNotification(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
 // TurnItem is one object of a turn's timeline, as clients render it: a message, reasoning, a
 // notice, a delegated task or a tool call. Distinguished by type.
 //
@@ -12939,6 +13379,75 @@ func (x *TurnPermissionRequestRespondResponse) UnmarshalJSON(data []byte) error 
 	return nil
 }
 
+// TurnPrivateDelivery — What a client declares when it starts a turn on behalf of its owner and can
+// reach people privately (a chat edge that opens direct messages): the turn's private deliveries,
+// such as the code of an invite the turn mints, are then sent live to this connection and to no
+// other; every other connection, and every turn/items replay, gets them redacted. This is
+// turnspec's own extension: the references describe InviteDelivery without giving private delivery
+// a wire form.
+type TurnPrivateDelivery struct {
+	// InviterDisplay is the turn owner's display name, which an invite's delivery carries for the
+	// copy its target reads. May be empty; the edge then uses a neutral phrasing.
+	InviterDisplay string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnPrivateDelivery) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 1+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "inviter_display", Value: jsonrpc.StringValue(x.InviterDisplay)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnPrivateDelivery(v *jsonrpc.Value) (TurnPrivateDelivery, error) {
+	var x TurnPrivateDelivery
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "inviter_display":
+			x.InviterDisplay, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnPrivateDelivery.
+func (x TurnPrivateDelivery) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnPrivateDelivery from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnPrivateDelivery also validates.
+func (x *TurnPrivateDelivery) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnPrivateDelivery(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
 // TurnProcessPolicySnapshot — Rules for processes a turn launches: whether shell commands may run,
 // which environment variables they see, how long they may run, and per-command risk rules.
 type TurnProcessPolicySnapshot struct {
@@ -14577,6 +15086,10 @@ type TurnStartParams struct {
 	SandboxPolicy *TurnLegacySandboxPolicy
 	// Mode for this turn; defaults to the thread's mode.
 	Mode *TurnMode
+	// PrivateDelivery — Authorises the connection that sends this turn/start, and it alone, to
+	// receive the turn's private deliveries live (an invite's code). Absent: no connection is
+	// authorised, and the turn mints no invite.
+	PrivateDelivery *TurnPrivateDelivery
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
 	// back as they came.
@@ -14584,7 +15097,7 @@ type TurnStartParams struct {
 }
 
 func (x TurnStartParams) toValue() jsonrpc.Value {
-	members := make([]jsonrpc.Member, 0, 11+len(x.Extra))
+	members := make([]jsonrpc.Member, 0, 12+len(x.Extra))
 	for k, v := range x.Extra {
 		members = append(members, jsonrpc.Member{Key: k, Value: v})
 	}
@@ -14614,6 +15127,9 @@ func (x TurnStartParams) toValue() jsonrpc.Value {
 	}
 	if x.Mode != nil {
 		members = append(members, jsonrpc.Member{Key: "mode", Value: x.Mode.toValue()})
+	}
+	if x.PrivateDelivery != nil {
+		members = append(members, jsonrpc.Member{Key: "private_delivery", Value: x.PrivateDelivery.toValue()})
 	}
 	return jsonrpc.ObjectValue(members...)
 }
@@ -14650,6 +15166,8 @@ func readTurnStartParams(v *jsonrpc.Value) (TurnStartParams, error) {
 			x.SandboxPolicy, err = jsonrpc.Ref(readTurnLegacySandboxPolicy(p))
 		case "mode":
 			x.Mode, err = jsonrpc.Ref(readTurnMode(p))
+		case "private_delivery":
+			x.PrivateDelivery, err = jsonrpc.Ref(readTurnPrivateDelivery(p))
 		default:
 			var e jsonrpc.Value
 			e, err = jsonrpc.AsValue(p)
@@ -15065,6 +15583,291 @@ func (x *TurnUsage) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	value, err := readTurnUsage(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnWalletLinkPromptNotification — Params of turn/wallet/link_prompt: a tool call this turn
+// needed a usable linked wallet. Surfaced once per turn, after the turn's last item and before its
+// terminal notification. It carries data only, no copy, so every edge renders the same "Link a
+// wallet" or "Renew access" card. This is turnspec's own extension: the references describe
+// WalletLinkPrompt without giving it a wire form.
+type TurnWalletLinkPromptNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the wallet tool call item that needed the link.
+	ItemID string
+	// LinkURL is the deployment's wallet-link URL, when the gateway is configured with one; null
+	// points the reader at an admin instead of a button that leads nowhere.
+	LinkURL *string
+	// Renewal — True when the caller had a linked wallet that is no longer usable (expired or
+	// revoked); false when they never linked one. Selects the renewal copy over the first-time
+	// copy.
+	Renewal bool
+	// Requested — True when the caller asked to link (or replace) a wallet directly, with the
+	// wallet_link tool; false on the payment-interrupt path. Selects the "here is a secure link"
+	// copy over both payment-interrupt wordings.
+	Requested bool
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnWalletLinkPromptNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 7+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "link_url", Value: jsonrpc.WriteNullable(x.LinkURL, jsonrpc.StringValue)})
+	members = append(members, jsonrpc.Member{Key: "renewal", Value: jsonrpc.BoolValue(x.Renewal)})
+	members = append(members, jsonrpc.Member{Key: "requested", Value: jsonrpc.BoolValue(x.Requested)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnWalletLinkPromptNotification(v *jsonrpc.Value) (TurnWalletLinkPromptNotification, error) {
+	var x TurnWalletLinkPromptNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "link_url":
+			x.LinkURL, err = jsonrpc.ReadNullable(p, jsonrpc.AsString)
+		case "renewal":
+			x.Renewal, err = jsonrpc.AsBool(p)
+		case "requested":
+			x.Requested, err = jsonrpc.AsBool(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnWalletLinkPromptNotification.
+func (x TurnWalletLinkPromptNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnWalletLinkPromptNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnWalletLinkPromptNotification also validates.
+func (x *TurnWalletLinkPromptNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnWalletLinkPromptNotification(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnWalletRevokePromptNotification — Params of turn/wallet/revoke_prompt: unlinking the wallet
+// minted a hard-revoke ceremony for its delegated key this turn. Surfaced once per turn, after the
+// turn's last item and before its terminal notification. It carries data only, no copy, so every
+// edge renders the same "Revoke access" card. This is turnspec's own extension: the references
+// describe WalletRevokePrompt without giving it a wire form.
+type TurnWalletRevokePromptNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the wallet_unlink tool call item that minted the ceremony.
+	ItemID string
+	// RevokeURL is the one-time hard-revoke ceremony URL for the just-unlinked delegated key.
+	RevokeURL string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnWalletRevokePromptNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 5+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "revoke_url", Value: jsonrpc.StringValue(x.RevokeURL)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnWalletRevokePromptNotification(v *jsonrpc.Value) (TurnWalletRevokePromptNotification, error) {
+	var x TurnWalletRevokePromptNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "revoke_url":
+			x.RevokeURL, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnWalletRevokePromptNotification.
+func (x TurnWalletRevokePromptNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnWalletRevokePromptNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnWalletRevokePromptNotification also validates.
+func (x *TurnWalletRevokePromptNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnWalletRevokePromptNotification(&v)
+	if err != nil {
+		return err
+	}
+	*x = value
+	return nil
+}
+
+// TurnWalletUpdatePromptNotification — Params of turn/wallet/update_prompt: a spending-limit-update
+// ceremony was minted this turn. Surfaced once per turn, after the turn's last item and before its
+// terminal notification. It carries data only, no copy, so every edge renders the same "Update
+// spending cap" card. This is turnspec's own extension: the references describe WalletUpdatePrompt
+// without giving it a wire form.
+type TurnWalletUpdatePromptNotification struct {
+	// ThreadID — Thread of the turn.
+	ThreadID string
+	// TurnID is the turn that surfaces it.
+	TurnID string
+	// Sequence — Position of this event in the turn's event sequence; the same number the event
+	// carries in turn/items.
+	Sequence int64
+	// ItemID is the wallet_update_limit tool call item that minted the ceremony.
+	ItemID string
+	// UpdateURL is the one-time spending-limit-update ceremony URL.
+	UpdateURL string
+	// NewLimit is the requested new daily spending cap, in the settlement currency's human units
+	// (e.g. "20"), echoed on the card.
+	NewLimit string
+
+	// Extra holds the members the schema does not declare, kept from a tolerant read and written
+	// back as they came.
+	Extra map[string]jsonrpc.Value
+}
+
+func (x TurnWalletUpdatePromptNotification) toValue() jsonrpc.Value {
+	members := make([]jsonrpc.Member, 0, 6+len(x.Extra))
+	for k, v := range x.Extra {
+		members = append(members, jsonrpc.Member{Key: k, Value: v})
+	}
+	members = append(members, jsonrpc.Member{Key: "thread_id", Value: jsonrpc.StringValue(x.ThreadID)})
+	members = append(members, jsonrpc.Member{Key: "turn_id", Value: jsonrpc.StringValue(x.TurnID)})
+	members = append(members, jsonrpc.Member{Key: "sequence", Value: jsonrpc.IntValue(x.Sequence)})
+	members = append(members, jsonrpc.Member{Key: "item_id", Value: jsonrpc.StringValue(x.ItemID)})
+	members = append(members, jsonrpc.Member{Key: "update_url", Value: jsonrpc.StringValue(x.UpdateURL)})
+	members = append(members, jsonrpc.Member{Key: "new_limit", Value: jsonrpc.StringValue(x.NewLimit)})
+	return jsonrpc.ObjectValue(members...)
+}
+
+func readTurnWalletUpdatePromptNotification(v *jsonrpc.Value) (TurnWalletUpdatePromptNotification, error) {
+	var x TurnWalletUpdatePromptNotification
+	if v.Kind() != jsonrpc.Object {
+		return x, jsonrpc.Mismatch(v, "an object")
+	}
+	ms := v.Members()
+	for i := range ms {
+		p := &ms[i].Value
+		var err error
+		switch ms[i].Key {
+		case "thread_id":
+			x.ThreadID, err = jsonrpc.AsString(p)
+		case "turn_id":
+			x.TurnID, err = jsonrpc.AsString(p)
+		case "sequence":
+			x.Sequence, err = jsonrpc.AsInt(p)
+		case "item_id":
+			x.ItemID, err = jsonrpc.AsString(p)
+		case "update_url":
+			x.UpdateURL, err = jsonrpc.AsString(p)
+		case "new_limit":
+			x.NewLimit, err = jsonrpc.AsString(p)
+		default:
+			var e jsonrpc.Value
+			e, err = jsonrpc.AsValue(p)
+			x.Extra = jsonrpc.Put(x.Extra, ms[i].Key, e)
+		}
+		if err != nil {
+			return x, jsonrpc.At(ms[i].Key, err)
+		}
+	}
+	return x, nil
+}
+
+// MarshalJSON writes the canonical JSON text of the TurnWalletUpdatePromptNotification.
+func (x TurnWalletUpdatePromptNotification) MarshalJSON() ([]byte, error) {
+	return jsonrpc.Canonical(x.toValue())
+}
+
+// UnmarshalJSON reads a TurnWalletUpdatePromptNotification from JSON text, matching member names exactly. It checks
+// shapes only; DecodeTurnWalletUpdatePromptNotification also validates.
+func (x *TurnWalletUpdatePromptNotification) UnmarshalJSON(data []byte) error {
+	v, err := jsonrpc.Parse(data)
+	if err != nil {
+		return err
+	}
+	value, err := readTurnWalletUpdatePromptNotification(&v)
 	if err != nil {
 		return err
 	}

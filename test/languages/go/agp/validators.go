@@ -30,47 +30,57 @@ var pattern3 = regexp.MustCompile(`^[0-9A-Za-z][\-0-9A-Z_a-z]{0,31}$`)
 var pattern4 = regexp.MustCompile(`^[^/]+$`)
 
 var allowed8 = []jsonrpc.Value{jsonrpc.StringValue("codex")}
-var allowed9 = []jsonrpc.Value{jsonrpc.StringValue("agent_message"), jsonrpc.StringValue("stdout"), jsonrpc.StringValue("stderr"), jsonrpc.StringValue("tool_progress"), jsonrpc.StringValue("file_change"), jsonrpc.StringValue("generic")}
-var allowed10 = []jsonrpc.Value{jsonrpc.StringValue("timeout"), jsonrpc.StringValue("provider_failure"), jsonrpc.StringValue("tool_failure"), jsonrpc.StringValue("runtime_shutdown"), jsonrpc.StringValue("execution_window_exhausted")}
-var allowed11 = []jsonrpc.Value{jsonrpc.StringValue("succeeded"), jsonrpc.StringValue("failed")}
-var allowed12 = []jsonrpc.Value{jsonrpc.StringValue("file_read"), jsonrpc.StringValue("file_write"), jsonrpc.StringValue("shell_command"), jsonrpc.StringValue("network"), jsonrpc.StringValue("mcp_read"), jsonrpc.StringValue("mcp_write_or_unknown"), jsonrpc.StringValue("dynamic_skill_tool"), jsonrpc.StringValue("computer_use"), jsonrpc.StringValue("task_subagent"), jsonrpc.StringValue("unknown")}
-var allowed13 = []jsonrpc.Value{jsonrpc.StringValue("allow"), jsonrpc.StringValue("ask"), jsonrpc.StringValue("deny")}
-var allowed14 = []jsonrpc.Value{jsonrpc.StringValue("info"), jsonrpc.StringValue("warning"), jsonrpc.StringValue("error")}
-var allowed15 = []jsonrpc.Value{jsonrpc.StringValue("turn_work")}
-var allowed16 = []jsonrpc.Value{jsonrpc.StringValue("skill"), jsonrpc.StringValue("mcpServer"), jsonrpc.StringValue("mcpTool")}
-var allowed17 = []jsonrpc.Value{jsonrpc.StringValue("accepted"), jsonrpc.StringValue("rejected")}
-var allowed18 = []jsonrpc.Value{jsonrpc.StringValue("explicit_composer_capability"), jsonrpc.StringValue("not_found"), jsonrpc.StringValue("disabled_by_policy"), jsonrpc.StringValue("validation_rejected"), jsonrpc.StringValue("security_blocked"), jsonrpc.StringValue("dependency_missing"), jsonrpc.StringValue("catalog_missing"), jsonrpc.StringValue("tool_missing"), jsonrpc.StringValue("provider_unsupported")}
-var allowed19 = []jsonrpc.Value{jsonrpc.StringValue("max_agent_rounds_per_window"), jsonrpc.StringValue("max_tool_calls_per_window"), jsonrpc.StringValue("max_wall_clock_ms_per_window"), jsonrpc.StringValue("max_provider_tokens_per_window"), jsonrpc.StringValue("provider_failure_continuation"), jsonrpc.StringValue("runtime_shutdown_continuation")}
-var allowed20 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("exhausted"), jsonrpc.StringValue("checkpointed"), jsonrpc.StringValue("continued"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("failed")}
-var allowed21 = []jsonrpc.Value{jsonrpc.StringValue("provider_error"), jsonrpc.StringValue("tool_error"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("budget_exhausted"), jsonrpc.StringValue("internal")}
-var allowed22 = []jsonrpc.Value{jsonrpc.StringValue("read_only"), jsonrpc.StringValue("read_write")}
-var allowed23 = []jsonrpc.Value{jsonrpc.StringValue("workspace"), jsonrpc.StringValue("project"), jsonrpc.StringValue("app"), jsonrpc.StringValue("temp"), jsonrpc.StringValue("allowed_path")}
-var allowed24 = []jsonrpc.Value{jsonrpc.StringValue("userMessage"), jsonrpc.StringValue("agentMessage"), jsonrpc.StringValue("reasoning"), jsonrpc.StringValue("systemEvent"), jsonrpc.StringValue("task"), jsonrpc.StringValue("commandExecution"), jsonrpc.StringValue("fileChange"), jsonrpc.StringValue("webSearch"), jsonrpc.StringValue("webFetch"), jsonrpc.StringValue("download"), jsonrpc.StringValue("dynamicToolCall")}
-var allowed25 = []jsonrpc.Value{jsonrpc.StringValue("add"), jsonrpc.StringValue("modify"), jsonrpc.StringValue("delete")}
-var allowed26 = []jsonrpc.Value{jsonrpc.StringValue("in_progress"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("cancelled")}
-var allowed27 = []jsonrpc.Value{jsonrpc.StringValue("success"), jsonrpc.StringValue("error"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("timed_out"), jsonrpc.StringValue("cancelled")}
-var allowed28 = []jsonrpc.Value{jsonrpc.StringValue("Chat"), jsonrpc.StringValue("Agent")}
-var allowed29 = []jsonrpc.Value{jsonrpc.StringValue("enabled"), jsonrpc.StringValue("restricted"), jsonrpc.StringValue("disabled")}
-var allowed30 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
-var allowed31 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn")}
-var allowed32 = []jsonrpc.Value{jsonrpc.StringValue("profile_selected"), jsonrpc.StringValue("decision_allowed"), jsonrpc.StringValue("decision_denied"), jsonrpc.StringValue("request_opened"), jsonrpc.StringValue("request_resolved")}
-var allowed33 = []jsonrpc.Value{jsonrpc.StringValue("policy"), jsonrpc.StringValue("turn_grant"), jsonrpc.StringValue("resolution"), jsonrpc.StringValue("config")}
-var allowed34 = []jsonrpc.Value{jsonrpc.StringValue("full_access"), jsonrpc.StringValue("auto_accept_edits"), jsonrpc.StringValue("supervised")}
-var allowed35 = []jsonrpc.Value{jsonrpc.StringValue("composer"), jsonrpc.StringValue("defaulted"), jsonrpc.StringValue("inherited_from_parent_turn"), jsonrpc.StringValue("task_permission_cap"), jsonrpc.StringValue("system")}
-var allowed36 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny")}
-var allowed37 = []jsonrpc.Value{jsonrpc.StringValue("inherit_all"), jsonrpc.StringValue("allow_list")}
-var allowed38 = []jsonrpc.Value{jsonrpc.StringValue("answered"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
-var allowed39 = []jsonrpc.Value{jsonrpc.StringValue("unrestricted"), jsonrpc.StringValue("workspace_write"), jsonrpc.StringValue("read_only")}
-var allowed40 = []jsonrpc.Value{jsonrpc.StringValue("per_turn"), jsonrpc.StringValue("host"), jsonrpc.StringValue("none")}
-var allowed41 = []jsonrpc.Value{jsonrpc.StringValue("review"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("not_applicable")}
-var allowed42 = []jsonrpc.Value{jsonrpc.StringValue("none"), jsonrpc.StringValue("best_effort"), jsonrpc.StringValue("required")}
-var allowed43 = []jsonrpc.Value{jsonrpc.StringValue("native"), jsonrpc.StringValue("codex_cli"), jsonrpc.StringValue("claude_cli")}
-var allowed44 = []jsonrpc.Value{jsonrpc.StringValue("active"), jsonrpc.StringValue("partially_active"), jsonrpc.StringValue("unavailable")}
-var allowed45 = []jsonrpc.Value{jsonrpc.StringValue("InProgress"), jsonrpc.StringValue("Completed"), jsonrpc.StringValue("Failed"), jsonrpc.StringValue("Interrupted"), jsonrpc.StringValue("Blocked")}
-var allowed46 = []jsonrpc.Value{jsonrpc.StringValue("rounds"), jsonrpc.StringValue("tool_calls")}
-var allowed47 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("awaiting_approval"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("interrupted")}
-var allowed48 = []jsonrpc.Value{jsonrpc.StringValue("newest"), jsonrpc.StringValue("oldest"), jsonrpc.StringValue("before"), jsonrpc.StringValue("after")}
-var allowed49 = []jsonrpc.Value{jsonrpc.StringValue("text"), jsonrpc.StringValue("localFile"), jsonrpc.StringValue("localImage"), jsonrpc.StringValue("image"), jsonrpc.StringValue("artifact"), jsonrpc.StringValue("mention"), jsonrpc.StringValue("file"), jsonrpc.StringValue("audio"), jsonrpc.StringValue("video")}
+var allowed9 = []jsonrpc.Value{jsonrpc.StringValue("none"), jsonrpc.StringValue("usable"), jsonrpc.StringValue("unusable")}
+
+// pattern5 is the ECMAScript pattern "^https?://", in Go's syntax.
+var pattern5 = regexp.MustCompile(`^https?://`)
+
+var allowed10 = []jsonrpc.Value{jsonrpc.StringValue("agent_message"), jsonrpc.StringValue("stdout"), jsonrpc.StringValue("stderr"), jsonrpc.StringValue("tool_progress"), jsonrpc.StringValue("file_change"), jsonrpc.StringValue("generic")}
+var allowed11 = []jsonrpc.Value{jsonrpc.StringValue("timeout"), jsonrpc.StringValue("provider_failure"), jsonrpc.StringValue("tool_failure"), jsonrpc.StringValue("runtime_shutdown"), jsonrpc.StringValue("execution_window_exhausted")}
+var allowed12 = []jsonrpc.Value{jsonrpc.StringValue("succeeded"), jsonrpc.StringValue("failed")}
+var allowed13 = []jsonrpc.Value{jsonrpc.StringValue("file_read"), jsonrpc.StringValue("file_write"), jsonrpc.StringValue("shell_command"), jsonrpc.StringValue("network"), jsonrpc.StringValue("mcp_read"), jsonrpc.StringValue("mcp_write_or_unknown"), jsonrpc.StringValue("dynamic_skill_tool"), jsonrpc.StringValue("computer_use"), jsonrpc.StringValue("task_subagent"), jsonrpc.StringValue("unknown")}
+var allowed14 = []jsonrpc.Value{jsonrpc.StringValue("allow"), jsonrpc.StringValue("ask"), jsonrpc.StringValue("deny")}
+var allowed15 = []jsonrpc.Value{jsonrpc.StringValue("info"), jsonrpc.StringValue("warning"), jsonrpc.StringValue("error")}
+var allowed16 = []jsonrpc.Value{jsonrpc.StringValue("turn_work")}
+var allowed17 = []jsonrpc.Value{jsonrpc.StringValue("skill"), jsonrpc.StringValue("mcpServer"), jsonrpc.StringValue("mcpTool")}
+var allowed18 = []jsonrpc.Value{jsonrpc.StringValue("accepted"), jsonrpc.StringValue("rejected")}
+var allowed19 = []jsonrpc.Value{jsonrpc.StringValue("explicit_composer_capability"), jsonrpc.StringValue("not_found"), jsonrpc.StringValue("disabled_by_policy"), jsonrpc.StringValue("validation_rejected"), jsonrpc.StringValue("security_blocked"), jsonrpc.StringValue("dependency_missing"), jsonrpc.StringValue("catalog_missing"), jsonrpc.StringValue("tool_missing"), jsonrpc.StringValue("provider_unsupported")}
+var allowed20 = []jsonrpc.Value{jsonrpc.StringValue("max_agent_rounds_per_window"), jsonrpc.StringValue("max_tool_calls_per_window"), jsonrpc.StringValue("max_wall_clock_ms_per_window"), jsonrpc.StringValue("max_provider_tokens_per_window"), jsonrpc.StringValue("provider_failure_continuation"), jsonrpc.StringValue("runtime_shutdown_continuation")}
+var allowed21 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("exhausted"), jsonrpc.StringValue("checkpointed"), jsonrpc.StringValue("continued"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("failed")}
+var allowed22 = []jsonrpc.Value{jsonrpc.StringValue("provider_error"), jsonrpc.StringValue("tool_error"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("interrupted"), jsonrpc.StringValue("budget_exhausted"), jsonrpc.StringValue("internal")}
+var allowed23 = []jsonrpc.Value{jsonrpc.StringValue("read_only"), jsonrpc.StringValue("read_write")}
+var allowed24 = []jsonrpc.Value{jsonrpc.StringValue("workspace"), jsonrpc.StringValue("project"), jsonrpc.StringValue("app"), jsonrpc.StringValue("temp"), jsonrpc.StringValue("allowed_path")}
+var allowed25 = []jsonrpc.Value{jsonrpc.StringValue("private"), jsonrpc.StringValue("redacted")}
+var allowed26 = []jsonrpc.Value{jsonrpc.StringValue("userMessage"), jsonrpc.StringValue("agentMessage"), jsonrpc.StringValue("reasoning"), jsonrpc.StringValue("systemEvent"), jsonrpc.StringValue("task"), jsonrpc.StringValue("commandExecution"), jsonrpc.StringValue("fileChange"), jsonrpc.StringValue("webSearch"), jsonrpc.StringValue("webFetch"), jsonrpc.StringValue("download"), jsonrpc.StringValue("dynamicToolCall")}
+var allowed27 = []jsonrpc.Value{jsonrpc.StringValue("add"), jsonrpc.StringValue("modify"), jsonrpc.StringValue("delete")}
+var allowed28 = []jsonrpc.Value{jsonrpc.StringValue("in_progress"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("cancelled")}
+var allowed29 = []jsonrpc.Value{jsonrpc.StringValue("success"), jsonrpc.StringValue("error"), jsonrpc.StringValue("declined"), jsonrpc.StringValue("timed_out"), jsonrpc.StringValue("cancelled")}
+var allowed30 = []jsonrpc.Value{jsonrpc.StringValue("Chat"), jsonrpc.StringValue("Agent")}
+var allowed31 = []jsonrpc.Value{jsonrpc.StringValue("enabled"), jsonrpc.StringValue("restricted"), jsonrpc.StringValue("disabled")}
+var allowed32 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
+var allowed33 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn")}
+var allowed34 = []jsonrpc.Value{jsonrpc.StringValue("profile_selected"), jsonrpc.StringValue("decision_allowed"), jsonrpc.StringValue("decision_denied"), jsonrpc.StringValue("request_opened"), jsonrpc.StringValue("request_resolved")}
+var allowed35 = []jsonrpc.Value{jsonrpc.StringValue("policy"), jsonrpc.StringValue("turn_grant"), jsonrpc.StringValue("resolution"), jsonrpc.StringValue("config")}
+var allowed36 = []jsonrpc.Value{jsonrpc.StringValue("full_access"), jsonrpc.StringValue("auto_accept_edits"), jsonrpc.StringValue("supervised")}
+var allowed37 = []jsonrpc.Value{jsonrpc.StringValue("composer"), jsonrpc.StringValue("defaulted"), jsonrpc.StringValue("inherited_from_parent_turn"), jsonrpc.StringValue("task_permission_cap"), jsonrpc.StringValue("system")}
+var allowed38 = []jsonrpc.Value{jsonrpc.StringValue("allow_once"), jsonrpc.StringValue("allow_for_turn"), jsonrpc.StringValue("deny")}
+var allowed39 = []jsonrpc.Value{jsonrpc.StringValue("inherit_all"), jsonrpc.StringValue("allow_list")}
+var allowed40 = []jsonrpc.Value{jsonrpc.StringValue("answered"), jsonrpc.StringValue("cancelled"), jsonrpc.StringValue("expired")}
+var allowed41 = []jsonrpc.Value{jsonrpc.StringValue("unrestricted"), jsonrpc.StringValue("workspace_write"), jsonrpc.StringValue("read_only")}
+var allowed42 = []jsonrpc.Value{jsonrpc.StringValue("per_turn"), jsonrpc.StringValue("host"), jsonrpc.StringValue("none")}
+var allowed43 = []jsonrpc.Value{jsonrpc.StringValue("review"), jsonrpc.StringValue("deny"), jsonrpc.StringValue("not_applicable")}
+var allowed44 = []jsonrpc.Value{jsonrpc.StringValue("none"), jsonrpc.StringValue("best_effort"), jsonrpc.StringValue("required")}
+var allowed45 = []jsonrpc.Value{jsonrpc.StringValue("native"), jsonrpc.StringValue("codex_cli"), jsonrpc.StringValue("claude_cli")}
+var allowed46 = []jsonrpc.Value{jsonrpc.StringValue("active"), jsonrpc.StringValue("partially_active"), jsonrpc.StringValue("unavailable")}
+var allowed47 = []jsonrpc.Value{jsonrpc.StringValue("InProgress"), jsonrpc.StringValue("Completed"), jsonrpc.StringValue("Failed"), jsonrpc.StringValue("Interrupted"), jsonrpc.StringValue("Blocked")}
+var allowed48 = []jsonrpc.Value{jsonrpc.StringValue("rounds"), jsonrpc.StringValue("tool_calls")}
+
+// pattern6 is the ECMAScript pattern "^(0|[1-9][0-9]*)(\\.[0-9]+)?$", in Go's syntax.
+var pattern6 = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+
+var allowed49 = []jsonrpc.Value{jsonrpc.StringValue("running"), jsonrpc.StringValue("awaiting_approval"), jsonrpc.StringValue("blocked"), jsonrpc.StringValue("completed"), jsonrpc.StringValue("failed"), jsonrpc.StringValue("interrupted")}
+var allowed50 = []jsonrpc.Value{jsonrpc.StringValue("newest"), jsonrpc.StringValue("oldest"), jsonrpc.StringValue("before"), jsonrpc.StringValue("after")}
+var allowed51 = []jsonrpc.Value{jsonrpc.StringValue("text"), jsonrpc.StringValue("localFile"), jsonrpc.StringValue("localImage"), jsonrpc.StringValue("image"), jsonrpc.StringValue("artifact"), jsonrpc.StringValue("mention"), jsonrpc.StringValue("file"), jsonrpc.StringValue("audio"), jsonrpc.StringValue("video")}
 
 // checkAgentActorRefKind checks AgentActorRef at /properties/kind.
 func checkAgentActorRefKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
@@ -6392,6 +6402,121 @@ func checkGatewayConfigQuestions(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	return c.Mark() == start
 }
 
+// checkGatewayConfigWalletState checks GatewayConfig at /properties/wallet/properties/state.
+func checkGatewayConfigWalletState(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	if !jsonrpc.In(v, allowed9) {
+		if c.NotIn(allowed9) {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWalletLinkURL checks GatewayConfig at /properties/wallet/properties/link_url.
+func checkGatewayConfigWalletLinkURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^https?://") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWalletUpdateURL checks GatewayConfig at /properties/wallet/properties/update_url.
+func checkGatewayConfigWalletUpdateURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^https?://") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWalletRevokeURL checks GatewayConfig at /properties/wallet/properties/revoke_url.
+func checkGatewayConfigWalletRevokeURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern5.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^https?://") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkGatewayConfigWallet checks GatewayConfig at /properties/wallet.
+func checkGatewayConfigWallet(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "state" || m.Key == "link_url" || m.Key == "update_url" || m.Key == "revoke_url" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("state"); p != nil {
+			c.Enter("state")
+			ok := checkGatewayConfigWalletState(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("link_url"); p != nil {
+			c.Enter("link_url")
+			ok := checkGatewayConfigWalletLinkURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("update_url"); p != nil {
+			c.Enter("update_url")
+			ok := checkGatewayConfigWalletUpdateURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("revoke_url"); p != nil {
+			c.Enter("revoke_url")
+			ok := checkGatewayConfigWalletRevokeURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
 // checkGatewayConfigGatewayID checks GatewayConfig at /properties/gateway_id.
 func checkGatewayConfigGatewayID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
@@ -6985,7 +7110,7 @@ func checkGatewayConfig(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			ms := v.Members()
 			for i := range ms {
 				m := &ms[i]
-				if m.Key == "default_provider" || m.Key == "default_model" || m.Key == "providers" || m.Key == "tools" || m.Key == "mcp_servers" || m.Key == "skills" || m.Key == "acp_agents" || m.Key == "cli_runtimes" || m.Key == "limits" || m.Key == "permissions" || m.Key == "questions" || m.Key == "gateway_id" || m.Key == "store" || m.Key == "lease_timeout_ms" || m.Key == "routes" || m.Key == "agent" || m.Key == "context" || m.Key == "sandbox" || m.Key == "network" {
+				if m.Key == "default_provider" || m.Key == "default_model" || m.Key == "providers" || m.Key == "tools" || m.Key == "mcp_servers" || m.Key == "skills" || m.Key == "acp_agents" || m.Key == "cli_runtimes" || m.Key == "limits" || m.Key == "permissions" || m.Key == "questions" || m.Key == "wallet" || m.Key == "gateway_id" || m.Key == "store" || m.Key == "lease_timeout_ms" || m.Key == "routes" || m.Key == "agent" || m.Key == "context" || m.Key == "sandbox" || m.Key == "network" {
 					continue
 				}
 				if c.Unknown(m.Key) {
@@ -7076,6 +7201,14 @@ func checkGatewayConfig(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		if p := v.Lookup("questions"); p != nil {
 			c.Enter("questions")
 			ok := checkGatewayConfigQuestions(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("wallet"); p != nil {
+			c.Enter("wallet")
+			ok := checkGatewayConfigWallet(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -7631,8 +7764,8 @@ func checkItemDeltaStream(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed9) {
-		if c.NotIn(allowed9) {
+	if !jsonrpc.In(v, allowed10) {
+		if c.NotIn(allowed10) {
 			return false
 		}
 	}
@@ -8086,8 +8219,8 @@ func checkItemRecoveryKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed10) {
-		if c.NotIn(allowed10) {
+	if !jsonrpc.In(v, allowed11) {
+		if c.NotIn(allowed11) {
 			return false
 		}
 	}
@@ -9703,8 +9836,8 @@ func checkItemToolRetryResolvedNotificationOutcome(c *jsonrpc.Checker, v *jsonrp
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed11) {
-		if c.NotIn(allowed11) {
+	if !jsonrpc.In(v, allowed12) {
+		if c.NotIn(allowed12) {
 			return false
 		}
 	}
@@ -10285,8 +10418,8 @@ func checkPermissionActionKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed12) {
-		if c.NotIn(allowed12) {
+	if !jsonrpc.In(v, allowed13) {
+		if c.NotIn(allowed13) {
 			return false
 		}
 	}
@@ -10301,8 +10434,8 @@ func checkPermissionBehavior(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed13) {
-		if c.NotIn(allowed13) {
+	if !jsonrpc.In(v, allowed14) {
+		if c.NotIn(allowed14) {
 			return false
 		}
 	}
@@ -10405,8 +10538,8 @@ func checkPromptManifestDiagnosticsItemSeverity(c *jsonrpc.Checker, v *jsonrpc.V
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed14) {
-		if c.NotIn(allowed14) {
+	if !jsonrpc.In(v, allowed15) {
+		if c.NotIn(allowed15) {
 			return false
 		}
 	}
@@ -10501,8 +10634,8 @@ func checkPromptManifestDiagnosticsTolerantItemSeverity(c *jsonrpc.Checker, v *j
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed14) {
-		if c.NotIn(allowed14) {
+	if !jsonrpc.In(v, allowed15) {
+		if c.NotIn(allowed15) {
 			return false
 		}
 	}
@@ -11170,8 +11303,8 @@ func checkThreadTimelineBlockKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed15) {
-		if c.NotIn(allowed15) {
+	if !jsonrpc.In(v, allowed16) {
+		if c.NotIn(allowed16) {
 			return false
 		}
 	}
@@ -12893,8 +13026,8 @@ func checkTurnCapability(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 // checkTurnCapabilityKindType checks TurnCapabilityKind at /properties/type.
 func checkTurnCapabilityKindType(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed16) {
-		if c.NotIn(allowed16) {
+	if !jsonrpc.In(v, allowed17) {
+		if c.NotIn(allowed17) {
 			return false
 		}
 	}
@@ -13188,8 +13321,8 @@ func checkTurnCapabilityResolutionStatus(c *jsonrpc.Checker, v *jsonrpc.Value) b
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed17) {
-		if c.NotIn(allowed17) {
+	if !jsonrpc.In(v, allowed18) {
+		if c.NotIn(allowed18) {
 			return false
 		}
 	}
@@ -13204,8 +13337,8 @@ func checkTurnCapabilityResolutionReason(c *jsonrpc.Checker, v *jsonrpc.Value) b
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed18) {
-		if c.NotIn(allowed18) {
+	if !jsonrpc.In(v, allowed19) {
+		if c.NotIn(allowed19) {
 			return false
 		}
 	}
@@ -14747,8 +14880,8 @@ func checkTurnExecutionWindowExhaustionReason(c *jsonrpc.Checker, v *jsonrpc.Val
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed19) {
-		if c.NotIn(allowed19) {
+	if !jsonrpc.In(v, allowed20) {
+		if c.NotIn(allowed20) {
 			return false
 		}
 	}
@@ -15133,8 +15266,8 @@ func checkTurnExecutionWindowStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed20) {
-		if c.NotIn(allowed20) {
+	if !jsonrpc.In(v, allowed21) {
+		if c.NotIn(allowed21) {
 			return false
 		}
 	}
@@ -15289,8 +15422,8 @@ func checkTurnFailureKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed21) {
-		if c.NotIn(allowed21) {
+	if !jsonrpc.In(v, allowed22) {
+		if c.NotIn(allowed22) {
 			return false
 		}
 	}
@@ -15399,8 +15532,8 @@ func checkTurnFilesystemSandboxEntryAccess(c *jsonrpc.Checker, v *jsonrpc.Value)
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed22) {
-		if c.NotIn(allowed22) {
+	if !jsonrpc.In(v, allowed23) {
+		if c.NotIn(allowed23) {
 			return false
 		}
 	}
@@ -15415,8 +15548,8 @@ func checkTurnFilesystemSandboxEntryKind(c *jsonrpc.Checker, v *jsonrpc.Value) b
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed23) {
-		if c.NotIn(allowed23) {
+	if !jsonrpc.In(v, allowed24) {
+		if c.NotIn(allowed24) {
 			return false
 		}
 	}
@@ -15932,11 +16065,389 @@ func checkTurnHandoffStartedNotification(c *jsonrpc.Checker, v *jsonrpc.Value) b
 	return c.Mark() == start
 }
 
+// checkTurnInviteCodeDeliveryKind checks TurnInviteCodeDelivery at /properties/kind.
+func checkTurnInviteCodeDeliveryKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !jsonrpc.In(v, allowed25) {
+		if c.NotIn(allowed25) {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteCodeDelivery checks TurnInviteCodeDelivery (turn_invite_code_delivery.json).
+func checkTurnInviteCodeDelivery(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("kind") == nil {
+			if c.Missing("kind") {
+				return false
+			}
+		}
+		if p := v.Lookup("kind"); p != nil {
+			c.Enter("kind")
+			ok := checkTurnInviteCodeDeliveryKind(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		tag := v.Lookup("kind")
+		switch {
+		case tag == nil || tag.Kind() != jsonrpc.String:
+			if c.BadTag("kind", jsonrpc.ValueOrAbsent(tag)) {
+				return false
+			}
+		case tag.Str() == "private":
+			if !checkTurnInviteCodePrivate(c, v) && !c.All() {
+				return false
+			}
+		case tag.Str() == "redacted":
+			if !checkTurnInviteCodeRedacted(c, v) && !c.All() {
+				return false
+			}
+		default:
+			if c.BadTag("kind", *tag) {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteCodePrivateKind checks TurnInviteCodePrivate at /properties/kind.
+func checkTurnInviteCodePrivateKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	if !(v.Kind() == jsonrpc.String && v.Str() == "private") {
+		if c.NotConst(jsonrpc.StringValue("private")) {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteCodePrivateCode checks TurnInviteCodePrivate at /properties/code.
+func checkTurnInviteCodePrivateCode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if jsonrpc.Length(v.Str()) < 1 {
+			if c.Bound("minLength", 1) {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteCodePrivate checks TurnInviteCodePrivate (turn_invite_code_private.json).
+func checkTurnInviteCodePrivate(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("kind") == nil {
+			if c.Missing("kind") {
+				return false
+			}
+		}
+		if v.Lookup("code") == nil {
+			if c.Missing("code") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "kind" || m.Key == "code" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("kind"); p != nil {
+			c.Enter("kind")
+			ok := checkTurnInviteCodePrivateKind(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("code"); p != nil {
+			c.Enter("code")
+			ok := checkTurnInviteCodePrivateCode(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteCodeRedactedKind checks TurnInviteCodeRedacted at /properties/kind.
+func checkTurnInviteCodeRedactedKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	if !(v.Kind() == jsonrpc.String && v.Str() == "redacted") {
+		if c.NotConst(jsonrpc.StringValue("redacted")) {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteCodeRedacted checks TurnInviteCodeRedacted (turn_invite_code_redacted.json).
+func checkTurnInviteCodeRedacted(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("kind") == nil {
+			if c.Missing("kind") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "kind" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("kind"); p != nil {
+			c.Enter("kind")
+			ok := checkTurnInviteCodeRedactedKind(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotificationThreadID checks TurnInviteDeliveryNotification at /properties/thread_id.
+func checkTurnInviteDeliveryNotificationThreadID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotificationTurnID checks TurnInviteDeliveryNotification at /properties/turn_id.
+func checkTurnInviteDeliveryNotificationTurnID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotificationSequence checks TurnInviteDeliveryNotification at /properties/sequence.
+func checkTurnInviteDeliveryNotificationSequence(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.IsInteger()) {
+		if c.Type("integer") {
+			return false
+		}
+	}
+	if v.IsFinite() {
+		if v.Float() > 9007199254740991 {
+			if c.Bound("maximum", 9007199254740991) {
+				return false
+			}
+		}
+		if v.Float() < 1 {
+			if c.Bound("minimum", 1) {
+				return false
+			}
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotificationItemID checks TurnInviteDeliveryNotification at /properties/item_id.
+func checkTurnInviteDeliveryNotificationItemID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotificationTargetUserID checks TurnInviteDeliveryNotification at /properties/target_user_id.
+func checkTurnInviteDeliveryNotificationTargetUserID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if jsonrpc.Length(v.Str()) < 1 {
+			if c.Bound("minLength", 1) {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotificationInviterDisplay checks TurnInviteDeliveryNotification at /properties/inviter_display.
+func checkTurnInviteDeliveryNotificationInviterDisplay(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnInviteDeliveryNotification checks TurnInviteDeliveryNotification (turn_invite_delivery_notification.json).
+func checkTurnInviteDeliveryNotification(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("thread_id") == nil {
+			if c.Missing("thread_id") {
+				return false
+			}
+		}
+		if v.Lookup("turn_id") == nil {
+			if c.Missing("turn_id") {
+				return false
+			}
+		}
+		if v.Lookup("sequence") == nil {
+			if c.Missing("sequence") {
+				return false
+			}
+		}
+		if v.Lookup("item_id") == nil {
+			if c.Missing("item_id") {
+				return false
+			}
+		}
+		if v.Lookup("target_user_id") == nil {
+			if c.Missing("target_user_id") {
+				return false
+			}
+		}
+		if v.Lookup("inviter_display") == nil {
+			if c.Missing("inviter_display") {
+				return false
+			}
+		}
+		if v.Lookup("delivery") == nil {
+			if c.Missing("delivery") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "thread_id" || m.Key == "turn_id" || m.Key == "sequence" || m.Key == "item_id" || m.Key == "target_user_id" || m.Key == "inviter_display" || m.Key == "delivery" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("thread_id"); p != nil {
+			c.Enter("thread_id")
+			ok := checkTurnInviteDeliveryNotificationThreadID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("turn_id"); p != nil {
+			c.Enter("turn_id")
+			ok := checkTurnInviteDeliveryNotificationTurnID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("sequence"); p != nil {
+			c.Enter("sequence")
+			ok := checkTurnInviteDeliveryNotificationSequence(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("item_id"); p != nil {
+			c.Enter("item_id")
+			ok := checkTurnInviteDeliveryNotificationItemID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("target_user_id"); p != nil {
+			c.Enter("target_user_id")
+			ok := checkTurnInviteDeliveryNotificationTargetUserID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("inviter_display"); p != nil {
+			c.Enter("inviter_display")
+			ok := checkTurnInviteDeliveryNotificationInviterDisplay(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("delivery"); p != nil {
+			c.Enter("delivery")
+			ok := checkTurnInviteCodeDelivery(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
 // checkTurnItemType checks TurnItem at /properties/type.
 func checkTurnItemType(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed24) {
-		if c.NotIn(allowed24) {
+	if !jsonrpc.In(v, allowed26) {
+		if c.NotIn(allowed26) {
 			return false
 		}
 	}
@@ -17473,8 +17984,8 @@ func checkTurnItemFileChangeChangeKind(c *jsonrpc.Checker, v *jsonrpc.Value) boo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed25) {
-		if c.NotIn(allowed25) {
+	if !jsonrpc.In(v, allowed27) {
+		if c.NotIn(allowed27) {
 			return false
 		}
 	}
@@ -18002,8 +18513,8 @@ func checkTurnItemStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed26) {
-		if c.NotIn(allowed26) {
+	if !jsonrpc.In(v, allowed28) {
+		if c.NotIn(allowed28) {
 			return false
 		}
 	}
@@ -18049,8 +18560,8 @@ func checkTurnItemSystemEventLevel(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed14) {
-		if c.NotIn(allowed14) {
+	if !jsonrpc.In(v, allowed15) {
+		if c.NotIn(allowed15) {
 			return false
 		}
 	}
@@ -18521,8 +19032,8 @@ func checkTurnItemToolOutcome(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed27) {
-		if c.NotIn(allowed27) {
+	if !jsonrpc.In(v, allowed29) {
+		if c.NotIn(allowed29) {
 			return false
 		}
 	}
@@ -19730,8 +20241,8 @@ func checkTurnMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed28) {
-		if c.NotIn(allowed28) {
+	if !jsonrpc.In(v, allowed30) {
+		if c.NotIn(allowed30) {
 			return false
 		}
 	}
@@ -19746,8 +20257,8 @@ func checkTurnNetworkPolicySnapshotMode(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed29) {
-		if c.NotIn(allowed29) {
+	if !jsonrpc.In(v, allowed31) {
+		if c.NotIn(allowed31) {
 			return false
 		}
 	}
@@ -20499,8 +21010,8 @@ func checkTurnPermissionApprovalResolution(c *jsonrpc.Checker, v *jsonrpc.Value)
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed30) {
-		if c.NotIn(allowed30) {
+	if !jsonrpc.In(v, allowed32) {
+		if c.NotIn(allowed32) {
 			return false
 		}
 	}
@@ -20515,8 +21026,8 @@ func checkTurnPermissionApprovalScope(c *jsonrpc.Checker, v *jsonrpc.Value) bool
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed31) {
-		if c.NotIn(allowed31) {
+	if !jsonrpc.In(v, allowed33) {
+		if c.NotIn(allowed33) {
 			return false
 		}
 	}
@@ -20599,8 +21110,8 @@ func checkTurnPermissionAuditEventKind(c *jsonrpc.Checker, v *jsonrpc.Value) boo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed32) {
-		if c.NotIn(allowed32) {
+	if !jsonrpc.In(v, allowed34) {
+		if c.NotIn(allowed34) {
 			return false
 		}
 	}
@@ -20641,8 +21152,8 @@ func checkTurnPermissionAuditEventDecidedBy(c *jsonrpc.Checker, v *jsonrpc.Value
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed33) {
-		if c.NotIn(allowed33) {
+	if !jsonrpc.In(v, allowed35) {
+		if c.NotIn(allowed35) {
 			return false
 		}
 	}
@@ -20862,8 +21373,8 @@ func checkTurnPermissionMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed34) {
-		if c.NotIn(allowed34) {
+	if !jsonrpc.In(v, allowed36) {
+		if c.NotIn(allowed36) {
 			return false
 		}
 	}
@@ -21080,8 +21591,8 @@ func checkTurnPermissionProfileSource(c *jsonrpc.Checker, v *jsonrpc.Value) bool
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed35) {
-		if c.NotIn(allowed35) {
+	if !jsonrpc.In(v, allowed37) {
+		if c.NotIn(allowed37) {
 			return false
 		}
 	}
@@ -21436,8 +21947,8 @@ func checkTurnPermissionRequestRespondParamsResolution(c *jsonrpc.Checker, v *js
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed36) {
-		if c.NotIn(allowed36) {
+	if !jsonrpc.In(v, allowed38) {
+		if c.NotIn(allowed38) {
 			return false
 		}
 	}
@@ -21654,6 +22165,56 @@ func checkTurnPermissionRequestRespondResponse(c *jsonrpc.Checker, v *jsonrpc.Va
 	return c.Mark() == start
 }
 
+// checkTurnPrivateDeliveryInviterDisplay checks TurnPrivateDelivery at /properties/inviter_display.
+func checkTurnPrivateDeliveryInviterDisplay(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if jsonrpc.Length(v.Str()) > 256 {
+			if c.Bound("maxLength", 256) {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnPrivateDelivery checks TurnPrivateDelivery (turn_private_delivery.json).
+func checkTurnPrivateDelivery(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("inviter_display") == nil {
+			if c.Missing("inviter_display") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "inviter_display" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("inviter_display"); p != nil {
+			c.Enter("inviter_display")
+			ok := checkTurnPrivateDeliveryInviterDisplay(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
 // checkTurnProcessPolicySnapshotEnvironmentMode checks TurnProcessPolicySnapshot at /properties/environment/properties/mode.
 func checkTurnProcessPolicySnapshotEnvironmentMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
@@ -21662,8 +22223,8 @@ func checkTurnProcessPolicySnapshotEnvironmentMode(c *jsonrpc.Checker, v *jsonrp
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed37) {
-		if c.NotIn(allowed37) {
+	if !jsonrpc.In(v, allowed39) {
+		if c.NotIn(allowed39) {
 			return false
 		}
 	}
@@ -22593,8 +23154,8 @@ func checkTurnQuestionResolution(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed38) {
-		if c.NotIn(allowed38) {
+	if !jsonrpc.In(v, allowed40) {
+		if c.NotIn(allowed40) {
 			return false
 		}
 	}
@@ -23355,8 +23916,8 @@ func checkTurnSandboxMode(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed39) {
-		if c.NotIn(allowed39) {
+	if !jsonrpc.In(v, allowed41) {
+		if c.NotIn(allowed41) {
 			return false
 		}
 	}
@@ -23382,8 +23943,8 @@ func checkTurnSandboxSnapshotTempPolicy(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed40) {
-		if c.NotIn(allowed40) {
+	if !jsonrpc.In(v, allowed42) {
+		if c.NotIn(allowed42) {
 			return false
 		}
 	}
@@ -23409,8 +23970,8 @@ func checkTurnSandboxSnapshotSandboxEscape(c *jsonrpc.Checker, v *jsonrpc.Value)
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed41) {
-		if c.NotIn(allowed41) {
+	if !jsonrpc.In(v, allowed43) {
+		if c.NotIn(allowed43) {
 			return false
 		}
 	}
@@ -23425,8 +23986,8 @@ func checkTurnSandboxSnapshotBackendRequirement(c *jsonrpc.Checker, v *jsonrpc.V
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed42) {
-		if c.NotIn(allowed42) {
+	if !jsonrpc.In(v, allowed44) {
+		if c.NotIn(allowed44) {
 			return false
 		}
 	}
@@ -23578,8 +24139,8 @@ func checkTurnSecurityBackendSnapshotKind(c *jsonrpc.Checker, v *jsonrpc.Value) 
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed43) {
-		if c.NotIn(allowed43) {
+	if !jsonrpc.In(v, allowed45) {
+		if c.NotIn(allowed45) {
 			return false
 		}
 	}
@@ -23784,8 +24345,8 @@ func checkTurnSecurityEnforcementStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bo
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed44) {
-		if c.NotIn(allowed44) {
+	if !jsonrpc.In(v, allowed46) {
+		if c.NotIn(allowed46) {
 			return false
 		}
 	}
@@ -24020,7 +24581,7 @@ func checkTurnStartParams(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			ms := v.Members()
 			for i := range ms {
 				m := &ms[i]
-				if m.Key == "thread_id" || m.Key == "turn_id" || m.Key == "input" || m.Key == "capabilities" || m.Key == "model" || m.Key == "model_provider" || m.Key == "execution_backend" || m.Key == "cli_runtime_options" || m.Key == "permission_profile" || m.Key == "sandbox_policy" || m.Key == "mode" {
+				if m.Key == "thread_id" || m.Key == "turn_id" || m.Key == "input" || m.Key == "capabilities" || m.Key == "model" || m.Key == "model_provider" || m.Key == "execution_backend" || m.Key == "cli_runtime_options" || m.Key == "permission_profile" || m.Key == "sandbox_policy" || m.Key == "mode" || m.Key == "private_delivery" {
 					continue
 				}
 				if c.Unknown(m.Key) {
@@ -24111,6 +24672,14 @@ func checkTurnStartParams(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		if p := v.Lookup("mode"); p != nil {
 			c.Enter("mode")
 			ok := checkTurnMode(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("private_delivery"); p != nil {
+			c.Enter("private_delivery")
+			ok := checkTurnPrivateDelivery(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -24292,8 +24861,8 @@ func checkTurnStatus(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed45) {
-		if c.NotIn(allowed45) {
+	if !jsonrpc.In(v, allowed47) {
+		if c.NotIn(allowed47) {
 			return false
 		}
 	}
@@ -24361,8 +24930,8 @@ func checkTurnToolLoopBudgetExceededNotificationBudget(c *jsonrpc.Checker, v *js
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed46) {
-		if c.NotIn(allowed46) {
+	if !jsonrpc.In(v, allowed48) {
+		if c.NotIn(allowed48) {
 			return false
 		}
 	}
@@ -24634,6 +25203,559 @@ func checkTurnUsage(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 		if p := v.Lookup("total_tokens"); p != nil {
 			c.Enter("total_tokens")
 			ok := checkTurnUsageTotalTokens(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationThreadID checks TurnWalletLinkPromptNotification at /properties/thread_id.
+func checkTurnWalletLinkPromptNotificationThreadID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationTurnID checks TurnWalletLinkPromptNotification at /properties/turn_id.
+func checkTurnWalletLinkPromptNotificationTurnID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationSequence checks TurnWalletLinkPromptNotification at /properties/sequence.
+func checkTurnWalletLinkPromptNotificationSequence(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.IsInteger()) {
+		if c.Type("integer") {
+			return false
+		}
+	}
+	if v.IsFinite() {
+		if v.Float() > 9007199254740991 {
+			if c.Bound("maximum", 9007199254740991) {
+				return false
+			}
+		}
+		if v.Float() < 1 {
+			if c.Bound("minimum", 1) {
+				return false
+			}
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationItemID checks TurnWalletLinkPromptNotification at /properties/item_id.
+func checkTurnWalletLinkPromptNotificationItemID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationLinkURL checks TurnWalletLinkPromptNotification at /properties/link_url.
+func checkTurnWalletLinkPromptNotificationLinkURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String || v.Kind() == jsonrpc.Null) {
+		if c.Type("string", "null") {
+			return false
+		}
+	}
+	if v.Kind() == jsonrpc.String {
+		if jsonrpc.Length(v.Str()) < 1 {
+			if c.Bound("minLength", 1) {
+				return false
+			}
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationRenewal checks TurnWalletLinkPromptNotification at /properties/renewal.
+func checkTurnWalletLinkPromptNotificationRenewal(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.Bool) {
+		if c.Type("boolean") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotificationRequested checks TurnWalletLinkPromptNotification at /properties/requested.
+func checkTurnWalletLinkPromptNotificationRequested(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.Bool) {
+		if c.Type("boolean") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletLinkPromptNotification checks TurnWalletLinkPromptNotification (turn_wallet_link_prompt_notification.json).
+func checkTurnWalletLinkPromptNotification(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("thread_id") == nil {
+			if c.Missing("thread_id") {
+				return false
+			}
+		}
+		if v.Lookup("turn_id") == nil {
+			if c.Missing("turn_id") {
+				return false
+			}
+		}
+		if v.Lookup("sequence") == nil {
+			if c.Missing("sequence") {
+				return false
+			}
+		}
+		if v.Lookup("item_id") == nil {
+			if c.Missing("item_id") {
+				return false
+			}
+		}
+		if v.Lookup("link_url") == nil {
+			if c.Missing("link_url") {
+				return false
+			}
+		}
+		if v.Lookup("renewal") == nil {
+			if c.Missing("renewal") {
+				return false
+			}
+		}
+		if v.Lookup("requested") == nil {
+			if c.Missing("requested") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "thread_id" || m.Key == "turn_id" || m.Key == "sequence" || m.Key == "item_id" || m.Key == "link_url" || m.Key == "renewal" || m.Key == "requested" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("thread_id"); p != nil {
+			c.Enter("thread_id")
+			ok := checkTurnWalletLinkPromptNotificationThreadID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("turn_id"); p != nil {
+			c.Enter("turn_id")
+			ok := checkTurnWalletLinkPromptNotificationTurnID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("sequence"); p != nil {
+			c.Enter("sequence")
+			ok := checkTurnWalletLinkPromptNotificationSequence(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("item_id"); p != nil {
+			c.Enter("item_id")
+			ok := checkTurnWalletLinkPromptNotificationItemID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("link_url"); p != nil {
+			c.Enter("link_url")
+			ok := checkTurnWalletLinkPromptNotificationLinkURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("renewal"); p != nil {
+			c.Enter("renewal")
+			ok := checkTurnWalletLinkPromptNotificationRenewal(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("requested"); p != nil {
+			c.Enter("requested")
+			ok := checkTurnWalletLinkPromptNotificationRequested(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletRevokePromptNotificationThreadID checks TurnWalletRevokePromptNotification at /properties/thread_id.
+func checkTurnWalletRevokePromptNotificationThreadID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletRevokePromptNotificationTurnID checks TurnWalletRevokePromptNotification at /properties/turn_id.
+func checkTurnWalletRevokePromptNotificationTurnID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletRevokePromptNotificationSequence checks TurnWalletRevokePromptNotification at /properties/sequence.
+func checkTurnWalletRevokePromptNotificationSequence(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.IsInteger()) {
+		if c.Type("integer") {
+			return false
+		}
+	}
+	if v.IsFinite() {
+		if v.Float() > 9007199254740991 {
+			if c.Bound("maximum", 9007199254740991) {
+				return false
+			}
+		}
+		if v.Float() < 1 {
+			if c.Bound("minimum", 1) {
+				return false
+			}
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletRevokePromptNotificationItemID checks TurnWalletRevokePromptNotification at /properties/item_id.
+func checkTurnWalletRevokePromptNotificationItemID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletRevokePromptNotificationRevokeURL checks TurnWalletRevokePromptNotification at /properties/revoke_url.
+func checkTurnWalletRevokePromptNotificationRevokeURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if jsonrpc.Length(v.Str()) < 1 {
+			if c.Bound("minLength", 1) {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletRevokePromptNotification checks TurnWalletRevokePromptNotification (turn_wallet_revoke_prompt_notification.json).
+func checkTurnWalletRevokePromptNotification(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("thread_id") == nil {
+			if c.Missing("thread_id") {
+				return false
+			}
+		}
+		if v.Lookup("turn_id") == nil {
+			if c.Missing("turn_id") {
+				return false
+			}
+		}
+		if v.Lookup("sequence") == nil {
+			if c.Missing("sequence") {
+				return false
+			}
+		}
+		if v.Lookup("item_id") == nil {
+			if c.Missing("item_id") {
+				return false
+			}
+		}
+		if v.Lookup("revoke_url") == nil {
+			if c.Missing("revoke_url") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "thread_id" || m.Key == "turn_id" || m.Key == "sequence" || m.Key == "item_id" || m.Key == "revoke_url" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("thread_id"); p != nil {
+			c.Enter("thread_id")
+			ok := checkTurnWalletRevokePromptNotificationThreadID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("turn_id"); p != nil {
+			c.Enter("turn_id")
+			ok := checkTurnWalletRevokePromptNotificationTurnID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("sequence"); p != nil {
+			c.Enter("sequence")
+			ok := checkTurnWalletRevokePromptNotificationSequence(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("item_id"); p != nil {
+			c.Enter("item_id")
+			ok := checkTurnWalletRevokePromptNotificationItemID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("revoke_url"); p != nil {
+			c.Enter("revoke_url")
+			ok := checkTurnWalletRevokePromptNotificationRevokeURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+	} else if c.Type("object") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotificationThreadID checks TurnWalletUpdatePromptNotification at /properties/thread_id.
+func checkTurnWalletUpdatePromptNotificationThreadID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotificationTurnID checks TurnWalletUpdatePromptNotification at /properties/turn_id.
+func checkTurnWalletUpdatePromptNotificationTurnID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotificationSequence checks TurnWalletUpdatePromptNotification at /properties/sequence.
+func checkTurnWalletUpdatePromptNotificationSequence(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.IsInteger()) {
+		if c.Type("integer") {
+			return false
+		}
+	}
+	if v.IsFinite() {
+		if v.Float() > 9007199254740991 {
+			if c.Bound("maximum", 9007199254740991) {
+				return false
+			}
+		}
+		if v.Float() < 1 {
+			if c.Bound("minimum", 1) {
+				return false
+			}
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotificationItemID checks TurnWalletUpdatePromptNotification at /properties/item_id.
+func checkTurnWalletUpdatePromptNotificationItemID(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if !(v.Kind() == jsonrpc.String) {
+		if c.Type("string") {
+			return false
+		}
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotificationUpdateURL checks TurnWalletUpdatePromptNotification at /properties/update_url.
+func checkTurnWalletUpdatePromptNotificationUpdateURL(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if jsonrpc.Length(v.Str()) < 1 {
+			if c.Bound("minLength", 1) {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotificationNewLimit checks TurnWalletUpdatePromptNotification at /properties/new_limit.
+func checkTurnWalletUpdatePromptNotificationNewLimit(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.String {
+		if !pattern6.MatchString(jsonrpc.ForPattern(v.Str())) {
+			if c.NoMatch("^(0|[1-9][0-9]*)(\\.[0-9]+)?$") {
+				return false
+			}
+		}
+	} else if c.Type("string") {
+		return false
+	}
+	return c.Mark() == start
+}
+
+// checkTurnWalletUpdatePromptNotification checks TurnWalletUpdatePromptNotification (turn_wallet_update_prompt_notification.json).
+func checkTurnWalletUpdatePromptNotification(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
+	start := c.Mark()
+	if v.Kind() == jsonrpc.Object {
+		if v.Lookup("thread_id") == nil {
+			if c.Missing("thread_id") {
+				return false
+			}
+		}
+		if v.Lookup("turn_id") == nil {
+			if c.Missing("turn_id") {
+				return false
+			}
+		}
+		if v.Lookup("sequence") == nil {
+			if c.Missing("sequence") {
+				return false
+			}
+		}
+		if v.Lookup("item_id") == nil {
+			if c.Missing("item_id") {
+				return false
+			}
+		}
+		if v.Lookup("update_url") == nil {
+			if c.Missing("update_url") {
+				return false
+			}
+		}
+		if v.Lookup("new_limit") == nil {
+			if c.Missing("new_limit") {
+				return false
+			}
+		}
+		if !c.Tolerant() {
+			ms := v.Members()
+			for i := range ms {
+				m := &ms[i]
+				if m.Key == "thread_id" || m.Key == "turn_id" || m.Key == "sequence" || m.Key == "item_id" || m.Key == "update_url" || m.Key == "new_limit" {
+					continue
+				}
+				if c.Unknown(m.Key) {
+					return false
+				}
+			}
+		}
+		if p := v.Lookup("thread_id"); p != nil {
+			c.Enter("thread_id")
+			ok := checkTurnWalletUpdatePromptNotificationThreadID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("turn_id"); p != nil {
+			c.Enter("turn_id")
+			ok := checkTurnWalletUpdatePromptNotificationTurnID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("sequence"); p != nil {
+			c.Enter("sequence")
+			ok := checkTurnWalletUpdatePromptNotificationSequence(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("item_id"); p != nil {
+			c.Enter("item_id")
+			ok := checkTurnWalletUpdatePromptNotificationItemID(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("update_url"); p != nil {
+			c.Enter("update_url")
+			ok := checkTurnWalletUpdatePromptNotificationUpdateURL(c, p)
+			c.Leave()
+			if !ok && !c.All() {
+				return false
+			}
+		}
+		if p := v.Lookup("new_limit"); p != nil {
+			c.Enter("new_limit")
+			ok := checkTurnWalletUpdatePromptNotificationNewLimit(c, p)
 			c.Leave()
 			if !ok && !c.All() {
 				return false
@@ -25203,8 +26325,8 @@ func checkTurnWorkBlockState(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 			return false
 		}
 	}
-	if !jsonrpc.In(v, allowed47) {
-		if c.NotIn(allowed47) {
+	if !jsonrpc.In(v, allowed49) {
+		if c.NotIn(allowed49) {
 			return false
 		}
 	}
@@ -26145,8 +27267,8 @@ func checkTurnWorkItemsGetResponse(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 // checkTurnWorkPageAnchorKind checks TurnWorkPageAnchor at /properties/kind.
 func checkTurnWorkPageAnchorKind(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed48) {
-		if c.NotIn(allowed48) {
+	if !jsonrpc.In(v, allowed50) {
+		if c.NotIn(allowed50) {
 			return false
 		}
 	}
@@ -27140,8 +28262,8 @@ func checkTurnWorkStateChangedNotification(c *jsonrpc.Checker, v *jsonrpc.Value)
 // checkUserInputType checks UserInput at /properties/type.
 func checkUserInputType(c *jsonrpc.Checker, v *jsonrpc.Value) bool {
 	start := c.Mark()
-	if !jsonrpc.In(v, allowed49) {
-		if c.NotIn(allowed49) {
+	if !jsonrpc.In(v, allowed51) {
+		if c.NotIn(allowed51) {
 			return false
 		}
 	}
@@ -28920,6 +30042,50 @@ func DecodeTurnHandoffStartedNotification(data []byte, mode jsonrpc.Mode) (TurnH
 	return jsonrpc.Decode(data, "TurnHandoffStartedNotification", checkTurnHandoffStartedNotification, readTurnHandoffStartedNotification, mode)
 }
 
+// ValidateTurnInviteCodeDelivery checks v as a TurnInviteCodeDelivery: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnInviteCodeDelivery(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnInviteCodeDelivery", checkTurnInviteCodeDelivery, v, mode)
+}
+
+// DecodeTurnInviteCodeDelivery reads JSON text as a TurnInviteCodeDelivery, validated in the given mode.
+func DecodeTurnInviteCodeDelivery(data []byte, mode jsonrpc.Mode) (TurnInviteCodeDelivery, error) {
+	return jsonrpc.Decode(data, "TurnInviteCodeDelivery", checkTurnInviteCodeDelivery, readTurnInviteCodeDelivery, mode)
+}
+
+// ValidateTurnInviteCodePrivate checks v as a TurnInviteCodePrivate: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnInviteCodePrivate(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnInviteCodePrivate", checkTurnInviteCodePrivate, v, mode)
+}
+
+// DecodeTurnInviteCodePrivate reads JSON text as a TurnInviteCodePrivate, validated in the given mode.
+func DecodeTurnInviteCodePrivate(data []byte, mode jsonrpc.Mode) (TurnInviteCodePrivate, error) {
+	return jsonrpc.Decode(data, "TurnInviteCodePrivate", checkTurnInviteCodePrivate, readTurnInviteCodePrivate, mode)
+}
+
+// ValidateTurnInviteCodeRedacted checks v as a TurnInviteCodeRedacted: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnInviteCodeRedacted(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnInviteCodeRedacted", checkTurnInviteCodeRedacted, v, mode)
+}
+
+// DecodeTurnInviteCodeRedacted reads JSON text as a TurnInviteCodeRedacted, validated in the given mode.
+func DecodeTurnInviteCodeRedacted(data []byte, mode jsonrpc.Mode) (TurnInviteCodeRedacted, error) {
+	return jsonrpc.Decode(data, "TurnInviteCodeRedacted", checkTurnInviteCodeRedacted, readTurnInviteCodeRedacted, mode)
+}
+
+// ValidateTurnInviteDeliveryNotification checks v as a TurnInviteDeliveryNotification: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnInviteDeliveryNotification(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnInviteDeliveryNotification", checkTurnInviteDeliveryNotification, v, mode)
+}
+
+// DecodeTurnInviteDeliveryNotification reads JSON text as a TurnInviteDeliveryNotification, validated in the given mode.
+func DecodeTurnInviteDeliveryNotification(data []byte, mode jsonrpc.Mode) (TurnInviteDeliveryNotification, error) {
+	return jsonrpc.Decode(data, "TurnInviteDeliveryNotification", checkTurnInviteDeliveryNotification, readTurnInviteDeliveryNotification, mode)
+}
+
 // ValidateTurnItem checks v as a TurnItem: nil when it is valid, else a *jsonrpc.ValidationError
 // naming each issue by its JSON pointer, as the TypeScript validators name them.
 func ValidateTurnItem(v *jsonrpc.Value, mode jsonrpc.Mode) error {
@@ -29294,6 +30460,17 @@ func DecodeTurnPermissionRequestRespondResponse(data []byte, mode jsonrpc.Mode) 
 	return jsonrpc.Decode(data, "TurnPermissionRequestRespondResponse", checkTurnPermissionRequestRespondResponse, readTurnPermissionRequestRespondResponse, mode)
 }
 
+// ValidateTurnPrivateDelivery checks v as a TurnPrivateDelivery: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnPrivateDelivery(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnPrivateDelivery", checkTurnPrivateDelivery, v, mode)
+}
+
+// DecodeTurnPrivateDelivery reads JSON text as a TurnPrivateDelivery, validated in the given mode.
+func DecodeTurnPrivateDelivery(data []byte, mode jsonrpc.Mode) (TurnPrivateDelivery, error) {
+	return jsonrpc.Decode(data, "TurnPrivateDelivery", checkTurnPrivateDelivery, readTurnPrivateDelivery, mode)
+}
+
 // ValidateTurnProcessPolicySnapshot checks v as a TurnProcessPolicySnapshot: nil when it is valid, else a *jsonrpc.ValidationError
 // naming each issue by its JSON pointer, as the TypeScript validators name them.
 func ValidateTurnProcessPolicySnapshot(v *jsonrpc.Value, mode jsonrpc.Mode) error {
@@ -29534,6 +30711,39 @@ func ValidateTurnUsage(v *jsonrpc.Value, mode jsonrpc.Mode) error {
 // DecodeTurnUsage reads JSON text as a TurnUsage, validated in the given mode.
 func DecodeTurnUsage(data []byte, mode jsonrpc.Mode) (TurnUsage, error) {
 	return jsonrpc.Decode(data, "TurnUsage", checkTurnUsage, readTurnUsage, mode)
+}
+
+// ValidateTurnWalletLinkPromptNotification checks v as a TurnWalletLinkPromptNotification: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnWalletLinkPromptNotification(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnWalletLinkPromptNotification", checkTurnWalletLinkPromptNotification, v, mode)
+}
+
+// DecodeTurnWalletLinkPromptNotification reads JSON text as a TurnWalletLinkPromptNotification, validated in the given mode.
+func DecodeTurnWalletLinkPromptNotification(data []byte, mode jsonrpc.Mode) (TurnWalletLinkPromptNotification, error) {
+	return jsonrpc.Decode(data, "TurnWalletLinkPromptNotification", checkTurnWalletLinkPromptNotification, readTurnWalletLinkPromptNotification, mode)
+}
+
+// ValidateTurnWalletRevokePromptNotification checks v as a TurnWalletRevokePromptNotification: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnWalletRevokePromptNotification(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnWalletRevokePromptNotification", checkTurnWalletRevokePromptNotification, v, mode)
+}
+
+// DecodeTurnWalletRevokePromptNotification reads JSON text as a TurnWalletRevokePromptNotification, validated in the given mode.
+func DecodeTurnWalletRevokePromptNotification(data []byte, mode jsonrpc.Mode) (TurnWalletRevokePromptNotification, error) {
+	return jsonrpc.Decode(data, "TurnWalletRevokePromptNotification", checkTurnWalletRevokePromptNotification, readTurnWalletRevokePromptNotification, mode)
+}
+
+// ValidateTurnWalletUpdatePromptNotification checks v as a TurnWalletUpdatePromptNotification: nil when it is valid, else a *jsonrpc.ValidationError
+// naming each issue by its JSON pointer, as the TypeScript validators name them.
+func ValidateTurnWalletUpdatePromptNotification(v *jsonrpc.Value, mode jsonrpc.Mode) error {
+	return jsonrpc.Validate("TurnWalletUpdatePromptNotification", checkTurnWalletUpdatePromptNotification, v, mode)
+}
+
+// DecodeTurnWalletUpdatePromptNotification reads JSON text as a TurnWalletUpdatePromptNotification, validated in the given mode.
+func DecodeTurnWalletUpdatePromptNotification(data []byte, mode jsonrpc.Mode) (TurnWalletUpdatePromptNotification, error) {
+	return jsonrpc.Decode(data, "TurnWalletUpdatePromptNotification", checkTurnWalletUpdatePromptNotification, readTurnWalletUpdatePromptNotification, mode)
 }
 
 // ValidateTurnWorkBlock checks v as a TurnWorkBlock: nil when it is valid, else a *jsonrpc.ValidationError
@@ -29823,7 +31033,7 @@ func DecodeUserInputVideo(data []byte, mode jsonrpc.Mode) (UserInputVideo, error
 }
 
 // TypeNames are the titles of the protocol's named types.
-var TypeNames = []string{"AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ToolPermissionPolicySnapshot", "Turn", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnProcessPolicySnapshot", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWorkBlock", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"}
+var TypeNames = []string{"AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ToolPermissionPolicySnapshot", "Turn", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnInviteCodeDelivery", "TurnInviteCodePrivate", "TurnInviteCodeRedacted", "TurnInviteDeliveryNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnPrivateDelivery", "TurnProcessPolicySnapshot", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWalletLinkPromptNotification", "TurnWalletRevokePromptNotification", "TurnWalletUpdatePromptNotification", "TurnWorkBlock", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"}
 
 // checkOf is the check function of a named type, or nil.
 func checkOf(name string) func(*jsonrpc.Checker, *jsonrpc.Value) bool {
@@ -29990,6 +31200,14 @@ func checkOf(name string) func(*jsonrpc.Checker, *jsonrpc.Value) bool {
 		return checkTurnGetResponse
 	case "TurnHandoffStartedNotification":
 		return checkTurnHandoffStartedNotification
+	case "TurnInviteCodeDelivery":
+		return checkTurnInviteCodeDelivery
+	case "TurnInviteCodePrivate":
+		return checkTurnInviteCodePrivate
+	case "TurnInviteCodeRedacted":
+		return checkTurnInviteCodeRedacted
+	case "TurnInviteDeliveryNotification":
+		return checkTurnInviteDeliveryNotification
 	case "TurnItem":
 		return checkTurnItem
 	case "TurnItemAgentMessage":
@@ -30058,6 +31276,8 @@ func checkOf(name string) func(*jsonrpc.Checker, *jsonrpc.Value) bool {
 		return checkTurnPermissionRequestRespondParams
 	case "TurnPermissionRequestRespondResponse":
 		return checkTurnPermissionRequestRespondResponse
+	case "TurnPrivateDelivery":
+		return checkTurnPrivateDelivery
 	case "TurnProcessPolicySnapshot":
 		return checkTurnProcessPolicySnapshot
 	case "TurnQuestion":
@@ -30102,6 +31322,12 @@ func checkOf(name string) func(*jsonrpc.Checker, *jsonrpc.Value) bool {
 		return checkTurnToolLoopBudgetExceededNotification
 	case "TurnUsage":
 		return checkTurnUsage
+	case "TurnWalletLinkPromptNotification":
+		return checkTurnWalletLinkPromptNotification
+	case "TurnWalletRevokePromptNotification":
+		return checkTurnWalletRevokePromptNotification
+	case "TurnWalletUpdatePromptNotification":
+		return checkTurnWalletUpdatePromptNotification
 	case "TurnWorkBlock":
 		return checkTurnWorkBlock
 	case "TurnWorkBlockPresentation":
@@ -30333,6 +31559,14 @@ func ReadType(name string, v *jsonrpc.Value) (any, error) {
 		return readTurnGetResponse(v)
 	case "TurnHandoffStartedNotification":
 		return readTurnHandoffStartedNotification(v)
+	case "TurnInviteCodeDelivery":
+		return readTurnInviteCodeDelivery(v)
+	case "TurnInviteCodePrivate":
+		return readTurnInviteCodePrivate(v)
+	case "TurnInviteCodeRedacted":
+		return readTurnInviteCodeRedacted(v)
+	case "TurnInviteDeliveryNotification":
+		return readTurnInviteDeliveryNotification(v)
 	case "TurnItem":
 		return readTurnItem(v)
 	case "TurnItemAgentMessage":
@@ -30401,6 +31635,8 @@ func ReadType(name string, v *jsonrpc.Value) (any, error) {
 		return readTurnPermissionRequestRespondParams(v)
 	case "TurnPermissionRequestRespondResponse":
 		return readTurnPermissionRequestRespondResponse(v)
+	case "TurnPrivateDelivery":
+		return readTurnPrivateDelivery(v)
 	case "TurnProcessPolicySnapshot":
 		return readTurnProcessPolicySnapshot(v)
 	case "TurnQuestion":
@@ -30445,6 +31681,12 @@ func ReadType(name string, v *jsonrpc.Value) (any, error) {
 		return readTurnToolLoopBudgetExceededNotification(v)
 	case "TurnUsage":
 		return readTurnUsage(v)
+	case "TurnWalletLinkPromptNotification":
+		return readTurnWalletLinkPromptNotification(v)
+	case "TurnWalletRevokePromptNotification":
+		return readTurnWalletRevokePromptNotification(v)
+	case "TurnWalletUpdatePromptNotification":
+		return readTurnWalletUpdatePromptNotification(v)
 	case "TurnWorkBlock":
 		return readTurnWorkBlock(v)
 	case "TurnWorkBlockPresentation":
@@ -30909,6 +32151,26 @@ func WriteType(name string, x any) (jsonrpc.Value, error) {
 			return t.toValue(), nil
 		}
 		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnInviteCodeDelivery":
+		if t, ok := x.(TurnInviteCodeDelivery); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnInviteCodePrivate":
+		if t, ok := x.(TurnInviteCodePrivate); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnInviteCodeRedacted":
+		if t, ok := x.(TurnInviteCodeRedacted); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnInviteDeliveryNotification":
+		if t, ok := x.(TurnInviteDeliveryNotification); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
 	case "TurnItem":
 		if t, ok := x.(TurnItem); ok {
 			return t.toValue(), nil
@@ -31079,6 +32341,11 @@ func WriteType(name string, x any) (jsonrpc.Value, error) {
 			return t.toValue(), nil
 		}
 		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnPrivateDelivery":
+		if t, ok := x.(TurnPrivateDelivery); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
 	case "TurnProcessPolicySnapshot":
 		if t, ok := x.(TurnProcessPolicySnapshot); ok {
 			return t.toValue(), nil
@@ -31186,6 +32453,21 @@ func WriteType(name string, x any) (jsonrpc.Value, error) {
 		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
 	case "TurnUsage":
 		if t, ok := x.(TurnUsage); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnWalletLinkPromptNotification":
+		if t, ok := x.(TurnWalletLinkPromptNotification); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnWalletRevokePromptNotification":
+		if t, ok := x.(TurnWalletRevokePromptNotification); ok {
+			return t.toValue(), nil
+		}
+		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)
+	case "TurnWalletUpdatePromptNotification":
+		if t, ok := x.(TurnWalletUpdatePromptNotification); ok {
 			return t.toValue(), nil
 		}
 		return jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)

@@ -221,6 +221,22 @@ class ServerConnection:
         """turn/handoff/started: The turn delegates to a sub-agent (turnspec's own extension)."""
         await self._endpoint.notify("turn/handoff/started", params)
 
+    async def notify_turn_invite_delivery(self, params: models.TurnInviteDeliveryNotification) -> None:
+        """turn/invite/delivery: An invite minted this turn, for the edge to deliver to the target's direct message only; the code goes live to the connection authorised for private delivery and is redacted everywhere else (turnspec's own extension)."""
+        await self._endpoint.notify("turn/invite/delivery", params)
+
+    async def notify_turn_wallet_link_prompt(self, params: models.TurnWalletLinkPromptNotification) -> None:
+        """turn/wallet/link_prompt: A tool call this turn needed a usable linked wallet: the data of the link or renewal card (turnspec's own extension)."""
+        await self._endpoint.notify("turn/wallet/link_prompt", params)
+
+    async def notify_turn_wallet_update_prompt(self, params: models.TurnWalletUpdatePromptNotification) -> None:
+        """turn/wallet/update_prompt: A spending-limit-update ceremony was minted this turn: the data of its card (turnspec's own extension)."""
+        await self._endpoint.notify("turn/wallet/update_prompt", params)
+
+    async def notify_turn_wallet_revoke_prompt(self, params: models.TurnWalletRevokePromptNotification) -> None:
+        """turn/wallet/revoke_prompt: Unlinking the wallet minted a hard-revoke ceremony this turn: the data of its card (turnspec's own extension)."""
+        await self._endpoint.notify("turn/wallet/revoke_prompt", params)
+
     async def notify_turn_execution_window_started(self, params: models.TurnExecutionWindowStartedNotification) -> None:
         """turn/execution_window/started: A bounded execution window started."""
         await self._endpoint.notify("turn/execution_window/started", params)

@@ -8,7 +8,7 @@ from typing import Final, Literal, cast
 
 from ._wire import ABSENT, Check, Issue, Mode, ValidationFailed, ValidationIssue, esc, is_integer, is_number, json_equal, run_check, type_name
 
-TypeName = Literal["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ToolPermissionPolicySnapshot", "Turn", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnProcessPolicySnapshot", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWorkBlock", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]
+TypeName = Literal["AgentActorRef", "AgentDelegationDisclosurePolicy", "AgentDelegationDisclosureRequest", "AgentDelegationResultReturn", "AgentDelegationRouteAction", "AgentDelegationRouteCreateParams", "AgentDelegationRouteKind", "AgentDelegationRouteListParams", "AgentDelegationRouteListResponse", "AgentDelegationRouteProjection", "AgentDelegationRouteRevokeParams", "AgentDelegationRouteStatus", "AgentPresentationSnapshot", "AgentRolePresentation", "CliRuntimeOptions", "ContextCompressedNotification", "ContextCompressingNotification", "ContextCompressionReason", "ExecutionBackend", "ExecutionBackendAcpAgentRuntime", "ExecutionBackendApiProvider", "ExecutionBackendCliAgentRuntime", "GatewayConfig", "GatewayRetryPolicy", "ItemCompletedNotification", "ItemDeltaNotification", "ItemDeltaStream", "ItemRecoveryAttachedNotification", "ItemRecoveryExhaustedNotification", "ItemRecoveryKind", "ItemRecoveryOpenedNotification", "ItemRecoverySucceededNotification", "ItemRetryAttemptStartedNotification", "ItemRetryScheduledNotification", "ItemStartedNotification", "ItemTimeoutDetectedNotification", "ItemToolRetryExhaustedNotification", "ItemToolRetryResolvedNotification", "ItemToolRetryScheduledNotification", "ItemUpdatedNotification", "PermissionActionKind", "PermissionBehavior", "PromptManifest", "Thread", "ThreadGetParams", "ThreadGetResponse", "ThreadStartParams", "ThreadStartResponse", "ThreadTimelineBlock", "ThreadTimelineBlocksChangedNotification", "ThreadTimelinePageParams", "ThreadTimelinePageResponse", "ToolPermissionPolicySnapshot", "Turn", "TurnBlockedNotification", "TurnCancelParams", "TurnCancelResponse", "TurnCapability", "TurnCapabilityKind", "TurnCapabilityMcpServer", "TurnCapabilityMcpTool", "TurnCapabilityResolution", "TurnCapabilitySkill", "TurnCompletedNotification", "TurnExecutionSecuritySnapshot", "TurnExecutionWindowBlockedNotification", "TurnExecutionWindowCheckpointedNotification", "TurnExecutionWindowContinuedNotification", "TurnExecutionWindowCounts", "TurnExecutionWindowExhaustedNotification", "TurnExecutionWindowExhaustionReason", "TurnExecutionWindowLimits", "TurnExecutionWindowStartedNotification", "TurnExecutionWindowStatus", "TurnFailedNotification", "TurnFailure", "TurnFilesystemSandboxEntry", "TurnFilesystemSandboxPolicy", "TurnGetParams", "TurnGetResponse", "TurnHandoffStartedNotification", "TurnInviteCodeDelivery", "TurnInviteCodePrivate", "TurnInviteCodeRedacted", "TurnInviteDeliveryNotification", "TurnItem", "TurnItemAgentMessage", "TurnItemCommandExecution", "TurnItemDownload", "TurnItemDynamicToolCall", "TurnItemEvent", "TurnItemFileChange", "TurnItemOutputPolicy", "TurnItemReasoning", "TurnItemStatus", "TurnItemSystemEvent", "TurnItemTask", "TurnItemToolError", "TurnItemToolOutcome", "TurnItemUserMessage", "TurnItemWebFetch", "TurnItemWebSearch", "TurnItemsParams", "TurnItemsResponse", "TurnLegacySandboxPolicy", "TurnMode", "TurnNetworkPolicySnapshot", "TurnPermissionApprovalRequest", "TurnPermissionApprovalResolution", "TurnPermissionApprovalScope", "TurnPermissionAuditEvent", "TurnPermissionMode", "TurnPermissionProfileSelection", "TurnPermissionProfileSnapshot", "TurnPermissionProfileSource", "TurnPermissionRequestOpenedNotification", "TurnPermissionRequestResolvedNotification", "TurnPermissionRequestRespondParams", "TurnPermissionRequestRespondResponse", "TurnPrivateDelivery", "TurnProcessPolicySnapshot", "TurnQuestion", "TurnQuestionOpenedNotification", "TurnQuestionOption", "TurnQuestionResolution", "TurnQuestionResolvedNotification", "TurnQuestionRespondParams", "TurnQuestionRespondResponse", "TurnResumeParams", "TurnResumeResponse", "TurnSandboxMode", "TurnSandboxSnapshot", "TurnSecurityBackendSnapshot", "TurnSecurityDegradation", "TurnSecurityEnforcementStatus", "TurnSecurityParentCapSnapshot", "TurnStartParams", "TurnStartResponse", "TurnStartedNotification", "TurnStatus", "TurnToolLoopBudgetExceededNotification", "TurnUsage", "TurnWalletLinkPromptNotification", "TurnWalletRevokePromptNotification", "TurnWalletUpdatePromptNotification", "TurnWorkBlock", "TurnWorkBlockPresentation", "TurnWorkBlockState", "TurnWorkItem", "TurnWorkItemsChangedNotification", "TurnWorkItemsGetParams", "TurnWorkItemsGetResponse", "TurnWorkPageAnchor", "TurnWorkPageAnchorAfter", "TurnWorkPageAnchorBefore", "TurnWorkPageAnchorNewest", "TurnWorkPageAnchorOldest", "TurnWorkPageParams", "TurnWorkPageResponse", "TurnWorkPageState", "TurnWorkStateChangedNotification", "UserInput", "UserInputArtifact", "UserInputAudio", "UserInputFile", "UserInputImage", "UserInputLocalFile", "UserInputLocalImage", "UserInputMention", "UserInputText", "UserInputVideo"]
 """The name of every named type."""
 
 _C0: Final = ("kind",)
@@ -76,315 +76,338 @@ _C63: Final = re.compile("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\\Z")
 _C64: Final = frozenset({"max_frame_bytes", "max_batch_size", "max_agent_rounds", "max_spawn_depth", "max_tool_calls"})
 _C65: Final = frozenset({"request_timeout_ms", "require_resolve_token", "allowed_paths", "resolve_token_secret"})
 _C66: Final = frozenset({"timeout_ms"})
-_C67: Final = frozenset({"max_hops", "max_routes_per_source"})
-_C68: Final = frozenset({"identity_id", "display_name", "nickname", "revision", "avatar_revision", "role"})
-_C69: Final = frozenset({"max_history_tokens", "keep_recent_messages"})
-_C70: Final = frozenset({"required", "bwrap_path"})
-_C71: Final = frozenset({"allow_domains", "deny_domains"})
-_C72: Final = frozenset({"default_provider", "default_model", "providers", "tools", "mcp_servers", "skills", "acp_agents", "cli_runtimes", "limits", "permissions", "questions", "gateway_id", "store", "lease_timeout_ms", "routes", "agent", "context", "sandbox", "network"})
-_C73: Final = frozenset({"max_attempts", "initial_delay_ms", "backoff_multiplier", "max_delay_ms"})
-_C74: Final = ("thread_id", "turn_id", "sequence", "item_id", "item")
-_C75: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "item"})
-_C76: Final = ("thread_id", "turn_id", "sequence", "item_id", "stream", "delta")
-_C77: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "stream", "delta"})
-_C78: Final = ("agent_message", "stdout", "stderr", "tool_progress", "file_change", "generic")
-_C79: Final = ("thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "attempt")
-_C80: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "attempt"})
-_C81: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempts", "error", "recovery_job_id")
-_C82: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempts", "error", "recovery_job_id"})
-_C83: Final = ("timeout", "provider_failure", "tool_failure", "runtime_shutdown", "execution_window_exhausted")
-_C84: Final = ("thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "reason")
-_C85: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "reason", "exhaustion_reason"})
-_C86: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempt")
-_C87: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempt", "recovery_job_id"})
-_C88: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempt")
-_C89: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempt"})
-_C90: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempt", "max_attempts", "delay_ms", "next_attempt_at", "error")
-_C91: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempt", "max_attempts", "delay_ms", "next_attempt_at", "error"})
-_C92: Final = ("thread_id", "turn_id", "sequence", "item_id", "item")
-_C93: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "item"})
-_C94: Final = ("thread_id", "turn_id", "sequence", "item_id", "deadline_ms", "elapsed_ms", "attempt")
-_C95: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "deadline_ms", "elapsed_ms", "attempt"})
-_C96: Final = ("thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "error")
-_C97: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "error"})
-_C98: Final = ("thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "outcome")
-_C99: Final = ("succeeded", "failed")
-_C100: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "outcome"})
-_C101: Final = ("thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempt", "max_attempts", "delay_ms", "error")
-_C102: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempt", "max_attempts", "delay_ms", "error"})
-_C103: Final = ("thread_id", "turn_id", "sequence", "item_id", "item")
-_C104: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "item"})
-_C105: Final = ("file_read", "file_write", "shell_command", "network", "mcp_read", "mcp_write_or_unknown", "dynamic_skill_tool", "computer_use", "task_subagent", "unknown")
-_C106: Final = ("allow", "ask", "deny")
-_C107: Final = ("compiler_version", "profile", "section_ids", "fingerprint_stable", "fingerprint_dynamic", "fingerprint_full", "diagnostics")
-_C108: Final = ("severity", "message")
-_C109: Final = ("info", "warning", "error")
-_C110: Final = frozenset({"severity", "message", "section_id"})
-_C111: Final = frozenset({"compiler_version", "profile", "section_ids", "fingerprint_stable", "fingerprint_dynamic", "fingerprint_full", "diagnostics"})
-_C112: Final = ("id", "workspace_id", "cwd", "mode", "created_at")
-_C113: Final = frozenset({"id", "workspace_id", "cwd", "model_provider", "model", "mode", "created_at", "active_turn_id"})
-_C114: Final = ("thread_id",)
-_C115: Final = frozenset({"thread_id"})
-_C116: Final = ("thread",)
-_C117: Final = frozenset({"thread"})
-_C118: Final = frozenset({"workspace_id", "cwd", "model_provider", "model", "mode"})
-_C119: Final = ("thread",)
-_C120: Final = frozenset({"thread"})
-_C121: Final = ("blockId", "kind", "turnId", "status", "createdAtUnixMicros")
-_C122: Final = ("turn_work",)
-_C123: Final = frozenset({"blockId", "kind", "turnId", "status", "createdAtUnixMicros", "updatedAtUnixMicros", "completedAtUnixMicros", "userText", "summary", "workItemCount"})
-_C124: Final = ("threadId", "changedBlockIds")
-_C125: Final = frozenset({"threadId", "changedBlockIds", "turnId"})
-_C126: Final = ("threadId",)
-_C127: Final = frozenset({"threadId", "cursor", "limit"})
-_C128: Final = ("threadId", "blocks", "page")
-_C129: Final = ("nextCursor", "hasMore")
-_C130: Final = frozenset({"nextCursor", "hasMore"})
-_C131: Final = frozenset({"threadId", "blocks", "page"})
-_C132: Final = ("default_behavior", "file_read", "file_write", "shell_command", "network", "mcp_read", "mcp_write_or_unknown", "dynamic_skill_tool", "computer_use", "task_subagent")
-_C133: Final = frozenset({"default_behavior", "file_read", "file_write", "shell_command", "network", "mcp_read", "mcp_write_or_unknown", "dynamic_skill_tool", "computer_use", "task_subagent", "allowed_tools", "denied_tools", "allowed_paths"})
-_C134: Final = ("id", "status", "prompt_manifest", "permission_profile")
-_C137: Final = ("reason", "recovery_job_id")
-_C138: Final = frozenset({"reason", "recovery_job_id"})
-_C139: Final = frozenset({"id", "thread_id", "workspace_id", "status", "mode", "created_at", "completed_at", "model_provider", "model", "execution_backend", "prompt_manifest", "permission_profile", "security", "capabilities", "error", "blocked", "parent_turn_id", "parent_thread_id", "actor", "usage"})
-_C140: Final = ("thread_id", "turn_id", "sequence", "turn", "reason", "recovery_job_id")
-_C141: Final = frozenset({"thread_id", "turn_id", "sequence", "turn", "reason", "recovery_job_id"})
-_C142: Final = ("thread_id", "turn_id")
-_C143: Final = frozenset({"thread_id", "turn_id", "reason"})
-_C144: Final = ("turn",)
-_C145: Final = frozenset({"turn"})
-_C146: Final = ("id", "kind")
-_C147: Final = frozenset({"id", "label", "kind"})
-_C148: Final = ("type",)
-_C149: Final = ("skill", "mcpServer", "mcpTool")
-_C150: Final = frozenset({"type"})
-_C151: Final = ("type", "name", "scopeKind")
-_C152: Final = frozenset({"type", "name", "scopeKind"})
-_C153: Final = ("type", "serverName", "rawToolName", "scopeKind")
-_C154: Final = frozenset({"type", "serverName", "rawToolName", "scopeKind"})
-_C155: Final = ("capabilityId", "status", "reason")
-_C156: Final = ("accepted", "rejected")
-_C157: Final = ("explicit_composer_capability", "not_found", "disabled_by_policy", "validation_rejected", "security_blocked", "dependency_missing", "catalog_missing", "tool_missing", "provider_unsupported")
-_C158: Final = frozenset({"capabilityId", "status", "reason", "message"})
-_C159: Final = ("type", "slug", "sourceKind")
-_C160: Final = frozenset({"type", "slug", "sourceKind"})
-_C161: Final = ("thread_id", "turn_id", "sequence", "turn")
-_C162: Final = frozenset({"thread_id", "turn_id", "sequence", "turn", "usage"})
-_C163: Final = ("permission_profile", "sandbox", "process", "network", "approval", "backend", "enforcement")
-_C164: Final = ("scopes",)
-_C165: Final = frozenset({"scopes"})
-_C166: Final = ("status", "degradations")
-_C167: Final = frozenset({"status", "degradations"})
-_C168: Final = frozenset({"permission_profile", "sandbox", "process", "network", "approval", "backend", "enforcement", "parent_cap"})
-_C169: Final = ("thread_id", "turn_id", "sequence", "window_id", "reason", "totals", "recovery_job_id")
-_C170: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "reason", "totals", "recovery_job_id"})
-_C171: Final = ("thread_id", "turn_id", "sequence", "window_id", "checkpoint_id", "status")
-_C172: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "checkpoint_id", "status"})
-_C173: Final = ("thread_id", "turn_id", "sequence", "previous_window_id", "window_id", "window_index", "checkpoint_id", "reason")
-_C174: Final = frozenset({"thread_id", "turn_id", "sequence", "previous_window_id", "window_id", "window_index", "checkpoint_id", "reason"})
-_C175: Final = ("agent_rounds", "tool_calls", "wall_clock_ms", "provider_tokens")
-_C176: Final = frozenset({"agent_rounds", "tool_calls", "wall_clock_ms", "provider_tokens"})
-_C177: Final = ("thread_id", "turn_id", "sequence", "window_id", "reason", "observed", "status")
-_C178: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "reason", "observed", "status"})
-_C179: Final = ("max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "provider_failure_continuation", "runtime_shutdown_continuation")
-_C180: Final = ("max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window")
-_C181: Final = frozenset({"max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window"})
-_C182: Final = ("thread_id", "turn_id", "sequence", "window_id", "window_index", "limits", "status")
-_C183: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "window_index", "limits", "status"})
-_C184: Final = ("running", "exhausted", "checkpointed", "continued", "completed", "interrupted", "blocked", "failed")
-_C185: Final = ("thread_id", "turn_id", "sequence", "turn", "error")
-_C186: Final = frozenset({"thread_id", "turn_id", "sequence", "turn", "error"})
-_C187: Final = ("kind", "message", "retryable")
-_C188: Final = ("provider_error", "tool_error", "cancelled", "interrupted", "budget_exhausted", "internal")
-_C189: Final = frozenset({"kind", "message", "retryable"})
-_C190: Final = ("path", "access", "kind")
-_C191: Final = ("read_only", "read_write")
-_C192: Final = ("workspace", "project", "app", "temp", "allowed_path")
-_C193: Final = frozenset({"path", "access", "kind"})
-_C194: Final = ("unrestricted", "entries", "outside_roots")
-_C195: Final = frozenset({"unrestricted", "entries", "outside_roots"})
-_C196: Final = ("thread_id", "turn_id")
-_C197: Final = frozenset({"thread_id", "turn_id"})
-_C198: Final = ("turn",)
-_C199: Final = frozenset({"turn"})
-_C200: Final = ("thread_id", "turn_id", "sequence", "item_id", "child_agent_id", "child_thread_id", "child_turn_id", "reason")
-_C201: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "child_agent_id", "child_thread_id", "child_turn_id", "route_id", "reason"})
-_C202: Final = ("type",)
-_C203: Final = ("userMessage", "agentMessage", "reasoning", "systemEvent", "task", "commandExecution", "fileChange", "webSearch", "webFetch", "download", "dynamicToolCall")
-_C204: Final = frozenset({"type"})
-_C205: Final = ("type", "id", "status", "text")
-_C206: Final = frozenset({"type", "id", "status", "round", "text", "markdown_ast", "partial"})
-_C207: Final = ("type", "id", "status", "command", "cwd", "arguments")
-_C208: Final = frozenset({"type", "id", "status", "round", "command", "cwd", "stdout", "stderr", "exit_code", "duration_ms", "timed_out", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C209: Final = ("type", "id", "status", "url", "arguments")
-_C210: Final = frozenset({"type", "id", "status", "round", "url", "path", "bytes", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C211: Final = ("type", "id", "status", "tool_name", "arguments")
-_C212: Final = frozenset({"type", "id", "status", "round", "tool_name", "server_name", "progress", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C213: Final = ("sequence", "method", "params", "recorded_at")
-_C214: Final = frozenset({"sequence", "method", "params", "recorded_at"})
-_C215: Final = ("type", "id", "status", "path", "change_kind", "arguments")
-_C216: Final = ("add", "modify", "delete")
-_C217: Final = frozenset({"type", "id", "status", "round", "path", "change_kind", "diff", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C218: Final = ("truncated",)
-_C219: Final = frozenset({"max_display_bytes", "truncated", "total_bytes"})
-_C220: Final = ("type", "id", "status", "text")
-_C221: Final = frozenset({"type", "id", "status", "round", "text"})
-_C222: Final = ("in_progress", "completed", "failed", "declined", "cancelled")
-_C223: Final = ("type", "id", "status", "level", "message")
-_C224: Final = ("info", "warning", "error")
-_C225: Final = frozenset({"type", "id", "status", "level", "message", "code"})
-_C226: Final = ("type", "id", "status", "prompt")
-_C227: Final = frozenset({"type", "id", "status", "round", "prompt", "child_thread_id", "child_turn_id", "route_id", "result", "actor", "tool_call_id", "error"})
-_C228: Final = ("message",)
-_C229: Final = frozenset({"message", "retryable"})
-_C230: Final = ("success", "error", "declined", "timed_out", "cancelled")
-_C231: Final = ("type", "id", "status", "content")
-_C232: Final = frozenset({"type", "id", "status", "content", "capabilities"})
-_C233: Final = ("type", "id", "status", "url", "arguments")
-_C234: Final = frozenset({"type", "id", "status", "round", "url", "status_code", "content_type", "bytes", "content", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C235: Final = ("type", "id", "status", "query", "arguments")
-_C236: Final = frozenset({"type", "id", "status", "round", "query", "results", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
-_C237: Final = ("thread_id", "turn_id")
-_C238: Final = frozenset({"thread_id", "turn_id", "after_sequence", "limit"})
-_C239: Final = ("thread_id", "workspace_id", "turn_id", "events", "last_sequence")
-_C240: Final = frozenset({"thread_id", "workspace_id", "turn_id", "events", "last_sequence"})
-_C241: Final = ("mode",)
-_C242: Final = frozenset({"mode"})
-_C243: Final = ("Chat", "Agent")
-_C244: Final = ("mode", "allow_domains", "deny_domains")
-_C245: Final = ("enabled", "restricted", "disabled")
-_C246: Final = frozenset({"mode", "allow_domains", "deny_domains"})
-_C247: Final = ("request_id", "workspace_id", "thread_id", "turn_id", "tool_name", "action", "scope_hash", "reason", "details", "allowed_scopes", "created_at")
-_C248: Final = ("title", "text")
-_C249: Final = frozenset({"title", "text"})
-_C250: Final = frozenset({"request_id", "workspace_id", "thread_id", "turn_id", "visible_thread_ids", "tool_name", "action", "scope_hash", "reason", "title", "args_json", "override_reason", "preview", "summary", "details", "allowed_scopes", "outside_paths", "sandbox_escape", "item_id", "created_at", "expires_at", "resolve_token"})
-_C251: Final = ("allow_once", "allow_for_turn", "deny", "cancelled", "expired")
-_C252: Final = ("allow_once", "allow_for_turn")
-_C253: Final = ("thread_id", "turn_id", "sequence", "audit_id", "kind", "recorded_at")
-_C254: Final = ("profile_selected", "decision_allowed", "decision_denied", "request_opened", "request_resolved")
-_C255: Final = ("policy", "turn_grant", "resolution", "config")
-_C256: Final = frozenset({"thread_id", "turn_id", "sequence", "audit_id", "kind", "request_id", "tool_name", "action", "behavior", "decided_by", "reason", "scope_hash", "resolution", "profile", "recorded_at"})
-_C257: Final = ("full_access", "auto_accept_edits", "supervised")
-_C258: Final = frozenset({"mode", "allowed_tools", "denied_tools", "allowed_paths"})
-_C259: Final = ("mode", "source", "effective_policy")
-_C260: Final = frozenset({"mode", "source", "effective_policy"})
-_C261: Final = ("composer", "defaulted", "inherited_from_parent_turn", "task_permission_cap", "system")
-_C262: Final = ("thread_id", "turn_id", "sequence", "request")
-_C263: Final = frozenset({"thread_id", "turn_id", "sequence", "request"})
-_C264: Final = ("thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at")
-_C265: Final = frozenset({"thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at", "scope_hash"})
-_C266: Final = ("request_id", "resolution")
-_C267: Final = ("allow_once", "allow_for_turn", "deny")
-_C268: Final = frozenset({"request_id", "resolution", "resolve_token"})
-_C269: Final = ("request_id", "thread_id", "turn_id", "resolution", "resolved_at")
-_C270: Final = frozenset({"request_id", "thread_id", "turn_id", "resolution", "resolved_at"})
-_C271: Final = ("shell", "environment", "timeout_cap_ms", "command_risk_rules")
-_C272: Final = ("mode",)
-_C273: Final = ("inherit_all", "allow_list")
-_C274: Final = frozenset({"mode", "allowed_variables"})
-_C275: Final = ("pattern", "behavior")
-_C276: Final = frozenset({"pattern", "behavior", "reason"})
-_C277: Final = frozenset({"shell", "environment", "timeout_cap_ms", "command_risk_rules"})
-_C278: Final = ("call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at")
-_C279: Final = frozenset({"call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at"})
-_C280: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced")
-_C281: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced"})
-_C282: Final = ("id", "label")
-_C283: Final = frozenset({"id", "label", "description"})
-_C284: Final = ("answered", "cancelled", "expired")
-_C285: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "resolved_at")
-_C286: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "option_id", "resolved_at"})
-_C287: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "answer_token")
-_C288: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "answer_token"})
-_C289: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at")
-_C290: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at"})
-_C291: Final = ("thread_id", "turn_id")
-_C292: Final = frozenset({"thread_id", "turn_id", "recovery_job_id"})
-_C293: Final = ("turn", "recovery_job_id")
-_C294: Final = frozenset({"turn", "recovery_job_id"})
-_C295: Final = ("unrestricted", "workspace_write", "read_only")
-_C296: Final = ("mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference")
-_C297: Final = ("per_turn", "host", "none")
-_C298: Final = ("review", "deny", "not_applicable")
-_C299: Final = ("none", "best_effort", "required")
-_C300: Final = frozenset({"mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference"})
-_C301: Final = ("kind", "sandbox_backend", "capabilities")
-_C302: Final = ("native", "codex_cli", "claude_cli")
-_C303: Final = frozenset({"kind", "sandbox_backend", "capabilities"})
-_C304: Final = ("capability", "reason")
-_C305: Final = frozenset({"capability", "reason", "detail"})
-_C306: Final = ("active", "partially_active", "unavailable")
-_C307: Final = ("parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source")
-_C308: Final = frozenset({"parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source"})
-_C309: Final = ("thread_id", "turn_id", "input")
-_C310: Final = frozenset({"thread_id", "turn_id", "input", "capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode"})
-_C311: Final = ("turn",)
-_C312: Final = frozenset({"turn"})
-_C313: Final = ("thread_id", "turn_id", "sequence", "turn")
-_C314: Final = frozenset({"thread_id", "turn_id", "sequence", "turn"})
-_C315: Final = ("InProgress", "Completed", "Failed", "Interrupted", "Blocked")
-_C316: Final = ("thread_id", "turn_id", "sequence", "budget", "limit", "observed")
-_C317: Final = ("rounds", "tool_calls")
-_C318: Final = frozenset({"thread_id", "turn_id", "sequence", "budget", "limit", "observed"})
-_C319: Final = ("input_tokens", "output_tokens", "total_tokens")
-_C320: Final = frozenset({"input_tokens", "output_tokens", "total_tokens"})
-_C321: Final = ("blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "elapsedMs")
-_C322: Final = ("total", "inProgress", "completed", "failed")
-_C323: Final = frozenset({"total", "inProgress", "completed", "failed"})
-_C324: Final = ("oldest", "newest")
-_C325: Final = frozenset({"oldest", "newest"})
-_C326: Final = frozenset({"blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "endedAtUnixMicros", "elapsedMs"})
-_C327: Final = ("title", "collapsed")
-_C328: Final = frozenset({"title", "subtitle", "collapsed"})
-_C329: Final = ("running", "awaiting_approval", "blocked", "completed", "failed", "interrupted")
-_C330: Final = ("workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros")
-_C331: Final = frozenset({"workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros", "metadata"})
-_C332: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds")
-_C333: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds", "removedWorkItemIds"})
-_C334: Final = ("threadId", "turnId", "workItemIds")
-_C335: Final = frozenset({"threadId", "turnId", "workItemIds"})
-_C336: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds")
-_C337: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds"})
-_C338: Final = ("kind",)
-_C339: Final = ("newest", "oldest", "before", "after")
-_C340: Final = frozenset({"kind"})
-_C341: Final = ("kind", "cursor")
-_C342: Final = frozenset({"kind", "cursor"})
-_C343: Final = ("kind", "cursor")
-_C344: Final = frozenset({"kind", "cursor"})
-_C345: Final = ("kind",)
-_C346: Final = frozenset({"kind"})
-_C347: Final = ("kind",)
-_C348: Final = frozenset({"kind"})
-_C349: Final = ("threadId", "turnId", "anchor")
-_C350: Final = frozenset({"threadId", "turnId", "anchor", "limit"})
-_C351: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page")
-_C352: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page"})
-_C353: Final = ("beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter")
-_C354: Final = frozenset({"beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter"})
-_C355: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work")
-_C356: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work"})
-_C357: Final = ("type",)
-_C358: Final = ("text", "localFile", "localImage", "image", "artifact", "mention", "file", "audio", "video")
-_C359: Final = frozenset({"type"})
-_C360: Final = ("type", "artifactId")
-_C361: Final = frozenset({"type", "artifactId"})
-_C362: Final = ("type", "url")
-_C363: Final = frozenset({"type", "url", "mimeType"})
-_C364: Final = ("type", "url")
-_C365: Final = frozenset({"type", "url", "name", "mimeType"})
-_C366: Final = ("type", "url")
-_C367: Final = frozenset({"type", "url"})
-_C368: Final = ("type", "path")
-_C369: Final = frozenset({"type", "path"})
-_C370: Final = ("type", "path")
-_C371: Final = frozenset({"type", "path"})
-_C372: Final = ("type", "name", "path")
-_C373: Final = frozenset({"type", "name", "path"})
-_C374: Final = ("type", "text")
-_C375: Final = frozenset({"type", "text", "textElements"})
-_C376: Final = ("type", "url")
-_C377: Final = frozenset({"type", "url", "mimeType"})
+_C67: Final = ("none", "usable", "unusable")
+_C68: Final = re.compile("^https?://")
+_C69: Final = re.compile("^https?://")
+_C70: Final = re.compile("^https?://")
+_C71: Final = frozenset({"state", "link_url", "update_url", "revoke_url"})
+_C72: Final = frozenset({"max_hops", "max_routes_per_source"})
+_C73: Final = frozenset({"identity_id", "display_name", "nickname", "revision", "avatar_revision", "role"})
+_C74: Final = frozenset({"max_history_tokens", "keep_recent_messages"})
+_C75: Final = frozenset({"required", "bwrap_path"})
+_C76: Final = frozenset({"allow_domains", "deny_domains"})
+_C77: Final = frozenset({"default_provider", "default_model", "providers", "tools", "mcp_servers", "skills", "acp_agents", "cli_runtimes", "limits", "permissions", "questions", "wallet", "gateway_id", "store", "lease_timeout_ms", "routes", "agent", "context", "sandbox", "network"})
+_C78: Final = frozenset({"max_attempts", "initial_delay_ms", "backoff_multiplier", "max_delay_ms"})
+_C79: Final = ("thread_id", "turn_id", "sequence", "item_id", "item")
+_C80: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "item"})
+_C81: Final = ("thread_id", "turn_id", "sequence", "item_id", "stream", "delta")
+_C82: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "stream", "delta"})
+_C83: Final = ("agent_message", "stdout", "stderr", "tool_progress", "file_change", "generic")
+_C84: Final = ("thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "attempt")
+_C85: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "attempt"})
+_C86: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempts", "error", "recovery_job_id")
+_C87: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempts", "error", "recovery_job_id"})
+_C88: Final = ("timeout", "provider_failure", "tool_failure", "runtime_shutdown", "execution_window_exhausted")
+_C89: Final = ("thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "reason")
+_C90: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "recovery_job_id", "reason", "exhaustion_reason"})
+_C91: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempt")
+_C92: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempt", "recovery_job_id"})
+_C93: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempt")
+_C94: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempt"})
+_C95: Final = ("thread_id", "turn_id", "sequence", "item_id", "attempt", "max_attempts", "delay_ms", "next_attempt_at", "error")
+_C96: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "attempt", "max_attempts", "delay_ms", "next_attempt_at", "error"})
+_C97: Final = ("thread_id", "turn_id", "sequence", "item_id", "item")
+_C98: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "item"})
+_C99: Final = ("thread_id", "turn_id", "sequence", "item_id", "deadline_ms", "elapsed_ms", "attempt")
+_C100: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "deadline_ms", "elapsed_ms", "attempt"})
+_C101: Final = ("thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "error")
+_C102: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "error"})
+_C103: Final = ("thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "outcome")
+_C104: Final = ("succeeded", "failed")
+_C105: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempts", "outcome"})
+_C106: Final = ("thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempt", "max_attempts", "delay_ms", "error")
+_C107: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "tool_name", "attempt", "max_attempts", "delay_ms", "error"})
+_C108: Final = ("thread_id", "turn_id", "sequence", "item_id", "item")
+_C109: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "item"})
+_C110: Final = ("file_read", "file_write", "shell_command", "network", "mcp_read", "mcp_write_or_unknown", "dynamic_skill_tool", "computer_use", "task_subagent", "unknown")
+_C111: Final = ("allow", "ask", "deny")
+_C112: Final = ("compiler_version", "profile", "section_ids", "fingerprint_stable", "fingerprint_dynamic", "fingerprint_full", "diagnostics")
+_C113: Final = ("severity", "message")
+_C114: Final = ("info", "warning", "error")
+_C115: Final = frozenset({"severity", "message", "section_id"})
+_C116: Final = frozenset({"compiler_version", "profile", "section_ids", "fingerprint_stable", "fingerprint_dynamic", "fingerprint_full", "diagnostics"})
+_C117: Final = ("id", "workspace_id", "cwd", "mode", "created_at")
+_C118: Final = frozenset({"id", "workspace_id", "cwd", "model_provider", "model", "mode", "created_at", "active_turn_id"})
+_C119: Final = ("thread_id",)
+_C120: Final = frozenset({"thread_id"})
+_C121: Final = ("thread",)
+_C122: Final = frozenset({"thread"})
+_C123: Final = frozenset({"workspace_id", "cwd", "model_provider", "model", "mode"})
+_C124: Final = ("thread",)
+_C125: Final = frozenset({"thread"})
+_C126: Final = ("blockId", "kind", "turnId", "status", "createdAtUnixMicros")
+_C127: Final = ("turn_work",)
+_C128: Final = frozenset({"blockId", "kind", "turnId", "status", "createdAtUnixMicros", "updatedAtUnixMicros", "completedAtUnixMicros", "userText", "summary", "workItemCount"})
+_C129: Final = ("threadId", "changedBlockIds")
+_C130: Final = frozenset({"threadId", "changedBlockIds", "turnId"})
+_C131: Final = ("threadId",)
+_C132: Final = frozenset({"threadId", "cursor", "limit"})
+_C133: Final = ("threadId", "blocks", "page")
+_C134: Final = ("nextCursor", "hasMore")
+_C135: Final = frozenset({"nextCursor", "hasMore"})
+_C136: Final = frozenset({"threadId", "blocks", "page"})
+_C137: Final = ("default_behavior", "file_read", "file_write", "shell_command", "network", "mcp_read", "mcp_write_or_unknown", "dynamic_skill_tool", "computer_use", "task_subagent")
+_C138: Final = frozenset({"default_behavior", "file_read", "file_write", "shell_command", "network", "mcp_read", "mcp_write_or_unknown", "dynamic_skill_tool", "computer_use", "task_subagent", "allowed_tools", "denied_tools", "allowed_paths"})
+_C139: Final = ("id", "status", "prompt_manifest", "permission_profile")
+_C142: Final = ("reason", "recovery_job_id")
+_C143: Final = frozenset({"reason", "recovery_job_id"})
+_C144: Final = frozenset({"id", "thread_id", "workspace_id", "status", "mode", "created_at", "completed_at", "model_provider", "model", "execution_backend", "prompt_manifest", "permission_profile", "security", "capabilities", "error", "blocked", "parent_turn_id", "parent_thread_id", "actor", "usage"})
+_C145: Final = ("thread_id", "turn_id", "sequence", "turn", "reason", "recovery_job_id")
+_C146: Final = frozenset({"thread_id", "turn_id", "sequence", "turn", "reason", "recovery_job_id"})
+_C147: Final = ("thread_id", "turn_id")
+_C148: Final = frozenset({"thread_id", "turn_id", "reason"})
+_C149: Final = ("turn",)
+_C150: Final = frozenset({"turn"})
+_C151: Final = ("id", "kind")
+_C152: Final = frozenset({"id", "label", "kind"})
+_C153: Final = ("type",)
+_C154: Final = ("skill", "mcpServer", "mcpTool")
+_C155: Final = frozenset({"type"})
+_C156: Final = ("type", "name", "scopeKind")
+_C157: Final = frozenset({"type", "name", "scopeKind"})
+_C158: Final = ("type", "serverName", "rawToolName", "scopeKind")
+_C159: Final = frozenset({"type", "serverName", "rawToolName", "scopeKind"})
+_C160: Final = ("capabilityId", "status", "reason")
+_C161: Final = ("accepted", "rejected")
+_C162: Final = ("explicit_composer_capability", "not_found", "disabled_by_policy", "validation_rejected", "security_blocked", "dependency_missing", "catalog_missing", "tool_missing", "provider_unsupported")
+_C163: Final = frozenset({"capabilityId", "status", "reason", "message"})
+_C164: Final = ("type", "slug", "sourceKind")
+_C165: Final = frozenset({"type", "slug", "sourceKind"})
+_C166: Final = ("thread_id", "turn_id", "sequence", "turn")
+_C167: Final = frozenset({"thread_id", "turn_id", "sequence", "turn", "usage"})
+_C168: Final = ("permission_profile", "sandbox", "process", "network", "approval", "backend", "enforcement")
+_C169: Final = ("scopes",)
+_C170: Final = frozenset({"scopes"})
+_C171: Final = ("status", "degradations")
+_C172: Final = frozenset({"status", "degradations"})
+_C173: Final = frozenset({"permission_profile", "sandbox", "process", "network", "approval", "backend", "enforcement", "parent_cap"})
+_C174: Final = ("thread_id", "turn_id", "sequence", "window_id", "reason", "totals", "recovery_job_id")
+_C175: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "reason", "totals", "recovery_job_id"})
+_C176: Final = ("thread_id", "turn_id", "sequence", "window_id", "checkpoint_id", "status")
+_C177: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "checkpoint_id", "status"})
+_C178: Final = ("thread_id", "turn_id", "sequence", "previous_window_id", "window_id", "window_index", "checkpoint_id", "reason")
+_C179: Final = frozenset({"thread_id", "turn_id", "sequence", "previous_window_id", "window_id", "window_index", "checkpoint_id", "reason"})
+_C180: Final = ("agent_rounds", "tool_calls", "wall_clock_ms", "provider_tokens")
+_C181: Final = frozenset({"agent_rounds", "tool_calls", "wall_clock_ms", "provider_tokens"})
+_C182: Final = ("thread_id", "turn_id", "sequence", "window_id", "reason", "observed", "status")
+_C183: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "reason", "observed", "status"})
+_C184: Final = ("max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "provider_failure_continuation", "runtime_shutdown_continuation")
+_C185: Final = ("max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window")
+_C186: Final = frozenset({"max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window"})
+_C187: Final = ("thread_id", "turn_id", "sequence", "window_id", "window_index", "limits", "status")
+_C188: Final = frozenset({"thread_id", "turn_id", "sequence", "window_id", "window_index", "limits", "status"})
+_C189: Final = ("running", "exhausted", "checkpointed", "continued", "completed", "interrupted", "blocked", "failed")
+_C190: Final = ("thread_id", "turn_id", "sequence", "turn", "error")
+_C191: Final = frozenset({"thread_id", "turn_id", "sequence", "turn", "error"})
+_C192: Final = ("kind", "message", "retryable")
+_C193: Final = ("provider_error", "tool_error", "cancelled", "interrupted", "budget_exhausted", "internal")
+_C194: Final = frozenset({"kind", "message", "retryable"})
+_C195: Final = ("path", "access", "kind")
+_C196: Final = ("read_only", "read_write")
+_C197: Final = ("workspace", "project", "app", "temp", "allowed_path")
+_C198: Final = frozenset({"path", "access", "kind"})
+_C199: Final = ("unrestricted", "entries", "outside_roots")
+_C200: Final = frozenset({"unrestricted", "entries", "outside_roots"})
+_C201: Final = ("thread_id", "turn_id")
+_C202: Final = frozenset({"thread_id", "turn_id"})
+_C203: Final = ("turn",)
+_C204: Final = frozenset({"turn"})
+_C205: Final = ("thread_id", "turn_id", "sequence", "item_id", "child_agent_id", "child_thread_id", "child_turn_id", "reason")
+_C206: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "child_agent_id", "child_thread_id", "child_turn_id", "route_id", "reason"})
+_C207: Final = ("kind",)
+_C208: Final = ("private", "redacted")
+_C209: Final = frozenset({"kind"})
+_C210: Final = ("kind", "code")
+_C211: Final = frozenset({"kind", "code"})
+_C212: Final = ("kind",)
+_C213: Final = frozenset({"kind"})
+_C214: Final = ("thread_id", "turn_id", "sequence", "item_id", "target_user_id", "inviter_display", "delivery")
+_C215: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "target_user_id", "inviter_display", "delivery"})
+_C216: Final = ("type",)
+_C217: Final = ("userMessage", "agentMessage", "reasoning", "systemEvent", "task", "commandExecution", "fileChange", "webSearch", "webFetch", "download", "dynamicToolCall")
+_C218: Final = frozenset({"type"})
+_C219: Final = ("type", "id", "status", "text")
+_C220: Final = frozenset({"type", "id", "status", "round", "text", "markdown_ast", "partial"})
+_C221: Final = ("type", "id", "status", "command", "cwd", "arguments")
+_C222: Final = frozenset({"type", "id", "status", "round", "command", "cwd", "stdout", "stderr", "exit_code", "duration_ms", "timed_out", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C223: Final = ("type", "id", "status", "url", "arguments")
+_C224: Final = frozenset({"type", "id", "status", "round", "url", "path", "bytes", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C225: Final = ("type", "id", "status", "tool_name", "arguments")
+_C226: Final = frozenset({"type", "id", "status", "round", "tool_name", "server_name", "progress", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C227: Final = ("sequence", "method", "params", "recorded_at")
+_C228: Final = frozenset({"sequence", "method", "params", "recorded_at"})
+_C229: Final = ("type", "id", "status", "path", "change_kind", "arguments")
+_C230: Final = ("add", "modify", "delete")
+_C231: Final = frozenset({"type", "id", "status", "round", "path", "change_kind", "diff", "output", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C232: Final = ("truncated",)
+_C233: Final = frozenset({"max_display_bytes", "truncated", "total_bytes"})
+_C234: Final = ("type", "id", "status", "text")
+_C235: Final = frozenset({"type", "id", "status", "round", "text"})
+_C236: Final = ("in_progress", "completed", "failed", "declined", "cancelled")
+_C237: Final = ("type", "id", "status", "level", "message")
+_C238: Final = ("info", "warning", "error")
+_C239: Final = frozenset({"type", "id", "status", "level", "message", "code"})
+_C240: Final = ("type", "id", "status", "prompt")
+_C241: Final = frozenset({"type", "id", "status", "round", "prompt", "child_thread_id", "child_turn_id", "route_id", "result", "actor", "tool_call_id", "error"})
+_C242: Final = ("message",)
+_C243: Final = frozenset({"message", "retryable"})
+_C244: Final = ("success", "error", "declined", "timed_out", "cancelled")
+_C245: Final = ("type", "id", "status", "content")
+_C246: Final = frozenset({"type", "id", "status", "content", "capabilities"})
+_C247: Final = ("type", "id", "status", "url", "arguments")
+_C248: Final = frozenset({"type", "id", "status", "round", "url", "status_code", "content_type", "bytes", "content", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C249: Final = ("type", "id", "status", "query", "arguments")
+_C250: Final = frozenset({"type", "id", "status", "round", "query", "results", "tool_call_id", "arguments", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
+_C251: Final = ("thread_id", "turn_id")
+_C252: Final = frozenset({"thread_id", "turn_id", "after_sequence", "limit"})
+_C253: Final = ("thread_id", "workspace_id", "turn_id", "events", "last_sequence")
+_C254: Final = frozenset({"thread_id", "workspace_id", "turn_id", "events", "last_sequence"})
+_C255: Final = ("mode",)
+_C256: Final = frozenset({"mode"})
+_C257: Final = ("Chat", "Agent")
+_C258: Final = ("mode", "allow_domains", "deny_domains")
+_C259: Final = ("enabled", "restricted", "disabled")
+_C260: Final = frozenset({"mode", "allow_domains", "deny_domains"})
+_C261: Final = ("request_id", "workspace_id", "thread_id", "turn_id", "tool_name", "action", "scope_hash", "reason", "details", "allowed_scopes", "created_at")
+_C262: Final = ("title", "text")
+_C263: Final = frozenset({"title", "text"})
+_C264: Final = frozenset({"request_id", "workspace_id", "thread_id", "turn_id", "visible_thread_ids", "tool_name", "action", "scope_hash", "reason", "title", "args_json", "override_reason", "preview", "summary", "details", "allowed_scopes", "outside_paths", "sandbox_escape", "item_id", "created_at", "expires_at", "resolve_token"})
+_C265: Final = ("allow_once", "allow_for_turn", "deny", "cancelled", "expired")
+_C266: Final = ("allow_once", "allow_for_turn")
+_C267: Final = ("thread_id", "turn_id", "sequence", "audit_id", "kind", "recorded_at")
+_C268: Final = ("profile_selected", "decision_allowed", "decision_denied", "request_opened", "request_resolved")
+_C269: Final = ("policy", "turn_grant", "resolution", "config")
+_C270: Final = frozenset({"thread_id", "turn_id", "sequence", "audit_id", "kind", "request_id", "tool_name", "action", "behavior", "decided_by", "reason", "scope_hash", "resolution", "profile", "recorded_at"})
+_C271: Final = ("full_access", "auto_accept_edits", "supervised")
+_C272: Final = frozenset({"mode", "allowed_tools", "denied_tools", "allowed_paths"})
+_C273: Final = ("mode", "source", "effective_policy")
+_C274: Final = frozenset({"mode", "source", "effective_policy"})
+_C275: Final = ("composer", "defaulted", "inherited_from_parent_turn", "task_permission_cap", "system")
+_C276: Final = ("thread_id", "turn_id", "sequence", "request")
+_C277: Final = frozenset({"thread_id", "turn_id", "sequence", "request"})
+_C278: Final = ("thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at")
+_C279: Final = frozenset({"thread_id", "turn_id", "sequence", "request_id", "resolution", "resolved_at", "scope_hash"})
+_C280: Final = ("request_id", "resolution")
+_C281: Final = ("allow_once", "allow_for_turn", "deny")
+_C282: Final = frozenset({"request_id", "resolution", "resolve_token"})
+_C283: Final = ("request_id", "thread_id", "turn_id", "resolution", "resolved_at")
+_C284: Final = frozenset({"request_id", "thread_id", "turn_id", "resolution", "resolved_at"})
+_C285: Final = ("inviter_display",)
+_C286: Final = frozenset({"inviter_display"})
+_C287: Final = ("shell", "environment", "timeout_cap_ms", "command_risk_rules")
+_C288: Final = ("mode",)
+_C289: Final = ("inherit_all", "allow_list")
+_C290: Final = frozenset({"mode", "allowed_variables"})
+_C291: Final = ("pattern", "behavior")
+_C292: Final = frozenset({"pattern", "behavior", "reason"})
+_C293: Final = frozenset({"shell", "environment", "timeout_cap_ms", "command_risk_rules"})
+_C294: Final = ("call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at")
+_C295: Final = frozenset({"call_id", "index", "header", "question", "options", "args_json", "answer_token", "created_at", "expires_at"})
+_C296: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced")
+_C297: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "question", "already_surfaced"})
+_C298: Final = ("id", "label")
+_C299: Final = frozenset({"id", "label", "description"})
+_C300: Final = ("answered", "cancelled", "expired")
+_C301: Final = ("thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "resolved_at")
+_C302: Final = frozenset({"thread_id", "turn_id", "sequence", "call_id", "index", "resolution", "option_id", "resolved_at"})
+_C303: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "answer_token")
+_C304: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "answer_token"})
+_C305: Final = ("thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at")
+_C306: Final = frozenset({"thread_id", "turn_id", "call_id", "index", "option_id", "resolved_at"})
+_C307: Final = ("thread_id", "turn_id")
+_C308: Final = frozenset({"thread_id", "turn_id", "recovery_job_id"})
+_C309: Final = ("turn", "recovery_job_id")
+_C310: Final = frozenset({"turn", "recovery_job_id"})
+_C311: Final = ("unrestricted", "workspace_write", "read_only")
+_C312: Final = ("mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference")
+_C313: Final = ("per_turn", "host", "none")
+_C314: Final = ("review", "deny", "not_applicable")
+_C315: Final = ("none", "best_effort", "required")
+_C316: Final = frozenset({"mode", "cwd", "filesystem", "temp_policy", "network_enabled", "sandbox_escape", "backend_requirement", "backend_preference"})
+_C317: Final = ("kind", "sandbox_backend", "capabilities")
+_C318: Final = ("native", "codex_cli", "claude_cli")
+_C319: Final = frozenset({"kind", "sandbox_backend", "capabilities"})
+_C320: Final = ("capability", "reason")
+_C321: Final = frozenset({"capability", "reason", "detail"})
+_C322: Final = ("active", "partially_active", "unavailable")
+_C323: Final = ("parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source")
+_C324: Final = frozenset({"parent_thread_id", "parent_turn_id", "parent_mode", "capped_policy", "source"})
+_C325: Final = ("thread_id", "turn_id", "input")
+_C326: Final = frozenset({"thread_id", "turn_id", "input", "capabilities", "model", "model_provider", "execution_backend", "cli_runtime_options", "permission_profile", "sandbox_policy", "mode", "private_delivery"})
+_C327: Final = ("turn",)
+_C328: Final = frozenset({"turn"})
+_C329: Final = ("thread_id", "turn_id", "sequence", "turn")
+_C330: Final = frozenset({"thread_id", "turn_id", "sequence", "turn"})
+_C331: Final = ("InProgress", "Completed", "Failed", "Interrupted", "Blocked")
+_C332: Final = ("thread_id", "turn_id", "sequence", "budget", "limit", "observed")
+_C333: Final = ("rounds", "tool_calls")
+_C334: Final = frozenset({"thread_id", "turn_id", "sequence", "budget", "limit", "observed"})
+_C335: Final = ("input_tokens", "output_tokens", "total_tokens")
+_C336: Final = frozenset({"input_tokens", "output_tokens", "total_tokens"})
+_C337: Final = ("thread_id", "turn_id", "sequence", "item_id", "link_url", "renewal", "requested")
+_C338: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "link_url", "renewal", "requested"})
+_C339: Final = ("thread_id", "turn_id", "sequence", "item_id", "revoke_url")
+_C340: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "revoke_url"})
+_C341: Final = ("thread_id", "turn_id", "sequence", "item_id", "update_url", "new_limit")
+_C342: Final = re.compile("^(0|[1-9][0-9]*)(\\.[0-9]+)?\\Z")
+_C343: Final = frozenset({"thread_id", "turn_id", "sequence", "item_id", "update_url", "new_limit"})
+_C344: Final = ("blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "elapsedMs")
+_C345: Final = ("total", "inProgress", "completed", "failed")
+_C346: Final = frozenset({"total", "inProgress", "completed", "failed"})
+_C347: Final = ("oldest", "newest")
+_C348: Final = frozenset({"oldest", "newest"})
+_C349: Final = frozenset({"blockId", "turnId", "presentation", "state", "counts", "cursors", "startedAtUnixMicros", "endedAtUnixMicros", "elapsedMs"})
+_C350: Final = ("title", "collapsed")
+_C351: Final = frozenset({"title", "subtitle", "collapsed"})
+_C352: Final = ("running", "awaiting_approval", "blocked", "completed", "failed", "interrupted")
+_C353: Final = ("workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros")
+_C354: Final = frozenset({"workItemId", "item", "status", "itemType", "orderKey", "createdAtUnixMicros", "updatedAtUnixMicros", "sourceSequence", "sourceUpdatedAtUnixMicros", "metadata"})
+_C355: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds")
+_C356: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "changedWorkItemIds", "removedWorkItemIds"})
+_C357: Final = ("threadId", "turnId", "workItemIds")
+_C358: Final = frozenset({"threadId", "turnId", "workItemIds"})
+_C359: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds")
+_C360: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "items", "removedWorkItemIds"})
+_C361: Final = ("kind",)
+_C362: Final = ("newest", "oldest", "before", "after")
+_C363: Final = frozenset({"kind"})
+_C364: Final = ("kind", "cursor")
+_C365: Final = frozenset({"kind", "cursor"})
+_C366: Final = ("kind", "cursor")
+_C367: Final = frozenset({"kind", "cursor"})
+_C368: Final = ("kind",)
+_C369: Final = frozenset({"kind"})
+_C370: Final = ("kind",)
+_C371: Final = frozenset({"kind"})
+_C372: Final = ("threadId", "turnId", "anchor")
+_C373: Final = frozenset({"threadId", "turnId", "anchor", "limit"})
+_C374: Final = ("workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page")
+_C375: Final = frozenset({"workspaceId", "threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work", "items", "page"})
+_C376: Final = ("beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter")
+_C377: Final = frozenset({"beforeCursor", "afterCursor", "hasMoreBefore", "hasMoreAfter"})
+_C378: Final = ("threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work")
+_C379: Final = frozenset({"threadId", "turnId", "projectionVersion", "sourceHighWatermark", "projectionUpdatedAtUnixMicros", "work"})
+_C380: Final = ("type",)
+_C381: Final = ("text", "localFile", "localImage", "image", "artifact", "mention", "file", "audio", "video")
+_C382: Final = frozenset({"type"})
+_C383: Final = ("type", "artifactId")
+_C384: Final = frozenset({"type", "artifactId"})
+_C385: Final = ("type", "url")
+_C386: Final = frozenset({"type", "url", "mimeType"})
+_C387: Final = ("type", "url")
+_C388: Final = frozenset({"type", "url", "name", "mimeType"})
+_C389: Final = ("type", "url")
+_C390: Final = frozenset({"type", "url"})
+_C391: Final = ("type", "path")
+_C392: Final = frozenset({"type", "path"})
+_C393: Final = ("type", "path")
+_C394: Final = frozenset({"type", "path"})
+_C395: Final = ("type", "name", "path")
+_C396: Final = frozenset({"type", "name", "path"})
+_C397: Final = ("type", "text")
+_C398: Final = frozenset({"type", "text", "textElements"})
+_C399: Final = ("type", "url")
+_C400: Final = frozenset({"type", "url", "mimeType"})
 
 
 def check_AgentActorRef(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -1972,208 +1995,245 @@ def check_GatewayConfig(v: object, p: str, e: list[Issue], closed: bool) -> None
                     for k373 in o368:
                         if k373 not in _C66:
                             e.append(Issue(p + "/questions", "additionalProperties", p + "/questions" + "/" + esc(k373), "is not a known field"))
-        x374 = o1.get("gateway_id", ABSENT)
+        x374 = o1.get("wallet", ABSENT)
         if x374 is not ABSENT:
-            if not (isinstance(x374, str)):
-                e.append(Issue(p + "/gateway_id", "type", p + "/gateway_id", "must be string" + f", got {type_name(x374)}"))
-            if isinstance(x374, str):
-                if len(x374) < 1:
+            if not (isinstance(x374, dict)):
+                e.append(Issue(p + "/wallet", "type", p + "/wallet", "must be object" + f", got {type_name(x374)}"))
+            if isinstance(x374, dict):
+                o376 = cast("dict[str, object]", x374)
+                x377 = o376.get("state", ABSENT)
+                if x377 is not ABSENT:
+                    if not (isinstance(x377, str)):
+                        e.append(Issue(p + "/wallet" + "/state", "type", p + "/wallet" + "/state", "must be string" + f", got {type_name(x377)}"))
+                    if not any(json_equal(x377, a381) for a381 in _C67):
+                        e.append(Issue(p + "/wallet" + "/state", "enum", p + "/wallet" + "/state", "must be one of none, usable, unusable"))
+                x382 = o376.get("link_url", ABSENT)
+                if x382 is not ABSENT:
+                    if not (isinstance(x382, str)):
+                        e.append(Issue(p + "/wallet" + "/link_url", "type", p + "/wallet" + "/link_url", "must be string" + f", got {type_name(x382)}"))
+                    if isinstance(x382, str):
+                        if not _C68.search(x382):
+                            e.append(Issue(p + "/wallet" + "/link_url", "pattern", p + "/wallet" + "/link_url", "must match the pattern ^https?://"))
+                x386 = o376.get("update_url", ABSENT)
+                if x386 is not ABSENT:
+                    if not (isinstance(x386, str)):
+                        e.append(Issue(p + "/wallet" + "/update_url", "type", p + "/wallet" + "/update_url", "must be string" + f", got {type_name(x386)}"))
+                    if isinstance(x386, str):
+                        if not _C69.search(x386):
+                            e.append(Issue(p + "/wallet" + "/update_url", "pattern", p + "/wallet" + "/update_url", "must match the pattern ^https?://"))
+                x390 = o376.get("revoke_url", ABSENT)
+                if x390 is not ABSENT:
+                    if not (isinstance(x390, str)):
+                        e.append(Issue(p + "/wallet" + "/revoke_url", "type", p + "/wallet" + "/revoke_url", "must be string" + f", got {type_name(x390)}"))
+                    if isinstance(x390, str):
+                        if not _C70.search(x390):
+                            e.append(Issue(p + "/wallet" + "/revoke_url", "pattern", p + "/wallet" + "/revoke_url", "must match the pattern ^https?://"))
+                if closed:
+                    for k394 in o376:
+                        if k394 not in _C71:
+                            e.append(Issue(p + "/wallet", "additionalProperties", p + "/wallet" + "/" + esc(k394), "is not a known field"))
+        x395 = o1.get("gateway_id", ABSENT)
+        if x395 is not ABSENT:
+            if not (isinstance(x395, str)):
+                e.append(Issue(p + "/gateway_id", "type", p + "/gateway_id", "must be string" + f", got {type_name(x395)}"))
+            if isinstance(x395, str):
+                if len(x395) < 1:
                     e.append(Issue(p + "/gateway_id", "minLength", p + "/gateway_id", "must be at least 1 characters long"))
-                if len(x374) > 256:
+                if len(x395) > 256:
                     e.append(Issue(p + "/gateway_id", "maxLength", p + "/gateway_id", "must be at most 256 characters long"))
-        x378 = o1.get("store", ABSENT)
-        if x378 is not ABSENT:
-            if not (isinstance(x378, str)):
-                e.append(Issue(p + "/store", "type", p + "/store", "must be string" + f", got {type_name(x378)}"))
-            if isinstance(x378, str):
-                if len(x378) < 1:
+        x399 = o1.get("store", ABSENT)
+        if x399 is not ABSENT:
+            if not (isinstance(x399, str)):
+                e.append(Issue(p + "/store", "type", p + "/store", "must be string" + f", got {type_name(x399)}"))
+            if isinstance(x399, str):
+                if len(x399) < 1:
                     e.append(Issue(p + "/store", "minLength", p + "/store", "must be at least 1 characters long"))
-        x382 = o1.get("lease_timeout_ms", ABSENT)
-        if x382 is not ABSENT:
-            if not (is_integer(x382)):
-                e.append(Issue(p + "/lease_timeout_ms", "type", p + "/lease_timeout_ms", "must be integer" + f", got {type_name(x382)}"))
-            if is_number(x382):
-                if x382 < 100:
+        x403 = o1.get("lease_timeout_ms", ABSENT)
+        if x403 is not ABSENT:
+            if not (is_integer(x403)):
+                e.append(Issue(p + "/lease_timeout_ms", "type", p + "/lease_timeout_ms", "must be integer" + f", got {type_name(x403)}"))
+            if is_number(x403):
+                if x403 < 100:
                     e.append(Issue(p + "/lease_timeout_ms", "minimum", p + "/lease_timeout_ms", "must be at least 100"))
-                if x382 > 9007199254740991:
+                if x403 > 9007199254740991:
                     e.append(Issue(p + "/lease_timeout_ms", "maximum", p + "/lease_timeout_ms", "must be at most 9007199254740991"))
-        x386 = o1.get("routes", ABSENT)
-        if x386 is not ABSENT:
-            if not (isinstance(x386, dict)):
-                e.append(Issue(p + "/routes", "type", p + "/routes", "must be object" + f", got {type_name(x386)}"))
-            if isinstance(x386, dict):
-                o388 = cast("dict[str, object]", x386)
-                x389 = o388.get("max_hops", ABSENT)
-                if x389 is not ABSENT:
-                    if not (is_integer(x389)):
-                        e.append(Issue(p + "/routes" + "/max_hops", "type", p + "/routes" + "/max_hops", "must be integer" + f", got {type_name(x389)}"))
-                    if is_number(x389):
-                        if x389 < 0:
+        x407 = o1.get("routes", ABSENT)
+        if x407 is not ABSENT:
+            if not (isinstance(x407, dict)):
+                e.append(Issue(p + "/routes", "type", p + "/routes", "must be object" + f", got {type_name(x407)}"))
+            if isinstance(x407, dict):
+                o409 = cast("dict[str, object]", x407)
+                x410 = o409.get("max_hops", ABSENT)
+                if x410 is not ABSENT:
+                    if not (is_integer(x410)):
+                        e.append(Issue(p + "/routes" + "/max_hops", "type", p + "/routes" + "/max_hops", "must be integer" + f", got {type_name(x410)}"))
+                    if is_number(x410):
+                        if x410 < 0:
                             e.append(Issue(p + "/routes" + "/max_hops", "minimum", p + "/routes" + "/max_hops", "must be at least 0"))
-                        if x389 > 9007199254740991:
+                        if x410 > 9007199254740991:
                             e.append(Issue(p + "/routes" + "/max_hops", "maximum", p + "/routes" + "/max_hops", "must be at most 9007199254740991"))
-                x393 = o388.get("max_routes_per_source", ABSENT)
-                if x393 is not ABSENT:
-                    if not (is_integer(x393)):
-                        e.append(Issue(p + "/routes" + "/max_routes_per_source", "type", p + "/routes" + "/max_routes_per_source", "must be integer" + f", got {type_name(x393)}"))
-                    if is_number(x393):
-                        if x393 < 1:
+                x414 = o409.get("max_routes_per_source", ABSENT)
+                if x414 is not ABSENT:
+                    if not (is_integer(x414)):
+                        e.append(Issue(p + "/routes" + "/max_routes_per_source", "type", p + "/routes" + "/max_routes_per_source", "must be integer" + f", got {type_name(x414)}"))
+                    if is_number(x414):
+                        if x414 < 1:
                             e.append(Issue(p + "/routes" + "/max_routes_per_source", "minimum", p + "/routes" + "/max_routes_per_source", "must be at least 1"))
-                        if x393 > 9007199254740991:
+                        if x414 > 9007199254740991:
                             e.append(Issue(p + "/routes" + "/max_routes_per_source", "maximum", p + "/routes" + "/max_routes_per_source", "must be at most 9007199254740991"))
                 if closed:
-                    for k397 in o388:
-                        if k397 not in _C67:
-                            e.append(Issue(p + "/routes", "additionalProperties", p + "/routes" + "/" + esc(k397), "is not a known field"))
-        x398 = o1.get("agent", ABSENT)
-        if x398 is not ABSENT:
-            if not (isinstance(x398, dict)):
-                e.append(Issue(p + "/agent", "type", p + "/agent", "must be object" + f", got {type_name(x398)}"))
-            if isinstance(x398, dict):
-                o400 = cast("dict[str, object]", x398)
-                x401 = o400.get("identity_id", ABSENT)
-                if x401 is not ABSENT:
-                    if not (isinstance(x401, str)):
-                        e.append(Issue(p + "/agent" + "/identity_id", "type", p + "/agent" + "/identity_id", "must be string" + f", got {type_name(x401)}"))
-                    if isinstance(x401, str):
-                        if len(x401) < 1:
+                    for k418 in o409:
+                        if k418 not in _C72:
+                            e.append(Issue(p + "/routes", "additionalProperties", p + "/routes" + "/" + esc(k418), "is not a known field"))
+        x419 = o1.get("agent", ABSENT)
+        if x419 is not ABSENT:
+            if not (isinstance(x419, dict)):
+                e.append(Issue(p + "/agent", "type", p + "/agent", "must be object" + f", got {type_name(x419)}"))
+            if isinstance(x419, dict):
+                o421 = cast("dict[str, object]", x419)
+                x422 = o421.get("identity_id", ABSENT)
+                if x422 is not ABSENT:
+                    if not (isinstance(x422, str)):
+                        e.append(Issue(p + "/agent" + "/identity_id", "type", p + "/agent" + "/identity_id", "must be string" + f", got {type_name(x422)}"))
+                    if isinstance(x422, str):
+                        if len(x422) < 1:
                             e.append(Issue(p + "/agent" + "/identity_id", "minLength", p + "/agent" + "/identity_id", "must be at least 1 characters long"))
-                        if len(x401) > 256:
+                        if len(x422) > 256:
                             e.append(Issue(p + "/agent" + "/identity_id", "maxLength", p + "/agent" + "/identity_id", "must be at most 256 characters long"))
-                x405 = o400.get("display_name", ABSENT)
-                if x405 is not ABSENT:
-                    if not (isinstance(x405, str)):
-                        e.append(Issue(p + "/agent" + "/display_name", "type", p + "/agent" + "/display_name", "must be string" + f", got {type_name(x405)}"))
-                    if isinstance(x405, str):
-                        if len(x405) < 1:
+                x426 = o421.get("display_name", ABSENT)
+                if x426 is not ABSENT:
+                    if not (isinstance(x426, str)):
+                        e.append(Issue(p + "/agent" + "/display_name", "type", p + "/agent" + "/display_name", "must be string" + f", got {type_name(x426)}"))
+                    if isinstance(x426, str):
+                        if len(x426) < 1:
                             e.append(Issue(p + "/agent" + "/display_name", "minLength", p + "/agent" + "/display_name", "must be at least 1 characters long"))
-                x409 = o400.get("nickname", ABSENT)
-                if x409 is not ABSENT:
-                    if not (isinstance(x409, str)):
-                        e.append(Issue(p + "/agent" + "/nickname", "type", p + "/agent" + "/nickname", "must be string" + f", got {type_name(x409)}"))
-                    if isinstance(x409, str):
-                        if len(x409) < 1:
+                x430 = o421.get("nickname", ABSENT)
+                if x430 is not ABSENT:
+                    if not (isinstance(x430, str)):
+                        e.append(Issue(p + "/agent" + "/nickname", "type", p + "/agent" + "/nickname", "must be string" + f", got {type_name(x430)}"))
+                    if isinstance(x430, str):
+                        if len(x430) < 1:
                             e.append(Issue(p + "/agent" + "/nickname", "minLength", p + "/agent" + "/nickname", "must be at least 1 characters long"))
-                x413 = o400.get("revision", ABSENT)
-                if x413 is not ABSENT:
-                    if not (is_integer(x413)):
-                        e.append(Issue(p + "/agent" + "/revision", "type", p + "/agent" + "/revision", "must be integer" + f", got {type_name(x413)}"))
-                    if is_number(x413):
-                        if x413 < 0:
+                x434 = o421.get("revision", ABSENT)
+                if x434 is not ABSENT:
+                    if not (is_integer(x434)):
+                        e.append(Issue(p + "/agent" + "/revision", "type", p + "/agent" + "/revision", "must be integer" + f", got {type_name(x434)}"))
+                    if is_number(x434):
+                        if x434 < 0:
                             e.append(Issue(p + "/agent" + "/revision", "minimum", p + "/agent" + "/revision", "must be at least 0"))
-                        if x413 > 9007199254740991:
+                        if x434 > 9007199254740991:
                             e.append(Issue(p + "/agent" + "/revision", "maximum", p + "/agent" + "/revision", "must be at most 9007199254740991"))
-                x417 = o400.get("avatar_revision", ABSENT)
-                if x417 is not ABSENT:
-                    if not (is_integer(x417)):
-                        e.append(Issue(p + "/agent" + "/avatar_revision", "type", p + "/agent" + "/avatar_revision", "must be integer" + f", got {type_name(x417)}"))
-                    if is_number(x417):
-                        if x417 < 0:
+                x438 = o421.get("avatar_revision", ABSENT)
+                if x438 is not ABSENT:
+                    if not (is_integer(x438)):
+                        e.append(Issue(p + "/agent" + "/avatar_revision", "type", p + "/agent" + "/avatar_revision", "must be integer" + f", got {type_name(x438)}"))
+                    if is_number(x438):
+                        if x438 < 0:
                             e.append(Issue(p + "/agent" + "/avatar_revision", "minimum", p + "/agent" + "/avatar_revision", "must be at least 0"))
-                        if x417 > 9007199254740991:
+                        if x438 > 9007199254740991:
                             e.append(Issue(p + "/agent" + "/avatar_revision", "maximum", p + "/agent" + "/avatar_revision", "must be at most 9007199254740991"))
-                x421 = o400.get("role", ABSENT)
-                if x421 is not ABSENT:
-                    if not (isinstance(x421, str)):
-                        e.append(Issue(p + "/agent" + "/role", "type", p + "/agent" + "/role", "must be string" + f", got {type_name(x421)}"))
-                    if isinstance(x421, str):
-                        if len(x421) < 1:
+                x442 = o421.get("role", ABSENT)
+                if x442 is not ABSENT:
+                    if not (isinstance(x442, str)):
+                        e.append(Issue(p + "/agent" + "/role", "type", p + "/agent" + "/role", "must be string" + f", got {type_name(x442)}"))
+                    if isinstance(x442, str):
+                        if len(x442) < 1:
                             e.append(Issue(p + "/agent" + "/role", "minLength", p + "/agent" + "/role", "must be at least 1 characters long"))
                 if closed:
-                    for k425 in o400:
-                        if k425 not in _C68:
-                            e.append(Issue(p + "/agent", "additionalProperties", p + "/agent" + "/" + esc(k425), "is not a known field"))
-        x426 = o1.get("context", ABSENT)
-        if x426 is not ABSENT:
-            if not (isinstance(x426, dict)):
-                e.append(Issue(p + "/context", "type", p + "/context", "must be object" + f", got {type_name(x426)}"))
-            if isinstance(x426, dict):
-                o428 = cast("dict[str, object]", x426)
-                x429 = o428.get("max_history_tokens", ABSENT)
-                if x429 is not ABSENT:
-                    if not (is_integer(x429)):
-                        e.append(Issue(p + "/context" + "/max_history_tokens", "type", p + "/context" + "/max_history_tokens", "must be integer" + f", got {type_name(x429)}"))
-                    if is_number(x429):
-                        if x429 < 1:
+                    for k446 in o421:
+                        if k446 not in _C73:
+                            e.append(Issue(p + "/agent", "additionalProperties", p + "/agent" + "/" + esc(k446), "is not a known field"))
+        x447 = o1.get("context", ABSENT)
+        if x447 is not ABSENT:
+            if not (isinstance(x447, dict)):
+                e.append(Issue(p + "/context", "type", p + "/context", "must be object" + f", got {type_name(x447)}"))
+            if isinstance(x447, dict):
+                o449 = cast("dict[str, object]", x447)
+                x450 = o449.get("max_history_tokens", ABSENT)
+                if x450 is not ABSENT:
+                    if not (is_integer(x450)):
+                        e.append(Issue(p + "/context" + "/max_history_tokens", "type", p + "/context" + "/max_history_tokens", "must be integer" + f", got {type_name(x450)}"))
+                    if is_number(x450):
+                        if x450 < 1:
                             e.append(Issue(p + "/context" + "/max_history_tokens", "minimum", p + "/context" + "/max_history_tokens", "must be at least 1"))
-                        if x429 > 9007199254740991:
+                        if x450 > 9007199254740991:
                             e.append(Issue(p + "/context" + "/max_history_tokens", "maximum", p + "/context" + "/max_history_tokens", "must be at most 9007199254740991"))
-                x433 = o428.get("keep_recent_messages", ABSENT)
-                if x433 is not ABSENT:
-                    if not (is_integer(x433)):
-                        e.append(Issue(p + "/context" + "/keep_recent_messages", "type", p + "/context" + "/keep_recent_messages", "must be integer" + f", got {type_name(x433)}"))
-                    if is_number(x433):
-                        if x433 < 1:
+                x454 = o449.get("keep_recent_messages", ABSENT)
+                if x454 is not ABSENT:
+                    if not (is_integer(x454)):
+                        e.append(Issue(p + "/context" + "/keep_recent_messages", "type", p + "/context" + "/keep_recent_messages", "must be integer" + f", got {type_name(x454)}"))
+                    if is_number(x454):
+                        if x454 < 1:
                             e.append(Issue(p + "/context" + "/keep_recent_messages", "minimum", p + "/context" + "/keep_recent_messages", "must be at least 1"))
-                        if x433 > 9007199254740991:
+                        if x454 > 9007199254740991:
                             e.append(Issue(p + "/context" + "/keep_recent_messages", "maximum", p + "/context" + "/keep_recent_messages", "must be at most 9007199254740991"))
                 if closed:
-                    for k437 in o428:
-                        if k437 not in _C69:
-                            e.append(Issue(p + "/context", "additionalProperties", p + "/context" + "/" + esc(k437), "is not a known field"))
-        x438 = o1.get("sandbox", ABSENT)
-        if x438 is not ABSENT:
-            if not (isinstance(x438, dict)):
-                e.append(Issue(p + "/sandbox", "type", p + "/sandbox", "must be object" + f", got {type_name(x438)}"))
-            if isinstance(x438, dict):
-                o440 = cast("dict[str, object]", x438)
-                x441 = o440.get("required", ABSENT)
-                if x441 is not ABSENT:
-                    if not (isinstance(x441, bool)):
-                        e.append(Issue(p + "/sandbox" + "/required", "type", p + "/sandbox" + "/required", "must be boolean" + f", got {type_name(x441)}"))
-                x445 = o440.get("bwrap_path", ABSENT)
-                if x445 is not ABSENT:
-                    if not (isinstance(x445, str)):
-                        e.append(Issue(p + "/sandbox" + "/bwrap_path", "type", p + "/sandbox" + "/bwrap_path", "must be string" + f", got {type_name(x445)}"))
-                    if isinstance(x445, str):
-                        if len(x445) < 1:
+                    for k458 in o449:
+                        if k458 not in _C74:
+                            e.append(Issue(p + "/context", "additionalProperties", p + "/context" + "/" + esc(k458), "is not a known field"))
+        x459 = o1.get("sandbox", ABSENT)
+        if x459 is not ABSENT:
+            if not (isinstance(x459, dict)):
+                e.append(Issue(p + "/sandbox", "type", p + "/sandbox", "must be object" + f", got {type_name(x459)}"))
+            if isinstance(x459, dict):
+                o461 = cast("dict[str, object]", x459)
+                x462 = o461.get("required", ABSENT)
+                if x462 is not ABSENT:
+                    if not (isinstance(x462, bool)):
+                        e.append(Issue(p + "/sandbox" + "/required", "type", p + "/sandbox" + "/required", "must be boolean" + f", got {type_name(x462)}"))
+                x466 = o461.get("bwrap_path", ABSENT)
+                if x466 is not ABSENT:
+                    if not (isinstance(x466, str)):
+                        e.append(Issue(p + "/sandbox" + "/bwrap_path", "type", p + "/sandbox" + "/bwrap_path", "must be string" + f", got {type_name(x466)}"))
+                    if isinstance(x466, str):
+                        if len(x466) < 1:
                             e.append(Issue(p + "/sandbox" + "/bwrap_path", "minLength", p + "/sandbox" + "/bwrap_path", "must be at least 1 characters long"))
                 if closed:
-                    for k449 in o440:
-                        if k449 not in _C70:
-                            e.append(Issue(p + "/sandbox", "additionalProperties", p + "/sandbox" + "/" + esc(k449), "is not a known field"))
-        x450 = o1.get("network", ABSENT)
-        if x450 is not ABSENT:
-            if not (isinstance(x450, dict)):
-                e.append(Issue(p + "/network", "type", p + "/network", "must be object" + f", got {type_name(x450)}"))
-            if isinstance(x450, dict):
-                o452 = cast("dict[str, object]", x450)
-                x453 = o452.get("allow_domains", ABSENT)
-                if x453 is not ABSENT:
-                    if not (isinstance(x453, list)):
-                        e.append(Issue(p + "/network" + "/allow_domains", "type", p + "/network" + "/allow_domains", "must be array" + f", got {type_name(x453)}"))
-                    if isinstance(x453, list):
-                        a454 = cast("list[object]", x453)
-                        for i455, x456 in enumerate(a454):
-                            if not (isinstance(x456, str)):
-                                e.append(Issue(p + "/network" + "/allow_domains" + f"/{i455}", "type", p + "/network" + "/allow_domains" + f"/{i455}", "must be string" + f", got {type_name(x456)}"))
-                            if isinstance(x456, str):
-                                if len(x456) < 1:
-                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i455}", "minLength", p + "/network" + "/allow_domains" + f"/{i455}", "must be at least 1 characters long"))
-                                if len(x456) > 260:
-                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i455}", "maxLength", p + "/network" + "/allow_domains" + f"/{i455}", "must be at most 260 characters long"))
-                x462 = o452.get("deny_domains", ABSENT)
-                if x462 is not ABSENT:
-                    if not (isinstance(x462, list)):
-                        e.append(Issue(p + "/network" + "/deny_domains", "type", p + "/network" + "/deny_domains", "must be array" + f", got {type_name(x462)}"))
-                    if isinstance(x462, list):
-                        a463 = cast("list[object]", x462)
-                        for i464, x465 in enumerate(a463):
-                            if not (isinstance(x465, str)):
-                                e.append(Issue(p + "/network" + "/deny_domains" + f"/{i464}", "type", p + "/network" + "/deny_domains" + f"/{i464}", "must be string" + f", got {type_name(x465)}"))
-                            if isinstance(x465, str):
-                                if len(x465) < 1:
-                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i464}", "minLength", p + "/network" + "/deny_domains" + f"/{i464}", "must be at least 1 characters long"))
-                                if len(x465) > 260:
-                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i464}", "maxLength", p + "/network" + "/deny_domains" + f"/{i464}", "must be at most 260 characters long"))
+                    for k470 in o461:
+                        if k470 not in _C75:
+                            e.append(Issue(p + "/sandbox", "additionalProperties", p + "/sandbox" + "/" + esc(k470), "is not a known field"))
+        x471 = o1.get("network", ABSENT)
+        if x471 is not ABSENT:
+            if not (isinstance(x471, dict)):
+                e.append(Issue(p + "/network", "type", p + "/network", "must be object" + f", got {type_name(x471)}"))
+            if isinstance(x471, dict):
+                o473 = cast("dict[str, object]", x471)
+                x474 = o473.get("allow_domains", ABSENT)
+                if x474 is not ABSENT:
+                    if not (isinstance(x474, list)):
+                        e.append(Issue(p + "/network" + "/allow_domains", "type", p + "/network" + "/allow_domains", "must be array" + f", got {type_name(x474)}"))
+                    if isinstance(x474, list):
+                        a475 = cast("list[object]", x474)
+                        for i476, x477 in enumerate(a475):
+                            if not (isinstance(x477, str)):
+                                e.append(Issue(p + "/network" + "/allow_domains" + f"/{i476}", "type", p + "/network" + "/allow_domains" + f"/{i476}", "must be string" + f", got {type_name(x477)}"))
+                            if isinstance(x477, str):
+                                if len(x477) < 1:
+                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i476}", "minLength", p + "/network" + "/allow_domains" + f"/{i476}", "must be at least 1 characters long"))
+                                if len(x477) > 260:
+                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i476}", "maxLength", p + "/network" + "/allow_domains" + f"/{i476}", "must be at most 260 characters long"))
+                x483 = o473.get("deny_domains", ABSENT)
+                if x483 is not ABSENT:
+                    if not (isinstance(x483, list)):
+                        e.append(Issue(p + "/network" + "/deny_domains", "type", p + "/network" + "/deny_domains", "must be array" + f", got {type_name(x483)}"))
+                    if isinstance(x483, list):
+                        a484 = cast("list[object]", x483)
+                        for i485, x486 in enumerate(a484):
+                            if not (isinstance(x486, str)):
+                                e.append(Issue(p + "/network" + "/deny_domains" + f"/{i485}", "type", p + "/network" + "/deny_domains" + f"/{i485}", "must be string" + f", got {type_name(x486)}"))
+                            if isinstance(x486, str):
+                                if len(x486) < 1:
+                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i485}", "minLength", p + "/network" + "/deny_domains" + f"/{i485}", "must be at least 1 characters long"))
+                                if len(x486) > 260:
+                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i485}", "maxLength", p + "/network" + "/deny_domains" + f"/{i485}", "must be at most 260 characters long"))
                 if closed:
-                    for k471 in o452:
-                        if k471 not in _C71:
-                            e.append(Issue(p + "/network", "additionalProperties", p + "/network" + "/" + esc(k471), "is not a known field"))
+                    for k492 in o473:
+                        if k492 not in _C76:
+                            e.append(Issue(p + "/network", "additionalProperties", p + "/network" + "/" + esc(k492), "is not a known field"))
         if closed:
-            for k472 in o1:
-                if k472 not in _C72:
-                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k472), "is not a known field"))
+            for k493 in o1:
+                if k493 not in _C77:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k493), "is not a known field"))
 
 def check_GatewayRetryPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
@@ -2216,7 +2276,7 @@ def check_GatewayRetryPolicy(v: object, p: str, e: list[Issue], closed: bool) ->
                     e.append(Issue(p + "/max_delay_ms", "maximum", p + "/max_delay_ms", "must be at most 9007199254740991"))
         if closed:
             for k18 in o1:
-                if k18 not in _C73:
+                if k18 not in _C78:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k18), "is not a known field"))
 
 def check_ItemCompletedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2224,7 +2284,7 @@ def check_ItemCompletedNotification(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C74:
+        for n2 in _C79:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2262,7 +2322,7 @@ def check_ItemCompletedNotification(v: object, p: str, e: list[Issue], closed: b
             check_TurnItem(x19, p + "/item", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C75:
+                if k23 not in _C80:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_ItemDeltaNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2270,7 +2330,7 @@ def check_ItemDeltaNotification(v: object, p: str, e: list[Issue], closed: bool)
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C76:
+        for n2 in _C81:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2312,13 +2372,13 @@ def check_ItemDeltaNotification(v: object, p: str, e: list[Issue], closed: bool)
                 e.append(Issue(p + "/delta", "type", p + "/delta", "must be string" + f", got {type_name(x23)}"))
         if closed:
             for k27 in o1:
-                if k27 not in _C77:
+                if k27 not in _C82:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_ItemDeltaStream(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C78):
+    if not any(json_equal(v, a3) for a3 in _C83):
         e.append(Issue(p, "enum", p, "must be one of agent_message, stdout, stderr, tool_progress, file_change, generic"))
 
 def check_ItemRecoveryAttachedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2326,7 +2386,7 @@ def check_ItemRecoveryAttachedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C79:
+        for n2 in _C84:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2377,7 +2437,7 @@ def check_ItemRecoveryAttachedNotification(v: object, p: str, e: list[Issue], cl
                     e.append(Issue(p + "/attempt", "maximum", p + "/attempt", "must be at most 9007199254740991"))
         if closed:
             for k27 in o1:
-                if k27 not in _C80:
+                if k27 not in _C85:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_ItemRecoveryExhaustedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2385,7 +2445,7 @@ def check_ItemRecoveryExhaustedNotification(v: object, p: str, e: list[Issue], c
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C81:
+        for n2 in _C86:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2440,13 +2500,13 @@ def check_ItemRecoveryExhaustedNotification(v: object, p: str, e: list[Issue], c
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k31 in o1:
-                if k31 not in _C82:
+                if k31 not in _C87:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_ItemRecoveryKind(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C83):
+    if not any(json_equal(v, a3) for a3 in _C88):
         e.append(Issue(p, "enum", p, "must be one of timeout, provider_failure, tool_failure, runtime_shutdown, execution_window_exhausted"))
 
 def check_ItemRecoveryOpenedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2454,7 +2514,7 @@ def check_ItemRecoveryOpenedNotification(v: object, p: str, e: list[Issue], clos
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C84:
+        for n2 in _C89:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2502,7 +2562,7 @@ def check_ItemRecoveryOpenedNotification(v: object, p: str, e: list[Issue], clos
             check_TurnExecutionWindowExhaustionReason(x27, p + "/exhaustion_reason", e, closed)
         if closed:
             for k31 in o1:
-                if k31 not in _C85:
+                if k31 not in _C90:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_ItemRecoverySucceededNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2510,7 +2570,7 @@ def check_ItemRecoverySucceededNotification(v: object, p: str, e: list[Issue], c
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C86:
+        for n2 in _C91:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2561,7 +2621,7 @@ def check_ItemRecoverySucceededNotification(v: object, p: str, e: list[Issue], c
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k27 in o1:
-                if k27 not in _C87:
+                if k27 not in _C92:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_ItemRetryAttemptStartedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2569,7 +2629,7 @@ def check_ItemRetryAttemptStartedNotification(v: object, p: str, e: list[Issue],
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C88:
+        for n2 in _C93:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2613,7 +2673,7 @@ def check_ItemRetryAttemptStartedNotification(v: object, p: str, e: list[Issue],
                     e.append(Issue(p + "/attempt", "maximum", p + "/attempt", "must be at most 9007199254740991"))
         if closed:
             for k23 in o1:
-                if k23 not in _C89:
+                if k23 not in _C94:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_ItemRetryScheduledNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2621,7 +2681,7 @@ def check_ItemRetryScheduledNotification(v: object, p: str, e: list[Issue], clos
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C90:
+        for n2 in _C95:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2691,7 +2751,7 @@ def check_ItemRetryScheduledNotification(v: object, p: str, e: list[Issue], clos
                 e.append(Issue(p + "/error", "type", p + "/error", "must be string" + f", got {type_name(x35)}"))
         if closed:
             for k39 in o1:
-                if k39 not in _C91:
+                if k39 not in _C96:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k39), "is not a known field"))
 
 def check_ItemStartedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2699,7 +2759,7 @@ def check_ItemStartedNotification(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C92:
+        for n2 in _C97:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2737,7 +2797,7 @@ def check_ItemStartedNotification(v: object, p: str, e: list[Issue], closed: boo
             check_TurnItem(x19, p + "/item", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C93:
+                if k23 not in _C98:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_ItemTimeoutDetectedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2745,7 +2805,7 @@ def check_ItemTimeoutDetectedNotification(v: object, p: str, e: list[Issue], clo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C94:
+        for n2 in _C99:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2807,7 +2867,7 @@ def check_ItemTimeoutDetectedNotification(v: object, p: str, e: list[Issue], clo
                     e.append(Issue(p + "/attempt", "maximum", p + "/attempt", "must be at most 9007199254740991"))
         if closed:
             for k31 in o1:
-                if k31 not in _C95:
+                if k31 not in _C100:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_ItemToolRetryExhaustedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2815,7 +2875,7 @@ def check_ItemToolRetryExhaustedNotification(v: object, p: str, e: list[Issue], 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C96:
+        for n2 in _C101:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2867,7 +2927,7 @@ def check_ItemToolRetryExhaustedNotification(v: object, p: str, e: list[Issue], 
                 e.append(Issue(p + "/error", "type", p + "/error", "must be string" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C97:
+                if k31 not in _C102:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_ItemToolRetryResolvedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2875,7 +2935,7 @@ def check_ItemToolRetryResolvedNotification(v: object, p: str, e: list[Issue], c
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C98:
+        for n2 in _C103:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -2925,11 +2985,11 @@ def check_ItemToolRetryResolvedNotification(v: object, p: str, e: list[Issue], c
         if x27 is not ABSENT:
             if not (isinstance(x27, str)):
                 e.append(Issue(p + "/outcome", "type", p + "/outcome", "must be string" + f", got {type_name(x27)}"))
-            if not any(json_equal(x27, a31) for a31 in _C99):
+            if not any(json_equal(x27, a31) for a31 in _C104):
                 e.append(Issue(p + "/outcome", "enum", p + "/outcome", "must be one of succeeded, failed"))
         if closed:
             for k32 in o1:
-                if k32 not in _C100:
+                if k32 not in _C105:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k32), "is not a known field"))
 
 def check_ItemToolRetryScheduledNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -2937,7 +2997,7 @@ def check_ItemToolRetryScheduledNotification(v: object, p: str, e: list[Issue], 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C101:
+        for n2 in _C106:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -3007,7 +3067,7 @@ def check_ItemToolRetryScheduledNotification(v: object, p: str, e: list[Issue], 
                 e.append(Issue(p + "/error", "type", p + "/error", "must be string" + f", got {type_name(x35)}"))
         if closed:
             for k39 in o1:
-                if k39 not in _C102:
+                if k39 not in _C107:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k39), "is not a known field"))
 
 def check_ItemUpdatedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3015,7 +3075,7 @@ def check_ItemUpdatedNotification(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C103:
+        for n2 in _C108:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -3053,19 +3113,19 @@ def check_ItemUpdatedNotification(v: object, p: str, e: list[Issue], closed: boo
             check_TurnItem(x19, p + "/item", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C104:
+                if k23 not in _C109:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_PermissionActionKind(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C105):
+    if not any(json_equal(v, a3) for a3 in _C110):
         e.append(Issue(p, "enum", p, "must be one of file_read, file_write, shell_command, network, mcp_read, mcp_write_or_unknown, dynamic_skill_tool, computer_use, task_subagent, unknown"))
 
 def check_PermissionBehavior(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C106):
+    if not any(json_equal(v, a3) for a3 in _C111):
         e.append(Issue(p, "enum", p, "must be one of allow, ask, deny"))
 
 def check_PromptManifest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3073,7 +3133,7 @@ def check_PromptManifest(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C107:
+        for n2 in _C112:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("compiler_version", ABSENT)
@@ -3119,14 +3179,14 @@ def check_PromptManifest(v: object, p: str, e: list[Issue], closed: bool) -> Non
                         e.append(Issue(p + "/diagnostics" + f"/{i34}", "type", p + "/diagnostics" + f"/{i34}", "must be object" + f", got {type_name(x35)}"))
                     if isinstance(x35, dict):
                         o37 = cast("dict[str, object]", x35)
-                        for n38 in _C108:
+                        for n38 in _C113:
                             if n38 not in o37:
                                 e.append(Issue(p + "/diagnostics" + f"/{i34}", "required", p + "/diagnostics" + f"/{i34}" + "/" + esc(n38), "is required"))
                         x39 = o37.get("severity", ABSENT)
                         if x39 is not ABSENT:
                             if not (isinstance(x39, str)):
                                 e.append(Issue(p + "/diagnostics" + f"/{i34}" + "/severity", "type", p + "/diagnostics" + f"/{i34}" + "/severity", "must be string" + f", got {type_name(x39)}"))
-                            if not any(json_equal(x39, a43) for a43 in _C109):
+                            if not any(json_equal(x39, a43) for a43 in _C114):
                                 e.append(Issue(p + "/diagnostics" + f"/{i34}" + "/severity", "enum", p + "/diagnostics" + f"/{i34}" + "/severity", "must be one of info, warning, error"))
                         x44 = o37.get("message", ABSENT)
                         if x44 is not ABSENT:
@@ -3141,11 +3201,11 @@ def check_PromptManifest(v: object, p: str, e: list[Issue], closed: bool) -> Non
                                     e.append(Issue(p + "/diagnostics" + f"/{i34}" + "/section_id", "maxLength", p + "/diagnostics" + f"/{i34}" + "/section_id", "must be at most 256 characters long"))
                         if closed:
                             for k52 in o37:
-                                if k52 not in _C110:
+                                if k52 not in _C115:
                                     e.append(Issue(p + "/diagnostics" + f"/{i34}", "additionalProperties", p + "/diagnostics" + f"/{i34}" + "/" + esc(k52), "is not a known field"))
         if closed:
             for k55 in o1:
-                if k55 not in _C111:
+                if k55 not in _C116:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k55), "is not a known field"))
 
 def check_Thread(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3153,7 +3213,7 @@ def check_Thread(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C112:
+        for n2 in _C117:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("id", ABSENT)
@@ -3198,7 +3258,7 @@ def check_Thread(v: object, p: str, e: list[Issue], closed: bool) -> None:
                     e.append(Issue(p + "/active_turn_id", "maxLength", p + "/active_turn_id", "must be at most 256 characters long"))
         if closed:
             for k35 in o1:
-                if k35 not in _C113:
+                if k35 not in _C118:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k35), "is not a known field"))
 
 def check_ThreadGetParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3206,7 +3266,7 @@ def check_ThreadGetParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C114:
+        for n2 in _C119:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -3218,7 +3278,7 @@ def check_ThreadGetParams(v: object, p: str, e: list[Issue], closed: bool) -> No
                     e.append(Issue(p + "/thread_id", "maxLength", p + "/thread_id", "must be at most 256 characters long"))
         if closed:
             for k7 in o1:
-                if k7 not in _C115:
+                if k7 not in _C120:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_ThreadGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3226,7 +3286,7 @@ def check_ThreadGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C116:
+        for n2 in _C121:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread", ABSENT)
@@ -3234,7 +3294,7 @@ def check_ThreadGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
             check_Thread(x3, p + "/thread", e, closed)
         if closed:
             for k7 in o1:
-                if k7 not in _C117:
+                if k7 not in _C122:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_ThreadStartParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3266,7 +3326,7 @@ def check_ThreadStartParams(v: object, p: str, e: list[Issue], closed: bool) -> 
             check_TurnMode(x18, p + "/mode", e, closed)
         if closed:
             for k22 in o1:
-                if k22 not in _C118:
+                if k22 not in _C123:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k22), "is not a known field"))
 
 def check_ThreadStartResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3274,7 +3334,7 @@ def check_ThreadStartResponse(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C119:
+        for n2 in _C124:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread", ABSENT)
@@ -3282,7 +3342,7 @@ def check_ThreadStartResponse(v: object, p: str, e: list[Issue], closed: bool) -
             check_Thread(x3, p + "/thread", e, closed)
         if closed:
             for k7 in o1:
-                if k7 not in _C120:
+                if k7 not in _C125:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_ThreadTimelineBlock(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3290,7 +3350,7 @@ def check_ThreadTimelineBlock(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C121:
+        for n2 in _C126:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("blockId", ABSENT)
@@ -3301,7 +3361,7 @@ def check_ThreadTimelineBlock(v: object, p: str, e: list[Issue], closed: bool) -
         if x7 is not ABSENT:
             if not (isinstance(x7, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x7)}"))
-            if not any(json_equal(x7, a11) for a11 in _C122):
+            if not any(json_equal(x7, a11) for a11 in _C127):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of turn_work"))
         x12 = o1.get("turnId", ABSENT)
         if x12 is not ABSENT:
@@ -3356,7 +3416,7 @@ def check_ThreadTimelineBlock(v: object, p: str, e: list[Issue], closed: bool) -
                     e.append(Issue(p + "/workItemCount", "maximum", p + "/workItemCount", "must be at most 9007199254740991"))
         if closed:
             for k44 in o1:
-                if k44 not in _C123:
+                if k44 not in _C128:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k44), "is not a known field"))
 
 def check_ThreadTimelineBlocksChangedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3364,7 +3424,7 @@ def check_ThreadTimelineBlocksChangedNotification(v: object, p: str, e: list[Iss
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C124:
+        for n2 in _C129:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -3386,7 +3446,7 @@ def check_ThreadTimelineBlocksChangedNotification(v: object, p: str, e: list[Iss
                 e.append(Issue(p + "/turnId", "type", p + "/turnId", "must be string" + f", got {type_name(x16)}"))
         if closed:
             for k20 in o1:
-                if k20 not in _C125:
+                if k20 not in _C130:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k20), "is not a known field"))
 
 def check_ThreadTimelinePageParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3394,7 +3454,7 @@ def check_ThreadTimelinePageParams(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C126:
+        for n2 in _C131:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -3416,7 +3476,7 @@ def check_ThreadTimelinePageParams(v: object, p: str, e: list[Issue], closed: bo
                     e.append(Issue(p + "/limit", "maximum", p + "/limit", "must be at most 9007199254740991"))
         if closed:
             for k15 in o1:
-                if k15 not in _C127:
+                if k15 not in _C132:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_ThreadTimelinePageResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3424,7 +3484,7 @@ def check_ThreadTimelinePageResponse(v: object, p: str, e: list[Issue], closed: 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C128:
+        for n2 in _C133:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -3445,7 +3505,7 @@ def check_ThreadTimelinePageResponse(v: object, p: str, e: list[Issue], closed: 
                 e.append(Issue(p + "/page", "type", p + "/page", "must be object" + f", got {type_name(x16)}"))
             if isinstance(x16, dict):
                 o18 = cast("dict[str, object]", x16)
-                for n19 in _C129:
+                for n19 in _C134:
                     if n19 not in o18:
                         e.append(Issue(p + "/page", "required", p + "/page" + "/" + esc(n19), "is required"))
                 x20 = o18.get("nextCursor", ABSENT)
@@ -3458,11 +3518,11 @@ def check_ThreadTimelinePageResponse(v: object, p: str, e: list[Issue], closed: 
                         e.append(Issue(p + "/page" + "/hasMore", "type", p + "/page" + "/hasMore", "must be boolean" + f", got {type_name(x24)}"))
                 if closed:
                     for k28 in o18:
-                        if k28 not in _C130:
+                        if k28 not in _C135:
                             e.append(Issue(p + "/page", "additionalProperties", p + "/page" + "/" + esc(k28), "is not a known field"))
         if closed:
             for k29 in o1:
-                if k29 not in _C131:
+                if k29 not in _C136:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k29), "is not a known field"))
 
 def check_ToolPermissionPolicySnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3470,7 +3530,7 @@ def check_ToolPermissionPolicySnapshot(v: object, p: str, e: list[Issue], closed
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C132:
+        for n2 in _C137:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("default_behavior", ABSENT)
@@ -3532,13 +3592,13 @@ def check_ToolPermissionPolicySnapshot(v: object, p: str, e: list[Issue], closed
                         e.append(Issue(p + "/allowed_paths" + f"/{i63}", "type", p + "/allowed_paths" + f"/{i63}", "must be string" + f", got {type_name(x64)}"))
         if closed:
             for k70 in o1:
-                if k70 not in _C133:
+                if k70 not in _C138:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k70), "is not a known field"))
 
-def _check_135(v: object, p: str, e: list[Issue], closed: bool) -> None:
+def _check_140(v: object, p: str, e: list[Issue], closed: bool) -> None:
     check_PromptManifest(v, p, e, closed)
 
-def _check_136(v: object, p: str, e: list[Issue], closed: bool) -> None:
+def _check_141(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (v is None):
         e.append(Issue(p, "type", p, "must be null" + f", got {type_name(v)}"))
 
@@ -3547,7 +3607,7 @@ def check_Turn(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C134:
+        for n2 in _C139:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("id", ABSENT)
@@ -3599,10 +3659,10 @@ def check_Turn(v: object, p: str, e: list[Issue], closed: bool) -> None:
         x43 = o1.get("prompt_manifest", ABSENT)
         if x43 is not ABSENT:
             b47: list[Issue] = []
-            _check_135(x43, p + "/prompt_manifest", b47, closed)
+            _check_140(x43, p + "/prompt_manifest", b47, closed)
             if b47:
                 c48: list[Issue] = []
-                _check_136(x43, p + "/prompt_manifest", c48, closed)
+                _check_141(x43, p + "/prompt_manifest", c48, closed)
                 b47 = b47 + c48 if c48 else []
             if b47:
                 e.extend(b47)
@@ -3630,7 +3690,7 @@ def check_Turn(v: object, p: str, e: list[Issue], closed: bool) -> None:
                 e.append(Issue(p + "/blocked", "type", p + "/blocked", "must be object" + f", got {type_name(x70)}"))
             if isinstance(x70, dict):
                 o72 = cast("dict[str, object]", x70)
-                for n73 in _C137:
+                for n73 in _C142:
                     if n73 not in o72:
                         e.append(Issue(p + "/blocked", "required", p + "/blocked" + "/" + esc(n73), "is required"))
                 x74 = o72.get("reason", ABSENT)
@@ -3646,7 +3706,7 @@ def check_Turn(v: object, p: str, e: list[Issue], closed: bool) -> None:
                             e.append(Issue(p + "/blocked" + "/recovery_job_id", "maxLength", p + "/blocked" + "/recovery_job_id", "must be at most 256 characters long"))
                 if closed:
                     for k82 in o72:
-                        if k82 not in _C138:
+                        if k82 not in _C143:
                             e.append(Issue(p + "/blocked", "additionalProperties", p + "/blocked" + "/" + esc(k82), "is not a known field"))
         x83 = o1.get("parent_turn_id", ABSENT)
         if x83 is not ABSENT:
@@ -3670,7 +3730,7 @@ def check_Turn(v: object, p: str, e: list[Issue], closed: bool) -> None:
             check_TurnUsage(x95, p + "/usage", e, closed)
         if closed:
             for k99 in o1:
-                if k99 not in _C139:
+                if k99 not in _C144:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k99), "is not a known field"))
 
 def check_TurnBlockedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3678,7 +3738,7 @@ def check_TurnBlockedNotification(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C140:
+        for n2 in _C145:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -3720,7 +3780,7 @@ def check_TurnBlockedNotification(v: object, p: str, e: list[Issue], closed: boo
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k27 in o1:
-                if k27 not in _C141:
+                if k27 not in _C146:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnCancelParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3728,7 +3788,7 @@ def check_TurnCancelParams(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C142:
+        for n2 in _C147:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -3751,7 +3811,7 @@ def check_TurnCancelParams(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/reason", "type", p + "/reason", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C143:
+                if k15 not in _C148:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnCancelResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3759,7 +3819,7 @@ def check_TurnCancelResponse(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C144:
+        for n2 in _C149:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("turn", ABSENT)
@@ -3767,7 +3827,7 @@ def check_TurnCancelResponse(v: object, p: str, e: list[Issue], closed: bool) ->
             check_Turn(x3, p + "/turn", e, closed)
         if closed:
             for k7 in o1:
-                if k7 not in _C145:
+                if k7 not in _C150:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnCapability(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3775,7 +3835,7 @@ def check_TurnCapability(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C146:
+        for n2 in _C151:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("id", ABSENT)
@@ -3794,7 +3854,7 @@ def check_TurnCapability(v: object, p: str, e: list[Issue], closed: bool) -> Non
             check_TurnCapabilityKind(x11, p + "/kind", e, closed)
         if closed:
             for k15 in o1:
-                if k15 not in _C147:
+                if k15 not in _C152:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnCapabilityKind(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3802,12 +3862,12 @@ def check_TurnCapabilityKind(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C148:
+        for n2 in _C153:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
         if x3 is not ABSENT:
-            if not any(json_equal(x3, a7) for a7 in _C149):
+            if not any(json_equal(x3, a7) for a7 in _C154):
                 e.append(Issue(p + "/type", "enum", p + "/type", "must be one of skill, mcpServer, mcpTool"))
         t9 = o1.get("type")
         if t9 == "skill":
@@ -3824,7 +3884,7 @@ def check_TurnCapabilityMcpServer(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C151:
+        for n2 in _C156:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -3843,7 +3903,7 @@ def check_TurnCapabilityMcpServer(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/scopeKind", "type", p + "/scopeKind", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C152:
+                if k15 not in _C157:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnCapabilityMcpTool(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3851,7 +3911,7 @@ def check_TurnCapabilityMcpTool(v: object, p: str, e: list[Issue], closed: bool)
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C153:
+        for n2 in _C158:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -3874,7 +3934,7 @@ def check_TurnCapabilityMcpTool(v: object, p: str, e: list[Issue], closed: bool)
                 e.append(Issue(p + "/scopeKind", "type", p + "/scopeKind", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C154:
+                if k19 not in _C159:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnCapabilityResolution(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3882,7 +3942,7 @@ def check_TurnCapabilityResolution(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C155:
+        for n2 in _C160:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("capabilityId", ABSENT)
@@ -3893,13 +3953,13 @@ def check_TurnCapabilityResolution(v: object, p: str, e: list[Issue], closed: bo
         if x7 is not ABSENT:
             if not (isinstance(x7, str)):
                 e.append(Issue(p + "/status", "type", p + "/status", "must be string" + f", got {type_name(x7)}"))
-            if not any(json_equal(x7, a11) for a11 in _C156):
+            if not any(json_equal(x7, a11) for a11 in _C161):
                 e.append(Issue(p + "/status", "enum", p + "/status", "must be one of accepted, rejected"))
         x12 = o1.get("reason", ABSENT)
         if x12 is not ABSENT:
             if not (isinstance(x12, str)):
                 e.append(Issue(p + "/reason", "type", p + "/reason", "must be string" + f", got {type_name(x12)}"))
-            if not any(json_equal(x12, a16) for a16 in _C157):
+            if not any(json_equal(x12, a16) for a16 in _C162):
                 e.append(Issue(p + "/reason", "enum", p + "/reason", "must be one of explicit_composer_capability, not_found, disabled_by_policy, validation_rejected, security_blocked, dependency_missing, catalog_missing, tool_missing, provider_unsupported"))
         x17 = o1.get("message", ABSENT)
         if x17 is not ABSENT:
@@ -3907,7 +3967,7 @@ def check_TurnCapabilityResolution(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/message", "type", p + "/message", "must be string" + f", got {type_name(x17)}"))
         if closed:
             for k21 in o1:
-                if k21 not in _C158:
+                if k21 not in _C163:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k21), "is not a known field"))
 
 def check_TurnCapabilitySkill(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3915,7 +3975,7 @@ def check_TurnCapabilitySkill(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C159:
+        for n2 in _C164:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -3934,7 +3994,7 @@ def check_TurnCapabilitySkill(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/sourceKind", "type", p + "/sourceKind", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C160:
+                if k15 not in _C165:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnCompletedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3942,7 +4002,7 @@ def check_TurnCompletedNotification(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C161:
+        for n2 in _C166:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -3976,7 +4036,7 @@ def check_TurnCompletedNotification(v: object, p: str, e: list[Issue], closed: b
             check_TurnUsage(x19, p + "/usage", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C162:
+                if k23 not in _C167:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_TurnExecutionSecuritySnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -3984,7 +4044,7 @@ def check_TurnExecutionSecuritySnapshot(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C163:
+        for n2 in _C168:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("permission_profile", ABSENT)
@@ -4005,7 +4065,7 @@ def check_TurnExecutionSecuritySnapshot(v: object, p: str, e: list[Issue], close
                 e.append(Issue(p + "/approval", "type", p + "/approval", "must be object" + f", got {type_name(x19)}"))
             if isinstance(x19, dict):
                 o21 = cast("dict[str, object]", x19)
-                for n22 in _C164:
+                for n22 in _C169:
                     if n22 not in o21:
                         e.append(Issue(p + "/approval", "required", p + "/approval" + "/" + esc(n22), "is required"))
                 x23 = o21.get("scopes", ABSENT)
@@ -4018,7 +4078,7 @@ def check_TurnExecutionSecuritySnapshot(v: object, p: str, e: list[Issue], close
                             check_TurnPermissionApprovalScope(x26, p + "/approval" + "/scopes" + f"/{i25}", e, closed)
                 if closed:
                     for k32 in o21:
-                        if k32 not in _C165:
+                        if k32 not in _C170:
                             e.append(Issue(p + "/approval", "additionalProperties", p + "/approval" + "/" + esc(k32), "is not a known field"))
         x33 = o1.get("backend", ABSENT)
         if x33 is not ABSENT:
@@ -4029,7 +4089,7 @@ def check_TurnExecutionSecuritySnapshot(v: object, p: str, e: list[Issue], close
                 e.append(Issue(p + "/enforcement", "type", p + "/enforcement", "must be object" + f", got {type_name(x37)}"))
             if isinstance(x37, dict):
                 o39 = cast("dict[str, object]", x37)
-                for n40 in _C166:
+                for n40 in _C171:
                     if n40 not in o39:
                         e.append(Issue(p + "/enforcement", "required", p + "/enforcement" + "/" + esc(n40), "is required"))
                 x41 = o39.get("status", ABSENT)
@@ -4045,14 +4105,14 @@ def check_TurnExecutionSecuritySnapshot(v: object, p: str, e: list[Issue], close
                             check_TurnSecurityDegradation(x48, p + "/enforcement" + "/degradations" + f"/{i47}", e, closed)
                 if closed:
                     for k54 in o39:
-                        if k54 not in _C167:
+                        if k54 not in _C172:
                             e.append(Issue(p + "/enforcement", "additionalProperties", p + "/enforcement" + "/" + esc(k54), "is not a known field"))
         x55 = o1.get("parent_cap", ABSENT)
         if x55 is not ABSENT:
             check_TurnSecurityParentCapSnapshot(x55, p + "/parent_cap", e, closed)
         if closed:
             for k59 in o1:
-                if k59 not in _C168:
+                if k59 not in _C173:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k59), "is not a known field"))
 
 def check_TurnExecutionWindowBlockedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4060,7 +4120,7 @@ def check_TurnExecutionWindowBlockedNotification(v: object, p: str, e: list[Issu
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C169:
+        for n2 in _C174:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4108,7 +4168,7 @@ def check_TurnExecutionWindowBlockedNotification(v: object, p: str, e: list[Issu
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k31 in o1:
-                if k31 not in _C170:
+                if k31 not in _C175:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnExecutionWindowCheckpointedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4116,7 +4176,7 @@ def check_TurnExecutionWindowCheckpointedNotification(v: object, p: str, e: list
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C171:
+        for n2 in _C176:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4161,7 +4221,7 @@ def check_TurnExecutionWindowCheckpointedNotification(v: object, p: str, e: list
             check_TurnExecutionWindowStatus(x23, p + "/status", e, closed)
         if closed:
             for k27 in o1:
-                if k27 not in _C172:
+                if k27 not in _C177:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnExecutionWindowContinuedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4169,7 +4229,7 @@ def check_TurnExecutionWindowContinuedNotification(v: object, p: str, e: list[Is
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C173:
+        for n2 in _C178:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4230,7 +4290,7 @@ def check_TurnExecutionWindowContinuedNotification(v: object, p: str, e: list[Is
             check_TurnExecutionWindowExhaustionReason(x31, p + "/reason", e, closed)
         if closed:
             for k35 in o1:
-                if k35 not in _C174:
+                if k35 not in _C179:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k35), "is not a known field"))
 
 def check_TurnExecutionWindowCounts(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4238,7 +4298,7 @@ def check_TurnExecutionWindowCounts(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C175:
+        for n2 in _C180:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("agent_rounds", ABSENT)
@@ -4279,7 +4339,7 @@ def check_TurnExecutionWindowCounts(v: object, p: str, e: list[Issue], closed: b
                     e.append(Issue(p + "/provider_tokens", "maximum", p + "/provider_tokens", "must be at most 9007199254740991"))
         if closed:
             for k19 in o1:
-                if k19 not in _C176:
+                if k19 not in _C181:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnExecutionWindowExhaustedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4287,7 +4347,7 @@ def check_TurnExecutionWindowExhaustedNotification(v: object, p: str, e: list[Is
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C177:
+        for n2 in _C182:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4331,13 +4391,13 @@ def check_TurnExecutionWindowExhaustedNotification(v: object, p: str, e: list[Is
             check_TurnExecutionWindowStatus(x27, p + "/status", e, closed)
         if closed:
             for k31 in o1:
-                if k31 not in _C178:
+                if k31 not in _C183:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnExecutionWindowExhaustionReason(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C179):
+    if not any(json_equal(v, a3) for a3 in _C184):
         e.append(Issue(p, "enum", p, "must be one of max_agent_rounds_per_window, max_tool_calls_per_window, max_wall_clock_ms_per_window, max_provider_tokens_per_window, provider_failure_continuation, runtime_shutdown_continuation"))
 
 def check_TurnExecutionWindowLimits(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4345,7 +4405,7 @@ def check_TurnExecutionWindowLimits(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C180:
+        for n2 in _C185:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("max_agent_rounds_per_window", ABSENT)
@@ -4386,7 +4446,7 @@ def check_TurnExecutionWindowLimits(v: object, p: str, e: list[Issue], closed: b
                     e.append(Issue(p + "/max_provider_tokens_per_window", "maximum", p + "/max_provider_tokens_per_window", "must be at most 9007199254740991"))
         if closed:
             for k19 in o1:
-                if k19 not in _C181:
+                if k19 not in _C186:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnExecutionWindowStartedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4394,7 +4454,7 @@ def check_TurnExecutionWindowStartedNotification(v: object, p: str, e: list[Issu
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C182:
+        for n2 in _C187:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4444,13 +4504,13 @@ def check_TurnExecutionWindowStartedNotification(v: object, p: str, e: list[Issu
             check_TurnExecutionWindowStatus(x27, p + "/status", e, closed)
         if closed:
             for k31 in o1:
-                if k31 not in _C183:
+                if k31 not in _C188:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnExecutionWindowStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C184):
+    if not any(json_equal(v, a3) for a3 in _C189):
         e.append(Issue(p, "enum", p, "must be one of running, exhausted, checkpointed, continued, completed, interrupted, blocked, failed"))
 
 def check_TurnFailedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4458,7 +4518,7 @@ def check_TurnFailedNotification(v: object, p: str, e: list[Issue], closed: bool
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C185:
+        for n2 in _C190:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4492,7 +4552,7 @@ def check_TurnFailedNotification(v: object, p: str, e: list[Issue], closed: bool
             check_TurnFailure(x19, p + "/error", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C186:
+                if k23 not in _C191:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_TurnFailure(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4500,14 +4560,14 @@ def check_TurnFailure(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C187:
+        for n2 in _C192:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
         if x3 is not ABSENT:
             if not (isinstance(x3, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
-            if not any(json_equal(x3, a7) for a7 in _C188):
+            if not any(json_equal(x3, a7) for a7 in _C193):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of provider_error, tool_error, cancelled, interrupted, budget_exhausted, internal"))
         x8 = o1.get("message", ABSENT)
         if x8 is not ABSENT:
@@ -4519,7 +4579,7 @@ def check_TurnFailure(v: object, p: str, e: list[Issue], closed: bool) -> None:
                 e.append(Issue(p + "/retryable", "type", p + "/retryable", "must be boolean" + f", got {type_name(x12)}"))
         if closed:
             for k16 in o1:
-                if k16 not in _C189:
+                if k16 not in _C194:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k16), "is not a known field"))
 
 def check_TurnFilesystemSandboxEntry(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4527,7 +4587,7 @@ def check_TurnFilesystemSandboxEntry(v: object, p: str, e: list[Issue], closed: 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C190:
+        for n2 in _C195:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("path", ABSENT)
@@ -4538,17 +4598,17 @@ def check_TurnFilesystemSandboxEntry(v: object, p: str, e: list[Issue], closed: 
         if x7 is not ABSENT:
             if not (isinstance(x7, str)):
                 e.append(Issue(p + "/access", "type", p + "/access", "must be string" + f", got {type_name(x7)}"))
-            if not any(json_equal(x7, a11) for a11 in _C191):
+            if not any(json_equal(x7, a11) for a11 in _C196):
                 e.append(Issue(p + "/access", "enum", p + "/access", "must be one of read_only, read_write"))
         x12 = o1.get("kind", ABSENT)
         if x12 is not ABSENT:
             if not (isinstance(x12, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x12)}"))
-            if not any(json_equal(x12, a16) for a16 in _C192):
+            if not any(json_equal(x12, a16) for a16 in _C197):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of workspace, project, app, temp, allowed_path"))
         if closed:
             for k17 in o1:
-                if k17 not in _C193:
+                if k17 not in _C198:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k17), "is not a known field"))
 
 def check_TurnFilesystemSandboxPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4556,7 +4616,7 @@ def check_TurnFilesystemSandboxPolicy(v: object, p: str, e: list[Issue], closed:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C194:
+        for n2 in _C199:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("unrestricted", ABSENT)
@@ -4576,7 +4636,7 @@ def check_TurnFilesystemSandboxPolicy(v: object, p: str, e: list[Issue], closed:
             check_PermissionBehavior(x16, p + "/outside_roots", e, closed)
         if closed:
             for k20 in o1:
-                if k20 not in _C195:
+                if k20 not in _C200:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k20), "is not a known field"))
 
 def check_TurnGetParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4584,7 +4644,7 @@ def check_TurnGetParams(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C196:
+        for n2 in _C201:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4603,7 +4663,7 @@ def check_TurnGetParams(v: object, p: str, e: list[Issue], closed: bool) -> None
                     e.append(Issue(p + "/turn_id", "maxLength", p + "/turn_id", "must be at most 256 characters long"))
         if closed:
             for k11 in o1:
-                if k11 not in _C197:
+                if k11 not in _C202:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4611,7 +4671,7 @@ def check_TurnGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> No
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C198:
+        for n2 in _C203:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("turn", ABSENT)
@@ -4619,7 +4679,7 @@ def check_TurnGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> No
             check_Turn(x3, p + "/turn", e, closed)
         if closed:
             for k7 in o1:
-                if k7 not in _C199:
+                if k7 not in _C204:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnHandoffStartedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4627,7 +4687,7 @@ def check_TurnHandoffStartedNotification(v: object, p: str, e: list[Issue], clos
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C200:
+        for n2 in _C205:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -4673,20 +4733,133 @@ def check_TurnHandoffStartedNotification(v: object, p: str, e: list[Issue], clos
                 e.append(Issue(p + "/reason", "type", p + "/reason", "must be string" + f", got {type_name(x35)}"))
         if closed:
             for k39 in o1:
-                if k39 not in _C201:
+                if k39 not in _C206:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k39), "is not a known field"))
+
+def check_TurnInviteCodeDelivery(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C207:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("kind", ABSENT)
+        if x3 is not ABSENT:
+            if not any(json_equal(x3, a7) for a7 in _C208):
+                e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of private, redacted"))
+        t9 = o1.get("kind")
+        if t9 == "private":
+            check_TurnInviteCodePrivate(o1, p, e, closed)
+        elif t9 == "redacted":
+            check_TurnInviteCodeRedacted(o1, p, e, closed)
+        else:
+            e.append(Issue(p, "discriminator", p + "/kind", "must name a known variant"))
+
+def check_TurnInviteCodePrivate(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C210:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("kind", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
+            if not json_equal(x3, "private"):
+                e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"private\""))
+        x7 = o1.get("code", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/code", "type", p + "/code", "must be string" + f", got {type_name(x7)}"))
+            if isinstance(x7, str):
+                if len(x7) < 1:
+                    e.append(Issue(p + "/code", "minLength", p + "/code", "must be at least 1 characters long"))
+        if closed:
+            for k11 in o1:
+                if k11 not in _C211:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
+
+def check_TurnInviteCodeRedacted(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C212:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("kind", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
+            if not json_equal(x3, "redacted"):
+                e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"redacted\""))
+        if closed:
+            for k7 in o1:
+                if k7 not in _C213:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
+
+def check_TurnInviteDeliveryNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C214:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("target_user_id", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str)):
+                e.append(Issue(p + "/target_user_id", "type", p + "/target_user_id", "must be string" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/target_user_id", "minLength", p + "/target_user_id", "must be at least 1 characters long"))
+        x23 = o1.get("inviter_display", ABSENT)
+        if x23 is not ABSENT:
+            if not (isinstance(x23, str)):
+                e.append(Issue(p + "/inviter_display", "type", p + "/inviter_display", "must be string" + f", got {type_name(x23)}"))
+        x27 = o1.get("delivery", ABSENT)
+        if x27 is not ABSENT:
+            check_TurnInviteCodeDelivery(x27, p + "/delivery", e, closed)
+        if closed:
+            for k31 in o1:
+                if k31 not in _C215:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C202:
+        for n2 in _C216:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
         if x3 is not ABSENT:
-            if not any(json_equal(x3, a7) for a7 in _C203):
+            if not any(json_equal(x3, a7) for a7 in _C217):
                 e.append(Issue(p + "/type", "enum", p + "/type", "must be one of userMessage, agentMessage, reasoning, systemEvent, task, commandExecution, fileChange, webSearch, webFetch, download, dynamicToolCall"))
         t9 = o1.get("type")
         if t9 == "userMessage":
@@ -4719,7 +4892,7 @@ def check_TurnItemAgentMessage(v: object, p: str, e: list[Issue], closed: bool) 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C205:
+        for n2 in _C219:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -4761,7 +4934,7 @@ def check_TurnItemAgentMessage(v: object, p: str, e: list[Issue], closed: bool) 
                 e.append(Issue(p + "/partial", "type", p + "/partial", "must be boolean" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C206:
+                if k31 not in _C220:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnItemCommandExecution(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4769,7 +4942,7 @@ def check_TurnItemCommandExecution(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C207:
+        for n2 in _C221:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -4869,7 +5042,7 @@ def check_TurnItemCommandExecution(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x75)}"))
         if closed:
             for k79 in o1:
-                if k79 not in _C208:
+                if k79 not in _C222:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k79), "is not a known field"))
 
 def check_TurnItemDownload(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4877,7 +5050,7 @@ def check_TurnItemDownload(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C209:
+        for n2 in _C223:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -4956,7 +5129,7 @@ def check_TurnItemDownload(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x59)}"))
         if closed:
             for k63 in o1:
-                if k63 not in _C210:
+                if k63 not in _C224:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k63), "is not a known field"))
 
 def check_TurnItemDynamicToolCall(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -4964,7 +5137,7 @@ def check_TurnItemDynamicToolCall(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C211:
+        for n2 in _C225:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5042,7 +5215,7 @@ def check_TurnItemDynamicToolCall(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x63)}"))
         if closed:
             for k67 in o1:
-                if k67 not in _C212:
+                if k67 not in _C226:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k67), "is not a known field"))
 
 def check_TurnItemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5050,7 +5223,7 @@ def check_TurnItemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C213:
+        for n2 in _C227:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("sequence", ABSENT)
@@ -5076,7 +5249,7 @@ def check_TurnItemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/recorded_at", "type", p + "/recorded_at", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C214:
+                if k19 not in _C228:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5084,7 +5257,7 @@ def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C215:
+        for n2 in _C229:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5120,7 +5293,7 @@ def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) ->
         if x23 is not ABSENT:
             if not (isinstance(x23, str)):
                 e.append(Issue(p + "/change_kind", "type", p + "/change_kind", "must be string" + f", got {type_name(x23)}"))
-            if not any(json_equal(x23, a27) for a27 in _C216):
+            if not any(json_equal(x23, a27) for a27 in _C230):
                 e.append(Issue(p + "/change_kind", "enum", p + "/change_kind", "must be one of add, modify, delete"))
         x28 = o1.get("diff", ABSENT)
         if x28 is not ABSENT:
@@ -5164,7 +5337,7 @@ def check_TurnItemFileChange(v: object, p: str, e: list[Issue], closed: bool) ->
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x64)}"))
         if closed:
             for k68 in o1:
-                if k68 not in _C217:
+                if k68 not in _C231:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k68), "is not a known field"))
 
 def check_TurnItemOutputPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5172,7 +5345,7 @@ def check_TurnItemOutputPolicy(v: object, p: str, e: list[Issue], closed: bool) 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C218:
+        for n2 in _C232:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("max_display_bytes", ABSENT)
@@ -5199,7 +5372,7 @@ def check_TurnItemOutputPolicy(v: object, p: str, e: list[Issue], closed: bool) 
                     e.append(Issue(p + "/total_bytes", "maximum", p + "/total_bytes", "must be at most 9007199254740991"))
         if closed:
             for k15 in o1:
-                if k15 not in _C219:
+                if k15 not in _C233:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnItemReasoning(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5207,7 +5380,7 @@ def check_TurnItemReasoning(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C220:
+        for n2 in _C234:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5241,13 +5414,13 @@ def check_TurnItemReasoning(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/text", "type", p + "/text", "must be string" + f", got {type_name(x19)}"))
         if closed:
             for k23 in o1:
-                if k23 not in _C221:
+                if k23 not in _C235:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_TurnItemStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C222):
+    if not any(json_equal(v, a3) for a3 in _C236):
         e.append(Issue(p, "enum", p, "must be one of in_progress, completed, failed, declined, cancelled"))
 
 def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5255,7 +5428,7 @@ def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C223:
+        for n2 in _C237:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5278,7 +5451,7 @@ def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -
         if x15 is not ABSENT:
             if not (isinstance(x15, str)):
                 e.append(Issue(p + "/level", "type", p + "/level", "must be string" + f", got {type_name(x15)}"))
-            if not any(json_equal(x15, a19) for a19 in _C224):
+            if not any(json_equal(x15, a19) for a19 in _C238):
                 e.append(Issue(p + "/level", "enum", p + "/level", "must be one of info, warning, error"))
         x20 = o1.get("message", ABSENT)
         if x20 is not ABSENT:
@@ -5290,7 +5463,7 @@ def check_TurnItemSystemEvent(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/code", "type", p + "/code", "must be string" + f", got {type_name(x24)}"))
         if closed:
             for k28 in o1:
-                if k28 not in _C225:
+                if k28 not in _C239:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k28), "is not a known field"))
 
 def check_TurnItemTask(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5298,7 +5471,7 @@ def check_TurnItemTask(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C226:
+        for n2 in _C240:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5370,7 +5543,7 @@ def check_TurnItemTask(v: object, p: str, e: list[Issue], closed: bool) -> None:
             check_TurnItemToolError(x47, p + "/error", e, closed)
         if closed:
             for k51 in o1:
-                if k51 not in _C227:
+                if k51 not in _C241:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k51), "is not a known field"))
 
 def check_TurnItemToolError(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5378,7 +5551,7 @@ def check_TurnItemToolError(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C228:
+        for n2 in _C242:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("message", ABSENT)
@@ -5391,13 +5564,13 @@ def check_TurnItemToolError(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/retryable", "type", p + "/retryable", "must be boolean" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C229:
+                if k11 not in _C243:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnItemToolOutcome(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C230):
+    if not any(json_equal(v, a3) for a3 in _C244):
         e.append(Issue(p, "enum", p, "must be one of success, error, declined, timed_out, cancelled"))
 
 def check_TurnItemUserMessage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5405,7 +5578,7 @@ def check_TurnItemUserMessage(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C231:
+        for n2 in _C245:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5442,7 +5615,7 @@ def check_TurnItemUserMessage(v: object, p: str, e: list[Issue], closed: bool) -
                     check_TurnCapability(x27, p + "/capabilities" + f"/{i26}", e, closed)
         if closed:
             for k33 in o1:
-                if k33 not in _C232:
+                if k33 not in _C246:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k33), "is not a known field"))
 
 def check_TurnItemWebFetch(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5450,7 +5623,7 @@ def check_TurnItemWebFetch(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C233:
+        for n2 in _C247:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5542,7 +5715,7 @@ def check_TurnItemWebFetch(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x67)}"))
         if closed:
             for k71 in o1:
-                if k71 not in _C234:
+                if k71 not in _C248:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k71), "is not a known field"))
 
 def check_TurnItemWebSearch(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5550,7 +5723,7 @@ def check_TurnItemWebSearch(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C235:
+        for n2 in _C249:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -5625,7 +5798,7 @@ def check_TurnItemWebSearch(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/tool_result", "type", p + "/tool_result", "must be string" + f", got {type_name(x60)}"))
         if closed:
             for k64 in o1:
-                if k64 not in _C236:
+                if k64 not in _C250:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k64), "is not a known field"))
 
 def check_TurnItemsParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5633,7 +5806,7 @@ def check_TurnItemsParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C237:
+        for n2 in _C251:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -5670,7 +5843,7 @@ def check_TurnItemsParams(v: object, p: str, e: list[Issue], closed: bool) -> No
                     e.append(Issue(p + "/limit", "maximum", p + "/limit", "must be at most 9007199254740991"))
         if closed:
             for k19 in o1:
-                if k19 not in _C238:
+                if k19 not in _C252:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnItemsResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5678,7 +5851,7 @@ def check_TurnItemsResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C239:
+        for n2 in _C253:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -5721,7 +5894,7 @@ def check_TurnItemsResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
                     e.append(Issue(p + "/last_sequence", "maximum", p + "/last_sequence", "must be at most 9007199254740991"))
         if closed:
             for k28 in o1:
-                if k28 not in _C240:
+                if k28 not in _C254:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k28), "is not a known field"))
 
 def check_TurnLegacySandboxPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5729,7 +5902,7 @@ def check_TurnLegacySandboxPolicy(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C241:
+        for n2 in _C255:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
@@ -5740,13 +5913,13 @@ def check_TurnLegacySandboxPolicy(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/mode", "const", p + "/mode", "must be \"FullAccess\""))
         if closed:
             for k7 in o1:
-                if k7 not in _C242:
+                if k7 not in _C256:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnMode(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C243):
+    if not any(json_equal(v, a3) for a3 in _C257):
         e.append(Issue(p, "enum", p, "must be one of Chat, Agent"))
 
 def check_TurnNetworkPolicySnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5754,14 +5927,14 @@ def check_TurnNetworkPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C244:
+        for n2 in _C258:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
         if x3 is not ABSENT:
             if not (isinstance(x3, str)):
                 e.append(Issue(p + "/mode", "type", p + "/mode", "must be string" + f", got {type_name(x3)}"))
-            if not any(json_equal(x3, a7) for a7 in _C245):
+            if not any(json_equal(x3, a7) for a7 in _C259):
                 e.append(Issue(p + "/mode", "enum", p + "/mode", "must be one of enabled, restricted, disabled"))
         x8 = o1.get("allow_domains", ABSENT)
         if x8 is not ABSENT:
@@ -5783,7 +5956,7 @@ def check_TurnNetworkPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                         e.append(Issue(p + "/deny_domains" + f"/{i19}", "type", p + "/deny_domains" + f"/{i19}", "must be string" + f", got {type_name(x20)}"))
         if closed:
             for k26 in o1:
-                if k26 not in _C246:
+                if k26 not in _C260:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k26), "is not a known field"))
 
 def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5791,7 +5964,7 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C247:
+        for n2 in _C261:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("request_id", ABSENT)
@@ -5870,7 +6043,7 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
                 e.append(Issue(p + "/preview", "type", p + "/preview", "must be object" + f", got {type_name(x56)}"))
             if isinstance(x56, dict):
                 o58 = cast("dict[str, object]", x56)
-                for n59 in _C248:
+                for n59 in _C262:
                     if n59 not in o58:
                         e.append(Issue(p + "/preview", "required", p + "/preview" + "/" + esc(n59), "is required"))
                 x60 = o58.get("title", ABSENT)
@@ -5883,7 +6056,7 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
                         e.append(Issue(p + "/preview" + "/text", "type", p + "/preview" + "/text", "must be string" + f", got {type_name(x64)}"))
                 if closed:
                     for k68 in o58:
-                        if k68 not in _C249:
+                        if k68 not in _C263:
                             e.append(Issue(p + "/preview", "additionalProperties", p + "/preview" + "/" + esc(k68), "is not a known field"))
         x69 = o1.get("summary", ABSENT)
         if x69 is not ABSENT:
@@ -5937,19 +6110,19 @@ def check_TurnPermissionApprovalRequest(v: object, p: str, e: list[Issue], close
                 e.append(Issue(p + "/resolve_token", "type", p + "/resolve_token", "must be string" + f", got {type_name(x111)}"))
         if closed:
             for k115 in o1:
-                if k115 not in _C250:
+                if k115 not in _C264:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k115), "is not a known field"))
 
 def check_TurnPermissionApprovalResolution(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C251):
+    if not any(json_equal(v, a3) for a3 in _C265):
         e.append(Issue(p, "enum", p, "must be one of allow_once, allow_for_turn, deny, cancelled, expired"))
 
 def check_TurnPermissionApprovalScope(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C252):
+    if not any(json_equal(v, a3) for a3 in _C266):
         e.append(Issue(p, "enum", p, "must be one of allow_once, allow_for_turn"))
 
 def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -5957,7 +6130,7 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C253:
+        for n2 in _C267:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -5994,7 +6167,7 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
         if x19 is not ABSENT:
             if not (isinstance(x19, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x19)}"))
-            if not any(json_equal(x19, a23) for a23 in _C254):
+            if not any(json_equal(x19, a23) for a23 in _C268):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of profile_selected, decision_allowed, decision_denied, request_opened, request_resolved"))
         x24 = o1.get("request_id", ABSENT)
         if x24 is not ABSENT:
@@ -6017,7 +6190,7 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
         if x40 is not ABSENT:
             if not (isinstance(x40, str)):
                 e.append(Issue(p + "/decided_by", "type", p + "/decided_by", "must be string" + f", got {type_name(x40)}"))
-            if not any(json_equal(x40, a44) for a44 in _C255):
+            if not any(json_equal(x40, a44) for a44 in _C269):
                 e.append(Issue(p + "/decided_by", "enum", p + "/decided_by", "must be one of policy, turn_grant, resolution, config"))
         x45 = o1.get("reason", ABSENT)
         if x45 is not ABSENT:
@@ -6039,13 +6212,13 @@ def check_TurnPermissionAuditEvent(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/recorded_at", "type", p + "/recorded_at", "must be string" + f", got {type_name(x61)}"))
         if closed:
             for k65 in o1:
-                if k65 not in _C256:
+                if k65 not in _C270:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k65), "is not a known field"))
 
 def check_TurnPermissionMode(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C257):
+    if not any(json_equal(v, a3) for a3 in _C271):
         e.append(Issue(p, "enum", p, "must be one of full_access, auto_accept_edits, supervised"))
 
 def check_TurnPermissionProfileSelection(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6085,7 +6258,7 @@ def check_TurnPermissionProfileSelection(v: object, p: str, e: list[Issue], clos
                         e.append(Issue(p + "/allowed_paths" + f"/{i26}", "type", p + "/allowed_paths" + f"/{i26}", "must be string" + f", got {type_name(x27)}"))
         if closed:
             for k33 in o1:
-                if k33 not in _C258:
+                if k33 not in _C272:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k33), "is not a known field"))
 
 def check_TurnPermissionProfileSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6093,7 +6266,7 @@ def check_TurnPermissionProfileSnapshot(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C259:
+        for n2 in _C273:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
@@ -6107,13 +6280,13 @@ def check_TurnPermissionProfileSnapshot(v: object, p: str, e: list[Issue], close
             check_ToolPermissionPolicySnapshot(x11, p + "/effective_policy", e, closed)
         if closed:
             for k15 in o1:
-                if k15 not in _C260:
+                if k15 not in _C274:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnPermissionProfileSource(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C261):
+    if not any(json_equal(v, a3) for a3 in _C275):
         e.append(Issue(p, "enum", p, "must be one of composer, defaulted, inherited_from_parent_turn, task_permission_cap, system"))
 
 def check_TurnPermissionRequestOpenedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6121,7 +6294,7 @@ def check_TurnPermissionRequestOpenedNotification(v: object, p: str, e: list[Iss
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C262:
+        for n2 in _C276:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6152,7 +6325,7 @@ def check_TurnPermissionRequestOpenedNotification(v: object, p: str, e: list[Iss
             check_TurnPermissionApprovalRequest(x15, p + "/request", e, closed)
         if closed:
             for k19 in o1:
-                if k19 not in _C263:
+                if k19 not in _C277:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnPermissionRequestResolvedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6160,7 +6333,7 @@ def check_TurnPermissionRequestResolvedNotification(v: object, p: str, e: list[I
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C264:
+        for n2 in _C278:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6206,7 +6379,7 @@ def check_TurnPermissionRequestResolvedNotification(v: object, p: str, e: list[I
                 e.append(Issue(p + "/scope_hash", "type", p + "/scope_hash", "must be string" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C265:
+                if k31 not in _C279:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6214,7 +6387,7 @@ def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C266:
+        for n2 in _C280:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("request_id", ABSENT)
@@ -6228,7 +6401,7 @@ def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], 
         if x7 is not ABSENT:
             if not (isinstance(x7, str)):
                 e.append(Issue(p + "/resolution", "type", p + "/resolution", "must be string" + f", got {type_name(x7)}"))
-            if not any(json_equal(x7, a11) for a11 in _C267):
+            if not any(json_equal(x7, a11) for a11 in _C281):
                 e.append(Issue(p + "/resolution", "enum", p + "/resolution", "must be one of allow_once, allow_for_turn, deny"))
         x12 = o1.get("resolve_token", ABSENT)
         if x12 is not ABSENT:
@@ -6236,7 +6409,7 @@ def check_TurnPermissionRequestRespondParams(v: object, p: str, e: list[Issue], 
                 e.append(Issue(p + "/resolve_token", "type", p + "/resolve_token", "must be string" + f", got {type_name(x12)}"))
         if closed:
             for k16 in o1:
-                if k16 not in _C268:
+                if k16 not in _C282:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k16), "is not a known field"))
 
 def check_TurnPermissionRequestRespondResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6244,7 +6417,7 @@ def check_TurnPermissionRequestRespondResponse(v: object, p: str, e: list[Issue]
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C269:
+        for n2 in _C283:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("request_id", ABSENT)
@@ -6277,15 +6450,35 @@ def check_TurnPermissionRequestRespondResponse(v: object, p: str, e: list[Issue]
                 e.append(Issue(p + "/resolved_at", "type", p + "/resolved_at", "must be string" + f", got {type_name(x19)}"))
         if closed:
             for k23 in o1:
-                if k23 not in _C270:
+                if k23 not in _C284:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
+
+def check_TurnPrivateDelivery(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C285:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("inviter_display", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/inviter_display", "type", p + "/inviter_display", "must be string" + f", got {type_name(x3)}"))
+            if isinstance(x3, str):
+                if len(x3) > 256:
+                    e.append(Issue(p + "/inviter_display", "maxLength", p + "/inviter_display", "must be at most 256 characters long"))
+        if closed:
+            for k7 in o1:
+                if k7 not in _C286:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C271:
+        for n2 in _C287:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("shell", ABSENT)
@@ -6297,14 +6490,14 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                 e.append(Issue(p + "/environment", "type", p + "/environment", "must be object" + f", got {type_name(x7)}"))
             if isinstance(x7, dict):
                 o9 = cast("dict[str, object]", x7)
-                for n10 in _C272:
+                for n10 in _C288:
                     if n10 not in o9:
                         e.append(Issue(p + "/environment", "required", p + "/environment" + "/" + esc(n10), "is required"))
                 x11 = o9.get("mode", ABSENT)
                 if x11 is not ABSENT:
                     if not (isinstance(x11, str)):
                         e.append(Issue(p + "/environment" + "/mode", "type", p + "/environment" + "/mode", "must be string" + f", got {type_name(x11)}"))
-                    if not any(json_equal(x11, a15) for a15 in _C273):
+                    if not any(json_equal(x11, a15) for a15 in _C289):
                         e.append(Issue(p + "/environment" + "/mode", "enum", p + "/environment" + "/mode", "must be one of inherit_all, allow_list"))
                 x16 = o9.get("allowed_variables", ABSENT)
                 if x16 is not ABSENT:
@@ -6317,7 +6510,7 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                                 e.append(Issue(p + "/environment" + "/allowed_variables" + f"/{i18}", "type", p + "/environment" + "/allowed_variables" + f"/{i18}", "must be string" + f", got {type_name(x19)}"))
                 if closed:
                     for k25 in o9:
-                        if k25 not in _C274:
+                        if k25 not in _C290:
                             e.append(Issue(p + "/environment", "additionalProperties", p + "/environment" + "/" + esc(k25), "is not a known field"))
         x26 = o1.get("timeout_cap_ms", ABSENT)
         if x26 is not ABSENT:
@@ -6339,7 +6532,7 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                         e.append(Issue(p + "/command_risk_rules" + f"/{i32}", "type", p + "/command_risk_rules" + f"/{i32}", "must be object" + f", got {type_name(x33)}"))
                     if isinstance(x33, dict):
                         o35 = cast("dict[str, object]", x33)
-                        for n36 in _C275:
+                        for n36 in _C291:
                             if n36 not in o35:
                                 e.append(Issue(p + "/command_risk_rules" + f"/{i32}", "required", p + "/command_risk_rules" + f"/{i32}" + "/" + esc(n36), "is required"))
                         x37 = o35.get("pattern", ABSENT)
@@ -6355,11 +6548,11 @@ def check_TurnProcessPolicySnapshot(v: object, p: str, e: list[Issue], closed: b
                                 e.append(Issue(p + "/command_risk_rules" + f"/{i32}" + "/reason", "type", p + "/command_risk_rules" + f"/{i32}" + "/reason", "must be string" + f", got {type_name(x45)}"))
                         if closed:
                             for k49 in o35:
-                                if k49 not in _C276:
+                                if k49 not in _C292:
                                     e.append(Issue(p + "/command_risk_rules" + f"/{i32}", "additionalProperties", p + "/command_risk_rules" + f"/{i32}" + "/" + esc(k49), "is not a known field"))
         if closed:
             for k52 in o1:
-                if k52 not in _C277:
+                if k52 not in _C293:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k52), "is not a known field"))
 
 def check_TurnQuestion(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6367,7 +6560,7 @@ def check_TurnQuestion(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C278:
+        for n2 in _C294:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("call_id", ABSENT)
@@ -6427,7 +6620,7 @@ def check_TurnQuestion(v: object, p: str, e: list[Issue], closed: bool) -> None:
                 e.append(Issue(p + "/expires_at", "type", p + "/expires_at", "must be string" + f", got {type_name(x40)}"))
         if closed:
             for k44 in o1:
-                if k44 not in _C279:
+                if k44 not in _C295:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k44), "is not a known field"))
 
 def check_TurnQuestionOpenedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6435,7 +6628,7 @@ def check_TurnQuestionOpenedNotification(v: object, p: str, e: list[Issue], clos
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C280:
+        for n2 in _C296:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6477,7 +6670,7 @@ def check_TurnQuestionOpenedNotification(v: object, p: str, e: list[Issue], clos
                 e.append(Issue(p + "/already_surfaced", "type", p + "/already_surfaced", "must be boolean" + f", got {type_name(x27)}"))
         if closed:
             for k31 in o1:
-                if k31 not in _C281:
+                if k31 not in _C297:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
 
 def check_TurnQuestionOption(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6485,7 +6678,7 @@ def check_TurnQuestionOption(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C282:
+        for n2 in _C298:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("id", ABSENT)
@@ -6508,13 +6701,13 @@ def check_TurnQuestionOption(v: object, p: str, e: list[Issue], closed: bool) ->
                 e.append(Issue(p + "/description", "type", p + "/description", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C283:
+                if k15 not in _C299:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnQuestionResolution(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C284):
+    if not any(json_equal(v, a3) for a3 in _C300):
         e.append(Issue(p, "enum", p, "must be one of answered, cancelled, expired"))
 
 def check_TurnQuestionResolvedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6522,7 +6715,7 @@ def check_TurnQuestionResolvedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C285:
+        for n2 in _C301:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6568,7 +6761,7 @@ def check_TurnQuestionResolvedNotification(v: object, p: str, e: list[Issue], cl
                 e.append(Issue(p + "/resolved_at", "type", p + "/resolved_at", "must be string" + f", got {type_name(x31)}"))
         if closed:
             for k35 in o1:
-                if k35 not in _C286:
+                if k35 not in _C302:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k35), "is not a known field"))
 
 def check_TurnQuestionRespondParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6576,7 +6769,7 @@ def check_TurnQuestionRespondParams(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C287:
+        for n2 in _C303:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6613,7 +6806,7 @@ def check_TurnQuestionRespondParams(v: object, p: str, e: list[Issue], closed: b
                 e.append(Issue(p + "/answer_token", "type", p + "/answer_token", "must be string" + f", got {type_name(x23)}"))
         if closed:
             for k27 in o1:
-                if k27 not in _C288:
+                if k27 not in _C304:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnQuestionRespondResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6621,7 +6814,7 @@ def check_TurnQuestionRespondResponse(v: object, p: str, e: list[Issue], closed:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C289:
+        for n2 in _C305:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6655,7 +6848,7 @@ def check_TurnQuestionRespondResponse(v: object, p: str, e: list[Issue], closed:
                 e.append(Issue(p + "/resolved_at", "type", p + "/resolved_at", "must be string" + f", got {type_name(x23)}"))
         if closed:
             for k27 in o1:
-                if k27 not in _C290:
+                if k27 not in _C306:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnResumeParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6663,7 +6856,7 @@ def check_TurnResumeParams(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C291:
+        for n2 in _C307:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6689,7 +6882,7 @@ def check_TurnResumeParams(v: object, p: str, e: list[Issue], closed: bool) -> N
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k15 in o1:
-                if k15 not in _C292:
+                if k15 not in _C308:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnResumeResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6697,7 +6890,7 @@ def check_TurnResumeResponse(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C293:
+        for n2 in _C309:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("turn", ABSENT)
@@ -6712,13 +6905,13 @@ def check_TurnResumeResponse(v: object, p: str, e: list[Issue], closed: bool) ->
                     e.append(Issue(p + "/recovery_job_id", "maxLength", p + "/recovery_job_id", "must be at most 256 characters long"))
         if closed:
             for k11 in o1:
-                if k11 not in _C294:
+                if k11 not in _C310:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnSandboxMode(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C295):
+    if not any(json_equal(v, a3) for a3 in _C311):
         e.append(Issue(p, "enum", p, "must be one of unrestricted, workspace_write, read_only"))
 
 def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6726,7 +6919,7 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C296:
+        for n2 in _C312:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("mode", ABSENT)
@@ -6743,7 +6936,7 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
         if x15 is not ABSENT:
             if not (isinstance(x15, str)):
                 e.append(Issue(p + "/temp_policy", "type", p + "/temp_policy", "must be string" + f", got {type_name(x15)}"))
-            if not any(json_equal(x15, a19) for a19 in _C297):
+            if not any(json_equal(x15, a19) for a19 in _C313):
                 e.append(Issue(p + "/temp_policy", "enum", p + "/temp_policy", "must be one of per_turn, host, none"))
         x20 = o1.get("network_enabled", ABSENT)
         if x20 is not ABSENT:
@@ -6753,13 +6946,13 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
         if x24 is not ABSENT:
             if not (isinstance(x24, str)):
                 e.append(Issue(p + "/sandbox_escape", "type", p + "/sandbox_escape", "must be string" + f", got {type_name(x24)}"))
-            if not any(json_equal(x24, a28) for a28 in _C298):
+            if not any(json_equal(x24, a28) for a28 in _C314):
                 e.append(Issue(p + "/sandbox_escape", "enum", p + "/sandbox_escape", "must be one of review, deny, not_applicable"))
         x29 = o1.get("backend_requirement", ABSENT)
         if x29 is not ABSENT:
             if not (isinstance(x29, str)):
                 e.append(Issue(p + "/backend_requirement", "type", p + "/backend_requirement", "must be string" + f", got {type_name(x29)}"))
-            if not any(json_equal(x29, a33) for a33 in _C299):
+            if not any(json_equal(x29, a33) for a33 in _C315):
                 e.append(Issue(p + "/backend_requirement", "enum", p + "/backend_requirement", "must be one of none, best_effort, required"))
         x34 = o1.get("backend_preference", ABSENT)
         if x34 is not ABSENT:
@@ -6767,7 +6960,7 @@ def check_TurnSandboxSnapshot(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/backend_preference", "type", p + "/backend_preference", "must be string or null" + f", got {type_name(x34)}"))
         if closed:
             for k38 in o1:
-                if k38 not in _C300:
+                if k38 not in _C316:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k38), "is not a known field"))
 
 def check_TurnSecurityBackendSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6775,14 +6968,14 @@ def check_TurnSecurityBackendSnapshot(v: object, p: str, e: list[Issue], closed:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C301:
+        for n2 in _C317:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
         if x3 is not ABSENT:
             if not (isinstance(x3, str)):
                 e.append(Issue(p + "/kind", "type", p + "/kind", "must be string" + f", got {type_name(x3)}"))
-            if not any(json_equal(x3, a7) for a7 in _C302):
+            if not any(json_equal(x3, a7) for a7 in _C318):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of native, codex_cli, claude_cli"))
         x8 = o1.get("sandbox_backend", ABSENT)
         if x8 is not ABSENT:
@@ -6799,7 +6992,7 @@ def check_TurnSecurityBackendSnapshot(v: object, p: str, e: list[Issue], closed:
                         e.append(Issue(p + "/capabilities" + f"/{i14}", "type", p + "/capabilities" + f"/{i14}", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k21 in o1:
-                if k21 not in _C303:
+                if k21 not in _C319:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k21), "is not a known field"))
 
 def check_TurnSecurityDegradation(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6807,7 +7000,7 @@ def check_TurnSecurityDegradation(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C304:
+        for n2 in _C320:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("capability", ABSENT)
@@ -6824,13 +7017,13 @@ def check_TurnSecurityDegradation(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/detail", "type", p + "/detail", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C305:
+                if k15 not in _C321:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnSecurityEnforcementStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C306):
+    if not any(json_equal(v, a3) for a3 in _C322):
         e.append(Issue(p, "enum", p, "must be one of active, partially_active, unavailable"))
 
 def check_TurnSecurityParentCapSnapshot(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6838,7 +7031,7 @@ def check_TurnSecurityParentCapSnapshot(v: object, p: str, e: list[Issue], close
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C307:
+        for n2 in _C323:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("parent_thread_id", ABSENT)
@@ -6866,7 +7059,7 @@ def check_TurnSecurityParentCapSnapshot(v: object, p: str, e: list[Issue], close
             check_TurnPermissionProfileSource(x19, p + "/source", e, closed)
         if closed:
             for k23 in o1:
-                if k23 not in _C308:
+                if k23 not in _C324:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
 
 def check_TurnStartParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6874,7 +7067,7 @@ def check_TurnStartParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C309:
+        for n2 in _C325:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6930,17 +7123,20 @@ def check_TurnStartParams(v: object, p: str, e: list[Issue], closed: bool) -> No
         x53 = o1.get("mode", ABSENT)
         if x53 is not ABSENT:
             check_TurnMode(x53, p + "/mode", e, closed)
+        x57 = o1.get("private_delivery", ABSENT)
+        if x57 is not ABSENT:
+            check_TurnPrivateDelivery(x57, p + "/private_delivery", e, closed)
         if closed:
-            for k57 in o1:
-                if k57 not in _C310:
-                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k57), "is not a known field"))
+            for k61 in o1:
+                if k61 not in _C326:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k61), "is not a known field"))
 
 def check_TurnStartResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C311:
+        for n2 in _C327:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("turn", ABSENT)
@@ -6948,7 +7144,7 @@ def check_TurnStartResponse(v: object, p: str, e: list[Issue], closed: bool) -> 
             check_Turn(x3, p + "/turn", e, closed)
         if closed:
             for k7 in o1:
-                if k7 not in _C312:
+                if k7 not in _C328:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnStartedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -6956,7 +7152,7 @@ def check_TurnStartedNotification(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C313:
+        for n2 in _C329:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -6987,13 +7183,13 @@ def check_TurnStartedNotification(v: object, p: str, e: list[Issue], closed: boo
             check_Turn(x15, p + "/turn", e, closed)
         if closed:
             for k19 in o1:
-                if k19 not in _C314:
+                if k19 not in _C330:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnStatus(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C315):
+    if not any(json_equal(v, a3) for a3 in _C331):
         e.append(Issue(p, "enum", p, "must be one of InProgress, Completed, Failed, Interrupted, Blocked"))
 
 def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7001,7 +7197,7 @@ def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issu
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C316:
+        for n2 in _C332:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("thread_id", ABSENT)
@@ -7031,7 +7227,7 @@ def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issu
         if x15 is not ABSENT:
             if not (isinstance(x15, str)):
                 e.append(Issue(p + "/budget", "type", p + "/budget", "must be string" + f", got {type_name(x15)}"))
-            if not any(json_equal(x15, a19) for a19 in _C317):
+            if not any(json_equal(x15, a19) for a19 in _C333):
                 e.append(Issue(p + "/budget", "enum", p + "/budget", "must be one of rounds, tool_calls"))
         x20 = o1.get("limit", ABSENT)
         if x20 is not ABSENT:
@@ -7053,7 +7249,7 @@ def check_TurnToolLoopBudgetExceededNotification(v: object, p: str, e: list[Issu
                     e.append(Issue(p + "/observed", "maximum", p + "/observed", "must be at most 9007199254740991"))
         if closed:
             for k28 in o1:
-                if k28 not in _C318:
+                if k28 not in _C334:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k28), "is not a known field"))
 
 def check_TurnUsage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7061,7 +7257,7 @@ def check_TurnUsage(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C319:
+        for n2 in _C335:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("input_tokens", ABSENT)
@@ -7093,15 +7289,153 @@ def check_TurnUsage(v: object, p: str, e: list[Issue], closed: bool) -> None:
                     e.append(Issue(p + "/total_tokens", "maximum", p + "/total_tokens", "must be at most 9007199254740991"))
         if closed:
             for k15 in o1:
-                if k15 not in _C320:
+                if k15 not in _C336:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
+
+def check_TurnWalletLinkPromptNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C337:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("link_url", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str) or x19 is None):
+                e.append(Issue(p + "/link_url", "type", p + "/link_url", "must be string or null" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/link_url", "minLength", p + "/link_url", "must be at least 1 characters long"))
+        x23 = o1.get("renewal", ABSENT)
+        if x23 is not ABSENT:
+            if not (isinstance(x23, bool)):
+                e.append(Issue(p + "/renewal", "type", p + "/renewal", "must be boolean" + f", got {type_name(x23)}"))
+        x27 = o1.get("requested", ABSENT)
+        if x27 is not ABSENT:
+            if not (isinstance(x27, bool)):
+                e.append(Issue(p + "/requested", "type", p + "/requested", "must be boolean" + f", got {type_name(x27)}"))
+        if closed:
+            for k31 in o1:
+                if k31 not in _C338:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k31), "is not a known field"))
+
+def check_TurnWalletRevokePromptNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C339:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("revoke_url", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str)):
+                e.append(Issue(p + "/revoke_url", "type", p + "/revoke_url", "must be string" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/revoke_url", "minLength", p + "/revoke_url", "must be at least 1 characters long"))
+        if closed:
+            for k23 in o1:
+                if k23 not in _C340:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k23), "is not a known field"))
+
+def check_TurnWalletUpdatePromptNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
+    if not (isinstance(v, dict)):
+        e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
+    if isinstance(v, dict):
+        o1 = cast("dict[str, object]", v)
+        for n2 in _C341:
+            if n2 not in o1:
+                e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
+        x3 = o1.get("thread_id", ABSENT)
+        if x3 is not ABSENT:
+            if not (isinstance(x3, str)):
+                e.append(Issue(p + "/thread_id", "type", p + "/thread_id", "must be string" + f", got {type_name(x3)}"))
+        x7 = o1.get("turn_id", ABSENT)
+        if x7 is not ABSENT:
+            if not (isinstance(x7, str)):
+                e.append(Issue(p + "/turn_id", "type", p + "/turn_id", "must be string" + f", got {type_name(x7)}"))
+        x11 = o1.get("sequence", ABSENT)
+        if x11 is not ABSENT:
+            if not (is_integer(x11)):
+                e.append(Issue(p + "/sequence", "type", p + "/sequence", "must be integer" + f", got {type_name(x11)}"))
+            if is_number(x11):
+                if x11 < 1:
+                    e.append(Issue(p + "/sequence", "minimum", p + "/sequence", "must be at least 1"))
+                if x11 > 9007199254740991:
+                    e.append(Issue(p + "/sequence", "maximum", p + "/sequence", "must be at most 9007199254740991"))
+        x15 = o1.get("item_id", ABSENT)
+        if x15 is not ABSENT:
+            if not (isinstance(x15, str)):
+                e.append(Issue(p + "/item_id", "type", p + "/item_id", "must be string" + f", got {type_name(x15)}"))
+        x19 = o1.get("update_url", ABSENT)
+        if x19 is not ABSENT:
+            if not (isinstance(x19, str)):
+                e.append(Issue(p + "/update_url", "type", p + "/update_url", "must be string" + f", got {type_name(x19)}"))
+            if isinstance(x19, str):
+                if len(x19) < 1:
+                    e.append(Issue(p + "/update_url", "minLength", p + "/update_url", "must be at least 1 characters long"))
+        x23 = o1.get("new_limit", ABSENT)
+        if x23 is not ABSENT:
+            if not (isinstance(x23, str)):
+                e.append(Issue(p + "/new_limit", "type", p + "/new_limit", "must be string" + f", got {type_name(x23)}"))
+            if isinstance(x23, str):
+                if not _C342.search(x23):
+                    e.append(Issue(p + "/new_limit", "pattern", p + "/new_limit", "must match the pattern ^(0|[1-9][0-9]*)(\\.[0-9]+)?$"))
+        if closed:
+            for k27 in o1:
+                if k27 not in _C343:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C321:
+        for n2 in _C344:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("blockId", ABSENT)
@@ -7124,7 +7458,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/counts", "type", p + "/counts", "must be object" + f", got {type_name(x19)}"))
             if isinstance(x19, dict):
                 o21 = cast("dict[str, object]", x19)
-                for n22 in _C322:
+                for n22 in _C345:
                     if n22 not in o21:
                         e.append(Issue(p + "/counts", "required", p + "/counts" + "/" + esc(n22), "is required"))
                 x23 = o21.get("total", ABSENT)
@@ -7165,7 +7499,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                             e.append(Issue(p + "/counts" + "/failed", "maximum", p + "/counts" + "/failed", "must be at most 9007199254740991"))
                 if closed:
                     for k39 in o21:
-                        if k39 not in _C323:
+                        if k39 not in _C346:
                             e.append(Issue(p + "/counts", "additionalProperties", p + "/counts" + "/" + esc(k39), "is not a known field"))
         x40 = o1.get("cursors", ABSENT)
         if x40 is not ABSENT:
@@ -7173,7 +7507,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/cursors", "type", p + "/cursors", "must be object" + f", got {type_name(x40)}"))
             if isinstance(x40, dict):
                 o42 = cast("dict[str, object]", x40)
-                for n43 in _C324:
+                for n43 in _C347:
                     if n43 not in o42:
                         e.append(Issue(p + "/cursors", "required", p + "/cursors" + "/" + esc(n43), "is required"))
                 x44 = o42.get("oldest", ABSENT)
@@ -7186,7 +7520,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                         e.append(Issue(p + "/cursors" + "/newest", "type", p + "/cursors" + "/newest", "must be string or null" + f", got {type_name(x48)}"))
                 if closed:
                     for k52 in o42:
-                        if k52 not in _C325:
+                        if k52 not in _C348:
                             e.append(Issue(p + "/cursors", "additionalProperties", p + "/cursors" + "/" + esc(k52), "is not a known field"))
         x53 = o1.get("startedAtUnixMicros", ABSENT)
         if x53 is not ABSENT:
@@ -7217,7 +7551,7 @@ def check_TurnWorkBlock(v: object, p: str, e: list[Issue], closed: bool) -> None
                     e.append(Issue(p + "/elapsedMs", "maximum", p + "/elapsedMs", "must be at most 9007199254740991"))
         if closed:
             for k65 in o1:
-                if k65 not in _C326:
+                if k65 not in _C349:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k65), "is not a known field"))
 
 def check_TurnWorkBlockPresentation(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7225,7 +7559,7 @@ def check_TurnWorkBlockPresentation(v: object, p: str, e: list[Issue], closed: b
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C327:
+        for n2 in _C350:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("title", ABSENT)
@@ -7242,13 +7576,13 @@ def check_TurnWorkBlockPresentation(v: object, p: str, e: list[Issue], closed: b
                 e.append(Issue(p + "/collapsed", "type", p + "/collapsed", "must be boolean" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C328:
+                if k15 not in _C351:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_TurnWorkBlockState(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, str)):
         e.append(Issue(p, "type", p, "must be string" + f", got {type_name(v)}"))
-    if not any(json_equal(v, a3) for a3 in _C329):
+    if not any(json_equal(v, a3) for a3 in _C352):
         e.append(Issue(p, "enum", p, "must be one of running, awaiting_approval, blocked, completed, failed, interrupted"))
 
 def check_TurnWorkItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7256,7 +7590,7 @@ def check_TurnWorkItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C330:
+        for n2 in _C353:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("workItemId", ABSENT)
@@ -7319,7 +7653,7 @@ def check_TurnWorkItem(v: object, p: str, e: list[Issue], closed: bool) -> None:
                 e.append(Issue(p + "/metadata", "type", p + "/metadata", "must be object" + f", got {type_name(x39)}"))
         if closed:
             for k43 in o1:
-                if k43 not in _C331:
+                if k43 not in _C354:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k43), "is not a known field"))
 
 def check_TurnWorkItemsChangedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7327,7 +7661,7 @@ def check_TurnWorkItemsChangedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C332:
+        for n2 in _C355:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7385,7 +7719,7 @@ def check_TurnWorkItemsChangedNotification(v: object, p: str, e: list[Issue], cl
                         e.append(Issue(p + "/removedWorkItemIds" + f"/{i34}", "type", p + "/removedWorkItemIds" + f"/{i34}", "must be string" + f", got {type_name(x35)}"))
         if closed:
             for k41 in o1:
-                if k41 not in _C333:
+                if k41 not in _C356:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k41), "is not a known field"))
 
 def check_TurnWorkItemsGetParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7393,7 +7727,7 @@ def check_TurnWorkItemsGetParams(v: object, p: str, e: list[Issue], closed: bool
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C334:
+        for n2 in _C357:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7417,7 +7751,7 @@ def check_TurnWorkItemsGetParams(v: object, p: str, e: list[Issue], closed: bool
                         e.append(Issue(p + "/workItemIds" + f"/{i13}", "type", p + "/workItemIds" + f"/{i13}", "must be string" + f", got {type_name(x14)}"))
         if closed:
             for k20 in o1:
-                if k20 not in _C335:
+                if k20 not in _C358:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k20), "is not a known field"))
 
 def check_TurnWorkItemsGetResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7425,7 +7759,7 @@ def check_TurnWorkItemsGetResponse(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C336:
+        for n2 in _C359:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("workspaceId", ABSENT)
@@ -7486,7 +7820,7 @@ def check_TurnWorkItemsGetResponse(v: object, p: str, e: list[Issue], closed: bo
                         e.append(Issue(p + "/removedWorkItemIds" + f"/{i38}", "type", p + "/removedWorkItemIds" + f"/{i38}", "must be string" + f", got {type_name(x39)}"))
         if closed:
             for k45 in o1:
-                if k45 not in _C337:
+                if k45 not in _C360:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k45), "is not a known field"))
 
 def check_TurnWorkPageAnchor(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7494,12 +7828,12 @@ def check_TurnWorkPageAnchor(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C338:
+        for n2 in _C361:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
         if x3 is not ABSENT:
-            if not any(json_equal(x3, a7) for a7 in _C339):
+            if not any(json_equal(x3, a7) for a7 in _C362):
                 e.append(Issue(p + "/kind", "enum", p + "/kind", "must be one of newest, oldest, before, after"))
         t9 = o1.get("kind")
         if t9 == "newest":
@@ -7518,7 +7852,7 @@ def check_TurnWorkPageAnchorAfter(v: object, p: str, e: list[Issue], closed: boo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C341:
+        for n2 in _C364:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7533,7 +7867,7 @@ def check_TurnWorkPageAnchorAfter(v: object, p: str, e: list[Issue], closed: boo
                 e.append(Issue(p + "/cursor", "type", p + "/cursor", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C342:
+                if k11 not in _C365:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnWorkPageAnchorBefore(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7541,7 +7875,7 @@ def check_TurnWorkPageAnchorBefore(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C343:
+        for n2 in _C366:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7556,7 +7890,7 @@ def check_TurnWorkPageAnchorBefore(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/cursor", "type", p + "/cursor", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C344:
+                if k11 not in _C367:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_TurnWorkPageAnchorNewest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7564,7 +7898,7 @@ def check_TurnWorkPageAnchorNewest(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C345:
+        for n2 in _C368:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7575,7 +7909,7 @@ def check_TurnWorkPageAnchorNewest(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"newest\""))
         if closed:
             for k7 in o1:
-                if k7 not in _C346:
+                if k7 not in _C369:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnWorkPageAnchorOldest(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7583,7 +7917,7 @@ def check_TurnWorkPageAnchorOldest(v: object, p: str, e: list[Issue], closed: bo
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C347:
+        for n2 in _C370:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("kind", ABSENT)
@@ -7594,7 +7928,7 @@ def check_TurnWorkPageAnchorOldest(v: object, p: str, e: list[Issue], closed: bo
                 e.append(Issue(p + "/kind", "const", p + "/kind", "must be \"oldest\""))
         if closed:
             for k7 in o1:
-                if k7 not in _C348:
+                if k7 not in _C371:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k7), "is not a known field"))
 
 def check_TurnWorkPageParams(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7602,7 +7936,7 @@ def check_TurnWorkPageParams(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C349:
+        for n2 in _C372:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7627,7 +7961,7 @@ def check_TurnWorkPageParams(v: object, p: str, e: list[Issue], closed: bool) ->
                     e.append(Issue(p + "/limit", "maximum", p + "/limit", "must be at most 500"))
         if closed:
             for k19 in o1:
-                if k19 not in _C350:
+                if k19 not in _C373:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnWorkPageResponse(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7635,7 +7969,7 @@ def check_TurnWorkPageResponse(v: object, p: str, e: list[Issue], closed: bool) 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C351:
+        for n2 in _C374:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("workspaceId", ABSENT)
@@ -7693,7 +8027,7 @@ def check_TurnWorkPageResponse(v: object, p: str, e: list[Issue], closed: bool) 
             check_TurnWorkPageState(x40, p + "/page", e, closed)
         if closed:
             for k44 in o1:
-                if k44 not in _C352:
+                if k44 not in _C375:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k44), "is not a known field"))
 
 def check_TurnWorkPageState(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7701,7 +8035,7 @@ def check_TurnWorkPageState(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C353:
+        for n2 in _C376:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("beforeCursor", ABSENT)
@@ -7722,7 +8056,7 @@ def check_TurnWorkPageState(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/hasMoreAfter", "type", p + "/hasMoreAfter", "must be boolean" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C354:
+                if k19 not in _C377:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_TurnWorkStateChangedNotification(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7730,7 +8064,7 @@ def check_TurnWorkStateChangedNotification(v: object, p: str, e: list[Issue], cl
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C355:
+        for n2 in _C378:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("threadId", ABSENT)
@@ -7773,7 +8107,7 @@ def check_TurnWorkStateChangedNotification(v: object, p: str, e: list[Issue], cl
             check_TurnWorkBlock(x23, p + "/work", e, closed)
         if closed:
             for k27 in o1:
-                if k27 not in _C356:
+                if k27 not in _C379:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k27), "is not a known field"))
 
 def check_UserInput(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7781,12 +8115,12 @@ def check_UserInput(v: object, p: str, e: list[Issue], closed: bool) -> None:
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C357:
+        for n2 in _C380:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
         if x3 is not ABSENT:
-            if not any(json_equal(x3, a7) for a7 in _C358):
+            if not any(json_equal(x3, a7) for a7 in _C381):
                 e.append(Issue(p + "/type", "enum", p + "/type", "must be one of text, localFile, localImage, image, artifact, mention, file, audio, video"))
         t9 = o1.get("type")
         if t9 == "text":
@@ -7815,7 +8149,7 @@ def check_UserInputArtifact(v: object, p: str, e: list[Issue], closed: bool) -> 
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C360:
+        for n2 in _C383:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7830,7 +8164,7 @@ def check_UserInputArtifact(v: object, p: str, e: list[Issue], closed: bool) -> 
                 e.append(Issue(p + "/artifactId", "type", p + "/artifactId", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C361:
+                if k11 not in _C384:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputAudio(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7838,7 +8172,7 @@ def check_UserInputAudio(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C362:
+        for n2 in _C385:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7857,7 +8191,7 @@ def check_UserInputAudio(v: object, p: str, e: list[Issue], closed: bool) -> Non
                 e.append(Issue(p + "/mimeType", "type", p + "/mimeType", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C363:
+                if k15 not in _C386:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_UserInputFile(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7865,7 +8199,7 @@ def check_UserInputFile(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C364:
+        for n2 in _C387:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7888,7 +8222,7 @@ def check_UserInputFile(v: object, p: str, e: list[Issue], closed: bool) -> None
                 e.append(Issue(p + "/mimeType", "type", p + "/mimeType", "must be string" + f", got {type_name(x15)}"))
         if closed:
             for k19 in o1:
-                if k19 not in _C365:
+                if k19 not in _C388:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k19), "is not a known field"))
 
 def check_UserInputImage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7896,7 +8230,7 @@ def check_UserInputImage(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C366:
+        for n2 in _C389:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7911,7 +8245,7 @@ def check_UserInputImage(v: object, p: str, e: list[Issue], closed: bool) -> Non
                 e.append(Issue(p + "/url", "type", p + "/url", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C367:
+                if k11 not in _C390:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputLocalFile(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7919,7 +8253,7 @@ def check_UserInputLocalFile(v: object, p: str, e: list[Issue], closed: bool) ->
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C368:
+        for n2 in _C391:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7934,7 +8268,7 @@ def check_UserInputLocalFile(v: object, p: str, e: list[Issue], closed: bool) ->
                 e.append(Issue(p + "/path", "type", p + "/path", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C369:
+                if k11 not in _C392:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputLocalImage(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7942,7 +8276,7 @@ def check_UserInputLocalImage(v: object, p: str, e: list[Issue], closed: bool) -
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C370:
+        for n2 in _C393:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7957,7 +8291,7 @@ def check_UserInputLocalImage(v: object, p: str, e: list[Issue], closed: bool) -
                 e.append(Issue(p + "/path", "type", p + "/path", "must be string" + f", got {type_name(x7)}"))
         if closed:
             for k11 in o1:
-                if k11 not in _C371:
+                if k11 not in _C394:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k11), "is not a known field"))
 
 def check_UserInputMention(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7965,7 +8299,7 @@ def check_UserInputMention(v: object, p: str, e: list[Issue], closed: bool) -> N
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C372:
+        for n2 in _C395:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -7984,7 +8318,7 @@ def check_UserInputMention(v: object, p: str, e: list[Issue], closed: bool) -> N
                 e.append(Issue(p + "/path", "type", p + "/path", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C373:
+                if k15 not in _C396:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 def check_UserInputText(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -7992,7 +8326,7 @@ def check_UserInputText(v: object, p: str, e: list[Issue], closed: bool) -> None
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C374:
+        for n2 in _C397:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -8016,7 +8350,7 @@ def check_UserInputText(v: object, p: str, e: list[Issue], closed: bool) -> None
                         e.append(Issue(p + "/textElements" + f"/{i13}", "type", p + "/textElements" + f"/{i13}", "must be object" + f", got {type_name(x14)}"))
         if closed:
             for k20 in o1:
-                if k20 not in _C375:
+                if k20 not in _C398:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k20), "is not a known field"))
 
 def check_UserInputVideo(v: object, p: str, e: list[Issue], closed: bool) -> None:
@@ -8024,7 +8358,7 @@ def check_UserInputVideo(v: object, p: str, e: list[Issue], closed: bool) -> Non
         e.append(Issue(p, "type", p, "must be object" + f", got {type_name(v)}"))
     if isinstance(v, dict):
         o1 = cast("dict[str, object]", v)
-        for n2 in _C376:
+        for n2 in _C399:
             if n2 not in o1:
                 e.append(Issue(p, "required", p + "/" + esc(n2), "is required"))
         x3 = o1.get("type", ABSENT)
@@ -8043,7 +8377,7 @@ def check_UserInputVideo(v: object, p: str, e: list[Issue], closed: bool) -> Non
                 e.append(Issue(p + "/mimeType", "type", p + "/mimeType", "must be string" + f", got {type_name(x11)}"))
         if closed:
             for k15 in o1:
-                if k15 not in _C377:
+                if k15 not in _C400:
                     e.append(Issue(p, "additionalProperties", p + "/" + esc(k15), "is not a known field"))
 
 CHECKS: Final[dict[str, Check]] = {
@@ -8128,6 +8462,10 @@ CHECKS: Final[dict[str, Check]] = {
     "TurnGetParams": check_TurnGetParams,
     "TurnGetResponse": check_TurnGetResponse,
     "TurnHandoffStartedNotification": check_TurnHandoffStartedNotification,
+    "TurnInviteCodeDelivery": check_TurnInviteCodeDelivery,
+    "TurnInviteCodePrivate": check_TurnInviteCodePrivate,
+    "TurnInviteCodeRedacted": check_TurnInviteCodeRedacted,
+    "TurnInviteDeliveryNotification": check_TurnInviteDeliveryNotification,
     "TurnItem": check_TurnItem,
     "TurnItemAgentMessage": check_TurnItemAgentMessage,
     "TurnItemCommandExecution": check_TurnItemCommandExecution,
@@ -8162,6 +8500,7 @@ CHECKS: Final[dict[str, Check]] = {
     "TurnPermissionRequestResolvedNotification": check_TurnPermissionRequestResolvedNotification,
     "TurnPermissionRequestRespondParams": check_TurnPermissionRequestRespondParams,
     "TurnPermissionRequestRespondResponse": check_TurnPermissionRequestRespondResponse,
+    "TurnPrivateDelivery": check_TurnPrivateDelivery,
     "TurnProcessPolicySnapshot": check_TurnProcessPolicySnapshot,
     "TurnQuestion": check_TurnQuestion,
     "TurnQuestionOpenedNotification": check_TurnQuestionOpenedNotification,
@@ -8184,6 +8523,9 @@ CHECKS: Final[dict[str, Check]] = {
     "TurnStatus": check_TurnStatus,
     "TurnToolLoopBudgetExceededNotification": check_TurnToolLoopBudgetExceededNotification,
     "TurnUsage": check_TurnUsage,
+    "TurnWalletLinkPromptNotification": check_TurnWalletLinkPromptNotification,
+    "TurnWalletRevokePromptNotification": check_TurnWalletRevokePromptNotification,
+    "TurnWalletUpdatePromptNotification": check_TurnWalletUpdatePromptNotification,
     "TurnWorkBlock": check_TurnWorkBlock,
     "TurnWorkBlockPresentation": check_TurnWorkBlockPresentation,
     "TurnWorkBlockState": check_TurnWorkBlockState,

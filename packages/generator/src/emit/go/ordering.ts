@@ -9,6 +9,7 @@ import { goString } from "./names.js";
 const KINDS: Record<string, string> = {
   precedes: "jsonrpc.Precedes",
   leads: "jsonrpc.Leads",
+  trails: "jsonrpc.Trails",
   single_terminal: "jsonrpc.SingleTerminal",
   quiet_after: "jsonrpc.QuietAfter",
   paired: "jsonrpc.Paired",
@@ -36,6 +37,9 @@ function ruleFields(rule: JsonObject): [string, string][] {
       break;
     case "leads":
       fields.push(["Notification", goString(rule.notification as string)], ["Before", strings(rule.before)]);
+      break;
+    case "trails":
+      fields.push(["Notification", goString(rule.notification as string)], ["After", strings(rule.after)]);
       break;
     case "single_terminal":
       fields.push(["Terminals", strings(rule.terminals)], ["After", strings(rule.after)]);

@@ -16,6 +16,8 @@ type RuleKind string
 //   - Precedes: within a scope, First comes before every notification of Then.
 //   - Leads: within a scope, Notification comes at most once, and before every notification
 //     of Before (a scope without it is fine).
+//   - Trails: within a scope, Notification comes at most once, and when it comes, no
+//     notification of After follows it (a scope without it is fine).
 //   - SingleTerminal: a scope ends with exactly one of Terminals; nothing of After follows
 //     it; a scope still open at the end of the stream is reported.
 //   - QuietAfter: after Notification, nothing of Quiet until a request of Until for the same
@@ -26,6 +28,7 @@ type RuleKind string
 const (
 	Precedes       RuleKind = "precedes"
 	Leads          RuleKind = "leads"
+	Trails         RuleKind = "trails"
 	SingleTerminal RuleKind = "single_terminal"
 	QuietAfter     RuleKind = "quiet_after"
 	Paired         RuleKind = "paired"
@@ -62,10 +65,10 @@ type OrderingRule struct {
 
 	First         string        // Precedes
 	Then          []string      // Precedes
-	Notification  string        // Leads, QuietAfter
+	Notification  string        // Leads, Trails, QuietAfter
 	Before        []string      // Leads
 	Terminals     []string      // SingleTerminal
-	After         []string      // SingleTerminal
+	After         []string      // Trails, SingleTerminal
 	Quiet         []string      // QuietAfter
 	Until         []string      // QuietAfter
 	Subject       string        // Paired
@@ -216,6 +219,32 @@ func checkOf(rule OrderingRule, report func(string, at), terminated map[string]m
 			}
 			if !wasLed {
 				led[s.key] = a
+			}
+		}}
+	case Trails:
+		after := setOf(rule.After)
+		trailed := map[string]at{}
+		overtaken := map[string]bool{}
+		return &ruleCheck{notification: func(method string, params *Value, a at) {
+			if method != rule.Notification && !after[method] {
+				return
+			}
+			s, ok := scopeOf(rule.Scope, params)
+			if !ok {
+				return
+			}
+			earlier, wasTrailed := trailed[s.key]
+			if method != rule.Notification {
+				if wasTrailed && !overtaken[s.key] {
+					overtaken[s.key] = true
+					report(fmt.Sprintf("%s for %s at frame %d came after %s at frame %d; %s must come after it", method, s.label, a.index, rule.Notification, earlier.index, rule.Notification), a)
+				}
+				return
+			}
+			if wasTrailed {
+				report(fmt.Sprintf("%s for %s at frame %d is a second one: it already came at frame %d", method, s.label, a.index, earlier.index), a)
+			} else {
+				trailed[s.key] = a
 			}
 		}}
 	case SingleTerminal:

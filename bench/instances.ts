@@ -1,0 +1,164 @@
+/**
+ * Instances on one PostgreSQL database with the clients spread over them, beside one
+ * instance serving them all: what each added instance costs.
+ *
+ * For 1 and for 3 instances (each on a fresh database): `connections` raw WebSocket
+ * connections spread evenly over the instances, `threads` threads each followed by as
+ * many connections on every instance, and a turn of `deltas` deltas in every thread, all
+ * started at once, each on the instance of its thread's first connection (so with three
+ * instances the turns run on all of them). Measured:
+ *
+ * - aggregate throughput: every turn's deltas over the time from the first turn/start to
+ *   the last turn's end as seen by the connection that started it;
+ * - delivery latency: for each notification and connection following its thread, the time
+ *   from its arrival at the connection that started the turn (on the instance running
+ *   it) to its arrival at that connection, p50 and p99. With one instance it is the cost
+ *   of fanning out on one instance; with three, two of every three connections are on
+ *   another instance than the turn.
+ *
+ * It needs a PostgreSQL server it can start (bench/postgres-server.ts); without one it
+ * says why and measures nothing.
+ *
+ * Run alone: node --import ./scripts/from-source.mjs bench/instances.ts [--deltas N] [--connections N] [--threads N]
+ */
+import { input, Session } from "./cluster.js";
+import { startWebSocketGateway, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
+import { fmtOps, isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
+import { startPostgres, type PostgresServer } from "./postgres-server.js";
+import { webSocketLink, type RawLink } from "./raw-link.js";
+
+export interface InstancesBenchOptions {
+  /** Deltas per turn. Default 500. */
+  readonly deltas?: number;
+  /** Connections in all, spread over the instances. Default 150. */
+  readonly connections?: number;
+  /** Threads, one turn each, run at once. Default 15 (a multiple of 3, so every instance runs as many). */
+  readonly threads?: number;
+  readonly log?: (line: string) => void;
+}
+
+interface Measured {
+  readonly instances: number;
+  readonly rate: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly notifications: number;
+  readonly missing: number;
+}
+
+async function measure(server: PostgresServer, instances: number, connections: number, threads: number, deltas: number): Promise<Measured> {
+  const store = await server.createDatabase();
+  const processes: WebSocketProcess[] = [];
+  const links: RawLink[] = [];
+  try {
+    processes.push(...(await Promise.all(Array.from({ length: instances }, () => startWebSocketGateway({ store })))));
+    // Connection i is on instance i mod instances and follows thread i mod threads.
+    const sessions = await Promise.all(
+      Array.from({ length: connections }, async (_, i) => {
+        const session = new Session(await webSocketLink(processes[i % instances]!.url));
+        links.push(session.link);
+        return session;
+      }),
+    );
+    const threadIds: string[] = [];
+    for (let t = 0; t < threads; t++) threadIds.push((await sessions[t]!.request<{ thread: { id: string } }>("thread/start", {})).thread.id);
+    await Promise.all(sessions.map((s, i) => s.request("thread/get", { thread_id: threadIds[i % threads] })));
+    const key = (text: string) => {
+      const turn = /"turn_id":"([^"]+)"/.exec(text)?.[1];
+      const sequence = /"sequence":(\d+)/.exec(text)?.[1];
+      return turn && sequence ? `${turn}#${sequence}` : undefined;
+    };
+    /** Per turn and sequence: when the connection that started the turn received it. */
+    const sentAt = new Map<string, number>();
+    const arrivals: { key: string; at: number }[] = [];
+    let ended = 0;
+    let lastEnd = 0;
+    const failures: string[] = [];
+    const allEnded = new Promise<void>((resolve) => {
+      sessions.forEach((s, i) => {
+        s.onNotification = (text, at) => {
+          const k = key(text);
+          if (k === undefined) return;
+          if (i < threads) {
+            sentAt.set(k, at);
+            if (text.includes('"method":"turn/completed"') || text.includes('"method":"turn/failed"')) {
+              if (!text.includes("turn/completed")) failures.push(text.slice(0, 300));
+              lastEnd = at;
+              if (++ended === threads) resolve();
+            }
+          } else arrivals.push({ key: k, at });
+        };
+      });
+    });
+    const t0 = now();
+    await Promise.all(threadIds.map((threadId, t) => sessions[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_${instances}_${t}`, input: input(deltas) })));
+    await allEnded;
+    if (failures.length > 0) throw new Error(`${failures.length} turns did not complete, the first: ${failures[0]}`);
+    const expected = sentAt.size * ((connections - threads) / threads);
+    const deadline = now() + 10_000;
+    while (arrivals.length < expected && now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const latencies = arrivals.map(({ key: k, at }) => at - (sentAt.get(k) ?? at));
+    return {
+      instances,
+      rate: (threads * deltas * 1000) / (lastEnd - t0),
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      notifications: latencies.length,
+      missing: expected - arrivals.length,
+    };
+  } finally {
+    await Promise.all(links.map((l) => l.close().catch(() => undefined)));
+    await Promise.all(processes.map((p) => p.stop()));
+  }
+}
+
+export async function runInstancesBench(options: InstancesBenchOptions = {}): Promise<ResultRow[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const deltas = options.deltas ?? 500;
+  const connections = options.connections ?? 150;
+  const threads = options.threads ?? 15;
+  if (connections % threads !== 0 || connections / threads < 2) throw new Error(`--connections (${connections}) must be a multiple of --threads (${threads}), at least twice it`);
+  log(`== instances on one PostgreSQL database: ${threads} turns of ${deltas} deltas at once, ${connections} connections spread over 1, then 3 instances`);
+  const started = await startPostgres();
+  if ("skip" in started) {
+    log(`  skipped: ${started.skip}`);
+    return [{ name: "instances on one database", value: "skipped (no server)", target: "", status: "info" }];
+  }
+  try {
+    const results: Measured[] = [];
+    for (const instances of [1, 3]) {
+      const m = await measure(started.server, instances, connections, threads, deltas);
+      results.push(m);
+      log(
+        `  ${instances} instance${instances === 1 ? " " : "s"}: ${fmtOps(m.rate).replace(" ops/s", " deltas/s").padStart(18)} in all, ` +
+          `delivery p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms over ${m.notifications} notifications${m.missing > 0 ? `, ${m.missing} NOT RECEIVED` : ""}`,
+      );
+    }
+    const [one, three] = results as [Measured, Measured];
+    return [
+      {
+        name: `${connections} connections on 1 / 3 instances: deltas/s in all`,
+        value: `${fmtOps(one.rate)} / ${fmtOps(three.rate)} (${(three.rate / one.rate).toFixed(2)}×)`.replaceAll(" ops/s", ""),
+        target: "",
+        status: "info",
+      },
+      {
+        name: `  delivery p50 / p99 on 1 instance, on 3`,
+        value: `${one.p50.toFixed(1)} / ${one.p99.toFixed(1)} ms, ${three.p50.toFixed(1)} / ${three.p99.toFixed(1)} ms${one.missing + three.missing > 0 ? `, ${one.missing + three.missing} missing` : ""}`,
+        target: "",
+        status: "info",
+      },
+    ];
+  } finally {
+    started.server.stop();
+  }
+}
+
+if (isMain(import.meta.url)) {
+  await useCompiledPackage();
+  const deltas = numberOption("deltas");
+  const connections = numberOption("connections");
+  const threads = numberOption("threads");
+  const rows = await runInstancesBench({ ...(deltas ? { deltas } : {}), ...(connections ? { connections } : {}), ...(threads ? { threads } : {}) });
+  console.log(`\n${resultTable(rows)}`);
+}
