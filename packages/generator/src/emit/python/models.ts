@@ -182,14 +182,10 @@ export class PythonModels {
       fields.push(`    ${attribute}: ${annotation}${value}`);
       fields.push(...docstring(withDefault(typeof node.description === "string" ? node.description : "", node), "    "));
     }
-    // A field that a base declares optional and this class requires is not absent when None.
-    const inherited = bases.map((b) => `${b}.__absent_when_none__`);
+    // The optional fields of the bases stay absent when None here too.
     if (absentWhenNone.length || bases.length > 1) {
       const own = absentWhenNone.length ? [`frozenset({${absentWhenNone.map(pyString).join(", ")}})`] : [];
-      const all = [...own, ...inherited].join(" | ");
-      const requiredHere = [...required].filter((r) => r in properties);
-      const value = requiredHere.length && inherited.length ? `(${all}) - {${requiredHere.map(pyString).join(", ")}}` : all;
-      lines.push("", `    __absent_when_none__: ClassVar[frozenset[str]] = ${value}`);
+      lines.push("", `    __absent_when_none__: ClassVar[frozenset[str]] = ${[...own, ...bases.map((b) => `${b}.__absent_when_none__`)].join(" | ")}`);
     }
     if (fields.length) lines.push("", ...fields);
     this.classes.push({ name, lines, bases });
