@@ -17,7 +17,7 @@ from mcp_protocol.client import ClientNotifications, ProtocolClient
 
 
 class Handlers:
-    """The requests the server sends: both answered, as the ClientHandlers protocol requires."""
+    """The requests the server sends: each answered, as the ClientHandlers protocol requires."""
 
     def __init__(self) -> None:
         self.sampled: list[str] = []
@@ -27,11 +27,10 @@ class Handlers:
         self.sampled.append(params.messages[0].content.type)
         return models.CreateMessageResult(role="assistant", content=models.TextContent(type="text", text="A sampled answer."), model="test-model", stopReason="endTurn")
 
-    async def ping(self, params: models.PingRequestParams) -> models.EmptyResult:
-        # ping may be sent by either side: the server's is answered at once.
+    async def ping(self, params: models.PingRequestParams | None) -> models.EmptyResult:
         return models.EmptyResult()
 
-    async def roots_list(self, params: models.ListRootsRequestParams) -> models.ListRootsResult:
+    async def roots_list(self, params: models.ListRootsRequestParams | None) -> models.ListRootsResult:
         self.roots_asked += 1
         return models.ListRootsResult(roots=[models.Root(uri="file:///work/project", name="project")])
 
@@ -40,7 +39,7 @@ class Notes(ClientNotifications):
     def __init__(self) -> None:
         self.tools_changed = 0
 
-    async def on_notifications_tools_list_changed(self, params: models.NotificationParams) -> None:
+    async def on_notifications_tools_list_changed(self, params: models.NotificationParams | None) -> None:
         self.tools_changed += 1
 
 

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
-from ._messages import Direction, ProtocolTables, classify, id_key
+from ._messages import LEFT_OUT, Direction, MethodEntry, NotificationEntry, ParamsRefused, ProtocolTables, classify, id_key, read_params, wire_params
 from ._transport import Transport
 from ._wire import JsonTextError, Mode, ValidationFailed, ValidationIssue, canonical_json, parse_json, to_wire
 
@@ -37,7 +37,7 @@ class RpcError(Exception):
     def to_wire(self) -> dict[str, object]:
         error: dict[str, object] = {"code": self.code, "message": self.message}
         if self.data is not None:
-            error["data"] = self.data
+            error["data"] = to_wire(self.data)
         return error
 
 
@@ -113,24 +113,52 @@ class Endpoint:
                 raise LocalError("invalid_outgoing", f"{what} is not a valid {type_name}: " + "; ".join(f"{i.pointer or '(value)'}: {i.message}" for i in issues), issues)
         return wire
 
-    async def request(self, method: str, params: object) -> Any:
-        """Sends a request and returns its decoded result; raises RpcError for an error response."""
+    def _frame_params(self, entry: MethodEntry | NotificationEntry, method: str, params: object) -> dict[str, object]:
+        """The params member of an outgoing frame: none when ``params`` is None (and the message
+        allows it), else the params validated and written as the message sends them."""
+        if params is None:
+            if entry.params is not None and not entry.params_optional:
+                raise LocalError("invalid_outgoing", f"{method} needs its params: it may not leave them out")
+            return {}
+        if entry.params is None:
+            raise LocalError("invalid_outgoing", f"{method} takes no params")
+        wire = self._outgoing(entry.params, params, f"the params of {method}")
+        try:
+            return {"params": wire_params(entry, wire)}
+        except ValueError as error:
+            raise LocalError("invalid_outgoing", f"the params of {method}: {error}") from error
+
+    async def request(self, method: str, params: object = None) -> Any:
+        """Sends a request and returns its decoded result; raises RpcError for an error response.
+        ``params`` None leaves them out of the frame."""
         entry = self._protocol.methods.get(method)
         if entry is None or entry.direction not in (self._sends, "both"):
             raise LocalError("unknown_method", f"{method} is not a method this end sends")
-        wire = self._outgoing(entry.params, params, f"the params of {method}")
+        member = self._frame_params(entry, method, params)
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[id_key(request_id)] = (method, future)
-        await self._transport.send(canonical_json({"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire}))
+        await self._transport.send(canonical_json({"jsonrpc": "2.0", "id": request_id, "method": method, **member}))
         return await future
 
-    async def notify(self, method: str, params: object) -> None:
+    async def notify(self, method: str, params: object = None) -> None:
+        """Sends a notification; ``params`` None leaves them out of the frame."""
         entry = self._protocol.notifications.get(method)
         if entry is None or entry.direction not in (self._sends, "both"):
             raise LocalError("unknown_notification", f"{method} is not a notification this end sends")
-        wire = self._outgoing(entry.params, params, f"the params of {method}")
-        await self._transport.send(canonical_json({"jsonrpc": "2.0", "method": method, "params": wire}))
+        member = self._frame_params(entry, method, params)
+        await self._transport.send(canonical_json({"jsonrpc": "2.0", "method": method, **member}))
+
+    def _read_params(self, entry: MethodEntry | NotificationEntry, body: dict[str, object]) -> Any:
+        """The params of an incoming message as its handler takes them: None when left out (or
+        none are taken), the named form of positional params, decoded; raises ValidationFailed."""
+        try:
+            value = read_params(entry, body.get("params", LEFT_OUT))
+        except ParamsRefused as refused:
+            raise ValidationFailed(entry.params or "params", [ValidationIssue("", str(refused))]) from refused
+        if value is None or entry.params is None:
+            return None
+        return self._decode(entry.params, value, self._mode)
 
     def _protocol_error(self, error: LocalError, frame: str) -> None:
         if self._on_protocol_error is not None:
@@ -147,6 +175,10 @@ class Endpoint:
                 except JsonTextError as error:
                     await self._send_error(None, RpcError(-32700, "Parse error", {"reason": "parse_error"}))
                     self._protocol_error(LocalError("parse_error", str(error)), text)
+                    continue
+                if isinstance(value, list) and not self._protocol.batches:
+                    await self._send_error(None, RpcError(-32600, "Invalid Request: the protocol does not allow batches", {"reason": "invalid_request"}))
+                    self._protocol_error(LocalError("invalid_request", "the other end sent a batch, and the protocol does not allow JSON-RPC batches"), text)
                     continue
                 for message in cast("list[object]", value) if isinstance(value, list) else [value]:
                     self._dispatch(message, text)
@@ -186,7 +218,7 @@ class Endpoint:
             await self._send_error(request_id, RpcError(-32601, "Method not found", {"reason": "method_not_found", "method": method}))
             return
         try:
-            params = self._decode(entry.params, body.get("params", {}), self._mode)
+            params = self._read_params(entry, body)
         except ValidationFailed as failed:
             await self._send_error(request_id, RpcError(-32602, "Invalid params", _issues_data("invalid_params", failed.issues)))
             return
@@ -208,12 +240,27 @@ class Endpoint:
             self._protocol_error(LocalError("unknown_notification", f"{method} is not a notification this end receives"), frame)
             return
         try:
-            params = self._decode(entry.params, body.get("params", {}), self._mode)
+            params = self._read_params(entry, body)
         except ValidationFailed as failed:
             self._protocol_error(LocalError("invalid_incoming", str(failed), failed.issues), frame)
             return
         if self._on_notification is not None:
             await self._on_notification(method, params)
+
+    def _error_data(self, method: str, error: dict[str, Any], frame: str) -> object:
+        """An error's data, decoded into its type when the registry gives the error (or the
+        method) one; as it came when it has none or is not valid (reported as a protocol error)."""
+        data = error.get("data")
+        code = error["code"]
+        registered = next((entry for entry in self._protocol.errors.values() if entry.code == code), None)
+        data_type = (registered.data if registered is not None else None) or self._protocol.methods[method].error_data
+        if data is None or data_type is None:
+            return data
+        try:
+            return self._decode(data_type, data, self._mode)
+        except ValidationFailed as failed:
+            self._protocol_error(LocalError("invalid_incoming", f"the data of an error: {failed}", failed.issues), frame)
+            return data
 
     def _resolve(self, body: dict[str, object], frame: str) -> None:
         pending = self._pending.pop(id_key(body.get("id")), None)
@@ -225,7 +272,7 @@ class Endpoint:
             return
         if "error" in body:
             error = cast("dict[str, Any]", body["error"])
-            future.set_exception(RpcError(int(error["code"]), str(error["message"]), error.get("data")))
+            future.set_exception(RpcError(int(error["code"]), str(error["message"]), self._error_data(method, error, frame)))
             return
         try:
             future.set_result(self._decode(self._protocol.methods[method].result, body["result"], self._mode))

@@ -138,7 +138,8 @@ class TurnFeed:
             # A notification of a later version of the protocol: it keeps its place in the sequence.
             return TurnEvent(event.sequence, event.method, None)
         try:
-            params: WireModel = decode_value(entry.params, event.params, "tolerant")
+            # A notification that takes no params has none to read.
+            params: WireModel | None = None if entry.params is None else decode_value(entry.params, event.params, "tolerant")
         except ValidationFailed as error:
             raise ClientError("invalid_event", f"turn/items event {event.sequence} ({event.method}) of turn {self.turn_id} is invalid: {error}") from error
         return TurnEvent(event.sequence, event.method, params)

@@ -1930,7 +1930,7 @@ type GatewayConfig struct {
 	// (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension).
 	Wallet *GatewayConfigWallet
 	// GatewayID — This gateway's id in delegation routes (source_gateway_id and
-	// destination_gateway_id must equal it).
+	// destination_gateway_id must equal it). Default: "gw_local".
 	GatewayID *string
 	// Store — Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL
 	// (postgres://user:password@host:port/database) that several instances can share. `turnspec
@@ -1944,7 +1944,7 @@ type GatewayConfig struct {
 	// third of that. When an instance dies, another one blocks its turns
 	// (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout
 	// blocks them sooner, but a longer pause of a live instance (a stalled database connection) can
-	// then be taken for its death.
+	// then be taken for its death. Default: 15000.
 	LeaseTimeoutMs *int64
 	// Routes — Bounds of delegation routes.
 	Routes *GatewayConfigRoutes
@@ -2125,7 +2125,8 @@ type GatewayConfigProviders struct {
 	// Openai is an OpenAI-compatible Chat Completions endpoint.
 	Openai *GatewayConfigProvidersOpenai
 	// Retry — How a provider call that failed in a retryable way (rate limit, outage) is retried
-	// before the turn blocks with a provider_failure_continuation recovery job.
+	// before the turn blocks with a provider_failure_continuation recovery job. Default:
+	// {"max_attempts":4,"initial_delay_ms":1000,"backoff_multiplier":2,"max_delay_ms":30000}.
 	Retry *GatewayRetryPolicy
 	// OpenaiCompatible — More OpenAI-compatible endpoints, by provider name (the names scripted and
 	// openai are taken). Each is a provider a thread or turn may name.
@@ -2208,7 +2209,7 @@ type GatewayConfigProvidersOpenai struct {
 	// Model to request when a turn names none.
 	Model string
 	// APIKeyEnv — Name of the environment variable holding the API key. A missing variable sends a
-	// placeholder key, which local servers accept.
+	// placeholder key, which local servers accept. Default: "OPENAI_API_KEY".
 	APIKeyEnv *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2286,7 +2287,7 @@ type GatewayConfigProvidersOpenaiCompatibleValue struct {
 	// Model to request when a turn names none.
 	Model string
 	// APIKeyEnv — Name of the environment variable holding the API key. A missing variable sends a
-	// placeholder key, which local servers accept.
+	// placeholder key, which local servers accept. Default: "OPENAI_API_KEY".
 	APIKeyEnv *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2360,14 +2361,14 @@ type GatewayConfigTools struct {
 	// DefaultCwd — Working directory of threads started without cwd. Default: the directory the
 	// gateway was started in.
 	DefaultCwd *string
-	// ShellTimeoutMs — Timeout of a shell call that names none.
+	// ShellTimeoutMs — Timeout of a shell call that names none. Default: 30000.
 	ShellTimeoutMs *int64
-	// MaxShellTimeoutMs — Upper bound of any shell call's timeout.
+	// MaxShellTimeoutMs — Upper bound of any shell call's timeout. Default: 600000.
 	MaxShellTimeoutMs *int64
-	// WebFetchTimeoutMs — Timeout of a web_fetch call.
+	// WebFetchTimeoutMs — Timeout of a web_fetch call. Default: 15000.
 	WebFetchTimeoutMs *int64
 	// RestrictedMaxShellTimeoutMs — Upper bound of a shell call's timeout in the restricted
-	// permission modes (auto_accept_edits, supervised).
+	// permission modes (auto_accept_edits, supervised). Default: 120000.
 	RestrictedMaxShellTimeoutMs *int64
 	// ExecutionWindows — Execution windows of Agent-mode turns. A turn runs in bounded windows;
 	// when one reaches a limit (checked between agent rounds) the gateway checkpoints it and
@@ -2375,11 +2376,12 @@ type GatewayConfigTools struct {
 	// turn/resume.
 	ExecutionWindows *GatewayConfigToolsExecutionWindows
 	// Retry — How a tool call that failed in a retryable way (a network error or a server error of
-	// web_fetch) is retried.
+	// web_fetch) is retried. Default:
+	// {"max_attempts":3,"initial_delay_ms":500,"backoff_multiplier":2,"max_delay_ms":10000}.
 	Retry *GatewayRetryPolicy
 	// EnvPassthrough — Environment variables a tool's processes get in every permission mode
 	// besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and
-	// provider API key variables are refused.
+	// provider API key variables are refused. Default: [].
 	EnvPassthrough []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2482,13 +2484,13 @@ func (x *GatewayConfigTools) UnmarshalJSON(data []byte) error {
 // it and continues in a new window, until the turn's totals are reached, when the turn blocks until
 // turn/resume.
 type GatewayConfigToolsExecutionWindows struct {
-	// MaxAgentRoundsPerWindow — Agent rounds (provider calls) one window may run.
+	// MaxAgentRoundsPerWindow — Agent rounds (provider calls) one window may run. Default: 10.
 	MaxAgentRoundsPerWindow *int64
-	// MaxToolCallsPerWindow — Tool calls one window may make.
+	// MaxToolCallsPerWindow — Tool calls one window may make. Default: 40.
 	MaxToolCallsPerWindow *int64
-	// MaxWallClockMsPerWindow — Wall-clock milliseconds one window may run.
+	// MaxWallClockMsPerWindow — Wall-clock milliseconds one window may run. Default: 600000.
 	MaxWallClockMsPerWindow *int64
-	// MaxProviderTokensPerWindow — Provider tokens one window may account for.
+	// MaxProviderTokensPerWindow — Provider tokens one window may account for. Default: 200000.
 	MaxProviderTokensPerWindow *int64
 	// Total — Totals over the windows of a turn since it started or was last resumed; reaching one
 	// blocks the turn (turn/execution_window/blocked, turn/blocked) until turn/resume.
@@ -2578,13 +2580,13 @@ func (x *GatewayConfigToolsExecutionWindows) UnmarshalJSON(data []byte) error {
 // was last resumed; reaching one blocks the turn (turn/execution_window/blocked, turn/blocked)
 // until turn/resume.
 type GatewayConfigToolsExecutionWindowsTotal struct {
-	// MaxAgentRounds — Agent rounds before the turn blocks.
+	// MaxAgentRounds — Agent rounds before the turn blocks. Default: 40.
 	MaxAgentRounds *int64
-	// MaxToolCalls — Tool calls before the turn blocks.
+	// MaxToolCalls — Tool calls before the turn blocks. Default: 160.
 	MaxToolCalls *int64
-	// MaxWallClockMs — Wall-clock milliseconds before the turn blocks.
+	// MaxWallClockMs — Wall-clock milliseconds before the turn blocks. Default: 3600000.
 	MaxWallClockMs *int64
-	// MaxProviderTokens — Provider tokens before the turn blocks.
+	// MaxProviderTokens — Provider tokens before the turn blocks. Default: 1000000.
 	MaxProviderTokens *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2677,17 +2679,19 @@ type GatewayConfigMcpServersValue struct {
 	URL *string
 	// Headers — HTTP headers sent to a url server (for example Authorization).
 	Headers map[string]string
-	// Scope the server is configured in; a capability's scopeKind must equal it.
+	// Scope the server is configured in; a capability's scopeKind must equal it. Default:
+	// "workspace".
 	Scope *string
 	// StartupTimeoutMs — How long connecting and listing tools may take before the server counts as
-	// failed to start.
+	// failed to start. Default: 20000.
 	StartupTimeoutMs *int64
-	// ToolTimeoutMs — How long one tool call may run before it is reported timed out.
+	// ToolTimeoutMs — How long one tool call may run before it is reported timed out. Default:
+	// 60000.
 	ToolTimeoutMs *int64
 	// Trusted — Whether the server's own annotations are believed: only a trusted server's
 	// readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking);
 	// any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of
-	// itself.
+	// itself. Default: false.
 	Trusted *bool
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2867,7 +2871,7 @@ func (x *GatewayConfigSkills) UnmarshalJSON(data []byte) error {
 type GatewayConfigSkillsFoldersItem struct {
 	// Path is the folder holding one sub-folder per skill.
 	Path string
-	// SourceKind — Source kind of its skills (a capability's sourceKind).
+	// SourceKind — Source kind of its skills (a capability's sourceKind). Default: "workspace".
 	SourceKind *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -2941,7 +2945,8 @@ type GatewayConfigAcpAgentsValue struct {
 	Args []string
 	// Env — Environment variables set for the agent, besides the turn's process environment.
 	Env map[string]string
-	// StartupTimeoutMs — How long the agent may take to answer initialize and session/new.
+	// StartupTimeoutMs — How long the agent may take to answer initialize and session/new. Default:
+	// 20000.
 	StartupTimeoutMs *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3021,9 +3026,10 @@ func (x *GatewayConfigAcpAgentsValue) UnmarshalJSON(data []byte) error {
 type GatewayConfigCliRuntimesValue struct {
 	// Kind is the runtime's kind: codex.
 	Kind GatewayConfigCliRuntimesValueKind
-	// Command is the codex program. Looked up on the PATH.
+	// Command is the codex program. Looked up on the PATH. Default: "codex".
 	Command *string
 	// Args — Arguments before the gateway's own (the app-server subcommand and its -c overrides).
+	// Default: [].
 	Args []string
 	// BaseURL — Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1.
 	// Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat
@@ -3032,12 +3038,13 @@ type GatewayConfigCliRuntimesValue struct {
 	// Model to request when a turn names none.
 	Model string
 	// APIKeyEnv — Environment variable holding the endpoint's API key. A missing variable sends a
-	// placeholder key.
+	// placeholder key. Default: "OPENAI_API_KEY".
 	APIKeyEnv *string
 	// CodexHome is the runtime's CODEX_HOME (its configuration, sessions and logs). Default: a
 	// folder turnspec-codex-ID in the system's temporary folder.
 	CodexHome *string
 	// StartupTimeoutMs — How long the runtime may take to answer initialize and thread/start.
+	// Default: 20000.
 	StartupTimeoutMs *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3168,17 +3175,20 @@ func (x *GatewayConfigCliRuntimesValueKind) UnmarshalJSON(data []byte) error {
 
 // GatewayConfigLimits — Bounds that keep one client or one turn from taking the gateway down.
 type GatewayConfigLimits struct {
-	// MaxFrameBytes — Largest frame accepted; a larger one gets payload_too_large.
+	// MaxFrameBytes — Largest frame accepted; a larger one gets payload_too_large. Default:
+	// 8388608.
 	MaxFrameBytes *int64
-	// MaxBatchSize — Most messages in one JSON-RPC batch.
+	// MaxBatchSize — Most messages in one JSON-RPC batch. Default: 1000.
 	MaxBatchSize *int64
 	// MaxAgentRounds — Tool-loop budget: most model calls in one Agent-mode turn, over all its
 	// windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
+	// Default: 200.
 	MaxAgentRounds *int64
-	// MaxSpawnDepth — How deep spawn_agent may nest child turns.
+	// MaxSpawnDepth — How deep spawn_agent may nest child turns. Default: 2.
 	MaxSpawnDepth *int64
 	// MaxToolCalls — Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows
-	// and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
+	// and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default:
+	// 800.
 	MaxToolCalls *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3264,13 +3274,13 @@ func (x *GatewayConfigLimits) UnmarshalJSON(data []byte) error {
 // GatewayConfigPermissions — How tool permission requests are handled.
 type GatewayConfigPermissions struct {
 	// RequestTimeoutMs — How long an approval request stays open before it resolves as expired (a
-	// denial).
+	// denial). Default: 600000.
 	RequestTimeoutMs *int64
 	// RequireResolveToken — Refuse a turn/permission/request/respond that does not carry the
 	// request's valid resolve_token (unauthorized), as the request schema requires whenever the
 	// request carried one. Set false only on a gateway that authenticates whoever answers by other
 	// means: an answer without a token is then accepted from any connection, and a token, when
-	// sent, is still checked.
+	// sent, is still checked. Default: true.
 	RequireResolveToken *bool
 	// AllowedPaths — Paths outside a thread's folder that tools may use without asking, in every
 	// turn (added to a turn's own allowed_paths).
@@ -3359,7 +3369,7 @@ func (x *GatewayConfigPermissions) UnmarshalJSON(data []byte) error {
 type GatewayConfigQuestions struct {
 	// TimeoutMs — How long a question stays open before it resolves as expired and the turn goes on
 	// without the answer; each turn/question/opened announces the moment as question.expires_at.
-	// `turnspec serve --question-timeout-ms` overrides it.
+	// `turnspec serve --question-timeout-ms` overrides it. Default: 600000.
 	TimeoutMs *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3559,9 +3569,10 @@ func (x *GatewayConfigWalletState) UnmarshalJSON(data []byte) error {
 
 // GatewayConfigRoutes — Bounds of delegation routes.
 type GatewayConfigRoutes struct {
-	// MaxHops — Largest max_hops a route may declare.
+	// MaxHops — Largest max_hops a route may declare. Default: 4.
 	MaxHops *int64
 	// MaxRoutesPerSource — Most live (active, unexpired) routes one source execution may have.
+	// Default: 32.
 	MaxRoutesPerSource *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3632,13 +3643,13 @@ func (x *GatewayConfigRoutes) UnmarshalJSON(data []byte) error {
 // GatewayConfigAgent — How this gateway's agent presents itself on the turns and task items it
 // authors (spawn_agent). Each authored item keeps the presentation of its time.
 type GatewayConfigAgent struct {
-	// IdentityID is the agent identity.
+	// IdentityID is the agent identity. Default: "agent_reference".
 	IdentityID *string
-	// DisplayName — Name to show.
+	// DisplayName — Name to show. Default: "Reference agent".
 	DisplayName *string
 	// Nickname — Optional short name.
 	Nickname *string
-	// Revision of this profile; raise it when the presentation changes.
+	// Revision of this profile; raise it when the presentation changes. Default: 1.
 	Revision *int64
 	// AvatarRevision — Revision of the agent's avatar, when it has one.
 	AvatarRevision *int64
@@ -3735,10 +3746,10 @@ func (x *GatewayConfigAgent) UnmarshalJSON(data []byte) error {
 // summary message (context/compressing, context/compressed); the log keeps everything.
 type GatewayConfigContext struct {
 	// MaxHistoryTokens — Estimated tokens (4 characters each) of history above which it is
-	// compressed.
+	// compressed. Default: 100000.
 	MaxHistoryTokens *int64
 	// KeepRecentMessages — Messages at the end of the history that are never folded into the
-	// summary.
+	// summary. Default: 8.
 	KeepRecentMessages *int64
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3811,9 +3822,10 @@ func (x *GatewayConfigContext) UnmarshalJSON(data []byte) error {
 type GatewayConfigSandbox struct {
 	// Required — Refuse auto_accept_edits and supervised turns (turn/start answers
 	// sandbox_unavailable) when no OS sandbox is available, instead of running them
-	// partially_active.
+	// partially_active. Default: false.
 	Required *bool
-	// BwrapPath is the bubblewrap binary. Looked up on the PATH when it is a bare name.
+	// BwrapPath is the bubblewrap binary. Looked up on the PATH when it is a bare name. Default:
+	// "bwrap".
 	BwrapPath *string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -3889,9 +3901,10 @@ func (x *GatewayConfigSandbox) UnmarshalJSON(data []byte) error {
 type GatewayConfigNetwork struct {
 	// AllowDomains — Hosts reachable without asking: a host name, "*." and a host name for the
 	// names below it, or an IP address, each optionally with ":port" for that port only
-	// ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled.
+	// ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled. Default: [].
 	AllowDomains []string
-	// DenyDomains — Hosts never reachable, in the same form; they win over allow_domains.
+	// DenyDomains — Hosts never reachable, in the same form; they win over allow_domains. Default:
+	// [].
 	DenyDomains []string
 
 	// Extra holds the members the schema does not declare, kept from a tolerant read and written
@@ -6004,7 +6017,8 @@ func (x *ThreadGetResponse) UnmarshalJSON(data []byte) error {
 // fills in defaults. This is turnspec's own minimal definition: the references name a Threads API
 // without documenting it.
 type ThreadStartParams struct {
-	// WorkspaceID — Workspace to create the thread in; defaults to ws_default.
+	// WorkspaceID — Workspace to create the thread in; defaults to ws_default. Default:
+	// "ws_default".
 	WorkspaceID *string
 	// Cwd — Working directory on the gateway host; defaults to the gateway's own working directory.
 	Cwd *string

@@ -332,7 +332,10 @@ class GatewayConfigProvidersOpenai(WireModel):
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept."""
+    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept.
+
+    Default: ``"OPENAI_API_KEY"``.
+    """
 
 
 class GatewayConfigProvidersOpenaiCompatibleValue(WireModel):
@@ -345,7 +348,10 @@ class GatewayConfigProvidersOpenaiCompatibleValue(WireModel):
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept."""
+    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept.
+
+    Default: ``"OPENAI_API_KEY"``.
+    """
 
 
 class GatewayConfigProviders(WireModel):
@@ -356,7 +362,10 @@ class GatewayConfigProviders(WireModel):
     openai: GatewayConfigProvidersOpenai | None = None
     """An OpenAI-compatible Chat Completions endpoint."""
     retry: GatewayRetryPolicy | None = None
-    """How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job."""
+    """How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job.
+
+    Default: ``{"max_attempts":4,"initial_delay_ms":1000,"backoff_multiplier":2,"max_delay_ms":30000}``.
+    """
     openai_compatible: dict[str, GatewayConfigProvidersOpenaiCompatibleValue] | None = None
     """More OpenAI-compatible endpoints, by provider name (the names scripted and openai are taken). Each is a provider a thread or turn may name."""
 
@@ -367,13 +376,25 @@ class GatewayConfigToolsExecutionWindowsTotal(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_agent_rounds", "max_tool_calls", "max_wall_clock_ms", "max_provider_tokens"})
 
     max_agent_rounds: int | None = None
-    """Agent rounds before the turn blocks."""
+    """Agent rounds before the turn blocks.
+
+    Default: ``40``.
+    """
     max_tool_calls: int | None = None
-    """Tool calls before the turn blocks."""
+    """Tool calls before the turn blocks.
+
+    Default: ``160``.
+    """
     max_wall_clock_ms: int | None = None
-    """Wall-clock milliseconds before the turn blocks."""
+    """Wall-clock milliseconds before the turn blocks.
+
+    Default: ``3600000``.
+    """
     max_provider_tokens: int | None = None
-    """Provider tokens before the turn blocks."""
+    """Provider tokens before the turn blocks.
+
+    Default: ``1000000``.
+    """
 
 
 class GatewayConfigToolsExecutionWindows(WireModel):
@@ -382,13 +403,25 @@ class GatewayConfigToolsExecutionWindows(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "total"})
 
     max_agent_rounds_per_window: int | None = None
-    """Agent rounds (provider calls) one window may run."""
+    """Agent rounds (provider calls) one window may run.
+
+    Default: ``10``.
+    """
     max_tool_calls_per_window: int | None = None
-    """Tool calls one window may make."""
+    """Tool calls one window may make.
+
+    Default: ``40``.
+    """
     max_wall_clock_ms_per_window: int | None = None
-    """Wall-clock milliseconds one window may run."""
+    """Wall-clock milliseconds one window may run.
+
+    Default: ``600000``.
+    """
     max_provider_tokens_per_window: int | None = None
-    """Provider tokens one window may account for."""
+    """Provider tokens one window may account for.
+
+    Default: ``200000``.
+    """
     total: GatewayConfigToolsExecutionWindowsTotal | None = None
     """Totals over the windows of a turn since it started or was last resumed; reaching one blocks the turn (turn/execution_window/blocked, turn/blocked) until turn/resume."""
 
@@ -401,19 +434,37 @@ class GatewayConfigTools(WireModel):
     default_cwd: str | None = None
     """Working directory of threads started without cwd. Default: the directory the gateway was started in."""
     shell_timeout_ms: int | None = None
-    """Timeout of a shell call that names none."""
+    """Timeout of a shell call that names none.
+
+    Default: ``30000``.
+    """
     max_shell_timeout_ms: int | None = None
-    """Upper bound of any shell call's timeout."""
+    """Upper bound of any shell call's timeout.
+
+    Default: ``600000``.
+    """
     web_fetch_timeout_ms: int | None = None
-    """Timeout of a web_fetch call."""
+    """Timeout of a web_fetch call.
+
+    Default: ``15000``.
+    """
     restricted_max_shell_timeout_ms: int | None = None
-    """Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised)."""
+    """Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised).
+
+    Default: ``120000``.
+    """
     execution_windows: GatewayConfigToolsExecutionWindows | None = None
     """Execution windows of Agent-mode turns. A turn runs in bounded windows; when one reaches a limit (checked between agent rounds) the gateway checkpoints it and continues in a new window, until the turn's totals are reached, when the turn blocks until turn/resume."""
     retry: GatewayRetryPolicy | None = None
-    """How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried."""
+    """How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried.
+
+    Default: ``{"max_attempts":3,"initial_delay_ms":500,"backoff_multiplier":2,"max_delay_ms":10000}``.
+    """
     env_passthrough: list[str] | None = None
-    """Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused."""
+    """Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused.
+
+    Default: ``[]``.
+    """
 
 
 class GatewayConfigMcpServersValue(WireModel):
@@ -434,13 +485,25 @@ class GatewayConfigMcpServersValue(WireModel):
     headers: dict[str, str] | None = None
     """HTTP headers sent to a url server (for example Authorization)."""
     scope: str | None = None
-    """Scope the server is configured in; a capability's scopeKind must equal it."""
+    """Scope the server is configured in; a capability's scopeKind must equal it.
+
+    Default: ``"workspace"``.
+    """
     startup_timeout_ms: int | None = None
-    """How long connecting and listing tools may take before the server counts as failed to start."""
+    """How long connecting and listing tools may take before the server counts as failed to start.
+
+    Default: ``20000``.
+    """
     tool_timeout_ms: int | None = None
-    """How long one tool call may run before it is reported timed out."""
+    """How long one tool call may run before it is reported timed out.
+
+    Default: ``60000``.
+    """
     trusted: bool | None = None
-    """Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself."""
+    """Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself.
+
+    Default: ``false``.
+    """
 
 
 class GatewayConfigSkillsFoldersItem(WireModel):
@@ -451,7 +514,10 @@ class GatewayConfigSkillsFoldersItem(WireModel):
     path: str
     """The folder holding one sub-folder per skill."""
     source_kind: str | None = None
-    """Source kind of its skills (a capability's sourceKind)."""
+    """Source kind of its skills (a capability's sourceKind).
+
+    Default: ``"workspace"``.
+    """
 
 
 class GatewayConfigSkills(WireModel):
@@ -475,7 +541,10 @@ class GatewayConfigAcpAgentsValue(WireModel):
     env: dict[str, str] | None = None
     """Environment variables set for the agent, besides the turn's process environment."""
     startup_timeout_ms: int | None = None
-    """How long the agent may take to answer initialize and session/new."""
+    """How long the agent may take to answer initialize and session/new.
+
+    Default: ``20000``.
+    """
 
 
 class GatewayConfigCliRuntimesValue(WireModel):
@@ -486,19 +555,31 @@ class GatewayConfigCliRuntimesValue(WireModel):
     kind: Literal["codex"]
     """The runtime's kind: codex."""
     command: str | None = None
-    """The codex program. Looked up on the PATH."""
+    """The codex program. Looked up on the PATH.
+
+    Default: ``"codex"``.
+    """
     args: list[str] | None = None
-    """Arguments before the gateway's own (the app-server subcommand and its -c overrides)."""
+    """Arguments before the gateway's own (the app-server subcommand and its -c overrides).
+
+    Default: ``[]``.
+    """
     base_url: str
     """Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1. Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat Completions-only server cannot drive it."""
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Environment variable holding the endpoint's API key. A missing variable sends a placeholder key."""
+    """Environment variable holding the endpoint's API key. A missing variable sends a placeholder key.
+
+    Default: ``"OPENAI_API_KEY"``.
+    """
     codex_home: str | None = None
     """The runtime's CODEX_HOME (its configuration, sessions and logs). Default: a folder turnspec-codex-ID in the system's temporary folder."""
     startup_timeout_ms: int | None = None
-    """How long the runtime may take to answer initialize and thread/start."""
+    """How long the runtime may take to answer initialize and thread/start.
+
+    Default: ``20000``.
+    """
 
 
 class GatewayConfigLimits(WireModel):
@@ -507,15 +588,30 @@ class GatewayConfigLimits(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_frame_bytes", "max_batch_size", "max_agent_rounds", "max_spawn_depth", "max_tool_calls"})
 
     max_frame_bytes: int | None = None
-    """Largest frame accepted; a larger one gets payload_too_large."""
+    """Largest frame accepted; a larger one gets payload_too_large.
+
+    Default: ``8388608``.
+    """
     max_batch_size: int | None = None
-    """Most messages in one JSON-RPC batch."""
+    """Most messages in one JSON-RPC batch.
+
+    Default: ``1000``.
+    """
     max_agent_rounds: int | None = None
-    """Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn."""
+    """Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
+
+    Default: ``200``.
+    """
     max_spawn_depth: int | None = None
-    """How deep spawn_agent may nest child turns."""
+    """How deep spawn_agent may nest child turns.
+
+    Default: ``2``.
+    """
     max_tool_calls: int | None = None
-    """Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn."""
+    """Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
+
+    Default: ``800``.
+    """
 
 
 class GatewayConfigPermissions(WireModel):
@@ -524,9 +620,15 @@ class GatewayConfigPermissions(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"request_timeout_ms", "require_resolve_token", "allowed_paths", "resolve_token_secret"})
 
     request_timeout_ms: int | None = None
-    """How long an approval request stays open before it resolves as expired (a denial)."""
+    """How long an approval request stays open before it resolves as expired (a denial).
+
+    Default: ``600000``.
+    """
     require_resolve_token: bool | None = None
-    """Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked."""
+    """Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked.
+
+    Default: ``true``.
+    """
     allowed_paths: list[str] | None = None
     """Paths outside a thread's folder that tools may use without asking, in every turn (added to a turn's own allowed_paths)."""
     resolve_token_secret: str | None = None
@@ -539,7 +641,10 @@ class GatewayConfigQuestions(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"timeout_ms"})
 
     timeout_ms: int | None = None
-    """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve --question-timeout-ms` overrides it."""
+    """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve --question-timeout-ms` overrides it.
+
+    Default: ``600000``.
+    """
 
 
 class GatewayConfigWallet(WireModel):
@@ -563,9 +668,15 @@ class GatewayConfigRoutes(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_hops", "max_routes_per_source"})
 
     max_hops: int | None = None
-    """Largest max_hops a route may declare."""
+    """Largest max_hops a route may declare.
+
+    Default: ``4``.
+    """
     max_routes_per_source: int | None = None
-    """Most live (active, unexpired) routes one source execution may have."""
+    """Most live (active, unexpired) routes one source execution may have.
+
+    Default: ``32``.
+    """
 
 
 class GatewayConfigAgent(WireModel):
@@ -574,13 +685,22 @@ class GatewayConfigAgent(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"identity_id", "display_name", "nickname", "revision", "avatar_revision", "role"})
 
     identity_id: str | None = None
-    """The agent identity."""
+    """The agent identity.
+
+    Default: ``"agent_reference"``.
+    """
     display_name: str | None = None
-    """Name to show."""
+    """Name to show.
+
+    Default: ``"Reference agent"``.
+    """
     nickname: str | None = None
     """Optional short name."""
     revision: int | None = None
-    """Revision of this profile; raise it when the presentation changes."""
+    """Revision of this profile; raise it when the presentation changes.
+
+    Default: ``1``.
+    """
     avatar_revision: int | None = None
     """Revision of the agent's avatar, when it has one."""
     role: str | None = None
@@ -593,9 +713,15 @@ class GatewayConfigContext(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_history_tokens", "keep_recent_messages"})
 
     max_history_tokens: int | None = None
-    """Estimated tokens (4 characters each) of history above which it is compressed."""
+    """Estimated tokens (4 characters each) of history above which it is compressed.
+
+    Default: ``100000``.
+    """
     keep_recent_messages: int | None = None
-    """Messages at the end of the history that are never folded into the summary."""
+    """Messages at the end of the history that are never folded into the summary.
+
+    Default: ``8``.
+    """
 
 
 class GatewayConfigSandbox(WireModel):
@@ -604,9 +730,15 @@ class GatewayConfigSandbox(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"required", "bwrap_path"})
 
     required: bool | None = None
-    """Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active."""
+    """Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active.
+
+    Default: ``false``.
+    """
     bwrap_path: str | None = None
-    """The bubblewrap binary. Looked up on the PATH when it is a bare name."""
+    """The bubblewrap binary. Looked up on the PATH when it is a bare name.
+
+    Default: ``"bwrap"``.
+    """
 
 
 class GatewayConfigNetwork(WireModel):
@@ -615,9 +747,15 @@ class GatewayConfigNetwork(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"allow_domains", "deny_domains"})
 
     allow_domains: list[str] | None = None
-    """Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled."""
+    """Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled.
+
+    Default: ``[]``.
+    """
     deny_domains: list[str] | None = None
-    """Hosts never reachable, in the same form; they win over allow_domains."""
+    """Hosts never reachable, in the same form; they win over allow_domains.
+
+    Default: ``[]``.
+    """
 
 
 class GatewayConfig(WireModel):
@@ -650,11 +788,17 @@ class GatewayConfig(WireModel):
     wallet: GatewayConfigWallet | None = None
     """The caller's wallet as the wallet tools (wallet_link, wallet_update_limit, wallet_unlink) see it, and the URLs of its ceremonies. The reference gateway runs no wallet service: this section stands in for one, and the tools surface the cards a real one would (turn/wallet/link_prompt, update_prompt, revoke_prompt; turnspec's own extension)."""
     gateway_id: str | None = None
-    """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it)."""
+    """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it).
+
+    Default: ``"gw_local"``.
+    """
     store: str | None = None
     """Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite in the working folder when it exists (where it was kept before), else gateway.sqlite in a folder of $XDG_STATE_HOME/turnspec/ (~/.local/state/turnspec/) named for the working folder: out of every thread's default working folder."""
     lease_timeout_ms: int | None = None
-    """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death."""
+    """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death.
+
+    Default: ``15000``.
+    """
     routes: GatewayConfigRoutes | None = None
     """Bounds of delegation routes."""
     agent: GatewayConfigAgent | None = None
@@ -1012,7 +1156,10 @@ class ThreadStartParams(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"workspace_id", "cwd", "model_provider", "model", "mode"})
 
     workspace_id: str | None = None
-    """Workspace to create the thread in; defaults to ws_default."""
+    """Workspace to create the thread in; defaults to ws_default.
+
+    Default: ``"ws_default"``.
+    """
     cwd: str | None = None
     """Working directory on the gateway host; defaults to the gateway's own working directory."""
     model_provider: str | None = None

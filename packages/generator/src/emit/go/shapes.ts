@@ -427,8 +427,13 @@ function scalar(t: string | undefined): Shape | undefined {
   return undefined;
 }
 
+/** A node's description, with the value its `default` keyword gives when it has one. */
 function describe(node: Json): string {
-  return isObject(node) && typeof node.description === "string" ? node.description : "";
+  if (!isObject(node)) return "";
+  const text = typeof node.description === "string" ? node.description : "";
+  if (!("default" in node)) return text;
+  const line = `Default: ${JSON.stringify(node.default)}.`;
+  return text ? `${text} ${line}` : line;
 }
 
 /** Whether a Go value of this shape has a nil state of its own (slices, maps, interfaces, jsonrpc.Value). */

@@ -11,6 +11,7 @@
 import type { Json, JsonObject, ProtocolModel } from "../../model.js";
 import { schemasFor } from "../validators.js";
 import { isObject } from "../../walk.js";
+import { splitRef } from "../../refs.js";
 import { pyLiteral, pyString, usedImport } from "./names.js";
 import { pythonPattern } from "./patterns.js";
 
@@ -41,11 +42,20 @@ class CheckWriter {
     private readonly model: ProtocolModel,
     private readonly schemas: readonly JsonObject[],
   ) {
-    model.types.forEach((t) => this.byFile.set(t.file, checkName(t.title)));
+    model.types.forEach((t) => {
+      this.byFile.set(t.file, checkName(t.title));
+      for (const def of t.defs) this.byFile.set(`${t.file}#${def.pointer}`, checkName(def.title));
+    });
   }
 
   module(header: string): string {
-    this.model.types.forEach((type, i) => this.functions.push(this.fn(checkName(type.title), this.schemas[i]!, `${type.title}`)));
+    this.model.types.forEach((type, i) => {
+      const schema = this.schemas[i]!;
+      this.functions.push(this.fn(checkName(type.title), schema, `${type.title}`));
+      // A local definition is checked as the file's validation schema holds it (closed or opened as the type is).
+      const defs = isObject(schema.$defs) ? schema.$defs : {};
+      for (const def of type.defs) this.functions.push(this.fn(checkName(def.title), defs[def.key] ?? def.schema, `${type.title}${def.pointer}`));
+    });
     const names = this.model.types.map((t) => t.title);
     const body = [
       `TypeName = Literal[${names.map(pyString).join(", ")}]`,
@@ -151,8 +161,9 @@ class CheckWriter {
 
   private ref(s: JsonObject, v: string, p: string): string[] {
     if (typeof s.$ref !== "string") return [];
-    const target = this.byFile.get(s.$ref.replace(/^.*\//, ""));
-    if (!target || s.$ref.includes("#")) throw new UnsupportedForPython(`the $ref ${s.$ref}: only whole files of the schemas folder are read`);
+    const { file, fragment } = splitRef(s.$ref);
+    const target = file === undefined ? undefined : this.byFile.get(fragment === "" ? file : `${file}#${fragment}`);
+    if (!target) throw new UnsupportedForPython(`the $ref ${s.$ref}: only a file of the schemas folder or one of its local definitions is read`);
     return [`${target}(${v}, ${p}, e, closed)`];
   }
 
@@ -208,7 +219,11 @@ class CheckWriter {
       const lines = this.node(sub, x, `${p} + "/${i}"`, `${where}/prefixItems/${i}`);
       if (lines.length) out.push(`if len(${v}) > ${i}:`, `    ${x} = ${v}[${i}]`, ...indent(lines));
     });
-    if (s.items !== undefined && s.items !== true) {
+    if (s.items === false) {
+      // No item may follow the positions.
+      const i = this.local("i");
+      out.push(`for ${i} in range(${prefix.length}, len(${v})):`, `    e.append(Issue(${p} + f"/{${i}}", "false schema", ${p} + f"/{${i}}", "no value is allowed here"))`);
+    } else if (s.items !== undefined && s.items !== true) {
       const [i, x] = [this.local("i"), this.local("x")];
       const lines = this.node(s.items, x, `${p} + f"/{${i}}"`, `${where}/items`);
       if (lines.length) out.push(`for ${i}, ${x} in enumerate(${v}${prefix.length ? `[${prefix.length}:], ${prefix.length}` : ""}):`, ...indent(lines));

@@ -11,7 +11,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { GeneratedFile } from "../../generate.js";
-import type { ProtocolModel } from "../../model.js";
+import type { MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
+import { namedParams } from "../../compose.js";
 import { emitPythonChecks } from "./checks.js";
 import { PythonModels } from "./models.js";
 import { pyLiteral, pyString, usedImport } from "./names.js";
@@ -50,10 +51,31 @@ export function emitPython(model: ProtocolModel, options: PythonOptions): Genera
   return files.map((f) => ({ ...f, content: f.content === "" ? "" : `${f.content.replace(/\n{4,}/g, "\n\n\n").trimEnd()}\n` })).sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
+/** The keyword arguments of a registry entry that differ from their defaults: how params are sent. */
+export function paramsArguments(m: MethodModel | NotificationModel, model: ProtocolModel): string[] {
+  const out: string[] = [];
+  if (m.paramsOptional) out.push("params_optional=True");
+  if (m.paramStructure !== "by-name") out.push(`param_structure=${pyString(m.paramStructure)}`);
+  const names = paramNames(m, model);
+  if (names !== undefined) out.push(`param_names=(${names.map(pyString).join(", ")}${names.length === 1 ? "," : ""})`);
+  return out;
+}
+
+/** For an "either" message whose params are an object of named params: their names in the order of their positions. */
+export function paramNames(m: MethodModel | NotificationModel, model: ProtocolModel): string[] | undefined {
+  if (m.paramStructure !== "either" || m.params === undefined) return undefined;
+  const type = model.types.find((t) => t.title === m.params)!;
+  return namedParams(type.schema, type.file, model);
+}
+
 function registry(model: ProtocolModel, header: string): string {
-  const methods = model.methods.map((m) => `    ${pyString(m.name)}: MethodEntry(${pyString(m.direction)}, ${m.params === undefined ? "None" : pyString(m.params)}, ${pyString(m.result)}, (${m.errors.map(pyString).join(", ")}${m.errors.length === 1 ? "," : ""})),`);
-  const notifications = model.notifications.map((n) => `    ${pyString(n.name)}: NotificationEntry(${pyString(n.direction)}, ${n.params === undefined ? "None" : pyString(n.params)}),`);
-  const errors = model.errors.map((e) => `    ${pyString(e.reason)}: ErrorEntry(${e.code}, ${e.anyMethod ? "True" : "False"}),`);
+  const entry = (kind: string, args: readonly string[]) => `${kind}(${args.join(", ")})`;
+  const methods = model.methods.map(
+    (m) =>
+      `    ${pyString(m.name)}: ${entry("MethodEntry", [pyString(m.direction), m.params === undefined ? "None" : pyString(m.params), pyString(m.result), `(${m.errors.map(pyString).join(", ")}${m.errors.length === 1 ? "," : ""})`, ...paramsArguments(m, model), ...(m.errorData === undefined ? [] : [`error_data=${pyString(m.errorData)}`])])},`,
+  );
+  const notifications = model.notifications.map((n) => `    ${pyString(n.name)}: ${entry("NotificationEntry", [pyString(n.direction), n.params === undefined ? "None" : pyString(n.params), ...paramsArguments(n, model)])},`);
+  const errors = model.errors.map((e) => `    ${pyString(e.reason)}: ErrorEntry(${e.code}, ${e.anyMethod ? "True" : "False"}${e.data === undefined ? "" : `, data=${pyString(e.data)}`}),`);
   const literal = (names: readonly string[]) => (names.length ? `Literal[${names.map(pyString).join(", ")}]` : "Never");
   return [
     header,
@@ -87,7 +109,7 @@ function registry(model: ProtocolModel, header: string): string {
     ...errors,
     "}",
     "",
-    "PROTOCOL: Final = ProtocolTables(TITLE, METHODS, NOTIFICATIONS, ERRORS, validate)",
+    `PROTOCOL: Final = ProtocolTables(TITLE, METHODS, NOTIFICATIONS, ERRORS, validate${model.batches ? "" : ", batches=False"})`,
     '"""The protocol as one value, for the message checker and the endpoints."""',
     "",
   ].join("\n");

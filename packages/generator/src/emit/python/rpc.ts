@@ -28,13 +28,24 @@ function received(model: ProtocolModel, side: Side): { methods: MethodModel[]; n
   return { methods: model.methods.filter((m) => m.direction !== side.sends), notifications: model.notifications.filter((n) => n.direction !== side.sends) };
 }
 
+/** The params parameter of a handler or sender: none when the message takes no params, `| None` when it may leave them out. */
+function paramsParameter(m: MethodModel | NotificationModel, optionalDefault: boolean): string {
+  if (m.params === undefined) return "";
+  return m.paramsOptional ? `, params: models.${m.params} | None${optionalDefault ? " = None" : ""}` : `, params: models.${m.params}`;
+}
+
+/** What a handler receives besides `self`, as the call in the handler table passes it. */
+function handlerArguments(m: MethodModel, context: string | undefined): string {
+  return [...(m.params === undefined ? [] : ["params"]), ...(context ? [context] : [])].join(", ");
+}
+
 /** The handler Protocol: one async method per request the other end sends. */
 function handlersProtocol(model: ProtocolModel, side: Side, context: string | undefined): string[] {
   const { methods } = received(model, side);
   const lines = [`class ${side.handlers}(Protocol):`, ...docstring(`The requests the other end sends, each answered by the method of its name (a missing one fails the type checker).`, "    ")];
   for (const m of methods) {
     const extra = context ? `, ${context}` : "";
-    lines.push("", `    async def ${functionName(m.name)}(self, params: models.${m.params}${extra}) -> models.${m.result}:`, ...docstring(`${m.name}: ${m.summary}`, "        "), "        ...");
+    lines.push("", `    async def ${functionName(m.name)}(self${paramsParameter(m, false)}${extra}) -> models.${m.result}:`, ...docstring(`${m.name}: ${m.summary}`, "        "), "        ...");
   }
   if (methods.length === 0) lines.push("    pass");
   return lines;
@@ -45,7 +56,8 @@ function notificationsBase(model: ProtocolModel, side: Side): string[] {
   const { notifications } = received(model, side);
   const lines = [`class ${side.notifications}:`, ...docstring("The notifications the other end sends; override the ones to act on (the others are ignored).", "    ")];
   for (const n of notifications) {
-    lines.push("", `    async def on_${functionName(n.name)}(self, params: models.${n.params}) -> None:`, ...docstring(`${n.name}: ${n.summary}`, "        "), "        return None");
+    const parameter = n.params === undefined ? ", params: None" : paramsParameter(n, false);
+    lines.push("", `    async def on_${functionName(n.name)}(self${parameter}) -> None:`, ...docstring(`${n.name}: ${n.summary}${n.params === undefined ? " (it carries no params: None)" : ""}`, "        "), "        return None");
   }
   lines.push(
     "",
@@ -71,11 +83,19 @@ function receivedTable(model: ProtocolModel, side: Side): string[] {
 function senders(model: ProtocolModel, side: Side): string[] {
   const { methods, notifications } = sent(model, side);
   const lines: string[] = [];
+  const args = (m: MethodModel | NotificationModel) => (m.params === undefined ? "" : ", params");
+  const note = (m: MethodModel | NotificationModel) => (m.params !== undefined && m.paramsOptional ? "\n\nparams None leaves them out of the frame." : "");
   for (const m of methods) {
-    lines.push("", `    async def ${functionName(m.name)}(self, params: models.${m.params}) -> models.${m.result}:`, ...docstring(`${m.name}: ${m.summary}\n\nRaises RpcError when the other end answers with an error.`, "        "), `        return cast("models.${m.result}", await self._endpoint.request(${pyString(m.name)}, params))`);
+    const data = m.errorData === undefined ? "" : ` (its data a models.${m.errorData} unless the error's own type says otherwise)`;
+    lines.push(
+      "",
+      `    async def ${functionName(m.name)}(self${paramsParameter(m, true)}) -> models.${m.result}:`,
+      ...docstring(`${m.name}: ${m.summary}${note(m)}\n\nRaises RpcError when the other end answers with an error${data}.`, "        "),
+      `        return cast("models.${m.result}", await self._endpoint.request(${pyString(m.name)}${args(m)}))`,
+    );
   }
   for (const n of notifications) {
-    lines.push("", `    async def notify_${functionName(n.name)}(self, params: models.${n.params}) -> None:`, ...docstring(`${n.name}: ${n.summary}`, "        "), `        await self._endpoint.notify(${pyString(n.name)}, params)`);
+    lines.push("", `    async def notify_${functionName(n.name)}(self${paramsParameter(n, true)}) -> None:`, ...docstring(`${n.name}: ${n.summary}${note(n)}`, "        "), `        await self._endpoint.notify(${pyString(n.name)}${args(n)})`);
   }
   return lines;
 }
@@ -106,7 +126,7 @@ function module(header: string, doc: string, body: readonly string[]): string {
 export function emitPythonClient(model: ProtocolModel, header: string): string {
   const side = CLIENT;
   const { methods } = received(model, side);
-  const table = methods.map((m) => `            ${pyString(m.name)}: handlers.${functionName(m.name)},`);
+  const table = methods.map((m) => (m.params === undefined ? `            ${pyString(m.name)}: lambda _params, h=handlers.${functionName(m.name)}: h(),` : `            ${pyString(m.name)}: handlers.${functionName(m.name)},`));
   const handlersParam = methods.length ? `handlers: ${side.handlers}` : `handlers: ${side.handlers} | None = None`;
   return module(header, `"""The client of ${model.title}: a typed method per request it sends, typed handlers for the requests the server sends."""`, [
     '__all__ = ["ClientHandlers", "ClientNotifications", "LocalError", "ProtocolClient", "RpcError"]',
@@ -173,7 +193,7 @@ export function emitPythonClient(model: ProtocolModel, header: string): string {
 export function emitPythonServer(model: ProtocolModel, header: string): string {
   const side = SERVER;
   const { methods } = received(model, side);
-  const table = methods.map((m) => `            ${pyString(m.name)}: lambda params, h=handlers.${functionName(m.name)}: h(params, self),`);
+  const table = methods.map((m) => `            ${pyString(m.name)}: lambda ${m.params === undefined ? "_params" : "params"}, h=handlers.${functionName(m.name)}: h(${handlerArguments(m, "self")}),`);
   return module(header, `"""The server side of ${model.title}: typed handlers for every request a client sends, a typed method per request and notification the server sends."""`, [
     '__all__ = ["LocalError", "RpcError", "ServerConnection", "ServerHandlers", "ServerNotifications", "serve_connection"]',
     "",
