@@ -89,14 +89,14 @@ describe("turnspec certify --sign-key and turnspec certificate verify", () => {
       ["bin/turnspec.js", "certify", "--gateway-cmd", REFERENCE, "--only", "RPC-*", "--subject", "turnspec reference gateway", "--json", json, "--certificate", certificate, "--sign-key", key],
       { encoding: "utf8", timeout: 120_000 },
     );
-    expect(run.stdout).toContain("turnspec suite 7.0 certifying turnspec reference gateway: ");
+    expect(run.stdout).toContain("turnspec suite 8.0 certifying turnspec reference gateway: ");
     expect(run.status).toBe(0);
 
     const verify = (file: string, publicKey: string, ...more: string[]) => spawnSync("node", ["bin/turnspec.js", "certificate", "verify", file, "--key", publicKey, ...more], { encoding: "utf8" });
     const ok = verify(certificate, pub, "--report", json);
     expect(ok.stdout).toContain(`${certificate}: valid, signed by key ${keyId(vendor.publicKey)}`);
     expect(ok.stdout).toContain("gateway turnspec reference gateway, node bin/turnspec.js serve --stdio");
-    expect(ok.stdout).toContain("turnspec suite 7.0");
+    expect(ok.stdout).toContain("turnspec suite 8.0");
     expect(ok.stdout).toContain("a partial run (certifies nothing)");
     expect(ok.status).toBe(0);
 

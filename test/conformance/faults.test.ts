@@ -37,7 +37,7 @@ async function certifyWith(fault: BrokenGatewayName, patterns: readonly string[]
 describe("deliberately broken gateways", () => {
   it.each([
     ["notifications-out-of-order", "all", ["ITEM-ORDER-STARTED-FIRST"]],
-    ["missing-terminal", "all", ["TURN-COMPLETED-NOTIFIED", "TURN-ORDER-ONE-TERMINAL"]],
+    ["missing-terminal", "all", ["TURN-COMPLETED-NOTIFIED", "TURN-ORDER-ONE-TERMINAL", "TURN-ORDER-SURFACED-LAST"]],
     ["denied-tool-runs", "all", ["PERM-DENY"]],
     ["allow-for-turn-ignored", ["PERM-*"], ["PERM-ALLOW-FOR-TURN"]],
     ["duplicate-route-actions", ["ROUTE-*"], ["ROUTE-DUPLICATE-ACTIONS"]],
