@@ -36,7 +36,8 @@ const cli = yargs(hideBin(process.argv))
         .option("lang", { type: "string", choices: LANGUAGES, describe: "The language of the output: typescript, a Python package or a Go module written into --out (default: the config's, else typescript)" })
         .option("go-module", { type: "string", describe: "The module path of a Go output (default: the config's, else the protocol's title as one word)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
-        .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
+        .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" })
+        .option("cache", { type: "boolean", default: true, describe: "Reuse the output of an earlier run of the same schemas, options and turnspec version, kept in node_modules/.cache/turnspec or $TURNSPEC_CACHE_DIR (--no-cache to generate afresh)" }),
     async (argv) => {
       // Each command loads its own modules, so `--help` and the other commands stay quick.
       const { runGenerate } = await import("@turnspec/generator/generate-command");
@@ -49,6 +50,7 @@ const cli = yargs(hideBin(process.argv))
         ...(argv.outputs === undefined ? {} : { outputs: argv.outputs }),
         ...(argv.config === undefined ? {} : { configFile: argv.config }),
         watch: argv.watch,
+        cache: argv.cache,
         ...(argv.standalone === undefined ? {} : { standalone: argv.standalone }),
         ...(argv.lang === undefined ? {} : { lang: argv.lang as (typeof LANGUAGES)[number] }),
         ...(argv["go-module"] === undefined ? {} : { goModule: argv["go-module"] }),
