@@ -68,18 +68,23 @@ function packageVersion(name: string): string {
 
 let generatorDigest: string | undefined;
 
-/** What the generator itself is: its code, templates and meta-schemas, and the versions of the packages it writes with. Computed once per process. */
-function generatorFingerprint(): string {
-  if (generatorDigest === undefined) {
-    const hash = createHash("sha256");
-    hash.update(readFileSync(join(GENERATOR_DIR, "package.json")));
-    hashFolder(hash, CODE_DIR, CODE_DIR, (name) => /\.(js|ts|json|hbs)$/.test(name) && !name.endsWith(".d.ts"));
-    hashFolder(hash, GENERATOR_DIR, join(GENERATOR_DIR, "templates"), () => true);
-    hashFolder(hash, GENERATOR_DIR, join(GENERATOR_DIR, "meta"), () => true);
-    for (const name of ["ajv", "json-schema-to-typescript", "handlebars", "randexp"]) hash.update(`${name}@${packageVersion(name)}\0`);
-    generatorDigest = hash.digest("hex");
-  }
-  return generatorDigest;
+/**
+ * What the generator is: its package.json (its version), its code (`codeDir`), templates
+ * and meta-schemas, and the versions of the packages it writes with. `root` is the
+ * generator's package folder; this package's own is computed once per process.
+ */
+export function generatorFingerprint(root = GENERATOR_DIR, codeDir = root === GENERATOR_DIR ? CODE_DIR : join(root, "src")): string {
+  const own = root === GENERATOR_DIR && codeDir === CODE_DIR;
+  if (own && generatorDigest !== undefined) return generatorDigest;
+  const hash = createHash("sha256");
+  hash.update(readFileSync(join(root, "package.json")));
+  hashFolder(hash, codeDir, codeDir, (name) => /\.(js|ts|json|hbs)$/.test(name) && !name.endsWith(".d.ts"));
+  hashFolder(hash, root, join(root, "templates"), () => true);
+  hashFolder(hash, root, join(root, "meta"), () => true);
+  for (const name of ["ajv", "json-schema-to-typescript", "handlebars", "randexp"]) hash.update(`${name}@${packageVersion(name)}\0`);
+  const digest = hash.digest("hex");
+  if (own) generatorDigest = digest;
+  return digest;
 }
 
 /** The options that shape the output, in a fixed order, defaults left as given. */
