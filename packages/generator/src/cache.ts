@@ -4,7 +4,7 @@
  * them back instead of generating them again.
  *
  * The key is a SHA-256 over the bytes of every file of the schemas folder (with their
- * names), the generator's own code, templates and meta-schemas, the versions of the
+ * names; the loader reads no subfolder), the generator's own code, templates and meta-schemas, the versions of the
  * packages that write part of the output (ajv, json-schema-to-typescript, handlebars), the
  * support module's sources when they are copied (standalone), and the options. Any change
  * to one of them is another key. An entry carries its key and a SHA-256 of its files; one
@@ -37,8 +37,18 @@ const GENERATOR_DIR = fileURLToPath(new URL("..", import.meta.url));
 /** The folder of this module: the compiled dist/ of an installed package, src/ in a checkout. */
 const CODE_DIR = fileURLToPath(new URL(".", import.meta.url));
 
-/** Every file under `dir` whose name `keep` accepts, with its path relative to `root`, in a fixed order. */
-function hashFolder(hash: Hash, root: string, dir: string, keep: (name: string) => boolean): void {
+/** Whether `path` (an entry of a folder, a link followed) is a regular file. */
+function isFile(path: string, entry: { isFile(): boolean; isSymbolicLink(): boolean }): boolean {
+  if (entry.isFile()) return true;
+  try {
+    return entry.isSymbolicLink() && statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Every file under `dir` whose name `keep` accepts, with its path relative to `root`, in a fixed order; `deep` goes into subfolders. */
+function hashFolder(hash: Hash, root: string, dir: string, keep: (name: string) => boolean, deep = true): void {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -49,8 +59,9 @@ function hashFolder(hash: Hash, root: string, dir: string, keep: (name: string) 
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) hashFolder(hash, root, path, keep);
-    else if (keep(entry.name)) {
+    if (entry.isDirectory()) {
+      if (deep) hashFolder(hash, root, path, keep);
+    } else if (keep(entry.name) && isFile(path, entry)) {
       const bytes = readFileSync(path);
       hash.update(`${relative(root, path)}\0${bytes.length}\0`);
       hash.update(bytes);
@@ -101,8 +112,9 @@ export function cacheKey(options: GenerateOptions): string {
     const rpcDir = dirname(createRequire(import.meta.url).resolve("@turnspec/rpc/package.json"));
     hashFolder(hash, rpcDir, join(rpcDir, "src"), () => true);
   }
+  // The loader reads the folder's own files (the .json ones; the others are taken too), not its subfolders.
   hash.update("schemas\0");
-  hashFolder(hash, options.schemasDir, options.schemasDir, () => true);
+  hashFolder(hash, options.schemasDir, options.schemasDir, () => true, false);
   return hash.digest("hex");
 }
 
