@@ -2,10 +2,10 @@
 import { statSync, watch as watchFolder } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ConfigError, loadConfig, type Language, type OutputKind } from "./config.js";
-import { compareWithDisk, generateFiles, OptionError, writeToDisk } from "./generate.js";
+import type { GeneratedFile, GenerateOptions } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
-import { loadTypeCheck } from "./load-typecheck.js";
-import { UnsupportedForPython } from "./emit/python/checks.js";
+import { cacheDirFor, CacheDirError, cacheKey, readCache, writeCache } from "./cache.js";
+// The generator itself (generate.js and what it loads) is imported only when the cache has no answer.
 
 /** The command's flags: each one given overrides turnspec.config.json, which overrides the defaults. */
 export interface GenerateCommand {
@@ -29,6 +29,13 @@ export interface GenerateCommand {
   readonly lang?: Language;
   /** The module path of a Go output. Default: the config's, else the protocol's title as one word. */
   readonly goModule?: string;
+  /**
+   * Reuse the output of an earlier run with the same schemas, generator and options (default
+   * true). The cache folder: `cacheDir`, else $TURNSPEC_CACHE_DIR, else node_modules/.cache/turnspec
+   * (see cache.ts).
+   */
+  readonly cache?: boolean;
+  readonly cacheDir?: string;
 }
 
 interface Settings {
@@ -100,31 +107,53 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
 
 async function generateOnce(command: GenerateCommand, settings: Settings, out: { write(text: string): unknown }, err: { write(text: string): unknown }): Promise<number> {
   const started = performance.now();
-  let files;
-  try {
-    files = await generateFiles({
-      schemasDir: settings.schemasDir,
-      ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
-      ...(settings.goModule === undefined ? {} : { goModule: settings.goModule }),
-      ...(settings.support === undefined ? {} : { support: settings.support }),
-      ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
-      ...(settings.standalone ? { standalone: true } : {}),
-    });
-  } catch (error) {
-    if (error instanceof SchemaErrors) {
-      err.write(`turnspec generate: the schemas in ${settings.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
-      return 1;
-    }
-    if (error instanceof UnsupportedForPython) {
-      err.write(`turnspec generate --lang python: ${error.message}; nothing was written.\n`);
-      return 1;
-    }
-    if (error instanceof OptionError) {
+  const options: GenerateOptions = {
+    schemasDir: settings.schemasDir,
+    ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
+    ...(settings.goModule === undefined ? {} : { goModule: settings.goModule }),
+    ...(settings.support === undefined ? {} : { support: settings.support }),
+    ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
+    ...(settings.standalone ? { standalone: true } : {}),
+  };
+  let cache: { dir: string; key: string } | undefined;
+  if (command.cache ?? true) {
+    try {
+      cache = { dir: cacheDirFor(settings.schemasDir, settings.outDir, command.cacheDir), key: cacheKey(options) };
+    } catch (error) {
+      if (!(error instanceof CacheDirError)) throw error;
       err.write(`turnspec generate: ${error.message}\n`);
       return 2;
     }
-    throw error;
   }
+  let files: GeneratedFile[] | undefined = cache && readCache(cache.dir, cache.key);
+  if (files === undefined) {
+    const { generateFiles, OptionError } = await import("./generate.js");
+    try {
+      files = await generateFiles(options);
+    } catch (error) {
+      if (error instanceof SchemaErrors) {
+        err.write(`turnspec generate: the schemas in ${settings.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
+        return 1;
+      }
+      if (error instanceof (await import("./emit/python/checks.js")).UnsupportedForPython) {
+        err.write(`turnspec generate --lang python: ${error.message}; nothing was written.\n`);
+        return 1;
+      }
+      if (error instanceof OptionError) {
+        err.write(`turnspec generate: ${error.message}\n`);
+        return 2;
+      }
+      throw error;
+    }
+    if (cache) {
+      try {
+        writeCache(cache.dir, cache.key, files);
+      } catch (error) {
+        err.write(`turnspec generate: could not keep the output in the cache folder ${cache.dir} (${(error as Error).message}); the next run generates it again\n`);
+      }
+    }
+  }
+  const { compareWithDisk, writeToDisk } = await import("./generate.js");
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck && settings.lang !== "typescript") {
     err.write(`turnspec generate: --typecheck compiles TypeScript output; check ${settings.lang === "go" ? "a Go module with go build and go vet" : "a Python package with pyright --strict or mypy --strict"}\n`);
@@ -132,9 +161,9 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   }
   if (command.typecheck) {
     // The compiler is loaded only when asked for.
-    let typeCheck: Awaited<ReturnType<typeof loadTypeCheck>>["typeCheck"];
+    let typeCheck: Awaited<ReturnType<typeof import("./load-typecheck.js").loadTypeCheck>>["typeCheck"];
     try {
-      ({ typeCheck } = await loadTypeCheck());
+      ({ typeCheck } = await (await import("./load-typecheck.js")).loadTypeCheck());
     } catch (error) {
       err.write(`turnspec generate: ${(error as Error).message}\n`);
       return 2;

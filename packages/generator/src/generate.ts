@@ -8,21 +8,15 @@ import { dirname, join } from "node:path";
 import { emitView } from "./emit/view.js";
 import { emitBarrel } from "./emit/barrel.js";
 import { formatDeclarations } from "./format.js";
-import { emitDocs } from "./emit/docs.js";
-import { emitOpenRpc } from "./emit/openrpc.js";
-import { emitOrdering } from "./emit/ordering.js";
-import { emitTypes } from "./emit/types.js";
-import { emitStandalone } from "./emit/validators.js";
-import { loadSchemas } from "./load.js";
 import { isExtensionKeyword } from "./walk.js";
 import { namedParams } from "./compose.js";
 import type { MethodModel, NotificationModel, ProtocolModel } from "./model.js";
-import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
-import { emitPython } from "./emit/python/index.js";
-import { checkModulePath, defaultModulePath, emitGo, GO_OUTPUT_KINDS } from "./emit/go/index.js";
 import type { Language } from "./outputs.js";
+// The loader and the emitters (ajv, json-schema-to-typescript, handlebars, the Python and
+// Go emitters) are imported when they run: a run answered from the cache, or --check of
+// an unchanged folder, loads none of them.
 
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
@@ -86,20 +80,33 @@ function paramsFacts(m: MethodModel | NotificationModel, model: ProtocolModel) {
 }
 
 /** Produces every output file in memory. */
-export async function generateFiles(options: GenerateOptions): Promise<GeneratedFile[]> {
-  const model = loadSchemas(options.schemasDir);
-  return emitAll(model, options);
+export async function generateFiles(options: GenerateOptions, timings?: PhaseTimings): Promise<GeneratedFile[]> {
+  const model = await timed(timings, "load and check the schemas", async () => (await import("./load.js")).loadSchemas(options.schemasDir));
+  return emitAll(model, options, timings);
 }
 
-export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
-  if (options.lang === "go") return emitGoModule(model, options);
+/** Receives how long each phase of a run took, in ms, in the order they ran. */
+export type PhaseTimings = (phase: string, ms: number) => void;
+
+async function timed<T>(timings: PhaseTimings | undefined, phase: string, run: () => Promise<T> | T): Promise<T> {
+  const started = performance.now();
+  const result = await run();
+  timings?.(phase, performance.now() - started);
+  return result;
+}
+
+export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">, timings?: PhaseTimings): Promise<GeneratedFile[]> {
+  if (options.lang === "go") return timed(timings, "emit the Go module", () => emitGoModule(model, options));
   if (options.goModule !== undefined) throw new OptionError("goModule is an option of the Go output (--lang go)");
   if (options.lang === "python") {
     // The TypeScript options have no meaning for a Python package: refused, not ignored.
     const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
     if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
-    return emitPython(model, { header: `# ${NOTE}` });
+    return timed(timings, "emit the Python package", async () => (await import("./emit/python/index.js")).emitPython(model, { header: `# ${NOTE}` }));
   }
+  const [{ render, camelMethodName }, { emitTypes }, { emitStandalone }, { emitOpenRpc }, { emitDocs }, { emitOrdering }] = await timed(timings, "import the TypeScript emitters", () =>
+    Promise.all([import("./render.js"), import("./emit/types.js"), import("./emit/validators.js"), import("./emit/openrpc.js"), import("./emit/docs.js"), import("./emit/ordering.js")]),
+  );
   if (options.standalone && options.support !== undefined) {
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }
@@ -146,14 +153,15 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     docs: () => [{ path: "PROTOCOL.md", content: emitDocs(model, `<!-- ${NOTE} -->`).replace(/\n{3,}/g, "\n\n") }],
   };
   const files: GeneratedFile[] = [];
-  for (const kind of OUTPUT_KINDS) if (chosen.has(kind)) files.push(...(await emitters[kind]()));
+  for (const kind of OUTPUT_KINDS) if (chosen.has(kind)) files.push(...(await timed(timings, `emit ${kind}`, emitters[kind])));
   if (chosen.has("types")) files.push(ts("index.ts", emitBarrel(files, TS_HEADER)));
   if (options.standalone) files.push(...standaloneSupportFiles(TS_HEADER));
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** The Go module: the TypeScript options are refused, not ignored; openrpc and docs are the TypeScript run's. */
-function emitGoModule(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): GeneratedFile[] {
+async function emitGoModule(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
+  const { checkModulePath, defaultModulePath, emitGo, GO_OUTPUT_KINDS } = await import("./emit/go/index.js");
   const given = (["support", "standalone", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
   if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Go module takes none`);
   const asked = options.outputs ?? GO_OUTPUT_KINDS;
