@@ -6,6 +6,7 @@ import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
 import { loadTypeCheck } from "./load-typecheck.js";
 import { UnsupportedForPython } from "./emit/python/checks.js";
+import { UnsupportedForRust } from "./emit/rust/names.js";
 
 /** The command's flags: each one given overrides turnspec.config.json, which overrides the defaults. */
 export interface GenerateCommand {
@@ -27,6 +28,8 @@ export interface GenerateCommand {
   readonly watch?: boolean;
   /** The language of the output. Default: the config's, else typescript. */
   readonly lang?: Language;
+  /** The crate name of a Rust output. Default: the config's, else the protocol's title in snake case. */
+  readonly crateName?: string;
 }
 
 interface Settings {
@@ -36,6 +39,7 @@ interface Settings {
   readonly standalone: boolean;
   readonly outputs: readonly OutputKind[] | undefined;
   readonly lang: Language;
+  readonly crateName: string | undefined;
 }
 
 export function isDirectory(path: string): boolean {
@@ -55,6 +59,7 @@ function settingsOf(command: GenerateCommand): Settings {
     standalone: command.standalone ?? config.standalone ?? false,
     outputs: command.outputs ?? config.outputs,
     lang: command.lang ?? config.lang ?? "typescript",
+    crateName: command.crateName ?? config.crateName,
   };
 }
 
@@ -78,6 +83,17 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
       return 2;
     }
   }
+  if (settings.lang === "rust") {
+    const given = [settings.support !== undefined && "support", settings.standalone && "standalone", settings.outputs !== undefined && "outputs"].filter(Boolean);
+    if (given.length) {
+      err.write(`turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Rust crate (--lang rust) takes none\n`);
+      return 2;
+    }
+  }
+  if (settings.lang !== "rust" && settings.crateName !== undefined) {
+    err.write("turnspec generate: crateName is an option of the Rust output; give --lang rust with it\n");
+    return 2;
+  }
   if (!command.watch) return generateOnce(command, settings, out, err);
   if (command.check) {
     err.write("turnspec generate: --watch writes the output; it cannot be combined with --check\n");
@@ -93,6 +109,7 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
     files = await generateFiles({
       schemasDir: settings.schemasDir,
       ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
+      ...(settings.crateName === undefined ? {} : { crateName: settings.crateName }),
       ...(settings.support === undefined ? {} : { support: settings.support }),
       ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
       ...(settings.standalone ? { standalone: true } : {}),
@@ -106,11 +123,15 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       err.write(`turnspec generate --lang python: ${error.message}; nothing was written.\n`);
       return 1;
     }
+    if (error instanceof UnsupportedForRust) {
+      err.write(`turnspec generate --lang rust: ${error.message}; nothing was written.\n`);
+      return 1;
+    }
     throw error;
   }
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck && settings.lang !== "typescript") {
-    err.write("turnspec generate: --typecheck compiles TypeScript output; check a Python package with pyright --strict or mypy --strict\n");
+    err.write(`turnspec generate: --typecheck compiles TypeScript output; ${settings.lang === "rust" ? "check a Rust crate with cargo clippy" : "check a Python package with pyright --strict or mypy --strict"}\n`);
     return 2;
   }
   if (command.typecheck) {

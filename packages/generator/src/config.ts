@@ -22,6 +22,8 @@ export interface TurnspecConfig {
   readonly outputs?: readonly OutputKind[];
   /** The language of the output (default typescript). */
   readonly lang?: Language;
+  /** The crate name of a Rust output. */
+  readonly crateName?: string;
 }
 
 /** The config file is unreadable or breaks its schema: a usage error (exit 2). */

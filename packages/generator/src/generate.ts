@@ -20,6 +20,7 @@ import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
 import { emitPython } from "./emit/python/index.js";
+import { defaultCrateName, emitRust, RUST_SUBDIRS } from "./emit/rust/index.js";
 import type { Language } from "./outputs.js";
 
 export interface GenerateOptions {
@@ -27,6 +28,8 @@ export interface GenerateOptions {
   readonly schemasDir: string;
   /** The language of the output: TypeScript (the default) or a Python package (docs/languages.md). */
   readonly lang?: Language;
+  /** The crate name of a Rust output. Default: the protocol's title in snake case. */
+  readonly crateName?: string;
   /** Import specifier of the JSON-RPC support module the stubs use. Default "@turnspec/rpc". */
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
@@ -70,6 +73,12 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     if (given.length) throw new Error(`generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
     return emitPython(model, { header: `# ${NOTE}` });
   }
+  if (options.lang === "rust") {
+    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+    if (given.length) throw new Error(`generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`);
+    return emitRust(model, { note: NOTE, crate: options.crateName ?? defaultCrateName(model) });
+  }
+  if (options.crateName !== undefined) throw new Error("generate: crateName is an option of the Rust output (--lang rust)");
   if (options.standalone && options.support !== undefined) {
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }
@@ -125,7 +134,10 @@ function previouslyGenerated(outDir: string): string[] {
   if (!existsSync(outDir)) return [];
   // The output's own files and those of its support/ folder (--standalone); nothing deeper.
   const names = readdirSync(outDir);
-  if (existsSync(join(outDir, STANDALONE_DIR))) names.push(...readdirSync(join(outDir, STANDALONE_DIR)).map((name) => `${STANDALONE_DIR}/${name}`));
+  // The support folders: TypeScript's support/ (--standalone), a Rust crate's src/, src/jsonrpc/ and src/bin/.
+  for (const dir of [STANDALONE_DIR, ...RUST_SUBDIRS]) {
+    if (existsSync(join(outDir, dir))) names.push(...readdirSync(join(outDir, dir)).map((name) => `${dir}/${name}`));
+  }
   return names.filter((name) => {
     try {
       return readFileSync(join(outDir, name), "utf8").slice(0, 400).includes(GENERATED_MARK);

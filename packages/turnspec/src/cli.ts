@@ -31,7 +31,8 @@ const cli = yargs(hideBin(process.argv))
         .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else @turnspec/rpc)", conflicts: "standalone" })
         .option("standalone", { type: "boolean", describe: "Write the support module into <out>/support/ and import it from there: the output then depends on nothing (default: the config's, else off)" })
         .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
-        .option("lang", { type: "string", choices: LANGUAGES, describe: "The language of the output: typescript, or a Python package written into --out (default: the config's, else typescript)" })
+        .option("lang", { type: "string", choices: LANGUAGES, describe: "The language of the output: typescript, a Python package or a Rust crate written into --out (default: the config's, else typescript)" })
+        .option("crate-name", { type: "string", describe: "The crate name of a Rust output (default: the config's, else the protocol's title in snake case)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
         .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
     async (argv) => {
@@ -48,6 +49,7 @@ const cli = yargs(hideBin(process.argv))
         watch: argv.watch,
         ...(argv.standalone === undefined ? {} : { standalone: argv.standalone }),
         ...(argv.lang === undefined ? {} : { lang: argv.lang as (typeof LANGUAGES)[number] }),
+        ...(argv["crate-name"] === undefined ? {} : { crateName: argv["crate-name"] }),
       });
     },
   )
