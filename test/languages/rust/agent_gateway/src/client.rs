@@ -19,15 +19,16 @@ pub struct Client {
 }
 
 impl Client {
-    /// Starts a client over `transport`, answering the server with `handler`; what the server
-    /// sends is validated tolerantly (a newer server's additions are kept).
-    pub fn start<H: ClientHandler>(transport: Transport, handler: H) -> Client {
+    /// Starts a client over `transport`, answering the server with `handler` (shared, so that
+    /// the caller keeps what it learns); what the server sends is validated tolerantly (a
+    /// newer server's additions are kept).
+    pub fn start<H: ClientHandler>(transport: Transport, handler: Arc<H>) -> Client {
         Client::start_with(transport, handler, Options::new(Mode::Tolerant))
     }
 
     /// Starts a client with the given options.
-    pub fn start_with<H: ClientHandler>(transport: Transport, handler: H, options: Options) -> Client {
-        let dispatch = Arc::new(Dispatcher(Arc::new(handler)));
+    pub fn start_with<H: ClientHandler>(transport: Transport, handler: Arc<H>, options: Options) -> Client {
+        let dispatch = Arc::new(Dispatcher(handler));
         let connection = Connection::start(
             transport,
             &PROTOCOL,
