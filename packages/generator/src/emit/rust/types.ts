@@ -370,6 +370,7 @@ export class RustTypes {
           lines.push(...indent(["/// Members the schema does not name, kept as they came (tolerant mode) and written back.", "#[serde(flatten)]", `pub extra: ${d.extra.text},`]));
         }
         lines.push("}");
+        if (!defaults.has(d.name)) lines.push("", ...constructor(d, boxed));
         return lines;
       }
       case "newtype":
@@ -389,6 +390,34 @@ export class RustTypes {
         return d.open ? openUnion(d, doc) : closedUnion(d, doc);
     }
   }
+}
+
+/**
+ * `new` for a struct that has no `Default`: its required fields as arguments, in the schema's
+ * order, every optional field absent; the others are set with struct update syntax
+ * (`Turn { mode: Some(TurnMode::Agent), ..Turn::new(…) }`).
+ */
+function constructor(d: Extract<Declaration, { kind: "struct" }>, boxed: Set<string>): string[] {
+  const typeOf = (f: Field) => (boxed.has(`${d.name}.${f.ident}`) ? boxType(f.type.text) : f.type.text);
+  const required = d.fields.filter((f) => !f.attributes.some((a) => a.includes("default")));
+  const optional = d.fields.filter((f) => f.attributes.some((a) => a.includes("default")));
+  const params = required.map((f) => `${f.ident}: ${typeOf(f)}`);
+  const one = `    pub fn new(${params.join(", ")}) -> ${d.name} {`;
+  const signature = one.length <= 100 ? [one] : ["    pub fn new(", ...params.map((p) => `        ${p},`), `    ) -> ${d.name} {`];
+  const absent = (f: Field) => (f.type.text.startsWith("Nullable<") ? "Nullable::Absent" : "None");
+  return [
+    `impl ${d.name} {`,
+    `    /// A \`${d.name}\` of its required fields; every optional one is absent.`,
+    ...(required.length > 7 ? ["    #[allow(clippy::too_many_arguments)]"] : []),
+    ...signature,
+    `        ${d.name} {`,
+    ...required.map((f) => `            ${f.ident},`),
+    ...optional.map((f) => `            ${f.ident}: ${absent(f)},`),
+    ...(d.extra ? ["            extra: Default::default(),"] : []),
+    "        }",
+    "    }",
+    "}",
+  ];
 }
 
 function closedStringEnum(d: Extract<Declaration, { kind: "string-enum" }>, doc: string[]): string[] {

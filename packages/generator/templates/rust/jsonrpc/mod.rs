@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use check::{Mode, Schema, ValidationError, ValidationIssue};
-pub use connection::{Connection, Error, RpcError};
+pub use connection::{after_reply, Connection, Error, RpcError};
 pub use json::{Json, JsonView};
 pub use protocol::{Direction, Protocol, RoundTripError};
 pub use transport::Transport;

@@ -44,6 +44,19 @@ pub struct AgentActorRef {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl AgentActorRef {
+    /// A `AgentActorRef` of its required fields; every optional one is absent.
+    pub fn new(kind: AgentActorRefKind) -> AgentActorRef {
+        AgentActorRef {
+            kind,
+            identity_id: None,
+            execution_id: None,
+            presentation: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// What a delegation route lets flow to the destination, class by class. Each class is granted on
 /// its own; for example, permission to share text says nothing about sending results back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,6 +77,26 @@ pub struct AgentDelegationDisclosurePolicy {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl AgentDelegationDisclosurePolicy {
+    /// A `AgentDelegationDisclosurePolicy` of its required fields; every optional one is absent.
+    pub fn new(
+        text: bool,
+        artifacts: bool,
+        context: bool,
+        user_input: bool,
+        result_return: AgentDelegationResultReturn,
+    ) -> AgentDelegationDisclosurePolicy {
+        AgentDelegationDisclosurePolicy {
+            text,
+            artifacts,
+            context,
+            user_input,
+            result_return,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// The disclosure policy as a client sends it in agent/route/create. Every field is optional so
@@ -206,6 +239,53 @@ pub struct AgentDelegationRouteCreateParams {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl AgentDelegationRouteCreateParams {
+    /// A `AgentDelegationRouteCreateParams` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        kind: AgentDelegationRouteKind,
+        source_execution_id: String,
+        source_capsule_id: String,
+        source_thread_id: String,
+        source_workspace_id: String,
+        source_gateway_id: String,
+        destination_thread_id: String,
+        destination_workspace_id: String,
+        destination_gateway_id: String,
+        allowed_actions: Vec<String>,
+        source_policy_generation: i64,
+        destination_policy_generation: i64,
+        hop_count: i64,
+        max_hops: i64,
+    ) -> AgentDelegationRouteCreateParams {
+        AgentDelegationRouteCreateParams {
+            kind,
+            source_execution_id,
+            source_capsule_id,
+            source_thread_id,
+            source_workspace_id,
+            source_gateway_id,
+            destination_thread_id,
+            destination_workspace_id,
+            destination_gateway_id,
+            allowed_actions,
+            source_policy_generation,
+            destination_policy_generation,
+            hop_count,
+            max_hops,
+            destination_execution_id: None,
+            destination_capsule_id: None,
+            destination_identity_id: None,
+            destination_execution_profile: None,
+            disclosure: None,
+            expires_at: None,
+            return_route_id: None,
+            idempotency_key: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// What a delegation route is bound to: one specific agent execution, or an agent identity whatever
 /// execution serves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -312,6 +392,70 @@ pub struct AgentDelegationRouteProjection {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl AgentDelegationRouteProjection {
+    /// A `AgentDelegationRouteProjection` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        route_id: String,
+        kind: AgentDelegationRouteKind,
+        status: AgentDelegationRouteStatus,
+        allowed_actions: Vec<AgentDelegationRouteAction>,
+        disclosure: AgentDelegationDisclosurePolicy,
+        generation: u64,
+        source_policy_generation: u64,
+        destination_policy_generation: u64,
+        hop_count: u64,
+        max_hops: u64,
+        grant_fingerprint: String,
+        expires_at: Option<String>,
+        return_route_id: Option<String>,
+        source_execution_id: String,
+        source_capsule_id: String,
+        source_thread_id: String,
+        source_workspace_id: String,
+        source_gateway_id: String,
+        destination_execution_id: Option<String>,
+        destination_capsule_id: Option<String>,
+        destination_thread_id: String,
+        destination_workspace_id: String,
+        destination_gateway_id: String,
+        created_at: String,
+        updated_at: String,
+    ) -> AgentDelegationRouteProjection {
+        AgentDelegationRouteProjection {
+            route_id,
+            kind,
+            status,
+            allowed_actions,
+            disclosure,
+            generation,
+            source_policy_generation,
+            destination_policy_generation,
+            hop_count,
+            max_hops,
+            grant_fingerprint,
+            expires_at,
+            return_route_id,
+            source_execution_id,
+            source_capsule_id,
+            source_thread_id,
+            source_workspace_id,
+            source_gateway_id,
+            destination_execution_id,
+            destination_capsule_id,
+            destination_thread_id,
+            destination_workspace_id,
+            destination_gateway_id,
+            created_at,
+            updated_at,
+            destination_identity_id: None,
+            destination_execution_profile: None,
+            idempotency_key: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of agent/route/revoke. The caller names the route generation it last saw so a stale
@@ -442,6 +586,29 @@ pub struct ContextCompressedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ContextCompressedNotification {
+    /// A `ContextCompressedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        reason: ContextCompressionReason,
+        summarized_messages: u64,
+        messages_after: u64,
+    ) -> ContextCompressedNotification {
+        ContextCompressedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            reason,
+            summarized_messages,
+            messages_after,
+            summary_preview: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of context/compressing: the gateway started compressing the thread history before the
 /// turn's next provider call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -461,6 +628,28 @@ pub struct ContextCompressingNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ContextCompressingNotification {
+    /// A `ContextCompressingNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        reason: ContextCompressionReason,
+        messages_before: u64,
+        estimated_tokens: u64,
+    ) -> ContextCompressingNotification {
+        ContextCompressingNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            reason,
+            messages_before,
+            estimated_tokens,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// How thread history is compressed to fit the model's context: earlier messages folded into a
@@ -1080,6 +1269,26 @@ pub struct ItemCompletedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ItemCompletedNotification {
+    /// A `ItemCompletedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        item_id: String,
+        item: TurnItem,
+    ) -> ItemCompletedNotification {
+        ItemCompletedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            item_id,
+            item,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of the delta notifications (item/agent_message/delta,
 /// item/command_execution/output_delta, item/file_change/output_delta, item/tool/progress): a piece
 /// of text appended to one part of an item.
@@ -1100,6 +1309,28 @@ pub struct ItemDeltaNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ItemDeltaNotification {
+    /// A `ItemDeltaNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        item_id: String,
+        stream: ItemDeltaStream,
+        delta: String,
+    ) -> ItemDeltaNotification {
+        ItemDeltaNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            item_id,
+            stream,
+            delta,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Which part of an item a delta notification appends to. agent_message extends an agentMessage
@@ -1217,6 +1448,29 @@ pub struct ItemRecoveryOpenedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ItemRecoveryOpenedNotification {
+    /// A `ItemRecoveryOpenedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        item_id: String,
+        recovery_job_id: String,
+        reason: ItemRecoveryKind,
+    ) -> ItemRecoveryOpenedNotification {
+        ItemRecoveryOpenedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            item_id,
+            recovery_job_id,
+            reason,
+            exhaustion_reason: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of item/recovery_succeeded: a retry or recovery attempt for the item succeeded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ItemRecoverySucceededNotification {
@@ -1302,6 +1556,26 @@ pub struct ItemStartedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ItemStartedNotification {
+    /// A `ItemStartedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        item_id: String,
+        item: TurnItem,
+    ) -> ItemStartedNotification {
+        ItemStartedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            item_id,
+            item,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of item/timeout_detected: an attempt of a tool call or item ran past its deadline.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ItemTimeoutDetectedNotification {
@@ -1380,6 +1654,30 @@ pub struct ItemToolRetryResolvedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ItemToolRetryResolvedNotification {
+    /// A `ItemToolRetryResolvedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        item_id: String,
+        tool_name: String,
+        attempts: u64,
+        outcome: ItemToolRetryResolvedNotificationOutcome,
+    ) -> ItemToolRetryResolvedNotification {
+        ItemToolRetryResolvedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            item_id,
+            tool_name,
+            attempts,
+            outcome,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of item/tool/retry_scheduled: a tool call failed in a recoverable way and the gateway
 /// will retry it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -1424,6 +1722,26 @@ pub struct ItemUpdatedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ItemUpdatedNotification {
+    /// A `ItemUpdatedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        item_id: String,
+        item: TurnItem,
+    ) -> ItemUpdatedNotification {
+        ItemUpdatedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            item_id,
+            item,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Category the gateway sorts a tool action into before looking up its behavior in the effective
@@ -1507,6 +1825,21 @@ pub struct PromptManifestDiagnosticsItem {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl PromptManifestDiagnosticsItem {
+    /// A `PromptManifestDiagnosticsItem` of its required fields; every optional one is absent.
+    pub fn new(
+        severity: PromptManifestDiagnosticsItemSeverity,
+        message: String,
+    ) -> PromptManifestDiagnosticsItem {
+        PromptManifestDiagnosticsItem {
+            severity,
+            message,
+            section_id: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Audit metadata the prompt compiler records on a turn: which compiler and profile produced the
 /// prompt, which sections it contains, and fingerprints of its stable and dynamic parts. It never
 /// contains the prompt text itself.
@@ -1561,6 +1894,29 @@ pub struct Thread {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl Thread {
+    /// A `Thread` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        workspace_id: String,
+        cwd: String,
+        mode: TurnMode,
+        created_at: String,
+    ) -> Thread {
+        Thread {
+            id,
+            workspace_id,
+            cwd,
+            mode,
+            created_at,
+            model_provider: None,
+            model: None,
+            active_turn_id: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of thread/get: read one thread. This is turnspec's own minimal definition: the references
 /// name a Threads API without documenting it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -1580,6 +1936,16 @@ pub struct ThreadGetResponse {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ThreadGetResponse {
+    /// A `ThreadGetResponse` of its required fields; every optional one is absent.
+    pub fn new(thread: Thread) -> ThreadGetResponse {
+        ThreadGetResponse {
+            thread,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of thread/start: create a thread. Every field is optional; the gateway fills in defaults.
@@ -1615,6 +1981,16 @@ pub struct ThreadStartResponse {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ThreadStartResponse {
+    /// A `ThreadStartResponse` of its required fields; every optional one is absent.
+    pub fn new(thread: Thread) -> ThreadStartResponse {
+        ThreadStartResponse {
+            thread,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// One top-level block of a thread's timeline: one per turn, summarizing it. The turn's detailed
@@ -1655,6 +2031,31 @@ pub struct ThreadTimelineBlock {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ThreadTimelineBlock {
+    /// A `ThreadTimelineBlock` of its required fields; every optional one is absent.
+    pub fn new(
+        block_id: String,
+        kind: String,
+        turn_id: String,
+        status: TurnStatus,
+        created_at_unix_micros: u64,
+    ) -> ThreadTimelineBlock {
+        ThreadTimelineBlock {
+            block_id,
+            kind,
+            turn_id,
+            status,
+            created_at_unix_micros,
+            updated_at_unix_micros: None,
+            completed_at_unix_micros: None,
+            user_text: None,
+            summary: None,
+            work_item_count: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of thread/timeline/blocks/changed: some timeline blocks of a thread changed, so loaded
@@ -1764,6 +2165,40 @@ pub struct ToolPermissionPolicySnapshot {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ToolPermissionPolicySnapshot {
+    /// A `ToolPermissionPolicySnapshot` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        default_behavior: PermissionBehavior,
+        file_read: PermissionBehavior,
+        file_write: PermissionBehavior,
+        shell_command: PermissionBehavior,
+        network: PermissionBehavior,
+        mcp_read: PermissionBehavior,
+        mcp_write_or_unknown: PermissionBehavior,
+        dynamic_skill_tool: PermissionBehavior,
+        computer_use: PermissionBehavior,
+        task_subagent: PermissionBehavior,
+    ) -> ToolPermissionPolicySnapshot {
+        ToolPermissionPolicySnapshot {
+            default_behavior,
+            file_read,
+            file_write,
+            shell_command,
+            network,
+            mcp_read,
+            mcp_write_or_unknown,
+            dynamic_skill_tool,
+            computer_use,
+            task_subagent,
+            allowed_tools: None,
+            denied_tools: None,
+            allowed_paths: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Why the turn is blocked and how to resume it; present when status is Blocked.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnBlocked {
@@ -1846,6 +2281,40 @@ pub struct Turn {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl Turn {
+    /// A `Turn` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnStatus,
+        prompt_manifest: Option<PromptManifest>,
+        permission_profile: TurnPermissionProfileSnapshot,
+    ) -> Turn {
+        Turn {
+            id,
+            status,
+            prompt_manifest,
+            permission_profile,
+            thread_id: None,
+            workspace_id: None,
+            mode: None,
+            created_at: None,
+            completed_at: None,
+            model_provider: None,
+            model: None,
+            execution_backend: None,
+            security: None,
+            capabilities: None,
+            error: None,
+            blocked: None,
+            parent_turn_id: None,
+            parent_thread_id: None,
+            actor: None,
+            usage: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of turn/blocked: the turn stopped in a recoverable state (an exhausted budget or recovery
 /// policy); only turn/resume continues it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1866,6 +2335,28 @@ pub struct TurnBlockedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnBlockedNotification {
+    /// A `TurnBlockedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        turn: Turn,
+        reason: String,
+        recovery_job_id: String,
+    ) -> TurnBlockedNotification {
+        TurnBlockedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            turn,
+            reason,
+            recovery_job_id,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/cancel: stop a turn that is still in progress.
@@ -1893,6 +2384,16 @@ pub struct TurnCancelResponse {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnCancelResponse {
+    /// A `TurnCancelResponse` of its required fields; every optional one is absent.
+    pub fn new(turn: Turn) -> TurnCancelResponse {
+        TurnCancelResponse {
+            turn,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A skill, MCP server or MCP tool the user selected in the composer for this turn only. Sent
 /// beside the input, not inside it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1908,6 +2409,18 @@ pub struct TurnCapability {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnCapability {
+    /// A `TurnCapability` of its required fields; every optional one is absent.
+    pub fn new(id: String, kind: TurnCapabilityKind) -> TurnCapability {
+        TurnCapability {
+            id,
+            kind,
+            label: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// What a turn capability selects, tagged by `type`: a skill, a whole MCP server, or one MCP tool.
@@ -2033,6 +2546,23 @@ pub struct TurnCapabilityResolution {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnCapabilityResolution {
+    /// A `TurnCapabilityResolution` of its required fields; every optional one is absent.
+    pub fn new(
+        capability_id: String,
+        status: TurnCapabilityResolutionStatus,
+        reason: TurnCapabilityResolutionReason,
+    ) -> TurnCapabilityResolution {
+        TurnCapabilityResolution {
+            capability_id,
+            status,
+            reason,
+            message: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Selects a skill; it becomes a compact skill prompt entry and, where the skill has them, dynamic
 /// tools.
 ///
@@ -2069,6 +2599,25 @@ pub struct TurnCompletedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnCompletedNotification {
+    /// A `TurnCompletedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        turn: Turn,
+    ) -> TurnCompletedNotification {
+        TurnCompletedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            turn,
+            usage: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Approval options for this turn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnExecutionSecuritySnapshotApproval {
@@ -2089,6 +2638,20 @@ pub struct TurnExecutionSecuritySnapshotEnforcement {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnExecutionSecuritySnapshotEnforcement {
+    /// A `TurnExecutionSecuritySnapshotEnforcement` of its required fields; every optional one is absent.
+    pub fn new(
+        status: TurnSecurityEnforcementStatus,
+        degradations: Vec<TurnSecurityDegradation>,
+    ) -> TurnExecutionSecuritySnapshotEnforcement {
+        TurnExecutionSecuritySnapshotEnforcement {
+            status,
+            degradations,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Everything the runtime enforces for one turn, resolved by the gateway from the permission
@@ -2112,6 +2675,31 @@ pub struct TurnExecutionSecuritySnapshot {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnExecutionSecuritySnapshot {
+    /// A `TurnExecutionSecuritySnapshot` of its required fields; every optional one is absent.
+    pub fn new(
+        permission_profile: TurnPermissionProfileSnapshot,
+        sandbox: TurnSandboxSnapshot,
+        process: TurnProcessPolicySnapshot,
+        network: TurnNetworkPolicySnapshot,
+        approval: TurnExecutionSecuritySnapshotApproval,
+        backend: TurnSecurityBackendSnapshot,
+        enforcement: TurnExecutionSecuritySnapshotEnforcement,
+    ) -> TurnExecutionSecuritySnapshot {
+        TurnExecutionSecuritySnapshot {
+            permission_profile,
+            sandbox,
+            process,
+            network,
+            approval,
+            backend,
+            enforcement,
+            parent_cap: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/execution_window/blocked: the turn's total budget is spent, so no further window
@@ -2138,6 +2726,30 @@ pub struct TurnExecutionWindowBlockedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnExecutionWindowBlockedNotification {
+    /// A `TurnExecutionWindowBlockedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        window_id: String,
+        reason: TurnExecutionWindowExhaustionReason,
+        totals: TurnExecutionWindowCounts,
+        recovery_job_id: String,
+    ) -> TurnExecutionWindowBlockedNotification {
+        TurnExecutionWindowBlockedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            window_id,
+            reason,
+            totals,
+            recovery_job_id,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of turn/execution_window/checkpointed: the gateway saved a continuation checkpoint for
 /// the window so work can resume from it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -2157,6 +2769,28 @@ pub struct TurnExecutionWindowCheckpointedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnExecutionWindowCheckpointedNotification {
+    /// A `TurnExecutionWindowCheckpointedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        window_id: String,
+        checkpoint_id: String,
+        status: TurnExecutionWindowStatus,
+    ) -> TurnExecutionWindowCheckpointedNotification {
+        TurnExecutionWindowCheckpointedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            window_id,
+            checkpoint_id,
+            status,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/execution_window/continued: execution resumed from a checkpoint in a new window.
@@ -2181,6 +2815,33 @@ pub struct TurnExecutionWindowContinuedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnExecutionWindowContinuedNotification {
+    /// A `TurnExecutionWindowContinuedNotification` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        previous_window_id: String,
+        window_id: String,
+        window_index: u64,
+        checkpoint_id: String,
+        reason: TurnExecutionWindowExhaustionReason,
+    ) -> TurnExecutionWindowContinuedNotification {
+        TurnExecutionWindowContinuedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            previous_window_id,
+            window_id,
+            window_index,
+            checkpoint_id,
+            reason,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Usage counted against execution-window limits: for one window, or summed over a whole turn.
@@ -2219,6 +2880,30 @@ pub struct TurnExecutionWindowExhaustedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnExecutionWindowExhaustedNotification {
+    /// A `TurnExecutionWindowExhaustedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        window_id: String,
+        reason: TurnExecutionWindowExhaustionReason,
+        observed: TurnExecutionWindowCounts,
+        status: TurnExecutionWindowStatus,
+    ) -> TurnExecutionWindowExhaustedNotification {
+        TurnExecutionWindowExhaustedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            window_id,
+            reason,
+            observed,
+            status,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Why an execution window ended and a continuation was needed: one of its four limits was reached,
@@ -2283,6 +2968,30 @@ pub struct TurnExecutionWindowStartedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnExecutionWindowStartedNotification {
+    /// A `TurnExecutionWindowStartedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        window_id: String,
+        window_index: u64,
+        limits: TurnExecutionWindowLimits,
+        status: TurnExecutionWindowStatus,
+    ) -> TurnExecutionWindowStartedNotification {
+        TurnExecutionWindowStartedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            window_id,
+            window_index,
+            limits,
+            status,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Lifecycle state of one execution window of a turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TurnExecutionWindowStatus {
@@ -2331,6 +3040,26 @@ pub struct TurnFailedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnFailedNotification {
+    /// A `TurnFailedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        turn: Turn,
+        error: TurnFailure,
+    ) -> TurnFailedNotification {
+        TurnFailedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            turn,
+            error,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Failure classification: provider_error (the model provider call failed), tool_error (a tool
 /// failure the turn could not continue past), cancelled (the client cancelled the turn),
 /// interrupted (the runtime stopped the turn, e.g. shutdown), budget_exhausted (a turn budget ran
@@ -2375,6 +3104,18 @@ pub struct TurnFailure {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnFailure {
+    /// A `TurnFailure` of its required fields; every optional one is absent.
+    pub fn new(kind: TurnFailureKind, message: String, retryable: bool) -> TurnFailure {
+        TurnFailure {
+            kind,
+            message,
+            retryable,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Whether the turn may only read beneath the root or also write.
@@ -2424,6 +3165,22 @@ pub struct TurnFilesystemSandboxEntry {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnFilesystemSandboxEntry {
+    /// A `TurnFilesystemSandboxEntry` of its required fields; every optional one is absent.
+    pub fn new(
+        path: String,
+        access: TurnFilesystemSandboxEntryAccess,
+        kind: TurnFilesystemSandboxEntryKind,
+    ) -> TurnFilesystemSandboxEntry {
+        TurnFilesystemSandboxEntry {
+            path,
+            access,
+            kind,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Filesystem part of a turn's sandbox: the reachable roots and what happens to a path outside all
 /// of them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -2440,6 +3197,22 @@ pub struct TurnFilesystemSandboxPolicy {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnFilesystemSandboxPolicy {
+    /// A `TurnFilesystemSandboxPolicy` of its required fields; every optional one is absent.
+    pub fn new(
+        unrestricted: bool,
+        entries: Vec<TurnFilesystemSandboxEntry>,
+        outside_roots: PermissionBehavior,
+    ) -> TurnFilesystemSandboxPolicy {
+        TurnFilesystemSandboxPolicy {
+            unrestricted,
+            entries,
+            outside_roots,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/get: read one turn.
@@ -2461,6 +3234,16 @@ pub struct TurnGetResponse {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnGetResponse {
+    /// A `TurnGetResponse` of its required fields; every optional one is absent.
+    pub fn new(turn: Turn) -> TurnGetResponse {
+        TurnGetResponse {
+            turn,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/handoff/started: the turn delegates to a sub-agent (spawn_agent, directly or over
@@ -2566,6 +3349,21 @@ pub struct TurnItemAgentMessage {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnItemAgentMessage {
+    /// A `TurnItemAgentMessage` of its required fields; every optional one is absent.
+    pub fn new(id: String, status: TurnItemStatus, text: String) -> TurnItemAgentMessage {
+        TurnItemAgentMessage {
+            id,
+            status,
+            text,
+            round: None,
+            markdown_ast: None,
+            partial: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A shell command run by a tool call. stdout and stderr grow through
 /// item/command_execution/output_delta notifications while it runs.
 ///
@@ -2630,6 +3428,39 @@ pub struct TurnItemCommandExecution {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnItemCommandExecution {
+    /// A `TurnItemCommandExecution` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        command: String,
+        cwd: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> TurnItemCommandExecution {
+        TurnItemCommandExecution {
+            id,
+            status,
+            command,
+            cwd,
+            arguments,
+            round: None,
+            stdout: None,
+            stderr: None,
+            exit_code: Nullable::Absent,
+            duration_ms: None,
+            timed_out: None,
+            tool_call_id: None,
+            output_policy: None,
+            error: None,
+            recovery_policy: None,
+            recovery: None,
+            outcome: None,
+            tool_result: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A URL downloaded to a file by a tool call.
 ///
 /// Its `type` is written by the union that holds it (TurnItem).
@@ -2679,6 +3510,34 @@ pub struct TurnItemDownload {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnItemDownload {
+    /// A `TurnItemDownload` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        url: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> TurnItemDownload {
+        TurnItemDownload {
+            id,
+            status,
+            url,
+            arguments,
+            round: None,
+            path: None,
+            bytes: None,
+            tool_call_id: None,
+            output_policy: None,
+            error: None,
+            recovery_policy: None,
+            recovery: None,
+            outcome: None,
+            tool_result: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// A call to a tool that is not one of the built-in item kinds: an MCP tool, a skill tool, or
@@ -2734,6 +3593,35 @@ pub struct TurnItemDynamicToolCall {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnItemDynamicToolCall {
+    /// A `TurnItemDynamicToolCall` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        tool_name: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> TurnItemDynamicToolCall {
+        TurnItemDynamicToolCall {
+            id,
+            status,
+            tool_name,
+            arguments,
+            round: None,
+            server_name: None,
+            progress: None,
+            output: None,
+            tool_call_id: None,
+            output_policy: None,
+            error: None,
+            recovery_policy: None,
+            recovery: None,
+            outcome: None,
+            tool_result: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// One persisted event of a turn, as turn/items returns it: a notification the gateway sent for the
@@ -2824,6 +3712,36 @@ pub struct TurnItemFileChange {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnItemFileChange {
+    /// A `TurnItemFileChange` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        path: String,
+        change_kind: TurnItemFileChangeChangeKind,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> TurnItemFileChange {
+        TurnItemFileChange {
+            id,
+            status,
+            path,
+            change_kind,
+            arguments,
+            round: None,
+            diff: None,
+            output: None,
+            tool_call_id: None,
+            output_policy: None,
+            error: None,
+            recovery_policy: None,
+            recovery: None,
+            outcome: None,
+            tool_result: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// How a tool item's output was limited for display and storage, so a client knows whether it is
 /// seeing everything.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -2858,6 +3776,19 @@ pub struct TurnItemReasoning {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnItemReasoning {
+    /// A `TurnItemReasoning` of its required fields; every optional one is absent.
+    pub fn new(id: String, status: TurnItemStatus, text: String) -> TurnItemReasoning {
+        TurnItemReasoning {
+            id,
+            status,
+            text,
+            round: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Lifecycle state of one timeline item. in_progress is the only non-terminal value; completed,
@@ -2917,6 +3848,25 @@ pub struct TurnItemSystemEvent {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnItemSystemEvent {
+    /// A `TurnItemSystemEvent` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        level: TurnItemSystemEventLevel,
+        message: String,
+    ) -> TurnItemSystemEvent {
+        TurnItemSystemEvent {
+            id,
+            status,
+            level,
+            message,
+            code: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A task delegated to a subagent: a child turn run in a child thread, whose result comes back into
 /// this turn.
 ///
@@ -2955,6 +3905,26 @@ pub struct TurnItemTask {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnItemTask {
+    /// A `TurnItemTask` of its required fields; every optional one is absent.
+    pub fn new(id: String, status: TurnItemStatus, prompt: String) -> TurnItemTask {
+        TurnItemTask {
+            id,
+            status,
+            prompt,
+            round: None,
+            child_thread_id: None,
+            child_turn_id: None,
+            route_id: None,
+            result: None,
+            actor: None,
+            tool_call_id: None,
+            error: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Why a tool call failed. A tool error is a result the model sees, not a failure of the turn.
@@ -3010,6 +3980,19 @@ pub struct TurnItemUserMessage {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnItemUserMessage {
+    /// A `TurnItemUserMessage` of its required fields; every optional one is absent.
+    pub fn new(id: String, status: TurnItemStatus, content: Vec<UserInput>) -> TurnItemUserMessage {
+        TurnItemUserMessage {
+            id,
+            status,
+            content,
+            capabilities: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// A URL fetched by a tool call.
@@ -3069,6 +4052,36 @@ pub struct TurnItemWebFetch {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnItemWebFetch {
+    /// A `TurnItemWebFetch` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        url: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> TurnItemWebFetch {
+        TurnItemWebFetch {
+            id,
+            status,
+            url,
+            arguments,
+            round: None,
+            status_code: None,
+            content_type: None,
+            bytes: None,
+            content: None,
+            tool_call_id: None,
+            output_policy: None,
+            error: None,
+            recovery_policy: None,
+            recovery: None,
+            outcome: None,
+            tool_result: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A web search run by a tool call.
 ///
 /// Its `type` is written by the union that holds it (TurnItem).
@@ -3115,6 +4128,33 @@ pub struct TurnItemWebSearch {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnItemWebSearch {
+    /// A `TurnItemWebSearch` of its required fields; every optional one is absent.
+    pub fn new(
+        id: String,
+        status: TurnItemStatus,
+        query: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> TurnItemWebSearch {
+        TurnItemWebSearch {
+            id,
+            status,
+            query,
+            arguments,
+            round: None,
+            results: None,
+            tool_call_id: None,
+            output_policy: None,
+            error: None,
+            recovery_policy: None,
+            recovery: None,
+            outcome: None,
+            tool_result: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/items: replay the persisted item events of one turn, in sequence order.
@@ -3210,6 +4250,22 @@ pub struct TurnNetworkPolicySnapshot {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnNetworkPolicySnapshot {
+    /// A `TurnNetworkPolicySnapshot` of its required fields; every optional one is absent.
+    pub fn new(
+        mode: TurnNetworkPolicySnapshotMode,
+        allow_domains: Vec<String>,
+        deny_domains: Vec<String>,
+    ) -> TurnNetworkPolicySnapshot {
+        TurnNetworkPolicySnapshot {
+            mode,
+            allow_domains,
+            deny_domains,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A preview of what the call would do, when the gateway can compute one (shell, write_file,
 /// web_fetch).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -3298,6 +4354,50 @@ pub struct TurnPermissionApprovalRequest {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnPermissionApprovalRequest {
+    /// A `TurnPermissionApprovalRequest` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        request_id: String,
+        workspace_id: String,
+        thread_id: String,
+        turn_id: String,
+        tool_name: String,
+        action: PermissionActionKind,
+        scope_hash: String,
+        reason: String,
+        details: serde_json::Map<String, serde_json::Value>,
+        allowed_scopes: Vec<TurnPermissionApprovalScope>,
+        created_at: String,
+    ) -> TurnPermissionApprovalRequest {
+        TurnPermissionApprovalRequest {
+            request_id,
+            workspace_id,
+            thread_id,
+            turn_id,
+            tool_name,
+            action,
+            scope_hash,
+            reason,
+            details,
+            allowed_scopes,
+            created_at,
+            visible_thread_ids: None,
+            title: None,
+            args_json: None,
+            override_reason: None,
+            preview: None,
+            summary: None,
+            outside_paths: None,
+            sandbox_escape: None,
+            item_id: None,
+            expires_at: None,
+            resolve_token: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Final outcome of a permission approval request. allow_once, allow_for_turn and deny are answers
@@ -3426,6 +4526,37 @@ pub struct TurnPermissionAuditEvent {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnPermissionAuditEvent {
+    /// A `TurnPermissionAuditEvent` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        audit_id: String,
+        kind: TurnPermissionAuditEventKind,
+        recorded_at: String,
+    ) -> TurnPermissionAuditEvent {
+        TurnPermissionAuditEvent {
+            thread_id,
+            turn_id,
+            sequence,
+            audit_id,
+            kind,
+            recorded_at,
+            request_id: None,
+            tool_name: None,
+            action: None,
+            behavior: None,
+            decided_by: None,
+            reason: None,
+            scope_hash: None,
+            resolution: None,
+            profile: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Named permission mode for a turn. full_access lets every tool action through without prompting
 /// and is what the gateway uses when a client names no mode; auto_accept_edits lets file reads,
 /// file writes and MCP reads through and asks about everything else; supervised lets only file
@@ -3479,6 +4610,22 @@ pub struct TurnPermissionProfileSnapshot {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnPermissionProfileSnapshot {
+    /// A `TurnPermissionProfileSnapshot` of its required fields; every optional one is absent.
+    pub fn new(
+        mode: TurnPermissionMode,
+        source: TurnPermissionProfileSource,
+        effective_policy: ToolPermissionPolicySnapshot,
+    ) -> TurnPermissionProfileSnapshot {
+        TurnPermissionProfileSnapshot {
+            mode,
+            source,
+            effective_policy,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Where a turn's permission profile came from: chosen in the client composer, filled in by the
 /// gateway because none was given, carried over from the parent turn, narrowed by a task's
 /// permission cap, or set by the gateway itself.
@@ -3517,6 +4664,24 @@ pub struct TurnPermissionRequestOpenedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnPermissionRequestOpenedNotification {
+    /// A `TurnPermissionRequestOpenedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        request: TurnPermissionApprovalRequest,
+    ) -> TurnPermissionRequestOpenedNotification {
+        TurnPermissionRequestOpenedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            request,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of turn/permission/request/resolved: a pending approval request was answered, cancelled
 /// or expired.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -3540,6 +4705,29 @@ pub struct TurnPermissionRequestResolvedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnPermissionRequestResolvedNotification {
+    /// A `TurnPermissionRequestResolvedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        request_id: String,
+        resolution: TurnPermissionApprovalResolution,
+        resolved_at: String,
+    ) -> TurnPermissionRequestResolvedNotification {
+        TurnPermissionRequestResolvedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            request_id,
+            resolution,
+            resolved_at,
+            scope_hash: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// The client's answer. cancelled and expired are set only by the gateway and cannot be sent.
@@ -3573,6 +4761,21 @@ pub struct TurnPermissionRequestRespondParams {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnPermissionRequestRespondParams {
+    /// A `TurnPermissionRequestRespondParams` of its required fields; every optional one is absent.
+    pub fn new(
+        request_id: String,
+        resolution: TurnPermissionRequestRespondParamsResolution,
+    ) -> TurnPermissionRequestRespondParams {
+        TurnPermissionRequestRespondParams {
+            request_id,
+            resolution,
+            resolve_token: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Result of turn/permission/request/respond: confirms the answer was recorded and which request
 /// and turn it applies to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -3590,6 +4793,26 @@ pub struct TurnPermissionRequestRespondResponse {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnPermissionRequestRespondResponse {
+    /// A `TurnPermissionRequestRespondResponse` of its required fields; every optional one is absent.
+    pub fn new(
+        request_id: String,
+        thread_id: String,
+        turn_id: String,
+        resolution: TurnPermissionApprovalResolution,
+        resolved_at: String,
+    ) -> TurnPermissionRequestRespondResponse {
+        TurnPermissionRequestRespondResponse {
+            request_id,
+            thread_id,
+            turn_id,
+            resolution,
+            resolved_at,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// inherit_all passes the gateway's whole environment; allow_list passes only the variables named
@@ -3618,6 +4841,19 @@ pub struct TurnProcessPolicySnapshotEnvironment {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnProcessPolicySnapshotEnvironment {
+    /// A `TurnProcessPolicySnapshotEnvironment` of its required fields; every optional one is absent.
+    pub fn new(
+        mode: TurnProcessPolicySnapshotEnvironmentMode,
+    ) -> TurnProcessPolicySnapshotEnvironment {
+        TurnProcessPolicySnapshotEnvironment {
+            mode,
+            allowed_variables: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// One command risk rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnProcessPolicySnapshotCommandRiskRulesItem {
@@ -3631,6 +4867,21 @@ pub struct TurnProcessPolicySnapshotCommandRiskRulesItem {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnProcessPolicySnapshotCommandRiskRulesItem {
+    /// A `TurnProcessPolicySnapshotCommandRiskRulesItem` of its required fields; every optional one is absent.
+    pub fn new(
+        pattern: String,
+        behavior: PermissionBehavior,
+    ) -> TurnProcessPolicySnapshotCommandRiskRulesItem {
+        TurnProcessPolicySnapshotCommandRiskRulesItem {
+            pattern,
+            behavior,
+            reason: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Rules for processes a turn launches: whether shell commands may run, which environment variables
@@ -3650,6 +4901,24 @@ pub struct TurnProcessPolicySnapshot {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnProcessPolicySnapshot {
+    /// A `TurnProcessPolicySnapshot` of its required fields; every optional one is absent.
+    pub fn new(
+        shell: PermissionBehavior,
+        environment: TurnProcessPolicySnapshotEnvironment,
+        timeout_cap_ms: Option<u64>,
+        command_risk_rules: Vec<TurnProcessPolicySnapshotCommandRiskRulesItem>,
+    ) -> TurnProcessPolicySnapshot {
+        TurnProcessPolicySnapshot {
+            shell,
+            environment,
+            timeout_cap_ms,
+            command_risk_rules,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// A multiple-choice question the model asked with the ask_question tool. Its identity is (turn_id,
@@ -3772,6 +5041,31 @@ pub struct TurnQuestionResolvedNotification {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnQuestionResolvedNotification {
+    /// A `TurnQuestionResolvedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        call_id: String,
+        index: u64,
+        resolution: TurnQuestionResolution,
+        resolved_at: String,
+    ) -> TurnQuestionResolvedNotification {
+        TurnQuestionResolvedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            call_id,
+            index,
+            resolution,
+            resolved_at,
+            option_id: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of turn/question/respond: the user's answer to an open question, identified by (thread,
 /// turn, call, index). This is turnspec's own extension: the references describe questions
 /// (QuestionPending, QuestionService.Respond) without giving them a wire form.
@@ -3841,6 +5135,17 @@ pub struct TurnResumeResponse {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnResumeResponse {
+    /// A `TurnResumeResponse` of its required fields; every optional one is absent.
+    pub fn new(turn: Turn, recovery_job_id: String) -> TurnResumeResponse {
+        TurnResumeResponse {
+            turn,
+            recovery_job_id,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Filesystem confinement level of a turn's sandbox: unrestricted (no confinement, the full_access
@@ -3938,6 +5243,33 @@ pub struct TurnSandboxSnapshot {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnSandboxSnapshot {
+    /// A `TurnSandboxSnapshot` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        mode: TurnSandboxMode,
+        cwd: String,
+        filesystem: TurnFilesystemSandboxPolicy,
+        temp_policy: TurnSandboxSnapshotTempPolicy,
+        network_enabled: bool,
+        sandbox_escape: TurnSandboxSnapshotSandboxEscape,
+        backend_requirement: TurnSandboxSnapshotBackendRequirement,
+        backend_preference: Option<String>,
+    ) -> TurnSandboxSnapshot {
+        TurnSandboxSnapshot {
+            mode,
+            cwd,
+            filesystem,
+            temp_policy,
+            network_enabled,
+            sandbox_escape,
+            backend_requirement,
+            backend_preference,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Execution backend: the gateway's own tool loop, or a Codex or Claude CLI runtime to which the
 /// policy is translated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -3968,6 +5300,22 @@ pub struct TurnSecurityBackendSnapshot {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnSecurityBackendSnapshot {
+    /// A `TurnSecurityBackendSnapshot` of its required fields; every optional one is absent.
+    pub fn new(
+        kind: TurnSecurityBackendSnapshotKind,
+        sandbox_backend: Option<String>,
+        capabilities: Vec<String>,
+    ) -> TurnSecurityBackendSnapshot {
+        TurnSecurityBackendSnapshot {
+            kind,
+            sandbox_backend,
+            capabilities,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// One part of the security snapshot that the runtime cannot enforce for this turn, and why.
@@ -4020,6 +5368,26 @@ pub struct TurnSecurityParentCapSnapshot {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnSecurityParentCapSnapshot {
+    /// A `TurnSecurityParentCapSnapshot` of its required fields; every optional one is absent.
+    pub fn new(
+        parent_thread_id: String,
+        parent_turn_id: String,
+        parent_mode: TurnPermissionMode,
+        capped_policy: ToolPermissionPolicySnapshot,
+        source: TurnPermissionProfileSource,
+    ) -> TurnSecurityParentCapSnapshot {
+        TurnSecurityParentCapSnapshot {
+            parent_thread_id,
+            parent_turn_id,
+            parent_mode,
+            capped_policy,
+            source,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of turn/start: start a new turn in an existing thread. Per-turn fields override the
 /// thread's settings for this turn only.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -4068,6 +5436,16 @@ pub struct TurnStartResponse {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnStartResponse {
+    /// A `TurnStartResponse` of its required fields; every optional one is absent.
+    pub fn new(turn: Turn) -> TurnStartResponse {
+        TurnStartResponse {
+            turn,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Params of turn/started: the gateway accepted the turn and began running it. The first
 /// notification of a turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -4083,6 +5461,24 @@ pub struct TurnStartedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnStartedNotification {
+    /// A `TurnStartedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        turn: Turn,
+    ) -> TurnStartedNotification {
+        TurnStartedNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            turn,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// The status of a turn as it appears on the wire. A new turn starts InProgress. Completed: the
@@ -4135,6 +5531,28 @@ pub struct TurnToolLoopBudgetExceededNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnToolLoopBudgetExceededNotification {
+    /// A `TurnToolLoopBudgetExceededNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        sequence: u64,
+        budget: TurnToolLoopBudgetExceededNotificationBudget,
+        limit: u64,
+        observed: u64,
+    ) -> TurnToolLoopBudgetExceededNotification {
+        TurnToolLoopBudgetExceededNotification {
+            thread_id,
+            turn_id,
+            sequence,
+            budget,
+            limit,
+            observed,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Token usage of one turn, as reported by the model provider(s) it called; descendant (child turn)
@@ -4215,6 +5633,34 @@ pub struct TurnWorkBlock {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnWorkBlock {
+    /// A `TurnWorkBlock` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        block_id: String,
+        turn_id: String,
+        presentation: TurnWorkBlockPresentation,
+        state: TurnWorkBlockState,
+        counts: TurnWorkBlockCounts,
+        cursors: TurnWorkBlockCursors,
+        started_at_unix_micros: u64,
+        elapsed_ms: u64,
+    ) -> TurnWorkBlock {
+        TurnWorkBlock {
+            block_id,
+            turn_id,
+            presentation,
+            state,
+            counts,
+            cursors,
+            started_at_unix_micros,
+            elapsed_ms,
+            ended_at_unix_micros: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// How a client should present a turn work block in a timeline: its heading and whether it starts
 /// folded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -4293,6 +5739,36 @@ pub struct TurnWorkItem {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnWorkItem {
+    /// A `TurnWorkItem` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        work_item_id: String,
+        item: TurnItem,
+        status: TurnItemStatus,
+        item_type: String,
+        order_key: String,
+        created_at_unix_micros: u64,
+        updated_at_unix_micros: u64,
+        source_sequence: u64,
+        source_updated_at_unix_micros: u64,
+    ) -> TurnWorkItem {
+        TurnWorkItem {
+            work_item_id,
+            item,
+            status,
+            item_type,
+            order_key,
+            created_at_unix_micros,
+            updated_at_unix_micros,
+            source_sequence,
+            source_updated_at_unix_micros,
+            metadata: None,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Params of turn/work/items/changed: some work items of a turn's work block were added, changed or
@@ -4469,6 +5945,23 @@ pub struct TurnWorkPageParams {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TurnWorkPageParams {
+    /// A `TurnWorkPageParams` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        anchor: TurnWorkPageAnchor,
+    ) -> TurnWorkPageParams {
+        TurnWorkPageParams {
+            thread_id,
+            turn_id,
+            anchor,
+            limit: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// Result of turn/work/page: the turn's work block summary, one page of its work items in order,
 /// the page cursors, and the freshness fields that let a client drop a response older than what it
 /// already shows.
@@ -4504,6 +5997,35 @@ pub struct TurnWorkPageResponse {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnWorkPageResponse {
+    /// A `TurnWorkPageResponse` of its required fields; every optional one is absent.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        workspace_id: String,
+        thread_id: String,
+        turn_id: String,
+        projection_version: u64,
+        source_high_watermark: u64,
+        projection_updated_at_unix_micros: u64,
+        work: TurnWorkBlock,
+        items: Vec<TurnWorkItem>,
+        page: TurnWorkPageState,
+    ) -> TurnWorkPageResponse {
+        TurnWorkPageResponse {
+            workspace_id,
+            thread_id,
+            turn_id,
+            projection_version,
+            source_high_watermark,
+            projection_updated_at_unix_micros,
+            work,
+            items,
+            page,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// Pagination state of one turn work page: cursors to continue in either direction and whether more
@@ -4556,6 +6078,28 @@ pub struct TurnWorkStateChangedNotification {
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TurnWorkStateChangedNotification {
+    /// A `TurnWorkStateChangedNotification` of its required fields; every optional one is absent.
+    pub fn new(
+        thread_id: String,
+        turn_id: String,
+        projection_version: u64,
+        source_high_watermark: u64,
+        projection_updated_at_unix_micros: u64,
+        work: TurnWorkBlock,
+    ) -> TurnWorkStateChangedNotification {
+        TurnWorkStateChangedNotification {
+            thread_id,
+            turn_id,
+            projection_version,
+            source_high_watermark,
+            projection_updated_at_unix_micros,
+            work,
+            extra: Default::default(),
+        }
+    }
 }
 
 /// One piece of user input to a turn, tagged by `type`: text, a gateway-local file or image path,

@@ -10,6 +10,7 @@
 //! A handler's error goes back as it is; a result its schema refuses is answered -32603
 //! and reported to the connection's problem hook, as is a notification that is refused.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -29,6 +30,29 @@ use super::transport::Transport;
 
 /// A future a [`Dispatch`] returns, boxed so that any handler's future fits.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// The answer a request is owed, and the tasks its handler deferred until it is sent.
+type Answer = BoxFuture<(serde_json::Value, Vec<BoxFuture<()>>)>;
+
+tokio::task_local! {
+    /// The tasks the request being handled runs once its reply is sent.
+    static AFTER_REPLY: RefCell<Vec<BoxFuture<()>>>;
+}
+
+/// Runs `task` once the reply to the request being handled has been sent: what a request
+/// starts (a turn that streams notifications, say) then never overtakes its reply. Called
+/// outside a request handler, it runs `task` now.
+pub fn after_reply(task: impl Future<Output = ()> + Send + 'static) {
+    let mut task: Option<BoxFuture<()>> = Some(Box::pin(task));
+    let _ = AFTER_REPLY.try_with(|deferred| {
+        if let Some(task) = task.take() {
+            deferred.borrow_mut().push(task);
+        }
+    });
+    if let Some(task) = task {
+        tokio::spawn(task);
+    }
+}
 
 /// A JSON-RPC error object, as sent or received.
 #[derive(Clone, Debug, PartialEq)]
@@ -395,18 +419,27 @@ impl Connection {
                 let connection = self.clone();
                 tokio::spawn(async move {
                     let mut replies = Vec::new();
+                    let mut later = Vec::new();
                     for answer in answers {
-                        replies.push(answer.await);
+                        let (reply, deferred) = answer.await;
+                        replies.push(reply);
+                        later.extend(deferred);
                     }
                     connection.send_json(&serde_json::Value::Array(replies));
+                    for task in later {
+                        tokio::spawn(task);
+                    }
                 });
             }
             message => {
                 if let Some(answer) = self.message(&message, dispatch, notify) {
                     let connection = self.clone();
                     tokio::spawn(async move {
-                        let reply = answer.await;
+                        let (reply, deferred) = answer.await;
                         connection.send_json(&reply);
+                        for task in deferred {
+                            tokio::spawn(task);
+                        }
                     });
                 }
             }
@@ -419,11 +452,11 @@ impl Connection {
         message: &Json,
         dispatch: &Arc<dyn Dispatch>,
         notify: &mpsc::UnboundedSender<(String, Json)>,
-    ) -> Option<BoxFuture<serde_json::Value>> {
+    ) -> Option<Answer> {
         let protocol = self.inner.protocol;
-        let answer = |id: &Json, error: RpcError| -> Option<BoxFuture<serde_json::Value>> {
+        let answer = |id: &Json, error: RpcError| -> Option<Answer> {
             let reply = response(id, Err(&error));
-            Some(Box::pin(async move { reply }))
+            Some(Box::pin(async move { (reply, Vec::new()) }))
         };
         match classify(message) {
             Message::Invalid { id, reason } => {
@@ -495,20 +528,26 @@ impl Connection {
                 let id = id.clone();
                 let connection = self.clone();
                 let method = entry.name;
+                let handled = AFTER_REPLY.scope(RefCell::new(Vec::new()), async move {
+                    let outcome = handled.await;
+                    (outcome, AFTER_REPLY.with(RefCell::take))
+                });
                 Some(Box::pin(async move {
-                    match handled.await {
+                    let (outcome, deferred) = handled.await;
+                    match outcome {
                         Ok(result) => {
                             match (protocol.validate)(entry.result, &result, Mode::Strict) {
+                                // What the handler deferred does not run: its request failed.
                                 Some(Err(error)) => {
                                     connection.problem(&format!(
                                         "the result of {method} was not sent: {error}"
                                     ));
-                                    response(&id, Err(&RpcError::internal()))
+                                    (response(&id, Err(&RpcError::internal())), Vec::new())
                                 }
-                                _ => response(&id, Ok(&result)),
+                                _ => (response(&id, Ok(&result)), deferred),
                             }
                         }
-                        Err(error) => response(&id, Err(&error)),
+                        Err(error) => (response(&id, Err(&error)), deferred),
                     }
                 }))
             }
