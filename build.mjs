@@ -6,7 +6,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = dirname(fileURLToPath(import.meta.url));
@@ -62,7 +62,8 @@ const SHIPPED_LINKS = [
   ["../packages/generator/meta/", "../../@turnspec/generator/meta/"],
 ];
 for (const folder of ["docs", "examples", "schemas"]) rmSync(at("packages/turnspec", folder), { recursive: true, force: true });
-copy("examples", "packages/turnspec/examples");
+// Python's bytecode caches, left beside the Python examples by a local run, are not shipped.
+cpSync(at("examples"), at("packages/turnspec/examples"), { recursive: true, filter: (source) => basename(source) !== "__pycache__" });
 copy("schemas", "packages/turnspec/schemas");
 for (const name of readdirSync(at("docs"), { recursive: true })) {
   const from = at("docs", name);

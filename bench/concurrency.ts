@@ -11,7 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectWebSocket } from "../packages/rpc/src/transport/websocket.js";
-import { startStrictClient } from "../test/fixtures/strict-client.js";
+import { startStrictClient } from "./strict-client.js";
 import { startWebSocketGateway, tempDb, watchPeakRss, useCompiledPackage } from "./gateway-process.js";
 import { fmtOps, isMain, now, numberOption, resultTable, type ResultRow } from "./lib.js";
 import { autoApprove, liveVersusItems, runTurn } from "./turn-driver.js";

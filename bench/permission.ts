@@ -10,7 +10,7 @@
 import type { AnyNotification } from "../generated/registry.js";
 import { scriptMessage } from "../packages/gateway/src/providers/scripted.js";
 import { connectWebSocket } from "../packages/rpc/src/transport/websocket.js";
-import { startStrictClient } from "../test/fixtures/strict-client.js";
+import { startStrictClient } from "./strict-client.js";
 import { startWebSocketGateway, tempDb, useCompiledPackage } from "./gateway-process.js";
 import { isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
 

@@ -7,7 +7,7 @@
 import type { AnyNotification } from "../generated/registry.js";
 import type { TurnItemsResponse, TurnPermissionMode } from "../generated/types.js";
 import { scriptMessage } from "../packages/gateway/src/providers/scripted.js";
-import type { StrictClient } from "../test/fixtures/strict-client.js";
+import type { StrictClient } from "./strict-client.js";
 
 export interface TurnPlan {
   /** Agent-message deltas of the final answer. */

@@ -120,7 +120,7 @@ const HELPERS_URL = pathToFileURL(fileURLToPath(new URL("../packages/rpc/dist/va
  * repository's target and module kind, as tsc and the package build emit it), written to a
  * temp file and loaded by Node, not through tsx.
  */
-async function compiledModule(file: string): Promise<Record<string, Validator>> {
+export async function compiledModule(file: string): Promise<Record<string, Validator>> {
   const source = readFileSync(fileURLToPath(new URL(`../generated/${file}`, import.meta.url)), "utf8");
   const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: false }, fileName: file });
   // The support module's helpers (ucs2length: lengths count code points) from the built @turnspec/rpc.

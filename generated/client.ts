@@ -9,7 +9,7 @@
 import { Dispatcher, RpcClient, type LocalError, type RequestOptions, type Transport, type ValidationIssue } from "@turnspec/rpc";
 import type * as T from "./types.js";
 import type { AnyNotification, ClientMethodName, ClientNotificationName, MethodEntry, NotificationEntry, ServerMethodName, ServerNotificationName, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
-import { errors, methods, notifications } from "./registry.js";
+import { errors, methods, notifications, protocol } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
 export type { RequestOptions };
@@ -41,9 +41,11 @@ export interface ClientOptions {
 export type ClientSetup = ClientOptions & ([ServerMethodName] extends [never] ? { readonly handlers?: Record<string, never>; } : { readonly handlers: ClientHandlers; });
 
 // Widened to the entry types: a protocol may have no entry in one direction at all.
-const answered = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "server_to_client").map((m) => m.name));
-const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "server_to_client").map((n) => n.name));
-const sent = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "client_to_server").map((n) => n.name));
+// A message either side sends ("both") is in the sets of both directions.
+const answered = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction !== "client_to_server").map((m) => m.name));
+const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction !== "client_to_server").map((n) => n.name));
+const sent = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction !== "server_to_client").map((n) => n.name));
+const entries = { methods: methods as Record<string, MethodEntry>, notifications: notifications as Record<string, NotificationEntry> };
 const wrongWay = (name: string, what: string): ValidationIssue[] => [{ pointer: "", message: `"${name}" is not ${what}`, received: name }];
 
 export class ProtocolClient {
@@ -60,6 +62,8 @@ export class ProtocolClient {
       validateParams: (method, params) => (incoming ? paramsIssues(method, params, incoming) : undefined),
       validateResult: (method, result) => (outgoing ? resultIssues(method, result, outgoing) : undefined),
       errors,
+      entries,
+      batches: protocol.batches,
       ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
     });
     this.rpc = new RpcClient(
@@ -74,6 +78,8 @@ export class ProtocolClient {
         validateOutgoing: outgoing !== false,
         validateIncoming: incoming !== false,
         serve: (request) => dispatcher.handleParsed(request, this),
+        entries,
+        batches: protocol.batches,
         ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
         ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
       },

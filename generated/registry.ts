@@ -10,27 +10,49 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "a623f52ebb0aaa793a91538a7596a158d69d4bbd551ffdcf89b45bdb56b9f84f",
+  digest: "e5d71d19c1ce3dfb8564350309de1efc72b3fe97ab4c3c739bc2ce9602ee597c",
+  /** Whether a frame may be a JSON-RPC batch. */
+  batches: true,
+  /** What an object schema without additionalProperties means in strict mode. */
+  objects: "closed",
 } as const;
 
-export type Direction = "client_to_server" | "server_to_client";
+/** Who sends a message: the client, the server, or either side. */
+export type Direction = "client_to_server" | "server_to_client" | "both";
 
-export interface MethodEntry {
+/** How params are sent: a JSON object, a JSON array, or either (an array gives the named params in order). */
+export type ParamStructure = "by-name" | "by-position" | "either";
+
+interface ParamsFacts {
+  /** The params' type; absent when the message takes no params. */
+  readonly params?: string;
+  /** The frame may leave params out. */
+  readonly paramsOptional: boolean;
+  readonly paramStructure: ParamStructure;
+  /** For "either": the names of the params, in the order of their positions. */
+  readonly paramNames?: readonly string[];
+  /** Facts protocol.json keeps in x-… entries (what an importer's source says that turnspec has no field for). */
+  readonly extensions?: Readonly<Record<string, unknown>>;
+}
+
+export interface MethodEntry extends ParamsFacts {
   readonly name: string;
   readonly direction: Direction;
   readonly summary: string;
-  readonly params: string;
   readonly result: string;
+  /** The type of the partial results the method may stream before its result. */
+  readonly partialResult?: string;
+  /** The type of error.data of any error the method answers with. */
+  readonly errorData?: string;
   readonly errors: readonly string[];
   /** Ids of the certification requirements that exercise this method. */
   readonly requirements: readonly string[];
 }
 
-export interface NotificationEntry {
+export interface NotificationEntry extends ParamsFacts {
   readonly name: string;
   readonly direction: Direction;
   readonly summary: string;
-  readonly params: string;
   /** Ids of the certification requirements that exercise this notification. */
   readonly requirements: readonly string[];
 }
@@ -65,6 +87,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Create a thread that turns can run in (turnspec's own minimal Threads API).",
     params: "ThreadStartParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "ThreadStartResponse",
     errors: [],
     requirements: ["THREAD-START"],
@@ -74,6 +98,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Read one thread (turnspec's own minimal Threads API).",
     params: "ThreadGetParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "ThreadGetResponse",
     errors: ["thread_not_found"],
     requirements: ["THREAD-START", "THREAD-NOT-FOUND"],
@@ -83,6 +109,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Page through a thread's top-level timeline blocks, one per turn (turnspec's own minimal Threads API).",
     params: "ThreadTimelinePageParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "ThreadTimelinePageResponse",
     errors: ["thread_not_found"],
     requirements: ["THREAD-TIMELINE-PAGE", "THREAD-NOT-FOUND"],
@@ -92,6 +120,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Start a new turn in a thread; progress arrives as notifications.",
     params: "TurnStartParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnStartResponse",
     errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress", "execution_backend_unavailable", "sandbox_unavailable"],
     requirements: ["TURN-START-RESPONSE", "TURN-DEFAULT-PROFILE", "TURN-START-THREAD-NOT-FOUND", "TURN-DUPLICATE-ID", "TURN-BACKEND-UNAVAILABLE", "TURN-CAPABILITY-NOT-FOUND", "TURN-ONE-ACTIVE", "TURN-CHAT-MODE", "TURN-INPUT-TO-MODEL", "TURN-HISTORY", "TURN-TOOL-LOOP", "PERM-PROFILE-SNAPSHOT", "RPC-INVALID-PARAMS"],
@@ -101,6 +131,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Cancel or interrupt a turn that is still running.",
     params: "TurnCancelParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnCancelResponse",
     errors: ["thread_not_found", "turn_not_found", "turn_not_active"],
     requirements: ["TURN-CANCEL", "TURN-CANCEL-ENDED", "TURN-CANCEL-NOT-FOUND", "PERM-CANCEL-PENDING"],
@@ -110,6 +142,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Resume a blocked turn through one of its recovery jobs.",
     params: "TurnResumeParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnResumeResponse",
     errors: ["thread_not_found", "turn_not_found", "turn_not_blocked", "recovery_job_not_found"],
     requirements: ["TURN-RESUME-NOT-BLOCKED", "REC-RESUME"],
@@ -119,6 +153,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Read the current model of one turn.",
     params: "TurnGetParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnGetResponse",
     errors: ["thread_not_found", "turn_not_found"],
     requirements: ["TURN-GET", "TURN-GET-NOT-FOUND", "TURN-FAILED-PROVIDER"],
@@ -128,6 +164,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Replay the persisted item events of one turn.",
     params: "TurnItemsParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnItemsResponse",
     errors: ["thread_not_found", "turn_not_found"],
     requirements: ["TURN-ITEMS-REPLAY", "TURN-ITEMS-LAST-SEQUENCE", "TURN-ITEMS-NOT-FOUND"],
@@ -137,6 +175,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Page through the work items of one turn's semantic work block.",
     params: "TurnWorkPageParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnWorkPageResponse",
     errors: ["thread_not_found", "turn_not_found"],
     requirements: ["WORK-PAGE", "WORK-WATERMARK-MONOTONIC", "WORK-NOT-FOUND"],
@@ -146,6 +186,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Refresh specific work items by id, learning which were removed.",
     params: "TurnWorkItemsGetParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnWorkItemsGetResponse",
     errors: ["thread_not_found", "turn_not_found"],
     requirements: ["WORK-ITEMS-GET", "WORK-NOT-FOUND"],
@@ -155,6 +197,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Resolve an open tool permission request.",
     params: "TurnPermissionRequestRespondParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnPermissionRequestRespondResponse",
     errors: ["permission_request_not_found", "permission_request_resolved", "unauthorized"],
     requirements: ["PERM-ALLOW-ONCE", "PERM-DENY", "PERM-ALLOW-FOR-TURN", "PERM-RESPOND-NOT-FOUND", "PERM-RESPOND-TWICE"],
@@ -164,6 +208,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Answer an open question the model asked (turnspec's own extension).",
     params: "TurnQuestionRespondParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "TurnQuestionRespondResponse",
     errors: ["thread_not_found", "turn_not_found", "question_not_found", "question_resolved", "unauthorized"],
     requirements: ["TURN-QUESTION-ANSWER", "TURN-QUESTION-TOKEN", "TURN-QUESTION-RESOLVED-ONCE"],
@@ -173,6 +219,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Create a bounded delegation route from an agent execution to a destination thread.",
     params: "AgentDelegationRouteCreateParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "AgentDelegationRouteProjection",
     errors: ["thread_not_found", "route_validation_failed", "route_not_found", "idempotency_conflict"],
     requirements: ["ROUTE-CREATE", "ROUTE-NO-ACTIONS", "ROUTE-DUPLICATE-ACTIONS", "ROUTE-INVALID-EXPIRY", "ROUTE-HOP-BOUNDS", "ROUTE-RESULT-RETURN", "ROUTE-CYCLE", "ROUTE-IDEMPOTENT-CREATE", "ROUTE-ADMISSION"],
@@ -182,6 +230,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "List the routes of one source execution, a page at a time.",
     params: "AgentDelegationRouteListParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "AgentDelegationRouteListResponse",
     errors: [],
     requirements: ["ROUTE-LIST"],
@@ -191,6 +241,8 @@ export const methods = {
     direction: "client_to_server",
     summary: "Revoke a route, guarded by the generation the caller expects.",
     params: "AgentDelegationRouteRevokeParams",
+    paramsOptional: false,
+    paramStructure: "by-name",
     result: "AgentDelegationRouteProjection",
     errors: ["route_not_found", "generation_conflict", "idempotency_conflict"],
     requirements: ["ROUTE-REVOKE", "ROUTE-REVOKE-STALE", "ROUTE-REVOKE-NOT-FOUND"],
@@ -249,6 +301,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The turn was accepted and has started.",
     params: "TurnStartedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-STARTED-NOTIFIED", "TURN-ORDER-STARTED-FIRST"],
   },
   "item/started": {
@@ -256,6 +310,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A timeline item was opened.",
     params: "ItemStartedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-USER-MESSAGE", "ITEM-COMPLETED-ONCE", "ITEM-ORDER-STARTED-FIRST", "ITEM-REASONING"],
   },
   "item/agent_message/delta": {
@@ -263,6 +319,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A piece of assistant answer text.",
     params: "ItemDeltaNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-AGENT-MESSAGE", "ITEM-DELTA-STREAM"],
   },
   "item/command_execution/output_delta": {
@@ -270,6 +328,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A piece of a command's stdout or stderr.",
     params: "ItemDeltaNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-COMMAND-EXECUTION", "ITEM-DELTA-STREAM"],
   },
   "item/file_change/output_delta": {
@@ -277,6 +337,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A piece of a file change's output.",
     params: "ItemDeltaNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-FILE-CHANGE"],
   },
   "item/tool/progress": {
@@ -284,6 +346,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A progress update from a running tool.",
     params: "ItemDeltaNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-DELTA-STREAM"],
   },
   "item/updated": {
@@ -291,6 +355,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A timeline item changed after it was opened.",
     params: "ItemUpdatedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-ORDER-STARTED-FIRST"],
   },
   "item/completed": {
@@ -298,6 +364,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A timeline item reached its final display state.",
     params: "ItemCompletedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["ITEM-COMPLETED-ONCE", "ITEM-AGENT-MESSAGE", "ITEM-COMMAND-EXECUTION", "ITEM-FILE-CHANGE", "ITEM-TOOL-ERROR"],
   },
   "turn/completed": {
@@ -305,6 +373,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The turn finished successfully (terminal).",
     params: "TurnCompletedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-COMPLETED-NOTIFIED", "TURN-ORDER-ONE-TERMINAL", "TURN-USAGE"],
   },
   "turn/failed": {
@@ -312,6 +382,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The turn failed or was interrupted (terminal).",
     params: "TurnFailedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-FAILED-PROVIDER", "TURN-CANCEL", "TURN-ORDER-ONE-TERMINAL"],
   },
   "turn/blocked": {
@@ -319,6 +391,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The turn stopped in a blocked state that turn/resume can end.",
     params: "TurnBlockedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-ORDER-BLOCKED-QUIET", "WIN-BLOCKED"],
   },
   "thread/timeline/blocks/changed": {
@@ -326,6 +400,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A thread's timeline blocks changed; loaded pages may be stale.",
     params: "ThreadTimelineBlocksChangedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["THREAD-TIMELINE-CHANGED"],
   },
   "turn/work/items/changed": {
@@ -333,6 +409,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "Work items of a turn's work block changed.",
     params: "TurnWorkItemsChangedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WORK-CHANGED-NOTIFIED"],
   },
   "turn/work/state/changed": {
@@ -340,6 +418,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A turn's work block changed state or counts.",
     params: "TurnWorkStateChangedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WORK-CHANGED-NOTIFIED"],
   },
   "turn/permission/request/opened": {
@@ -347,6 +427,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A tool action waits for the client's approval.",
     params: "TurnPermissionRequestOpenedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["PERM-ASK-OPENS-REQUEST", "PERM-ORDER-RESOLVED-ONCE"],
   },
   "turn/permission/request/resolved": {
@@ -354,6 +436,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "An approval request was resolved, cancelled or expired.",
     params: "TurnPermissionRequestResolvedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["PERM-ALLOW-ONCE", "PERM-CANCEL-PENDING", "PERM-ORDER-RESOLVED-ONCE"],
   },
   "turn/permission/audit": {
@@ -361,6 +445,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A durable audit record of a permission decision.",
     params: "TurnPermissionAuditEvent",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["PERM-AUDIT"],
   },
   "turn/question/opened": {
@@ -368,6 +454,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The model asked the user a question; the turn waits for the answer (turnspec's own extension).",
     params: "TurnQuestionOpenedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-QUESTION-OPEN", "TURN-QUESTION-SURFACED", "TURN-QUESTION-ORDER-RESOLVED-ONCE"],
   },
   "turn/question/resolved": {
@@ -375,6 +463,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A question was answered, cancelled with its turn, or expired (turnspec's own extension).",
     params: "TurnQuestionResolvedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-QUESTION-ANSWER", "TURN-QUESTION-EXPIRE", "TURN-QUESTION-ORDER-RESOLVED-ONCE"],
   },
   "turn/handoff/started": {
@@ -382,6 +472,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The turn delegates to a sub-agent (turnspec's own extension).",
     params: "TurnHandoffStartedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["TURN-HANDOFF-NOTICE"],
   },
   "turn/execution_window/started": {
@@ -389,6 +481,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A bounded execution window started.",
     params: "TurnExecutionWindowStartedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WIN-STARTED"],
   },
   "turn/execution_window/exhausted": {
@@ -396,6 +490,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The current window hit a limit; observed counts are recorded.",
     params: "TurnExecutionWindowExhaustedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WIN-EXHAUSTED"],
   },
   "turn/execution_window/checkpointed": {
@@ -403,6 +499,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A continuation checkpoint was written.",
     params: "TurnExecutionWindowCheckpointedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WIN-CONTINUED"],
   },
   "turn/execution_window/continued": {
@@ -410,6 +508,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "Execution continued from a checkpoint in a new window.",
     params: "TurnExecutionWindowContinuedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WIN-CONTINUED"],
   },
   "turn/execution_window/blocked": {
@@ -417,6 +517,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "No further window can open; user or recovery action is needed.",
     params: "TurnExecutionWindowBlockedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["WIN-BLOCKED"],
   },
   "item/timeout_detected": {
@@ -424,6 +526,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "An item attempt ran past its deadline.",
     params: "ItemTimeoutDetectedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-TIMEOUT"],
   },
   "item/recovery_opened": {
@@ -431,6 +535,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A recovery job was opened for an item.",
     params: "ItemRecoveryOpenedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-RECOVERY-JOB"],
   },
   "item/recovery_attached": {
@@ -438,6 +544,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "An attempt was attached to an existing recovery job.",
     params: "ItemRecoveryAttachedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-RECOVERY-JOB"],
   },
   "item/retry_scheduled": {
@@ -445,6 +553,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A provider or item retry was scheduled.",
     params: "ItemRetryScheduledNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-RETRY"],
   },
   "item/retry_attempt_started": {
@@ -452,6 +562,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A scheduled retry attempt started.",
     params: "ItemRetryAttemptStartedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-RETRY"],
   },
   "item/recovery_succeeded": {
@@ -459,6 +571,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "Recovery succeeded.",
     params: "ItemRecoverySucceededNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-RECOVERY-JOB"],
   },
   "item/recovery_exhausted": {
@@ -466,6 +580,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "Recovery ran out of attempts.",
     params: "ItemRecoveryExhaustedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-RECOVERY-JOB"],
   },
   "item/tool/retry_scheduled": {
@@ -473,6 +589,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A tool retry episode was scheduled after a recoverable failure.",
     params: "ItemToolRetryScheduledNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-TOOL-RETRY"],
   },
   "item/tool/retry_resolved": {
@@ -480,6 +598,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A tool retry episode ended.",
     params: "ItemToolRetryResolvedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-TOOL-RETRY"],
   },
   "item/tool/retry_exhausted": {
@@ -487,6 +607,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A tool's retry budget ran out.",
     params: "ItemToolRetryExhaustedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-TOOL-RETRY"],
   },
   "turn/tool_loop/budget_exceeded": {
@@ -494,6 +616,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The agent tool loop hit its round or tool-call budget.",
     params: "TurnToolLoopBudgetExceededNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-LOOP-BUDGET"],
   },
   "context/compressing": {
@@ -501,6 +625,8 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The gateway is compressing the thread history.",
     params: "ContextCompressingNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-CONTEXT-COMPRESSION"],
   },
   "context/compressed": {
@@ -508,24 +634,26 @@ export const notifications = {
     direction: "server_to_client",
     summary: "History compression finished.",
     params: "ContextCompressedNotification",
+    paramsOptional: false,
+    paramStructure: "by-name",
     requirements: ["REC-CONTEXT-COMPRESSION", "TURN-ORDER-COMPACTED-FIRST"],
   },
 } as const satisfies { readonly [N in NotificationName]: NotificationEntry & { readonly name: N; } };
 
-/** Methods a client calls and a server serves. */
-export type ClientMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "client_to_server" ? M : never }[MethodName];
+/** Methods a client calls and a server serves (a method either side sends is in both lists). */
+export type ClientMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "client_to_server" | "both" ? M : never }[MethodName];
 
 /** Methods a server calls on its client, which the client serves (sampling, a question to the user…). */
-export type ServerMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "server_to_client" ? M : never }[MethodName];
+export type ServerMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "server_to_client" | "both" ? M : never }[MethodName];
 
 /** Notifications a client sends to its server. */
 export type ClientNotificationName = {
-  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "client_to_server" ? N : never;
+  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "client_to_server" | "both" ? N : never;
 }[NotificationName];
 
 /** Notifications a server sends to its clients. */
 export type ServerNotificationName = {
-  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "server_to_client" ? N : never;
+  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "server_to_client" | "both" ? N : never;
 }[NotificationName];
 
 /** The error registry: every code a server may answer with, by the reason in `error.data.reason`. */
@@ -725,6 +853,12 @@ export const errors = {
 } as const;
 
 export type ErrorReason = keyof typeof errors;
+
+/** The type of `error.data` of each error whose data the registry describes. */
+export type ErrorDataTypes = Record<never, never>;
+
+/** What a handler may put in `error.data` for reason `R`: its described type, or any fields (the reason is added to them). */
+export type ErrorDataOf<R extends ErrorReason> = R extends keyof ErrorDataTypes ? ErrorDataTypes[R] : Record<string, unknown>;
 
 /**
  * The extension keywords (`x-…`) of the named types: facts about a type that JSON Schema

@@ -5,9 +5,9 @@
  * maps errors to their registered codes, a typed notifier, typed requests to the client
  * (for the methods the client serves), and a whole connection over a transport.
  */
-import { Dispatcher, DomainError, LocalError, OutgoingRequests, RpcClient, formatIssue, type JsonRpcResponse, type RequestOptions, type Transport, type ValidationIssue } from "@turnspec/rpc";
-import type { ServerNotificationName, ClientMethodName, ClientNotificationName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf, ServerMethodName } from "./registry.js";
-import { errors, methods, notifications } from "./registry.js";
+import { Dispatcher, DomainError, LocalError, OutgoingRequests, RpcClient, formatIssue, wireParams, type JsonRpcResponse, type RequestOptions, type Transport, type ValidationIssue } from "@turnspec/rpc";
+import type { ServerNotificationName, ClientMethodName, ClientNotificationName, ErrorDataOf, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf, ServerMethodName } from "./registry.js";
+import { errors, methods, notifications, protocol } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
 /** One handler per method the server serves. */
@@ -34,10 +34,12 @@ export interface ServerOptions<Ctx> {
 }
 
 // Widened to the entry types: a protocol may have no entry in one direction at all.
-const served = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "client_to_server").map((m) => m.name));
-const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "client_to_server").map((n) => n.name));
-const called = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "server_to_client").map((m) => m.name));
-const told = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "server_to_client").map((n) => n.name));
+// A message either side sends ("both") is in the sets of both directions.
+const served = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction !== "server_to_client").map((m) => m.name));
+const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction !== "server_to_client").map((n) => n.name));
+const called = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction !== "client_to_server").map((m) => m.name));
+const told = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction !== "client_to_server").map((n) => n.name));
+const entries = { methods: methods as Record<string, MethodEntry>, notifications: notifications as Record<string, NotificationEntry> };
 const wrongWay = (name: string, what: string): ValidationIssue[] => [{ pointer: "", message: `"${name}" is not ${what}`, received: name }];
 
 /** Builds the dispatcher for a complete set of handlers. */
@@ -55,15 +57,21 @@ export function createDispatcher<Ctx = void, H extends Handlers<Ctx> = Handlers<
     ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
     notifications: heard,
     validateNotification: (method, params) => notificationIssues(method, params, mode),
+    entries,
+    batches: protocol.batches,
     ...(options.onNotification ? { onNotification: options.onNotification } : {}),
     ...(options.onResponse ? { onResponse: options.onResponse } : {}),
     ...(options.maxBatchSize === undefined ? {} : { maxBatchSize: options.maxBatchSize }),
   });
 }
 
-/** A domain error for a handler to throw; the message defaults to the registry's. */
-export function protocolError(reason: ErrorReason, message?: string, data?: Record<string, unknown>): DomainError {
-  return new DomainError(reason, message ?? errors[reason].message, data);
+/**
+ * A domain error for a handler to throw; the message defaults to the registry's. `data` is
+ * the error's described data type when errors.json gives it one (sent as it is), else any
+ * fields (sent with the reason added).
+ */
+export function protocolError<R extends ErrorReason>(reason: R, message?: string, data?: ErrorDataOf<R>): DomainError {
+  return new DomainError(reason, message ?? errors[reason].message, data as Record<string, unknown> | undefined);
 }
 
 export interface Notifier {
@@ -115,6 +123,7 @@ export function createClientCaller(send: (frame: string) => void | Promise<void>
     validateParams: (method, params) => (!called.has(method) ? wrongWay(method, "a method the server calls on its client") : outgoing ? paramsIssues(method, params, outgoing) : undefined),
     ...(incoming ? { validateResult: (method: string, result: unknown) => resultIssues(method, result, incoming) } : {}),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    toWire: (method, params) => wireParams(entries.methods[method], params),
   });
   return {
     request: (method, params, requestOptions) => requests.request(method, params, requestOptions) as Promise<never>,
@@ -182,6 +191,8 @@ export function serveConnection<H extends Handlers<ServerConnection>>(
       validateIncoming: true,
       serve: (request) => dispatcher.handleParsed(request, connection),
       answerMalformed: true,
+      entries,
+      batches: protocol.batches,
       ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
       ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
     },

@@ -576,12 +576,14 @@ export interface GatewayConfig {
        */
       model: string;
       /**
-       * Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept.
+       * Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept.
+       * @default "OPENAI_API_KEY"
        */
       api_key_env?: string;
     };
     /**
-     * How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms first delay, doubling up to 30000 ms.
+     * How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job.
+     * @default {"max_attempts":4,"initial_delay_ms":1000,"backoff_multiplier":2,"max_delay_ms":30000}
      */
     retry?: GatewayRetryPolicy;
     /**
@@ -601,7 +603,8 @@ export interface GatewayConfig {
          */
         model: string;
         /**
-         * Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept.
+         * Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept.
+         * @default "OPENAI_API_KEY"
          */
         api_key_env?: string;
       } | undefined;
@@ -616,19 +619,23 @@ export interface GatewayConfig {
      */
     default_cwd?: string;
     /**
-     * Timeout of a shell call that names none. Default 30000.
+     * Timeout of a shell call that names none.
+     * @default 30000
      */
     shell_timeout_ms?: number;
     /**
-     * Upper bound of any shell call's timeout. Default 600000.
+     * Upper bound of any shell call's timeout.
+     * @default 600000
      */
     max_shell_timeout_ms?: number;
     /**
-     * Timeout of a web_fetch call. Default 15000.
+     * Timeout of a web_fetch call.
+     * @default 15000
      */
     web_fetch_timeout_ms?: number;
     /**
-     * Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised). Default 120000.
+     * Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised).
+     * @default 120000
      */
     restricted_max_shell_timeout_ms?: number;
     /**
@@ -636,19 +643,23 @@ export interface GatewayConfig {
      */
     execution_windows?: {
       /**
-       * Agent rounds (provider calls) one window may run. Default 10.
+       * Agent rounds (provider calls) one window may run.
+       * @default 10
        */
       max_agent_rounds_per_window?: number;
       /**
-       * Tool calls one window may make. Default 40.
+       * Tool calls one window may make.
+       * @default 40
        */
       max_tool_calls_per_window?: number;
       /**
-       * Wall-clock milliseconds one window may run. Default 600000 (10 minutes).
+       * Wall-clock milliseconds one window may run.
+       * @default 600000
        */
       max_wall_clock_ms_per_window?: number;
       /**
-       * Provider tokens one window may account for. Default 200000.
+       * Provider tokens one window may account for.
+       * @default 200000
        */
       max_provider_tokens_per_window?: number;
       /**
@@ -656,29 +667,35 @@ export interface GatewayConfig {
        */
       total?: {
         /**
-         * Agent rounds before the turn blocks. Default 40.
+         * Agent rounds before the turn blocks.
+         * @default 40
          */
         max_agent_rounds?: number;
         /**
-         * Tool calls before the turn blocks. Default 160.
+         * Tool calls before the turn blocks.
+         * @default 160
          */
         max_tool_calls?: number;
         /**
-         * Wall-clock milliseconds before the turn blocks. Default 3600000 (1 hour).
+         * Wall-clock milliseconds before the turn blocks.
+         * @default 3600000
          */
         max_wall_clock_ms?: number;
         /**
-         * Provider tokens before the turn blocks. Default 1000000.
+         * Provider tokens before the turn blocks.
+         * @default 1000000
          */
         max_provider_tokens?: number;
       };
     };
     /**
-     * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
+     * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried.
+     * @default {"max_attempts":3,"initial_delay_ms":500,"backoff_multiplier":2,"max_delay_ms":10000}
      */
     retry?: GatewayRetryPolicy;
     /**
-     * Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused. Default none.
+     * Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused.
+     * @default []
      */
     env_passthrough?: string[];
   };
@@ -716,19 +733,23 @@ export interface GatewayConfig {
         [k: string]: string | undefined;
       };
       /**
-       * Scope the server is configured in; a capability's scopeKind must equal it. Default workspace.
+       * Scope the server is configured in; a capability's scopeKind must equal it.
+       * @default "workspace"
        */
       scope?: string;
       /**
-       * How long connecting and listing tools may take before the server counts as failed to start. Default 20000.
+       * How long connecting and listing tools may take before the server counts as failed to start.
+       * @default 20000
        */
       startup_timeout_ms?: number;
       /**
-       * How long one tool call may run before it is reported timed out. Default 60000.
+       * How long one tool call may run before it is reported timed out.
+       * @default 60000
        */
       tool_timeout_ms?: number;
       /**
-       * Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself. Default false.
+       * Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself.
+       * @default false
        */
       trusted?: boolean;
     } | undefined;
@@ -746,7 +767,8 @@ export interface GatewayConfig {
        */
       path: string;
       /**
-       * Source kind of its skills (a capability's sourceKind). Default workspace.
+       * Source kind of its skills (a capability's sourceKind).
+       * @default "workspace"
        */
       source_kind?: string;
     }[];
@@ -771,7 +793,8 @@ export interface GatewayConfig {
         [k: string]: string | undefined;
       };
       /**
-       * How long the agent may take to answer initialize and session/new. Default 20000.
+       * How long the agent may take to answer initialize and session/new.
+       * @default 20000
        */
       startup_timeout_ms?: number;
     } | undefined;
@@ -786,11 +809,13 @@ export interface GatewayConfig {
        */
       kind: "codex";
       /**
-       * The codex program. Default codex (on the PATH).
+       * The codex program. Looked up on the PATH.
+       * @default "codex"
        */
       command?: string;
       /**
-       * Arguments before the gateway's own (the app-server subcommand and its -c overrides). Default none.
+       * Arguments before the gateway's own (the app-server subcommand and its -c overrides).
+       * @default []
        */
       args?: string[];
       /**
@@ -802,7 +827,8 @@ export interface GatewayConfig {
        */
       model: string;
       /**
-       * Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key.
+       * Environment variable holding the endpoint's API key. A missing variable sends a placeholder key.
+       * @default "OPENAI_API_KEY"
        */
       api_key_env?: string;
       /**
@@ -810,7 +836,8 @@ export interface GatewayConfig {
        */
       codex_home?: string;
       /**
-       * How long the runtime may take to answer initialize and thread/start. Default 20000.
+       * How long the runtime may take to answer initialize and thread/start.
+       * @default 20000
        */
       startup_timeout_ms?: number;
     } | undefined;
@@ -820,23 +847,28 @@ export interface GatewayConfig {
    */
   limits?: {
     /**
-     * Largest frame accepted; a larger one gets payload_too_large. Default 8388608 (8 MiB).
+     * Largest frame accepted; a larger one gets payload_too_large.
+     * @default 8388608
      */
     max_frame_bytes?: number;
     /**
-     * Most messages in one JSON-RPC batch. Default 1000.
+     * Most messages in one JSON-RPC batch.
+     * @default 1000
      */
     max_batch_size?: number;
     /**
-     * Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 200.
+     * Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
+     * @default 200
      */
     max_agent_rounds?: number;
     /**
-     * How deep spawn_agent may nest child turns. Default 2.
+     * How deep spawn_agent may nest child turns.
+     * @default 2
      */
     max_spawn_depth?: number;
     /**
-     * Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 800.
+     * Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
+     * @default 800
      */
     max_tool_calls?: number;
   };
@@ -845,11 +877,13 @@ export interface GatewayConfig {
    */
   permissions?: {
     /**
-     * How long an approval request stays open before it resolves as expired (a denial). Default 600000 (10 minutes).
+     * How long an approval request stays open before it resolves as expired (a denial).
+     * @default 600000
      */
     request_timeout_ms?: number;
     /**
-     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Default true. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked.
+     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked.
+     * @default true
      */
     require_resolve_token?: boolean;
     /**
@@ -866,12 +900,14 @@ export interface GatewayConfig {
    */
   questions?: {
     /**
-     * How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. Default 600000 (10 minutes). `turnspec serve --question-timeout-ms` overrides it.
+     * How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve --question-timeout-ms` overrides it.
+     * @default 600000
      */
     timeout_ms?: number;
   };
   /**
-   * This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it). Default gw_local.
+   * This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it).
+   * @default "gw_local"
    */
   gateway_id?: string;
   /**
@@ -879,7 +915,8 @@ export interface GatewayConfig {
    */
   store?: string;
   /**
-   * With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death. Default 15000.
+   * With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death.
+   * @default 15000
    */
   lease_timeout_ms?: number;
   /**
@@ -887,11 +924,13 @@ export interface GatewayConfig {
    */
   routes?: {
     /**
-     * Largest max_hops a route may declare. Default 4.
+     * Largest max_hops a route may declare.
+     * @default 4
      */
     max_hops?: number;
     /**
-     * Most live (active, unexpired) routes one source execution may have. Default 32.
+     * Most live (active, unexpired) routes one source execution may have.
+     * @default 32
      */
     max_routes_per_source?: number;
   };
@@ -900,11 +939,13 @@ export interface GatewayConfig {
    */
   agent?: {
     /**
-     * The agent identity. Default agent_reference.
+     * The agent identity.
+     * @default "agent_reference"
      */
     identity_id?: string;
     /**
-     * Name to show. Default "Reference agent".
+     * Name to show.
+     * @default "Reference agent"
      */
     display_name?: string;
     /**
@@ -912,7 +953,8 @@ export interface GatewayConfig {
      */
     nickname?: string;
     /**
-     * Revision of this profile; raise it when the presentation changes. Default 1.
+     * Revision of this profile; raise it when the presentation changes.
+     * @default 1
      */
     revision?: number;
     /**
@@ -929,11 +971,13 @@ export interface GatewayConfig {
    */
   context?: {
     /**
-     * Estimated tokens (4 characters each) of history above which it is compressed. Default 100000.
+     * Estimated tokens (4 characters each) of history above which it is compressed.
+     * @default 100000
      */
     max_history_tokens?: number;
     /**
-     * Messages at the end of the history that are never folded into the summary. Default 8.
+     * Messages at the end of the history that are never folded into the summary.
+     * @default 8
      */
     keep_recent_messages?: number;
   };
@@ -942,11 +986,13 @@ export interface GatewayConfig {
    */
   sandbox?: {
     /**
-     * Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active. Default false.
+     * Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active.
+     * @default false
      */
     required?: boolean;
     /**
-     * The bubblewrap binary. Default "bwrap", looked up on PATH.
+     * The bubblewrap binary. Looked up on the PATH when it is a bare name.
+     * @default "bwrap"
      */
     bwrap_path?: string;
   };
@@ -955,18 +1001,20 @@ export interface GatewayConfig {
    */
   network?: {
     /**
-     * Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Default none (the network stays disabled).
+     * Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled.
+     * @default []
      */
     allow_domains?: string[];
     /**
-     * Hosts never reachable, in the same form; they win over allow_domains. Default none.
+     * Hosts never reachable, in the same form; they win over allow_domains.
+     * @default []
      */
     deny_domains?: string[];
   };
 }
 
 /**
- * A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped).
+ * A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped). Each place the configuration uses a policy declares the policy it defaults to.
  */
 export interface GatewayRetryPolicy {
   /**
@@ -978,7 +1026,7 @@ export interface GatewayRetryPolicy {
    */
   initial_delay_ms?: number;
   /**
-   * Factor each later wait is multiplied by. Default 2.
+   * Factor each later wait is multiplied by.
    */
   backoff_multiplier?: number;
   /**
@@ -1565,6 +1613,7 @@ export interface ThreadGetResponse {
 export interface ThreadStartParams {
   /**
    * Workspace to create the thread in; defaults to ws_default.
+   * @default "ws_default"
    */
   workspace_id?: string;
   /**

@@ -6,7 +6,7 @@
  * - strict: unknown fields and enum values are errors (certification, a gateway's own input);
  * - tolerant: unknown fields are accepted, so a client keeps working against a newer gateway.
  */
-import { LocalError, formatIssue, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "@turnspec/rpc";
+import { LocalError, formatIssue, readParams, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "@turnspec/rpc";
 import type * as T from "./types.js";
 import * as strictValidators from "./validators.strict.js";
 import * as tolerantValidators from "./validators.tolerant.js";
@@ -376,9 +376,17 @@ export function assertValid<N extends TypeName>(name: N, value: unknown, mode: V
   }
 }
 
+/** Params as a message carries them: left out where it may, by name or by position as it says, then against its type. */
+function validateMessageParams(entry: MethodEntry | NotificationEntry, value: unknown, mode: ValidationMode): ValidationResult<unknown> {
+  const read = readParams(entry, value);
+  if (!read.ok) return { ok: false, errors: read.issues };
+  if (read.value === undefined || entry.params === undefined) return { ok: true, value: read.value };
+  return validate(entry.params as TypeName, read.value, mode);
+}
+
 export function validateParams<M extends MethodName>(method: M, value: unknown, mode: ValidationMode = "strict"): ValidationResult<ParamsOf<M>> {
   // Read through the entry types: a protocol may have no method or notification at all.
-  return validate((methods[method] as MethodEntry).params as TypeName, value, mode) as ValidationResult<ParamsOf<M>>;
+  return validateMessageParams(methods[method] as MethodEntry, value, mode) as ValidationResult<ParamsOf<M>>;
 }
 
 export function validateResult<M extends MethodName>(method: M, value: unknown, mode: ValidationMode = "strict"): ValidationResult<ResultOf<M>> {
@@ -386,7 +394,7 @@ export function validateResult<M extends MethodName>(method: M, value: unknown, 
 }
 
 export function validateNotification<N extends NotificationName>(name: N, value: unknown, mode: ValidationMode = "strict"): ValidationResult<NotificationParamsOf<N>> {
-  return validate((notifications[name] as NotificationEntry).params as TypeName, value, mode) as ValidationResult<NotificationParamsOf<N>>;
+  return validateMessageParams(notifications[name] as NotificationEntry, value, mode) as ValidationResult<NotificationParamsOf<N>>;
 }
 
 const unknown = (kind: string, name: string): ValidationIssue[] => [{ pointer: "", message: `${kind} "${name}" is not part of the protocol`, received: name }];

@@ -15,6 +15,7 @@ import { builtInProtocol } from "../../packages/turnspec/src/built-in.js";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const kv = join(root, "test/fixtures/mini-protocol/schemas");
 const mcp = join(root, "test/fixtures/mcp/schemas");
+const bothWay = join(root, "test/fixtures/constructs/both-way/schemas");
 const dir = mkdtempSync(join(tmpdir(), "turnspec-validate-schemas-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -90,6 +91,41 @@ describe("turnspec validate --schemas DIR", () => {
     const strict = await run({ files: [path], schemas: mcp });
     expect(strict.code).toBe(1);
     expect(strict.out).toContain(`${path}:2 tools/call result/extra`);
+  });
+
+  it("reads a transcript that records senders, and refuses a message sent the wrong way and a response to an id the other side never sent", async () => {
+    const from = (side: "client" | "server", message: unknown) => ({ from: side, message });
+    const good = file(
+      "recorded.jsonl",
+      from("client", { jsonrpc: "2.0", id: 0, method: "ping" }),
+      from("server", { jsonrpc: "2.0", id: 0, method: "ping" }),
+      from("client", { jsonrpc: "2.0", id: 0, result: {} }),
+      from("server", { jsonrpc: "2.0", id: 0, result: {} }),
+    );
+    const ok = await run({ files: [good], schemas: bothWay });
+    expect(ok.out).toBe("4 values checked: all valid\n");
+    expect(ok.code).toBe(0);
+    const bad = file(
+      "crossed.jsonl",
+      from("server", { jsonrpc: "2.0", id: 3, method: "work/start", params: { job: "j" } }),
+      from("client", { jsonrpc: "2.0", id: 0, method: "ping" }),
+      from("client", { jsonrpc: "2.0", id: 0, result: {} }),
+    );
+    const refused = await run({ files: [bad], schemas: bothWay });
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain(`${bad}:1 work/start method: is a method only the client sends (client_to_server); here the server sent it; got "work/start"`);
+    expect(refused.out).toContain(`${bad}:3 id: answers no request the server sent (the client's request with this id is waiting, and the client does not answer its own requests); got 0`);
+  });
+
+  it("says when it cannot tell who sent a frame of a transcript of bare messages", async () => {
+    const plain = file("plain.jsonl", { jsonrpc: "2.0", id: 0, method: "ping" }, { jsonrpc: "2.0", id: 0, result: {} });
+    const result = await run({ files: [plain], schemas: bothWay });
+    expect(result.out).toContain(`${plain}:1 note: cannot tell who sent this frame: ping may be sent by either side; record the sender ({"from": "client" | "server", "message": …})`);
+    expect(result.out).toContain(`${plain}:2 note: cannot tell who sent this frame: both sides have a request with id 0 waiting`);
+    expect(result.out.trim().split("\n").at(-1)).toBe("2 values checked: all valid");
+    expect(result.code).toBe(0);
+    const json = JSON.parse((await run({ files: [plain], schemas: bothWay, json: true })).out) as { notes: unknown[] };
+    expect(json.notes).toHaveLength(2);
   });
 
   it("exits 2 for a missing schemas folder and for one with mistakes", async () => {

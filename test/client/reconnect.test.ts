@@ -157,13 +157,14 @@ describe("reconnect over WebSocket", () => {
  * on the first turn/items of a connection, live notifications sent before the answer
  * (`live`) and after it (`later`).
  */
-function scriptedPeer(log: readonly TurnNotification[], live: readonly TurnNotification[], later: readonly TurnNotification[] = []): () => Transport {
+function scriptedPeer(log: readonly TurnNotification[], live: readonly TurnNotification[], later: readonly TurnNotification[] = [], asked: { pages: number } = { pages: 0 }): () => Transport {
   return () => {
     const [client, server] = createInMemoryPair();
     let answered = false;
     server.onmessage = (frame) => {
       const request = JSON.parse(frame) as { id: number; method: string; params: { after_sequence?: number } };
       if (request.method !== "turn/items") throw new Error(`unexpected ${request.method}`);
+      asked.pages++;
       const send = (message: unknown) => void server.send(JSON.stringify(message));
       const notify = (ns: readonly TurnNotification[]) => {
         for (const n of ns) send({ jsonrpc: "2.0", method: n.method, params: n.params });
@@ -235,5 +236,20 @@ describe("the turn feed", () => {
     const error = await failed.promise;
     expect(got).toEqual([2, 3]);
     expect(error).toMatchObject({ name: "TurnClientError", kind: "invalid_event", message: expect.stringContaining("events 4…6 of turn trn are missing") });
+  });
+
+  it("reports a gap inside turn/items (the log lost an event but has later ones) instead of asking for the same page again and again", async () => {
+    recorded = await record();
+    const asked = { pages: 0 };
+    // Event 4 is missing from the log, which has everything after it; a live event 6 arrives.
+    const connection = await GatewayConnection.open({ connect: scriptedPeer(recorded.filter((n) => n.params.sequence !== 4), [recorded[5]!], [], asked) });
+    cleanups.push(() => connection.close());
+    const got: number[] = [];
+    const failed = gate<Error>();
+    followTurn(connection, "thr", "trn", { event: (n) => got.push(n.params.sequence), error: (e) => failed.open(e) }, { afterSequence: 1 });
+    const error = await failed.promise;
+    expect(got).toEqual([2, 3]);
+    expect(error).toMatchObject({ name: "TurnClientError", kind: "invalid_event", message: expect.stringContaining("events 4…4 of turn trn are missing") });
+    expect(asked.pages).toBeLessThanOrEqual(3);
   });
 });

@@ -20,7 +20,7 @@ import { Gateway } from "../../packages/gateway/src/engine/gateway.js";
 import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
 import { PostgresEventStore } from "../../packages/gateway/src/store/postgres.js";
 import { builtinTools } from "../../packages/gateway/src/tools/registry.js";
-import { startStrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient } from "../../bench/strict-client.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import { script, text } from "../gateway/harness.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyNotification } from "../../generated/registry.js";
 import { connectWebSocket } from "../../packages/rpc/src/transport/websocket.js";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient, type StrictClient } from "../../bench/strict-client.js";
 
 export interface Instance {
   readonly url: string;

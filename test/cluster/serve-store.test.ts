@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
-import { startStrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient } from "../../bench/strict-client.js";
 import { script, text } from "../gateway/harness.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 

@@ -60,7 +60,50 @@ describe("checks that test their statements", () => {
       },
       { patterns: ["TURN-*", "ITEM-*"], capabilities: ["core"], level: "core" },
     );
-    expect(result("ITEM-COMPLETED-ONCE")).toMatchObject({ outcome: "fail", message: expect.stringMatching(/ended with turn\/failed\) has items not completed exactly once before it ended: item_left_open completed 0 times/) });
+    expect(result("ITEM-COMPLETED-ONCE")).toMatchObject({ outcome: "fail", message: expect.stringMatching(/ended with turn\/failed\) has items not completed exactly once before it ended: item_left_open \(userMessage\) completed 0 times/) });
+  });
+
+  it("ITEM-COMPLETED-ONCE fails a gateway that leaves its open items unfinished when a turn is cancelled, naming each item, for every kind of item left open", async () => {
+    // Per turn: the items open now, and, once the turn is cancelled, those left unfinished.
+    const open = new Map<string, Map<string, string>>();
+    const leftOpen = new Map<string, Set<string>>();
+    const shift = new Map<string, number>();
+    const renumber = (frame: Json): Json => {
+      const turnId = frame.params?.turn_id as string | undefined;
+      const by = turnId === undefined ? 0 : (shift.get(turnId) ?? 0);
+      return by && typeof frame.params.sequence === "number" ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence - by } } : frame;
+    };
+    const named: string[] = [];
+    const { failed, errored, result } = await certifyWrapped(
+      {
+        in(frame, pass) {
+          // The scenarios' own cancels; a turn a stopped scenario abandons is not held against the gateway.
+          if (frame.method === "turn/cancel" && frame.params.reason !== "the certification scenario stopped early") leftOpen.set(frame.params.turn_id, new Set(open.get(frame.params.turn_id)?.keys()));
+          pass(frame);
+        },
+        out(frame, pass) {
+          const turnId = frame.params?.turn_id as string | undefined;
+          if (turnId !== undefined && frame.method === "item/started") open.set(turnId, (open.get(turnId) ?? new Map()).set(frame.params.item_id, frame.params.item.type));
+          if (turnId !== undefined && frame.method === "item/completed") {
+            open.get(turnId)?.delete(frame.params.item_id);
+            // Never completed: dropped, and the turn's later events renumbered, so that only the missing completion is wrong.
+            if (leftOpen.get(turnId)?.has(frame.params.item_id)) {
+              named.push(`${frame.params.item_id} (${frame.params.item.type})`);
+              shift.set(turnId, (shift.get(turnId) ?? 0) + 1);
+              return;
+            }
+          }
+          pass(renumber(frame));
+        },
+      },
+      { patterns: ["TURN-*", "ITEM-*", "PERM-*"], capabilities: ["core", "permissions", "surface"] },
+    );
+    expect(failed).toEqual(["ITEM-COMPLETED-ONCE"]);
+    expect(errored).toEqual([]);
+    const message = result("ITEM-COMPLETED-ONCE").message!;
+    for (const type of ["agentMessage", "commandExecution", "dynamicToolCall"]) expect(named.some((n) => n.endsWith(`(${type})`)), type).toBe(true);
+    for (const item of named) expect(message).toContain(`${item} completed 0 times`);
+    expect(message).toMatch(/ended with turn\/failed\) has items not completed exactly once before it ended/);
   });
 
   it("PERM-GRANT-TURN-SCOPED is a MUST, and a grant that leaks into the next turn fails it (not a timeout error)", async () => {

@@ -14,7 +14,7 @@ describe("turnspec certify (command line)", () => {
     const run = certify("--list");
     expect(run.status).toBe(0);
     const headings = run.stdout.split("\n").filter((l) => /^[a-z]+ \(\d+\)$/.test(l));
-    expect(headings.map((h) => h.split(" ")[0])).toEqual(["core", "permissions", "routes", "work", "windows", "recovery", "surface"]);
+    expect(headings.map((h) => h.split(" ")[0])).toEqual(["core", "permissions", "routes", "work", "windows", "recovery", "surface", "client"]);
     expect(run.stdout).toMatch(/^ {2}PERM-DENY +MUST +deny keeps the tool from running/m);
   });
 
@@ -22,7 +22,7 @@ describe("turnspec certify (command line)", () => {
     const run = certify("--explain", "ROUTE-REVOKE-STALE");
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("ROUTE-REVOKE-STALE (MUST, capability routes)");
-    expect(run.stdout).toContain('reference: agent-delegation-routes.md, section "Validation"');
+    expect(run.stdout).toContain('reference: docs/gateway.md, section "Delegation routes"');
     expect(run.stdout).toContain("covers: agent/route/revoke");
     expect(run.stdout).toMatch(/check \(scenario "route create, list and revoke"\): Revokes another route with a stale generation/);
   });

@@ -52,7 +52,7 @@ describe("certify --gateway-cmd runs the command where the user is", () => {
     expect(run.stderr).toContain(`--cwd: ${missing} is not a folder`);
     expect(run.status).toBe(2);
     const withUrl = certify(repo, "--cwd", ".", "--gateway-url", "ws://127.0.0.1:1");
-    expect(withUrl.stderr).toContain("--cwd is the folder --gateway-cmd runs in");
+    expect(withUrl.stderr).toContain("--cwd is the folder --gateway-cmd or --client-cmd runs in");
     expect(withUrl.status).toBe(2);
   });
 });

@@ -34,7 +34,7 @@ describe("the independent gateway", () => {
     expect(failing, run.stderr).toEqual([]);
     expect(run.stdout).toContain("Certified Full (Full requested) for core, permissions, routes, work");
     expect(run.status).toBe(0);
-    const certificate = JSON.parse(readFileSync(join(dir, "certificate.json"), "utf8")) as { certified: boolean; certifiedCapabilities: string[] };
+    const { certificate } = JSON.parse(readFileSync(join(dir, "certificate.json"), "utf8")) as { certificate: { certified: boolean; certifiedCapabilities: string[] } };
     expect(certificate).toMatchObject({ certified: true, certifiedCapabilities: ["core", "permissions", "routes", "work"] });
   }, 200_000);
 

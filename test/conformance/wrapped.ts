@@ -31,6 +31,8 @@ export interface WrappedRun {
   readonly patterns: readonly string[];
   readonly capabilities?: readonly Capability[];
   readonly level?: "core" | "full";
+  /** The suite version to certify against (default: the current one). */
+  readonly suite?: string;
   readonly stepTimeoutMs?: number;
   readonly notices?: string[];
   readonly extra?: Partial<CertifyOptions>;
@@ -82,6 +84,7 @@ export async function certifyWrapped(wrapper: Wrapper, run: WrappedRun) {
       model,
       capabilities: run.capabilities ?? CLAIMED,
       level: run.level ?? "full",
+      ...(run.suite === undefined ? {} : { suite: run.suite }),
       selected: selectIds([...run.patterns], all).ids,
       expectedFailures: [],
       stepTimeoutMs: run.stepTimeoutMs ?? 4000,

@@ -41,7 +41,7 @@ describe("turnspec diff (command)", () => {
 
     const broken = await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs) });
     expect(broken.code).toBe(1);
-    expect(broken.out).toContain("ThingPutParams\n  BREAKING  field \"note\" added, optional\n    who breaks: old servers reject what new clients send: ");
+    expect(broken.out).toContain("ThingPutParams\n  BREAKING  field \"note\" added, optional  [FIELD_ADDED]\n    who breaks: old servers reject what new clients send: ");
     expect(broken.out).toContain("      old thing_put_params.json#/additionalProperties\n      new thing_put_params.json#/properties/note\n      message: thing/put params\n");
     expect(broken.out).toContain('      counterexample: {"id":"x","v":"x","note":"x"}');
     // The direction is named on the who-breaks line only.
@@ -66,7 +66,7 @@ describe("turnspec diff (command)", () => {
     expect((await run({ oldDir, newDir, category: "wire" })).code).toBe(0);
     const code = await run({ oldDir, newDir, category: "code" });
     expect(code.code).toBe(1);
-    expect(code.out).toContain("code: Box\n  BREAKING  type Box renamed to Crate");
+    expect(code.out).toContain("code: Box\n  BREAKING  type Box renamed to Crate  [CODE_TYPE_RENAMED]");
     expect((await run({ oldDir, newDir, category: "all" })).code).toBe(1);
   });
 
@@ -85,7 +85,7 @@ describe("turnspec diff (command)", () => {
 
     const markdown = await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs), format: "markdown" });
     expect(markdown.out).toContain("#### `ThingPutParams`");
-    expect(markdown.out).toContain("| BREAKING | field \"note\" added, optional | `thing_put_params.json#/additionalProperties` | `thing_put_params.json#/properties/note` | old servers reject what new clients send: ");
+    expect(markdown.out).toContain("| BREAKING | `FIELD_ADDED` | field \"note\" added, optional | `thing_put_params.json#/additionalProperties` | `thing_put_params.json#/properties/note` | old servers reject what new clients send: ");
     expect(markdown.out).toContain("| thing/put params |");
     expect(markdown.out).toContain('  {"id":"x","v":"x","note":"x"}');
   });

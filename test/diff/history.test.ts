@@ -103,7 +103,7 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
       "turn/work/items/get result",
       "turn/work/page result",
     ]);
-    expect(report.summary).toEqual({ breaking: 8, undetermined: 0, compatible: 5 });
+    expect(report.summary).toEqual({ breaking: 8, undetermined: 0, compatible: 5, accepted: 0 });
   });
 
   it(`${BEFORE_RENAME} → ${RENAME}: the direction rename changes nothing on the wire`, () => {

@@ -42,6 +42,8 @@ export interface ProtocolSpec {
   readonly notifications?: JsonObject[];
   readonly errors?: JsonObject[];
   readonly rules?: JsonObject[];
+  /** Protocol-level settings of protocol.json (batches, objects). */
+  readonly settings?: JsonObject;
 }
 
 const closed = (properties: JsonObject, required: string[] = Object.keys(properties)): JsonObject => ({ type: "object", additionalProperties: false, required, properties });
@@ -76,6 +78,7 @@ export function writeProtocol(spec: ProtocolSpec, dirs: string[]): string {
     version: "1.0.0",
     description: "A protocol for the diff tests.",
     schemaBaseUri: BASE,
+    ...spec.settings,
     errors: { $ref: "errors.json" },
     methods: spec.methods ?? DEFAULT_METHODS,
     notifications: spec.notifications ?? DEFAULT_NOTIFICATIONS,

@@ -161,7 +161,7 @@ describe("certifying a gateway (docs/certify.md)", () => {
     expect(result.stdout).toContain("Certified Full (Full requested)");
     expect(result.code).toBe(0);
     for (const f of ["report.json", "report.xml", "report.html", "certificate.json", "badge.json"]) expect(existsSync(join(".turnspec/certify", f)), f).toBe(true);
-    expect(JSON.parse(readFileSync(".turnspec/certify/certificate.json", "utf8"))).toMatchObject({ level: "full", certified: true });
+    expect(JSON.parse(readFileSync(".turnspec/certify/certificate.json", "utf8"))).toMatchObject({ certificate: { level: "full", certified: true } });
   });
 
   it("the expected-failures file and the tool map are accepted, naming known requirements and reference tools", () => {

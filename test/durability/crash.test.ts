@@ -20,7 +20,7 @@ import { compareWithItems, receivedFor, startTurn, type TurnPlan } from "../../b
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItemsResponse } from "../../generated/types.js";
 import { connectWebSocket } from "../../packages/rpc/src/transport/websocket.js";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient, type StrictClient } from "../../bench/strict-client.js";
 
 const SEEDS = (process.env.DURABILITY_SEEDS ?? "11,23,37").split(",").map(Number);
 const CLIENTS = 4;

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Transport } from "../../packages/rpc/src/index.js";
 import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
 import { connectWebSocket, WebSocketHandshakeError } from "../../packages/rpc/src/transport/websocket.js";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient, type StrictClient } from "../../bench/strict-client.js";
 
 const CLI = ["bin/turnspec.js", "serve"];
 const cleanups: (() => Promise<unknown> | unknown)[] = [];

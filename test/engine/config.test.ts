@@ -1,9 +1,10 @@
-/** The gateway configuration of windows, retries and context: defaults, overrides, and errors that name the place. */
-import { mkdtempSync, writeFileSync } from "node:fs";
+/** The gateway configuration: its defaults (the schema's default keywords), overrides, and errors that name the place. */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, readConfigFile, resolveConfig } from "../../packages/gateway/src/config.js";
+import { configDefault } from "../../packages/gateway/src/config-defaults.js";
 
 function configFile(value: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), "turnspec-config-")), "gateway.json");
@@ -49,5 +50,64 @@ describe("execution windows, retries and context in the configuration", () => {
     const file = configFile(value);
     expect(() => readConfigFile(file)).toThrow(ConfigError);
     expect(() => readConfigFile(file)).toThrow(pointer);
+  });
+});
+
+describe("the configuration's defaults", () => {
+  const schema = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "schemas", "gateway_config.json"), "utf8")) as Record<string, unknown>;
+
+  /** Every `default` keyword of the schema, by the pointer of its field in a configuration file ("*" for any key or item). */
+  function declared(node: unknown, path = ""): [string, unknown][] {
+    if (typeof node !== "object" || node === null) return [];
+    const n = node as Record<string, unknown>;
+    const own: [string, unknown][] = path !== "" && "default" in n ? [[path, n.default]] : [];
+    const properties = Object.entries((n.properties as Record<string, unknown> | undefined) ?? {}).flatMap(([name, sub]) => declared(sub, `${path}/${name}`));
+    const each = [n.additionalProperties, n.items].flatMap((sub) => declared(sub, `${path}/*`));
+    return [...own, ...properties, ...each];
+  }
+
+  it("are read from the schema's default keywords, each of them", () => {
+    const defaults = declared(schema);
+    expect(defaults.length).toBeGreaterThan(40);
+    for (const [path, value] of defaults) expect(configDefault(path), path).toEqual(value);
+  });
+
+  it("are what a configuration that leaves everything out resolves to", () => {
+    const config = resolveConfig();
+    const read = (path: string) => configDefault(path);
+    expect([config.shellTimeoutMs, config.maxShellTimeoutMs, config.webFetchTimeoutMs, config.restrictedMaxShellTimeoutMs]).toEqual(
+      ["/tools/shell_timeout_ms", "/tools/max_shell_timeout_ms", "/tools/web_fetch_timeout_ms", "/tools/restricted_max_shell_timeout_ms"].map(read),
+    );
+    expect([config.maxFrameBytes, config.maxBatchSize, config.maxSpawnDepth, config.gatewayId, config.leaseTimeoutMs, config.questionTimeoutMs]).toEqual(
+      ["/limits/max_frame_bytes", "/limits/max_batch_size", "/limits/max_spawn_depth", "/gateway_id", "/lease_timeout_ms", "/questions/timeout_ms"].map(read),
+    );
+    expect(config.agent).toMatchObject({ identityId: read("/agent/identity_id"), displayName: read("/agent/display_name"), revision: read("/agent/revision") });
+  });
+
+  it("refuses a field the schema declares no default for, naming it", () => {
+    expect(() => configDefault("/tools/default_cwd")).toThrow("the configuration schema (gateway_config.json) declares no default for /tools/default_cwd");
+    expect(() => configDefault("/no/such/field")).toThrow("declares no default for /no/such/field");
+  });
+
+  it("are stated by the default keywords only: no description repeats one in prose", () => {
+    const prose: string[] = [];
+    const visit = (node: unknown, path: string) => {
+      if (typeof node !== "object" || node === null) return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === "description" && typeof value === "string" && /\bDefault \S/.test(value)) prose.push(`${path}: ${value}`);
+        else visit(value, `${path}/${key}`);
+      }
+    };
+    visit(schema, "");
+    expect(prose).toEqual([]);
+  });
+});
+
+describe("a configuration file that is not JSON", () => {
+  it("is refused with the line and column of the syntax error", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "turnspec-config-")), "gateway.json");
+    writeFileSync(file, '{\n  "tools": {\n    "shell_timeout_ms": 30000,\n  }\n}\n');
+    expect(() => readConfigFile(file)).toThrow(ConfigError);
+    expect(() => readConfigFile(file)).toThrow(/^the config file .*gateway\.json is not valid JSON: line 4, column 3: /);
   });
 });

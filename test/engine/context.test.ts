@@ -1,6 +1,6 @@
 /** History compression: what is folded, what stays whole, and that it is deterministic. */
 import { describe, expect, it } from "vitest";
-import { compressHistory, estimateTokens } from "../../packages/gateway/src/engine/context.js";
+import { compressHistory, estimateTokens } from "../../packages/gateway/src/prompt/compression.js";
 import type { ChatMessage } from "../../packages/gateway/src/providers/provider.js";
 
 const long = (label: string) => `${label} ${"x".repeat(200)}`;

@@ -1,7 +1,9 @@
 /**
  * The reference gateway's modules import one another one way: no circle anywhere in
- * runtime/, and the composition root (runtime/engine/gateway.ts) is imported by nothing in
- * runtime/ but the serve entry point that assembles it.
+ * packages/gateway/src, the composition root (engine/gateway.ts) is imported by nothing
+ * but the serve entry point that assembles it, and the folders keep the order a frame
+ * travels in: the turn log (log/) knows none of what comes before it or observes it, and
+ * the views (views/) observe the log without driving turns.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -16,7 +18,7 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Each runtime/ module, with the runtime/ modules it imports (types included: a circle of types is a circle of concepts). */
+/** Each gateway module, with the gateway modules it imports (types included: a circle of types is a circle of concepts). */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sources(root)) {
@@ -48,7 +50,31 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-describe("runtime/ imports", () => {
+/** Folders whose modules may not import those of other folders, and why. */
+const FOLDER_RULES: readonly { readonly folder: string; readonly mayNotImport: readonly string[]; readonly why: string }[] = [
+  {
+    folder: "log",
+    mayNotImport: ["views", "turn", "flows", "prompt", "tools", "backends", "handlers", "engine"],
+    why: "the turn log records, folds and publishes; the views observe it and the turn writes to it, it knows neither",
+  },
+  {
+    folder: "views",
+    mayNotImport: ["turn", "flows", "prompt", "tools", "backends", "handlers"],
+    why: "the views are derived from what the log published; they do not drive turns or requests",
+  },
+];
+
+/** The imports that break a folder rule, each as "from → to: why". */
+function folderViolations(graph: Map<string, string[]>): string[] {
+  const folderOf = (file: string) => (file.includes("/") ? file.slice(0, file.indexOf("/")) : ".");
+  return [...graph].flatMap(([file, targets]) =>
+    FOLDER_RULES.filter((rule) => folderOf(file) === rule.folder).flatMap((rule) =>
+      targets.filter((target) => rule.mayNotImport.includes(folderOf(target))).map((target) => `${file} → ${target}: ${rule.why}`),
+    ),
+  );
+}
+
+describe("the gateway's imports", () => {
   const graph = importGraph();
 
   it("form no circle", () => {
@@ -58,6 +84,16 @@ describe("runtime/ imports", () => {
   it("reach the composition root only from serve.ts", () => {
     const importers = [...graph].filter(([, targets]) => targets.includes("engine/gateway.ts")).map(([file]) => file);
     expect(importers).toEqual(["serve.ts"]);
+  });
+
+  it("keep the folders' order: the log knows no view and no turn, the views drive nothing", () => {
+    expect(folderViolations(graph)).toEqual([]);
+  });
+
+  it("finds an import against a folder rule when there is one (the check can fail)", () => {
+    expect(folderViolations(new Map([["log/turn-log.ts", ["views/work.ts", "store/store.ts"]]]))).toEqual([
+      "log/turn-log.ts → views/work.ts: the turn log records, folds and publishes; the views observe it and the turn writes to it, it knows neither",
+    ]);
   });
 
   it("finds a circle when there is one (the check can fail)", () => {

@@ -1,6 +1,6 @@
 /** The prompt manifest: sections in order, fingerprints that say what changed, and no prompt text. */
 import { describe, expect, it } from "vitest";
-import { PROMPT_COMPILER_VERSION, promptManifest } from "../../packages/gateway/src/engine/prompt.js";
+import { PROMPT_COMPILER_VERSION, promptManifest } from "../../packages/gateway/src/prompt/compiler.js";
 import type { ChatMessage, ToolSpec } from "../../packages/gateway/src/providers/provider.js";
 
 const tools: ToolSpec[] = [{ name: "shell", description: "Run a command", parameters: { type: "object" } }];

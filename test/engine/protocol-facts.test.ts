@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { extensions, notifications } from "../../generated/registry.js";
-import { ITEM_SNAPSHOTS, notificationsDeclaring, TURN_SNAPSHOTS } from "../../packages/gateway/src/engine/fold.js";
+import { ITEM_SNAPSHOTS, notificationsDeclaring, TURN_SNAPSHOTS } from "../../packages/gateway/src/log/fold.js";
 
 interface ParamsSchema {
   readonly title: string;

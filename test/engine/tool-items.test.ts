@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { isTurnItem } from "../../generated/validators.js";
-import { finishToolItem, isToolItem, openToolItem, updateToolItem } from "../../packages/gateway/src/engine/tool-items.js";
+import { finishToolItem, isToolItem, openToolItem, updateToolItem } from "../../packages/gateway/src/turn/tool-items.js";
 
 const call = (described: Record<string, unknown>) => ({ id: "itm_1", round: 2, toolCallId: "call_1", toolName: "shell", args: { command: "ls" }, described });
 

@@ -4,7 +4,8 @@
  * by its next record, and a record made for a request leaves that report to the turn.
  */
 import { describe, expect, it } from "vitest";
-import { TurnLog, jsonString } from "../../packages/gateway/src/engine/turn-log.js";
+import { TurnFold } from "../../packages/gateway/src/log/fold.js";
+import { TurnLog, jsonString, type MemoisedFold } from "../../packages/gateway/src/log/turn-log.js";
 import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
 import { StoreError } from "../../packages/gateway/src/store/rules.js";
 import type { Turn } from "../../generated/types.js";
@@ -42,12 +43,18 @@ class PipelinedStore extends MemoryEventStore {
   }
 }
 
+/** The log's memoised fold with nothing but the turn's own: the log keeps whatever fold it is given. */
+function turnFold(): MemoisedFold {
+  const turn = new TurnFold();
+  return { turn, apply: (event) => void turn.apply(event) };
+}
+
 function setUp() {
   const store = new FailingStore();
   store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: "/tmp", mode: "Agent", created_at: "2026-01-01T00:00:00.000Z" });
   store.createTurn(THREAD, TURN, "2026-01-01T00:00:00.000Z");
   const lost: string[] = [];
-  const log = new TurnLog({ store, workspaceOf: () => "ws_default", now: () => new Date("2026-01-01T00:00:01.000Z"), log: () => undefined });
+  const log = new TurnLog({ store, newFold: turnFold, clock: { nowIso: () => "2026-01-01T00:00:01.000Z" }, diagnose: () => undefined });
   log.onLost((turnId) => lost.push(turnId));
   return { store, log, lost };
 }
@@ -107,7 +114,7 @@ describe("the turn log", () => {
     store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: "/tmp", mode: "Agent", created_at: "2026-01-01T00:00:00.000Z" });
     store.createTurn(THREAD, TURN, "2026-01-01T00:00:00.000Z");
     const lost: string[] = [];
-    const log = new TurnLog({ store, workspaceOf: () => "ws_default", now: () => new Date("2026-01-01T00:00:01.000Z"), log: () => undefined });
+    const log = new TurnLog({ store, newFold: turnFold, clock: { nowIso: () => "2026-01-01T00:00:01.000Z" }, diagnose: () => undefined });
     log.onLost((turnId) => lost.push(turnId));
     const delta = (text: string) => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: text });
     delta("first commit");

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import type { Turn, TurnItem, TurnItemStatus, TurnPermissionApprovalResolution, TurnWorkBlockState, TurnWorkItem, TurnWorkPageAnchor } from "../../generated/types.js";
 import { notificationIssues, validate, type TypeName } from "../../generated/validators.js";
-import { foldTurn } from "../../packages/gateway/src/engine/fold.js";
+import { foldTurn } from "../../packages/gateway/src/log/fold.js";
 import {
   blockChanged,
   changedWorkItemIds,
@@ -22,7 +22,7 @@ import {
   type WorkPage,
   type WorkProjection,
   WorkFold,
-} from "../../packages/gateway/src/engine/work.js";
+} from "../../packages/gateway/src/views/work.js";
 import type { StoredEvent } from "../../packages/gateway/src/store/store.js";
 import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
 

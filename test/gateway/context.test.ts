@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ModelProvider, ProviderStream, ProviderRequest } from "../../packages/gateway/src/providers/provider.js";
 import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
-import { promptManifest } from "../../packages/gateway/src/engine/prompt.js";
+import { promptManifest } from "../../packages/gateway/src/prompt/compiler.js";
 import { flatEvents } from "./events.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 

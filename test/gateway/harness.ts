@@ -14,7 +14,7 @@ import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
 import type { EventStore } from "../../packages/gateway/src/store/store.js";
 import { builtinTools } from "../../packages/gateway/src/tools/registry.js";
 import type { Tool } from "../../packages/gateway/src/tools/tool.js";
-import { startStrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient } from "../../bench/strict-client.js";
 
 export interface Harness {
   readonly gateway: Gateway;

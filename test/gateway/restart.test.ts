@@ -6,7 +6,7 @@ import type { AnyNotification } from "../../generated/registry.js";
 import { RpcError } from "../../packages/rpc/src/index.js";
 import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 import { spawnStdioTransport, type ChildProcessTransport } from "../../packages/rpc/src/transport/child-process.js";
-import { startStrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient } from "../../bench/strict-client.js";
 import { script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
 
 const sqliteFile = () => join(mkdtempSync(join(tmpdir(), "turnspec-restart-")), "gateway.sqlite");

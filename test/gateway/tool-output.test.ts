@@ -4,7 +4,7 @@
  * carries every delta streamed before it, and the deltas after it follow on top.
  */
 import { afterEach, expect, it } from "vitest";
-import type { Tool } from "../../packages/gateway/src/tools/tool.js";
+import { defineTool } from "../../packages/gateway/src/tools/arguments.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness | undefined;
@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 /** A command-like tool that streams output around an update of its item. */
-const streaming: Tool = {
+const streaming = defineTool({
   spec: { name: "stream_then_update", description: "streams stdout, updates its item, streams more", parameters: { type: "object", properties: {}, additionalProperties: false } },
   itemType: "commandExecution",
   permissionAction: "shell_command",
@@ -28,7 +28,7 @@ const streaming: Tool = {
     ctx.update?.({ duration_ms: 5 });
     return { ok: true, content: "one two three", item: { stdout: "one two three", stderr: "warn ", exit_code: 0 } };
   },
-};
+});
 
 it("sends in item/updated the item with every output delta streamed before it", async () => {
   h = await startHarness({ tools: [streaming] });

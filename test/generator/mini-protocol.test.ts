@@ -254,6 +254,8 @@ describe("the generated mini modules at run time", () => {
       direction: "client_to_server",
       summary: "Write one key, optionally only if it is still at a given version.",
       params: "KvPutParams",
+      paramsOptional: false,
+      paramStructure: "by-name",
       result: "KvPutResult",
       errors: ["version_conflict"],
       requirements: [],

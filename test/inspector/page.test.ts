@@ -135,6 +135,9 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     await download.saveAs(file);
     const lines = readFileSync(file, "utf8").trim().split("\n");
     expect(lines.length).toBe((await frames(page)).length);
+    // Each line records who sent the frame: the page is the client.
+    expect(JSON.parse(lines[0]!)).toMatchObject({ from: "client", message: { jsonrpc: "2.0", method: expect.any(String) } });
+    expect(new Set(lines.map((l) => (JSON.parse(l) as { from: string }).from))).toEqual(new Set(["client", "server"]));
     const validated = spawnSync(process.execPath, [cli, "validate", file], { encoding: "utf8", cwd: repo });
     expect(validated.stdout + validated.stderr).toContain("all valid");
     expect(validated.status).toBe(0);

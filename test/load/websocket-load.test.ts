@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startWebSocketGateway, type ServeProcess } from "../../bench/gateway-process.js";
 import { liveVersusItems, runTurn } from "../../bench/turn-driver.js";
 import { connectWebSocket } from "../../packages/rpc/src/transport/websocket.js";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient, type StrictClient } from "../../bench/strict-client.js";
 
 const CONNECTIONS = 100;
 const TURNS = 10;

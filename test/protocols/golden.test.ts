@@ -30,7 +30,8 @@ async function openRpcValidator() {
 }
 
 const directions = {
-  mcp: { served: ["initialize", "ping", "tools/list", "tools/call", "resources/list"], calledBack: ["sampling/createMessage", "roots/list"] },
+  // ping goes both ways: served by the server and called back on the client.
+  mcp: { served: ["initialize", "ping", "tools/list", "tools/call", "resources/list"], calledBack: ["ping", "sampling/createMessage", "roots/list"] },
   lsp: { served: ["initialize", "textDocument/hover", "shutdown"], calledBack: ["window/showMessageRequest"] },
 };
 

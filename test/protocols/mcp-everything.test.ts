@@ -56,6 +56,8 @@ function connect() {
     onProtocolError: (error, frame) => dropped.push({ error, frame }),
     onInternalError: (error) => internal.push(error),
     handlers: {
+      // Either side may ping the other.
+      ping: () => ({}),
       "roots/list": () => ({ roots: [{ uri: "file:///work/project", name: "project" }] }),
       "sampling/createMessage": (params) => {
         sampled.push(params);

@@ -21,6 +21,8 @@ const handlersFor = <Ctx,>(): Handlers<Ctx> => ({
 const serverHandlers = handlersFor<ServerConnection>();
 
 const clientHandlers: ClientHandlers = {
+  // Either side may ping the other.
+  ping: () => ({}),
   "roots/list": () => ({ roots: [{ uri: "file:///a" }] }),
   "sampling/createMessage": () => ({ role: "assistant", content: { type: "text", text: "ok" }, model: "m" }),
 };

@@ -172,11 +172,12 @@ describe("method resolution and params", () => {
     expect(wire.calls).toEqual([]);
   });
 
-  it("validates omitted params as an empty object", async () => {
+  it("refuses a request that leaves out params its method requires", async () => {
     const wire = await gateway();
     const reply = await one(wire, JSON.stringify({ jsonrpc: "2.0", id: 6, method: "turn/get" }));
     expect(reply).toMatchObject({ id: 6, error: { code: -32602 } });
-    expect(reply.error.data.errors.map((i: { pointer: string }) => i.pointer)).toContain("/thread_id");
+    expect(reply.error.data.errors).toEqual([{ pointer: "", message: "are required: the message may not leave its params out" }]);
+    expect(wire.calls).toEqual([]);
   });
 
   it("lets the params through to the handler unchanged when they are valid", async () => {

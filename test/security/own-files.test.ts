@@ -22,7 +22,7 @@ import { createTurnTempDir } from "../../packages/gateway/src/sandbox/temp.js";
 import { releaseTurnSandbox, startTurnSandbox } from "../../packages/gateway/src/sandbox/turn.js";
 import { defaultStore, LEGACY_STORE, openGateway } from "../../packages/gateway/src/serve.js";
 import { shellTool } from "../../packages/gateway/src/tools/shell.js";
-import { startStrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient } from "../../bench/strict-client.js";
 import { script, text } from "../gateway/harness.js";
 import { testContext } from "../tools/context.js";
 

@@ -15,7 +15,7 @@ import { materializeProfile } from "../../packages/gateway/src/permissions/polic
 import { securitySnapshot } from "../../packages/gateway/src/permissions/security.js";
 import { exposedSecrets, exposedSecretsWarning, gatewaySecretVariables } from "../../packages/gateway/src/serve-secrets.js";
 import { spawnStdioTransport } from "@turnspec/rpc/transport";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import { startStrictClient, type StrictClient } from "../../bench/strict-client.js";
 
 const block = (env: Record<string, string>, args: string[] = ["node", "turnspec", "serve"]) => ({
   environ: Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(""),

@@ -57,9 +57,11 @@ describe("tool items on the wire", () => {
     const t = tool(name);
     const args = makeArgs();
     const ctx = testContext(dir);
-    const started = { type: t.itemType, id: "item_1", status: "in_progress", arguments: args, tool_call_id: "call_0_0", ...t.describe(args, ctx) };
+    const bound = t.bind(args);
+    if (!bound.ok) throw new Error(bound.error);
+    const started = { type: t.itemType, id: "item_1", status: "in_progress", arguments: args, tool_call_id: "call_0_0", ...bound.call.describe(ctx) };
     expect(() => assertTurnItem(started)).not.toThrow();
-    const result = await t.run(args, ctx);
+    const result = await bound.call.run(ctx);
     expect(result.ok).toBe(ok);
     expect(() => assertTurnItem({ ...started, ...result.item, status: ok ? "completed" : "failed" })).not.toThrow();
   });

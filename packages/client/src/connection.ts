@@ -54,6 +54,7 @@ export class GatewayConnection {
 
   /** Opens the first connection; rejects when it cannot be opened. */
   static async open(options: GatewayConnectionOptions): Promise<GatewayConnection> {
+    // eslint-disable-next-line prefer-const -- the callback may run while the client opens, before the connection exists: it then finds none
     let connection: GatewayConnection | undefined;
     const client = await openClient(options, (dropped) => connection?.dropped(dropped));
     connection = new GatewayConnection(options, client);

@@ -120,10 +120,13 @@ export function followTurn(connection: GatewayConnection, threadId: string, turn
       for (;;) {
         const page = await client.turnItems({ thread_id: threadId, turn_id: turnId, after_sequence: last });
         if (stopped) return;
+        const before = last;
         for (const n of replayedNotifications(page.events.filter((e) => e.sequence > last), turnId)) held.set(n.params.sequence, n);
         drain();
-        // Done when the log has nothing beyond what was delivered, or it returned nothing more.
-        if (stopped || last >= page.last_sequence || page.events.length === 0) break;
+        // Done when the log has nothing beyond what was delivered, or it returned nothing more;
+        // and when this page delivered nothing, asking again would get the same page: the
+        // events after `last` are missing from turn/items too (reported below).
+        if (stopped || last >= page.last_sequence || page.events.length === 0 || last === before) break;
       }
     } catch (error) {
       if (error instanceof TurnClientError) {

@@ -6,8 +6,7 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { orderingRules } from "@turnspec/protocol/ordering";
@@ -15,12 +14,14 @@ import { protocol } from "@turnspec/protocol/registry";
 import type { Transport } from "@turnspec/rpc";
 import { spawnStdioTransport } from "@turnspec/rpc/transport";
 import { connectWebSocket } from "@turnspec/rpc/transport";
-import { loadCatalogue, type Requirement } from "./catalogue.js";
+import { loadCatalogue, loadSuite, requirementsAt, type Requirement } from "./catalogue.js";
 import { ModelServer } from "./model-server.js";
 import type { ToolMapInput } from "./tool-contract.js";
 import type { Capability, GatewayStop, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
+import { CLIENT_RUN_CHECKS } from "./client/certify-client.js";
+import { clientScenarios } from "./client/scenarios.js";
 import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
 import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
@@ -30,6 +31,10 @@ import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from 
 export { QUESTION_TIMEOUT_MS };
 
 export interface CertifyOptions {
+  /** The suite version to certify against (default: the current one): its requirements, with their levels then. */
+  readonly suite?: string;
+  /** What the vendor calls the gateway, for the reports and the certificate. */
+  readonly subject?: string;
   /**
    * The gateway command (stdio); `{provider_url}` is replaced by the model server's URL and
    * `{question_timeout_ms}` by QUESTION_TIMEOUT_MS, a question timeout this run can wait out.
@@ -96,12 +101,13 @@ export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()
   const observes = new Map(catalogue.map((r) => [r.id, r.observes]));
   const sources = new Map<string, CheckSource[]>();
   const add = (id: string, source: CheckSource) => sources.set(id, [...(sources.get(id) ?? []), source]);
-  for (const scenario of scenarios) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
+  for (const scenario of [...scenarios, ...clientScenarios]) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
   for (const [id, { name, rule }] of runChecks()) add(id, { kind: "run", name, does: `${observes.get(id) ?? ""}${rule ? ` The ${rule}` : ""}` });
+  for (const [id, name] of CLIENT_RUN_CHECKS) add(id, { kind: "run", name, does: observes.get(id) ?? "" });
   return sources;
 }
 
-function packageVersion(): string {
+export function packageVersion(): string {
   // Through the package's own export, so that it is found from the sources and from dist/ alike.
   return (createRequire(import.meta.url)("@turnspec/conformance/package.json") as { version: string }).version;
 }
@@ -111,15 +117,24 @@ export class HarnessError extends Error {
   override readonly name = "HarnessError";
 }
 
+/** The gateway requirements of a suite version (the current one by default), with their levels then. */
+export function gatewayCatalogue(version?: string): Requirement[] {
+  const suite = loadSuite();
+  return requirementsAt(suite, version ?? suite.current).filter((r) => r.capability !== "client");
+}
+
 export async function runCertification(options: CertifyOptions): Promise<RunReport> {
-  const catalogue = loadCatalogue();
+  const suite = loadSuite();
+  const version = options.suite ?? suite.current;
+  const catalogue = gatewayCatalogue(version);
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const claimed = new Set<Capability>(["core", ...options.capabilities]);
   const meta: RunMeta = {
-    suite: { name: "turnspec", version: packageVersion() },
+    suite: { name: "turnspec", version, package: packageVersion() },
     schemaHash: protocol.digest,
     gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : options.gatewayUrl !== undefined ? { url: redact(options.gatewayUrl) } : {},
+    ...(options.subject === undefined ? {} : { subject: options.subject }),
     startedAt,
     capabilities: [...claimed],
     requestedLevel: options.level,
@@ -133,7 +148,13 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   } catch (error) {
     throw new HarnessError((error as Error).message);
   }
-  const stopModel = () => (options.model ? Promise.resolve() : model.close());
+  // A model connection the gateway drops is the gateway's business: told on the console, never fatal to the run.
+  const onDrop = model.onDrop;
+  model.onDrop = (text) => options.onNotice?.(text);
+  const stopModel = () => {
+    model.onDrop = onDrop;
+    return options.model ? Promise.resolve() : model.close();
+  };
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
     const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
@@ -316,7 +337,11 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       const target = started !== undefined && running.has(started) ? started : owner.scenario.checks.find((id) => running.has(id));
       placed.push({ finding: f, cross: { target, owner: owner.capability } });
     }
-    const ownEvidence = new Set(placed.filter((p) => !p.cross).map((p) => p.finding.requirement));
+    // The requirement's own capability shows the fault: a finding there, or its own scenario failed it.
+    const ownEvidence = new Set([
+      ...placed.filter((p) => !p.cross).map((p) => p.finding.requirement),
+      ...[...scenarioRecords].filter(([, { record }]) => record.outcome === "fail").map(([id]) => id),
+    ]);
     return placed.flatMap(({ finding: f, cross }) => {
       if (!cross || ownEvidence.has(f.requirement)) return [f];
       if (!cross.target) return [];

@@ -46,6 +46,12 @@ export interface ModelReply {
   readonly error?: { readonly status: number; readonly message: string };
   /** Holds the answer until this settles (a scenario keeps a turn running this way). */
   readonly hold?: Promise<unknown>;
+  /**
+   * With `hold`, a streamed answer sends its first chunks at once (the role, the reasoning
+   * and this many pieces of the text) and holds the rest: the turn has an item open while
+   * it waits. A call that is not streamed is held whole.
+   */
+  readonly holdAfterPieces?: number;
 }
 
 /** One expected call: the answer, and an optional check of the request (returns a problem or undefined). */
@@ -67,6 +73,8 @@ export interface ScriptHandle {
   onProblem?: (problem: string) => void;
   /** Called with each HTTP exchange of this script: the gateway's request, then the model's answer. */
   onExchange?: (kind: "request" | "response", frame: unknown) => void;
+  /** Connections of this script's calls the gateway closed before the answer ended, each described. */
+  readonly dropped: string[];
 }
 
 export interface ModelServerOptions {
@@ -82,6 +90,14 @@ interface Script extends ScriptHandle {
 export class ModelServer {
   /** Calls that matched no script: each described for the report. */
   readonly unscripted: string[] = [];
+  /**
+   * Requests the gateway abandoned before the server could read them whole (it closed the
+   * connection before the body ended), each described. A gateway may do that (a cancelled
+   * turn, a crash of its own); the server notes it and serves on.
+   */
+  readonly abandoned: string[] = [];
+  /** Called with each connection the gateway closed before its exchange ended, described. */
+  onDrop?: (text: string) => void;
   private readonly scripts = new Map<string, Script>();
   private readonly flakyPages = new Map<string, { failures: number; body: string; requests: number }>();
   private readonly toolMap: ToolMap;
@@ -100,7 +116,19 @@ export class ModelServer {
 
   /** Listens on 127.0.0.1 (`port` 0 picks a free one) and resolves with the base URL. */
   async start(port = 0): Promise<string> {
-    const server = createServer((req, res) => void this.handle(req, res));
+    // Nothing a gateway does to a connection may end the server: a request it abandons, a
+    // response it stops reading. Every failure of one exchange stays in that exchange.
+    const server = createServer((req, res) => {
+      res.on("error", () => undefined);
+      this.handle(req, res).catch((error: unknown) => {
+        const text = `${req.method} ${req.url}: ${(error as Error).message}`;
+        this.abandoned.push(text);
+        this.onDrop?.(text);
+        if (!res.headersSent && !res.destroyed) sendError(res, 500, `the scripted model server could not answer: ${(error as Error).message}`);
+        else res.destroy();
+      });
+    });
+    server.on("clientError", (_error, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once("error", (error) => reject(new Error(`the scripted model server cannot listen on 127.0.0.1:${port}: ${error.message}`)));
       server.listen(port, "127.0.0.1", () => resolve());
@@ -143,6 +171,7 @@ export class ModelServer {
       problems: [],
       queue: [...calls],
       waiters: [],
+      dropped: [],
       waitForCall: (n) => {
         const arrived = script.calls[n - 1];
         return arrived ? Promise.resolve(arrived) : new Promise((resolve) => script.waiters.push({ n, resolve }));
@@ -165,6 +194,13 @@ export class ModelServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
+    if (body === undefined) {
+      // The gateway closed the connection before its request ended: there is nobody to answer.
+      const text = `${req.method} ${req.url}: the gateway closed the connection before the request body ended`;
+      this.abandoned.push(text);
+      this.onDrop?.(text);
+      return;
+    }
     const page = req.method === "GET" ? this.flakyPages.get(/^\/pages\/([0-9a-f]+)$/.exec(req.url ?? "")?.[1] ?? "") : undefined;
     if (page) {
       page.requests++;
@@ -198,7 +234,9 @@ export class ModelServer {
     }
     const step = script.queue.shift();
     if (!step) {
-      const described = `an unscripted model call: call ${n} for ${script.token}, whose script has ${n - 1} (last message: ${preview(messageText(request.messages.at(-1)))})`;
+      // A call whose connection the gateway closed still used its step: a retry of it is one call too many.
+      const earlier = script.dropped.length ? `; the gateway closed the connection of ${script.dropped.join(", ")}` : "";
+      const described = `an unscripted model call: call ${n} for ${script.token}, whose script has ${n - 1} (last message: ${preview(messageText(request.messages.at(-1)))})${earlier}`;
       script.problems.push(described);
       script.onProblem?.(described);
       script.onExchange?.("response", { status: 400, body: errorBody(400, described) });
@@ -210,15 +248,35 @@ export class ModelServer {
       script.onProblem?.(`model call ${n}: ${problem}`);
     }
     const reply = step.reply;
-    if (reply.hold) await reply.hold.catch(() => undefined);
-    if (res.destroyed || res.socket?.destroyed !== false) return; // The gateway gave up on the call (a cancelled turn).
+    const gone = () => res.destroyed || res.socket?.destroyed !== false;
+    const partly = request.stream === true && reply.hold !== undefined && reply.holdAfterPieces !== undefined && !reply.error;
+    if (reply.hold && !partly) await reply.hold.catch(() => undefined);
+    // The gateway gave up on a held call (a cancelled turn): expected, and not told.
+    if (gone()) return this.dropped(script, n, "before the answer began", reply.hold !== undefined);
     if (reply.error) {
       script.onExchange?.("response", { status: reply.error.status, body: errorBody(reply.error.status, reply.error.message) });
       return sendError(res, reply.error.status, reply.error.message);
     }
     // Answered first, then recorded: the answer must not depend on anyone listening.
-    const answered = request.stream ? { status: 200, stream: this.stream(res, request, reply) } : { status: 200, body: this.answer(res, request, reply) };
-    script.onExchange?.("response", answered);
+    if (request.stream) {
+      const sent = await this.stream(res, request, reply, partly ? { after: reply.holdAfterPieces!, until: reply.hold! } : undefined);
+      script.onExchange?.("response", { status: 200, stream: sent.events });
+      if (sent.cut) this.dropped(script, n, sent.cut.where, sent.cut.held);
+      return;
+    }
+    const completion = this.answer(res, request, reply);
+    script.onExchange?.("response", { status: 200, body: completion });
+  }
+
+  /**
+   * Notes a call whose connection the gateway closed before the answer ended (`when`: how
+   * far it got); one it closed while the answer was held (`held`) is what a cancelled turn
+   * does, and is not told.
+   */
+  private dropped(script: Script, n: number, when: string, held: boolean): void {
+    script.dropped.push(`model call ${n} ${when}`);
+    if (!held) this.onDrop?.(`the gateway closed its connection to the scripted model (call ${n} for ${script.token}) ${when}`);
+    script.onExchange?.("response", { closedByGateway: when });
   }
 
   private scriptFor(request: ChatRequest): Script | undefined {
@@ -241,12 +299,16 @@ export class ModelServer {
     }));
   }
 
-  /** Answers with server-sent events; returns the events' data, in order, for the transcript. */
-  private stream(res: ServerResponse, request: ChatRequest, reply: ModelReply): unknown[] {
+  /**
+   * Answers with server-sent events; returns the events' data, in order, for the transcript,
+   * and `cut` when the gateway closed the connection before the last of them (where it was).
+   * With `pause`, the events after the first `pause.after` pieces of text wait for `pause.until`.
+   */
+  private async stream(res: ServerResponse, request: ChatRequest, reply: ModelReply, pause?: { after: number; until: Promise<unknown> }): Promise<{ events: unknown[]; cut?: { where: string; held: boolean } }> {
     const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
-    const sent: unknown[] = [];
+    const events: unknown[] = [];
     const event = (data: unknown) => {
-      sent.push(data);
+      events.push(data);
       res.write(`data: ${JSON.stringify(data)}\n\n`);
     };
     const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) =>
@@ -254,16 +316,25 @@ export class ModelServer {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     chunk({ role: "assistant", content: "" });
     if (reply.reasoning) chunk({ reasoning_content: reply.reasoning });
-    for (const piece of split(reply.text ?? "", reply.chunks ?? 1)) chunk({ content: piece });
+    const pieces = split(reply.text ?? "", reply.chunks ?? 1);
+    for (const [i, piece] of pieces.entries()) {
+      if (pause && i === pause.after) {
+        await pause.until.catch(() => undefined);
+        if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: { where: `in the middle of the stream, after ${i} of ${pieces.length} pieces of text`, held: true } };
+      }
+      chunk({ content: piece });
+    }
+    if (pause && pause.after >= pieces.length) await pause.until.catch(() => undefined);
+    if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: { where: "before the last chunk of the stream", held: pause !== undefined } };
     const calls = this.toolCalls(reply);
     if (calls.length) chunk({ tool_calls: calls });
     chunk({}, calls.length ? "tool_calls" : "stop");
     if (request.stream_options?.include_usage && reply.usage) {
       event({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [], usage: usageOf(reply.usage) });
     }
-    sent.push("[DONE]");
+    events.push("[DONE]");
     res.end("data: [DONE]\n\n");
-    return sent;
+    return { events };
   }
 
   /** Answers with one chat.completion; returns it, for the transcript. */
@@ -320,9 +391,16 @@ function sendError(res: ServerResponse, status: number, message: string): void {
   res.end(JSON.stringify(errorBody(status, message)));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The request's body, or undefined when the client closed the connection before it ended. */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+  } catch (error) {
+    // "aborted" (ECONNRESET): the client went away in the middle of its request.
+    if (req.destroyed || (error as NodeJS.ErrnoException).code === "ECONNRESET" || (error as Error).message === "aborted") return undefined;
+    throw error;
+  }
   return Buffer.concat(chunks).toString("utf8");
 }
 

@@ -13,14 +13,19 @@
  */
 export type Outcome = "pass" | "fail" | "not_reached" | "skipped" | "error";
 export type Level = "MUST" | "SHOULD" | "MAY";
-export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery" | "surface";
+/** What a gateway claims (core always), or `client`: the requirements of a client, run by `--client-cmd`. */
+export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery" | "surface" | "client";
 
 /** One JSON-RPC frame of a scenario, as the harness saw it. */
 export interface TranscriptEntry {
   /** sent: from the suite; received: from the gateway. */
   direction: "sent" | "received";
-  /** "model": an HTTP exchange with the scripted model server (received: the gateway's request; sent: the model's answer). */
-  peer?: "model";
+  /**
+   * "model": an HTTP exchange with the scripted model server (received: the gateway's
+   * request; sent: the model's answer). "client": a line of the command protocol with a
+   * client under test (sent: a command; received: its answer). Absent: a JSON-RPC frame.
+   */
+  peer?: "model" | "client";
   /** Milliseconds since the run started. */
   atMs: number;
   frame: unknown;
@@ -73,10 +78,20 @@ export interface GatewayStop {
 }
 
 export interface RunReport {
-  suite: { name: "turnspec"; version: string };
+  /**
+   * The suite: `version` is the suite version the run certified against (the catalogue's
+   * current one, or the earlier one --suite named); `package` the version of
+   * @turnspec/conformance that ran it.
+   */
+  suite: { name: "turnspec"; version: string; package?: string };
   /** sha256 over the schemas/ files, hex (see `schemaHash`). */
   schemaHash: string;
-  gateway: { command?: string; url?: string };
+  /** The gateway under test: the command the suite started, or the URL it connected to. Absent for a client run. */
+  gateway?: { command?: string; url?: string };
+  /** The client under test (a client run): the command the suite started. */
+  client?: { command: string };
+  /** What the vendor calls the gateway or client certified (`--subject`), as given. */
+  subject?: string;
   /** RFC 3339. */
   startedAt: string;
   /** RFC 3339. */
@@ -123,4 +138,13 @@ export const CAPABILITIES: readonly Capability[] = members<Capability>({
   windows: true,
   recovery: true,
   surface: true,
+  client: true,
 });
+
+/** The capabilities a gateway may claim: all but `client`. */
+export const GATEWAY_CAPABILITIES: readonly Capability[] = CAPABILITIES.filter((c) => c !== "client");
+
+/** The capability a run is judged from: `client` for a client run, else `core`, which a gateway always claims. */
+export function baseCapability(capabilities: readonly Capability[]): Capability {
+  return capabilities.includes("client") ? "client" : "core";
+}

@@ -13,7 +13,7 @@ import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "@turns
 import { errors } from "@turnspec/protocol/registry";
 import { LocalError, RpcError } from "@turnspec/rpc";
 import type { ChatRequest, ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
-import type { Capability, Outcome, TranscriptEntry } from "./results.js";
+import type { Outcome, TranscriptEntry } from "./results.js";
 import type { GatewaySession, ScenarioChannel } from "./session.js";
 
 export interface Scenario {
@@ -166,6 +166,11 @@ export class ScenarioContext {
   /** The longest wait of one step. */
   get stepTimeoutMs(): number {
     return this.o.stepTimeoutMs;
+  }
+
+  /** How long a turn may stay quiet before the harness asks whether it ended. */
+  get quietMs(): number {
+    return this.o.quietMs;
   }
 
   get gatewayId(): string {
@@ -381,7 +386,12 @@ export class ScenarioContext {
     while (end >= 0 && !isTerminal(all[end]!)) end--;
     const live = end === -1 ? all : all.slice(0, end + 1);
     const count = new Map<string, number>();
-    for (const n of live) if (n.method === "item/started") count.set(n.params.item_id, 0);
+    const types = new Map<string, string>();
+    for (const n of live) {
+      if (n.method !== "item/started") continue;
+      count.set(n.params.item_id, 0);
+      types.set(n.params.item_id, n.params.item.type);
+    }
     for (const n of live) if (n.method === "item/completed") count.set(n.params.item_id, (count.get(n.params.item_id) ?? 0) + 1);
     const wrong = [...count].filter(([, c]) => c !== 1);
     if (wrong.length === 0) {
@@ -389,9 +399,12 @@ export class ScenarioContext {
       return;
     }
     const status = live.at(-1) && isTerminal(live.at(-1)!) ? live.at(-1)!.method : "its end";
-    const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once before it ended: ${wrong.map(([id, c]) => `${id} completed ${c} times`).join(", ")}`;
-    if (this.o.checks.includes("ITEM-COMPLETED-ONCE")) this.check("ITEM-COMPLETED-ONCE", false, message);
-    else this.o.finding?.({ requirement: "ITEM-COMPLETED-ONCE", message, turnId });
+    const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once before it ended: ${wrong.map(([id, c]) => `${id}${types.has(id) ? ` (${types.get(id)})` : ""} completed ${c} times`).join(", ")}`;
+    const record = this.records.get("ITEM-COMPLETED-ONCE");
+    // Each turn that breaks it is named, not only the first.
+    if (!this.o.checks.includes("ITEM-COMPLETED-ONCE")) this.o.finding?.({ requirement: "ITEM-COMPLETED-ONCE", message, turnId });
+    else if (record?.outcome === "fail" && record.message !== undefined) record.message += `\n${message}`;
+    else this.check("ITEM-COMPLETED-ONCE", false, message);
   }
 
   /**

@@ -2,7 +2,8 @@
  * The verdict of a certification run, from the results of its requirements:
  *
  * - Core: every MUST of the core capability passes. Full: every MUST of every claimed
- *   capability (core always among them) passes. SHOULD and MAY never decide the level.
+ *   capability (core always among them) passes. SHOULD and MAY never decide the level. A
+ *   client run claims the client capability alone, and its Core and Full are one level.
  * - A failure listed in the expected-failures file does not count against the level; a
  *   listed requirement that passes is stale and makes the run not certified.
  * - `error` (a harness fault) is never the gateway's failure, but a MUST the requested
@@ -17,7 +18,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import { preview, toIssues, type ValidationIssue } from "@turnspec/rpc";
-import { CAPABILITIES, LEVELS, type Capability, type GatewayStop, type Level, type RequirementResult, type RunReport } from "./results.js";
+import { baseCapability, CAPABILITIES, LEVELS, type Capability, type GatewayStop, type Level, type RequirementResult, type RunReport } from "./results.js";
 
 /** One entry of the expected-failures file. */
 export interface ExpectedFailure {
@@ -115,9 +116,10 @@ function judge(musts: readonly RequirementResult[]): { status: LevelStatus; fail
   return { status, failing, undetermined };
 }
 
-/** The capabilities a gateway claims, core always among them, in the order of `CAPABILITIES`. */
+/** The capabilities a run claims, in the order of `CAPABILITIES`: core always for a gateway, client alone for a client. */
 export function claimedCapabilities(capabilities: readonly Capability[]): Capability[] {
-  return CAPABILITIES.filter((c) => c === "core" || capabilities.includes(c));
+  const base = baseCapability(capabilities);
+  return CAPABILITIES.filter((c) => c === base || (base === "core" && c !== "client" && capabilities.includes(c)));
 }
 
 export function computeVerdict(results: readonly RequirementResult[], options: VerdictOptions): Verdict {
@@ -129,7 +131,9 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
   });
   const claimed = claimedCapabilities(options.capabilities);
   const musts = marked.filter((r) => r.level === "MUST");
-  const core = judge(musts.filter((r) => r.capability === "core"));
+  // For a client, "core" is its one capability: Core and Full are the same level.
+  const base = baseCapability(claimed);
+  const core = judge(musts.filter((r) => r.capability === base));
   const full = judge(musts.filter((r) => claimed.includes(r.capability)));
   const requested = options.requestedLevel === "core" ? core : full;
 
@@ -143,7 +147,7 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
   let judged = requested;
   if (partial) {
     // Only what was selected counts; the rest was left out on purpose.
-    judged = judge((options.requestedLevel === "core" ? musts.filter((r) => r.capability === "core") : musts.filter((r) => claimed.includes(r.capability))).filter((r) => r.skipReason !== "not_selected"));
+    judged = judge((options.requestedLevel === "core" ? musts.filter((r) => r.capability === base) : musts.filter((r) => claimed.includes(r.capability))).filter((r) => r.skipReason !== "not_selected"));
     certified = false;
     status = staleExpectedFailures.length > 0 || judged.status === "fail" ? "partial_fail" : judged.status === "undetermined" ? "partial_undetermined" : "partial_pass";
   }

@@ -3,12 +3,13 @@
  * schemas/gateway_config.json (clear errors naming each wrong place), and completed with
  * the documented defaults.
  */
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "@turnspec/protocol/types";
 import { validate } from "@turnspec/protocol/validators";
 import { formatIssue } from "@turnspec/rpc";
+import { JsonFileError, readJsonFile } from "@turnspec/rpc/json-file";
+import { defaultBoolean, defaultNumber, defaultRetryPolicy, defaultString, defaultStrings } from "./config-defaults.js";
 import { parseDomainPattern } from "./permissions/domains.js";
 
 /** A retry policy with every field set. */
@@ -60,7 +61,7 @@ export interface ResolvedConfig {
   readonly allowedPaths: readonly string[];
   /** Environment variables tools get in every mode besides the built-in allow-lists (tools.env_passthrough). */
   readonly envPassthrough: readonly string[];
-  /** The OS sandbox of restricted turns (runtime/sandbox/turn.ts). */
+  /** The OS sandbox of restricted turns (sandbox/turn.ts). */
   readonly sandbox: { readonly required: boolean; readonly bwrapPath: string };
   /** Hosts the restricted modes may reach (network.allow_domains / deny_domains), each entry checked (permissions/domains.ts). */
   readonly network: { readonly allowDomains: readonly string[]; readonly denyDomains: readonly string[] };
@@ -68,6 +69,8 @@ export interface ResolvedConfig {
   readonly gatewayId: string;
   readonly maxRouteHops: number;
   readonly maxRoutesPerSource: number;
+  /** On a store several instances share: how long a running turn's lease lasts unrenewed, in ms. */
+  readonly leaseTimeoutMs: number;
   /** How the gateway's agent presents itself on what it authors. */
   readonly agent: {
     readonly identityId: string;
@@ -129,18 +132,13 @@ export class ConfigError extends Error {
   }
 }
 
+/** The configuration file at `path`, checked against gateway_config.json. Throws ConfigError naming the file and where. */
 export function readConfigFile(path: string): GatewayConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read the config file ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
-  }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = readJsonFile(path, "the config file");
   } catch (error) {
-    throw new ConfigError(`the config file ${path} is not valid JSON: ${(error as Error).message}`);
+    throw error instanceof JsonFileError ? new ConfigError(error.message) : error;
   }
   const result = validate("GatewayConfig", value);
   if (!result.ok) {
@@ -154,14 +152,14 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
   const openaiConfig = overrides.providerUrl
     ? { base_url: overrides.providerUrl, model: config.providers?.openai?.model ?? config.default_model ?? "gpt-4o-mini", api_key_env: config.providers?.openai?.api_key_env }
     : config.providers?.openai;
-  const openai = openaiConfig ? { baseURL: openaiConfig.base_url, model: openaiConfig.model, apiKeyEnv: openaiConfig.api_key_env ?? "OPENAI_API_KEY" } : undefined;
+  const openai = openaiConfig ? { baseURL: openaiConfig.base_url, model: openaiConfig.model, apiKeyEnv: openaiConfig.api_key_env ?? defaultString("/providers/openai/api_key_env") } : undefined;
   const defaultProvider = config.default_provider ?? (overrides.providerUrl ? "openai" : "scripted");
   if (defaultProvider === "openai" && !openai) throw new ConfigError('default_provider is "openai" but providers.openai is not configured');
   const namedProviders = new Map<string, OpenAIEndpoint>();
   for (const [name, endpoint] of Object.entries(config.providers?.openai_compatible ?? {})) {
     if (!endpoint) continue;
     if (name === "scripted" || name === "openai") throw new ConfigError(`providers.openai_compatible.${name}: the provider name ${name} is taken by the built-in provider; choose another`);
-    namedProviders.set(name, { baseURL: endpoint.base_url, model: endpoint.model, apiKeyEnv: endpoint.api_key_env ?? "OPENAI_API_KEY" });
+    namedProviders.set(name, { baseURL: endpoint.base_url, model: endpoint.model, apiKeyEnv: endpoint.api_key_env ?? defaultString("/providers/openai_compatible/*/api_key_env") });
   }
   const providerNames = ["scripted", ...(openai ? ["openai"] : []), ...namedProviders.keys()];
   if (!providerNames.includes(defaultProvider)) throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (${providerNames.join(", ")})`);
@@ -174,7 +172,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     mcpServers: mcpServers(config.mcp_servers ?? {}),
     acpAgents: new Map(
       Object.entries(config.acp_agents ?? {}).flatMap(([runtimeId, agent]) =>
-        agent ? [[runtimeId, { runtimeId, command: agent.command, args: agent.args ?? [], env: strings(agent.env), startupTimeoutMs: agent.startup_timeout_ms ?? 20_000 }] as const] : [],
+        agent ? [[runtimeId, { runtimeId, command: agent.command, args: agent.args ?? [], env: strings(agent.env), startupTimeoutMs: agent.startup_timeout_ms ?? defaultNumber("/acp_agents/*/startup_timeout_ms") }] as const] : [],
       ),
     ),
     cliRuntimes: new Map(
@@ -186,76 +184,82 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
                 {
                   runtimeId,
                   kind: runtime.kind,
-                  command: runtime.command ?? "codex",
-                  args: runtime.args ?? [],
+                  command: runtime.command ?? defaultString("/cli_runtimes/*/command"),
+                  args: runtime.args ?? defaultStrings("/cli_runtimes/*/args"),
                   baseURL: runtime.base_url,
                   model: runtime.model,
-                  apiKeyEnv: runtime.api_key_env ?? "OPENAI_API_KEY",
+                  apiKeyEnv: runtime.api_key_env ?? defaultString("/cli_runtimes/*/api_key_env"),
                   codexHome: runtime.codex_home ?? join(tmpdir(), `turnspec-codex-${runtimeId}`),
-                  startupTimeoutMs: runtime.startup_timeout_ms ?? 20_000,
+                  startupTimeoutMs: runtime.startup_timeout_ms ?? defaultNumber("/cli_runtimes/*/startup_timeout_ms"),
                 },
               ] as const,
             ]
           : [],
       ),
     ),
-    skillFolders: (config.skills?.folders ?? []).map((f) => ({ path: f.path, sourceKind: f.source_kind ?? "workspace" })),
+    skillFolders: (config.skills?.folders ?? []).map((f) => ({ path: f.path, sourceKind: f.source_kind ?? defaultString("/skills/folders/*/source_kind") })),
     defaultCwd: config.tools?.default_cwd ?? process.cwd(),
-    shellTimeoutMs: config.tools?.shell_timeout_ms ?? 30_000,
-    maxShellTimeoutMs: config.tools?.max_shell_timeout_ms ?? 600_000,
-    restrictedMaxShellTimeoutMs: config.tools?.restricted_max_shell_timeout_ms ?? 120_000,
-    webFetchTimeoutMs: config.tools?.web_fetch_timeout_ms ?? 15_000,
-    maxFrameBytes: overrides.maxFrameBytes ?? config.limits?.max_frame_bytes ?? 8 * 1024 * 1024,
-    maxBatchSize: config.limits?.max_batch_size ?? 1000,
-    maxAgentRounds: config.limits?.max_agent_rounds ?? 200,
-    maxToolCalls: config.limits?.max_tool_calls ?? 800,
+    shellTimeoutMs: config.tools?.shell_timeout_ms ?? defaultNumber("/tools/shell_timeout_ms"),
+    maxShellTimeoutMs: config.tools?.max_shell_timeout_ms ?? defaultNumber("/tools/max_shell_timeout_ms"),
+    restrictedMaxShellTimeoutMs: config.tools?.restricted_max_shell_timeout_ms ?? defaultNumber("/tools/restricted_max_shell_timeout_ms"),
+    webFetchTimeoutMs: config.tools?.web_fetch_timeout_ms ?? defaultNumber("/tools/web_fetch_timeout_ms"),
+    maxFrameBytes: overrides.maxFrameBytes ?? config.limits?.max_frame_bytes ?? defaultNumber("/limits/max_frame_bytes"),
+    maxBatchSize: config.limits?.max_batch_size ?? defaultNumber("/limits/max_batch_size"),
+    maxAgentRounds: config.limits?.max_agent_rounds ?? defaultNumber("/limits/max_agent_rounds"),
+    maxToolCalls: config.limits?.max_tool_calls ?? defaultNumber("/limits/max_tool_calls"),
     windowLimits: {
-      max_agent_rounds_per_window: windows?.max_agent_rounds_per_window ?? 10,
-      max_tool_calls_per_window: windows?.max_tool_calls_per_window ?? 40,
-      max_wall_clock_ms_per_window: windows?.max_wall_clock_ms_per_window ?? 600_000,
-      max_provider_tokens_per_window: windows?.max_provider_tokens_per_window ?? 200_000,
+      max_agent_rounds_per_window: windows?.max_agent_rounds_per_window ?? defaultNumber("/tools/execution_windows/max_agent_rounds_per_window"),
+      max_tool_calls_per_window: windows?.max_tool_calls_per_window ?? defaultNumber("/tools/execution_windows/max_tool_calls_per_window"),
+      max_wall_clock_ms_per_window: windows?.max_wall_clock_ms_per_window ?? defaultNumber("/tools/execution_windows/max_wall_clock_ms_per_window"),
+      max_provider_tokens_per_window: windows?.max_provider_tokens_per_window ?? defaultNumber("/tools/execution_windows/max_provider_tokens_per_window"),
     },
     windowTotals: {
-      max_agent_rounds: windows?.total?.max_agent_rounds ?? 40,
-      max_tool_calls: windows?.total?.max_tool_calls ?? 160,
-      max_wall_clock_ms: windows?.total?.max_wall_clock_ms ?? 3_600_000,
-      max_provider_tokens: windows?.total?.max_provider_tokens ?? 1_000_000,
+      max_agent_rounds: windows?.total?.max_agent_rounds ?? defaultNumber("/tools/execution_windows/total/max_agent_rounds"),
+      max_tool_calls: windows?.total?.max_tool_calls ?? defaultNumber("/tools/execution_windows/total/max_tool_calls"),
+      max_wall_clock_ms: windows?.total?.max_wall_clock_ms ?? defaultNumber("/tools/execution_windows/total/max_wall_clock_ms"),
+      max_provider_tokens: windows?.total?.max_provider_tokens ?? defaultNumber("/tools/execution_windows/total/max_provider_tokens"),
     },
-    providerRetry: retryPolicy(config.providers?.retry, { max_attempts: 4, initial_delay_ms: 1000, backoff_multiplier: 2, max_delay_ms: 30_000 }),
-    toolRetry: retryPolicy(config.tools?.retry, { max_attempts: 3, initial_delay_ms: 500, backoff_multiplier: 2, max_delay_ms: 10_000 }),
-    context: { maxHistoryTokens: config.context?.max_history_tokens ?? 100_000, keepRecentMessages: config.context?.keep_recent_messages ?? 8 },
-    maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
-    permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
-    questionTimeoutMs: overrides.questionTimeoutMs ?? config.questions?.timeout_ms ?? 600_000,
-    requireResolveToken: config.permissions?.require_resolve_token ?? true,
+    providerRetry: { ...defaultRetryPolicy("/providers/retry"), ...config.providers?.retry },
+    toolRetry: { ...defaultRetryPolicy("/tools/retry"), ...config.tools?.retry },
+    context: {
+      maxHistoryTokens: config.context?.max_history_tokens ?? defaultNumber("/context/max_history_tokens"),
+      keepRecentMessages: config.context?.keep_recent_messages ?? defaultNumber("/context/keep_recent_messages"),
+    },
+    maxSpawnDepth: config.limits?.max_spawn_depth ?? defaultNumber("/limits/max_spawn_depth"),
+    permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? defaultNumber("/permissions/request_timeout_ms"),
+    questionTimeoutMs: overrides.questionTimeoutMs ?? config.questions?.timeout_ms ?? defaultNumber("/questions/timeout_ms"),
+    requireResolveToken: config.permissions?.require_resolve_token ?? defaultBoolean("/permissions/require_resolve_token"),
     allowedPaths: config.permissions?.allowed_paths ?? [],
-    envPassthrough: envPassthrough(config.tools?.env_passthrough ?? [], openai?.apiKeyEnv),
-    sandbox: { required: config.sandbox?.required ?? false, bwrapPath: config.sandbox?.bwrap_path ?? "bwrap" },
+    envPassthrough: envPassthrough(config.tools?.env_passthrough ?? defaultStrings("/tools/env_passthrough"), openai?.apiKeyEnv),
+    sandbox: { required: config.sandbox?.required ?? defaultBoolean("/sandbox/required"), bwrapPath: config.sandbox?.bwrap_path ?? defaultString("/sandbox/bwrap_path") },
     network: { allowDomains: domainList("network.allow_domains", config.network?.allow_domains), denyDomains: domainList("network.deny_domains", config.network?.deny_domains) },
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
-    gatewayId: config.gateway_id ?? "gw_local",
-    maxRouteHops: config.routes?.max_hops ?? 4,
-    maxRoutesPerSource: config.routes?.max_routes_per_source ?? 32,
+    gatewayId: config.gateway_id ?? defaultString("/gateway_id"),
+    maxRouteHops: config.routes?.max_hops ?? defaultNumber("/routes/max_hops"),
+    maxRoutesPerSource: config.routes?.max_routes_per_source ?? defaultNumber("/routes/max_routes_per_source"),
+    leaseTimeoutMs: config.lease_timeout_ms ?? defaultNumber("/lease_timeout_ms"),
     agent: {
-      identityId: config.agent?.identity_id ?? "agent_reference",
-      displayName: config.agent?.display_name ?? "Reference agent",
+      identityId: config.agent?.identity_id ?? defaultString("/agent/identity_id"),
+      displayName: config.agent?.display_name ?? defaultString("/agent/display_name"),
       ...(config.agent?.nickname ? { nickname: config.agent.nickname } : {}),
-      revision: config.agent?.revision ?? 1,
+      revision: config.agent?.revision ?? defaultNumber("/agent/revision"),
       avatarRevision: config.agent?.avatar_revision ?? null,
       role: config.agent?.role ?? null,
     },
   };
 }
 
-function retryPolicy(given: GatewayRetryPolicy | undefined, defaults: RetryPolicy): RetryPolicy {
-  return { ...defaults, ...given };
-}
-
 function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<string, McpServerConfig> {
   const servers = new Map<string, McpServerConfig>();
   for (const [name, server] of Object.entries(given)) {
     if (!server) continue;
-    const common = { name, scope: server.scope ?? "workspace", startupTimeoutMs: server.startup_timeout_ms ?? 20_000, toolTimeoutMs: server.tool_timeout_ms ?? 60_000, trusted: server.trusted === true };
+    const common = {
+      name,
+      scope: server.scope ?? defaultString("/mcp_servers/*/scope"),
+      startupTimeoutMs: server.startup_timeout_ms ?? defaultNumber("/mcp_servers/*/startup_timeout_ms"),
+      toolTimeoutMs: server.tool_timeout_ms ?? defaultNumber("/mcp_servers/*/tool_timeout_ms"),
+      trusted: server.trusted ?? defaultBoolean("/mcp_servers/*/trusted"),
+    };
     const at = `mcp_servers.${name}`;
     if ((server.command === undefined) === (server.url === undefined)) throw new ConfigError(`${at}: give exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
     if (server.command !== undefined) {

@@ -10,7 +10,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import type { GatewayConfig } from "@turnspec/protocol/types";
 import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
 import { Gateway } from "./engine/gateway.js";
-import type { Connection } from "./engine/connections.js";
+import type { Connection } from "./views/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";
@@ -87,14 +87,14 @@ export function providersFor(config: ResolvedConfig, env: Readonly<Record<string
   return providers;
 }
 
-export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void, leaseTimeoutMs?: number, ownFiles?: GatewayFiles): Gateway {
+export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void, ownFiles?: GatewayFiles): Gateway {
   const tools = builtinTools({ shellTimeoutMs: config.shellTimeoutMs, webFetchTimeoutMs: config.webFetchTimeoutMs });
   // What this process's /proc entries still show of its secrets goes into every snapshot.
   const exposed = exposedSecrets(ownStartBlock(), gatewaySecretVariables(config));
   if (exposed.length > 0) {
     log(exposedSecretsWarning(exposed, process.pid));
   }
-  return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }), ...(ownFiles ? { ownFiles } : {}) });
+  return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(ownFiles ? { ownFiles } : {}) });
 }
 
 export interface RunningGateway {
@@ -134,7 +134,7 @@ export async function openGateway(
     ...(options.configFile ? [{ path: options.configFile, what: "configuration file" }] : []),
     ...(options.tokenFile ? [{ path: options.tokenFile, what: "token file" }] : []),
   ];
-  const gateway = createGateway(store, config, log, fileConfig.lease_timeout_ms, new GatewayFiles(own));
+  const gateway = createGateway(store, config, log, new GatewayFiles(own));
   // On a shared store: no client is served before this instance hears the others' commits.
   await gateway.ready;
   return {

@@ -2,7 +2,7 @@
 import { statSync, watch as watchFolder } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ConfigError, loadConfig, type Language, type OutputKind } from "./config.js";
-import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
+import { compareWithDisk, generateFiles, OptionError, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
 import { loadTypeCheck } from "./load-typecheck.js";
 import { UnsupportedForPython } from "./emit/python/checks.js";
@@ -30,6 +30,8 @@ export interface GenerateCommand {
   readonly lang?: Language;
   /** The crate name of a Rust output. Default: the config's, else the protocol's title in snake case. */
   readonly crateName?: string;
+  /** The module path of a Go output. Default: the config's, else the protocol's title as one word. */
+  readonly goModule?: string;
 }
 
 interface Settings {
@@ -40,6 +42,7 @@ interface Settings {
   readonly outputs: readonly OutputKind[] | undefined;
   readonly lang: Language;
   readonly crateName: string | undefined;
+  readonly goModule: string | undefined;
 }
 
 export function isDirectory(path: string): boolean {
@@ -60,6 +63,7 @@ function settingsOf(command: GenerateCommand): Settings {
     outputs: command.outputs ?? config.outputs,
     lang: command.lang ?? config.lang ?? "typescript",
     crateName: command.crateName ?? config.crateName,
+    goModule: command.goModule ?? config.goModule,
   };
 }
 
@@ -94,6 +98,14 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
     err.write("turnspec generate: crateName is an option of the Rust output; give --lang rust with it\n");
     return 2;
   }
+  if (settings.lang === "go" && (settings.support !== undefined || settings.standalone)) {
+    err.write(`turnspec generate: ${settings.support !== undefined ? "support" : "standalone"} is an option of the TypeScript output; a Go module (--lang go) does not take it\n`);
+    return 2;
+  }
+  if (settings.lang !== "go" && settings.goModule !== undefined) {
+    err.write("turnspec generate: goModule is an option of the Go output; give --lang go with it\n");
+    return 2;
+  }
   if (!command.watch) return generateOnce(command, settings, out, err);
   if (command.check) {
     err.write("turnspec generate: --watch writes the output; it cannot be combined with --check\n");
@@ -110,6 +122,7 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       schemasDir: settings.schemasDir,
       ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
       ...(settings.crateName === undefined ? {} : { crateName: settings.crateName }),
+      ...(settings.goModule === undefined ? {} : { goModule: settings.goModule }),
       ...(settings.support === undefined ? {} : { support: settings.support }),
       ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
       ...(settings.standalone ? { standalone: true } : {}),
@@ -127,11 +140,16 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       err.write(`turnspec generate --lang rust: ${error.message}; nothing was written.\n`);
       return 1;
     }
+    if (error instanceof OptionError) {
+      err.write(`turnspec generate: ${error.message}\n`);
+      return 2;
+    }
     throw error;
   }
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck && settings.lang !== "typescript") {
-    err.write(`turnspec generate: --typecheck compiles TypeScript output; ${settings.lang === "rust" ? "check a Rust crate with cargo clippy" : "check a Python package with pyright --strict or mypy --strict"}\n`);
+    const how = { go: "a Go module with go build and go vet", rust: "a Rust crate with cargo clippy", python: "a Python package with pyright --strict or mypy --strict" }[settings.lang];
+    err.write(`turnspec generate: --typecheck compiles TypeScript output; check ${how}\n`);
     return 2;
   }
   if (command.typecheck) {

@@ -3,12 +3,13 @@
  * validate`, checked against schemas/meta/config.schema.json. Flags override it; relative
  * paths in it are resolved against its own folder.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { JsonFileError, readJsonFile } from "@turnspec/rpc/json-file";
 import Ajv2020 from "ajv/dist/2020.js";
 import { metaSchema } from "./meta.js";
-import { describeJsonSyntaxError } from "./load.js";
 import { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind } from "./outputs.js";
+import type { Acceptance } from "./diff/report.js";
 
 export { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind };
 
@@ -24,6 +25,10 @@ export interface TurnspecConfig {
   readonly lang?: Language;
   /** The crate name of a Rust output. */
   readonly crateName?: string;
+  /** The module path of a Go output (go.mod's module). */
+  readonly goModule?: string;
+  /** For `turnspec diff`: the changes accepted for one release, by rule id. */
+  readonly diff?: { readonly accept?: readonly Acceptance[] };
 }
 
 /** The config file is unreadable or breaks its schema: a usage error (exit 2). */
@@ -45,17 +50,11 @@ export interface LoadedConfig {
 export function loadConfig(explicit: string | undefined, cwd = process.cwd()): LoadedConfig {
   const file = explicit === undefined ? join(cwd, CONFIG_FILE) : resolve(cwd, explicit);
   if (explicit === undefined && !existsSync(file)) return { file: undefined, config: {} };
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read the config file ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
-  }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = readJsonFile(file, "the config file");
   } catch (error) {
-    throw new ConfigError(`${file} is not valid JSON: ${describeJsonSyntaxError(text, error as Error)}`);
+    throw error instanceof JsonFileError ? new ConfigError(error.message) : error;
   }
   const validate = new Ajv2020({ allErrors: true, strict: true }).compile(metaSchema("config.schema.json"));
   if (!validate(raw)) {

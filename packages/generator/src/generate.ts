@@ -15,21 +15,25 @@ import { emitTypes } from "./emit/types.js";
 import { emitStandalone } from "./emit/validators.js";
 import { loadSchemas } from "./load.js";
 import { isExtensionKeyword } from "./walk.js";
-import type { ProtocolModel } from "./model.js";
+import { namedParams } from "./compose.js";
+import type { MethodModel, NotificationModel, ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
 import { emitPython } from "./emit/python/index.js";
 import { defaultCrateName, emitRust, RUST_SUBDIRS } from "./emit/rust/index.js";
+import { checkModulePath, defaultModulePath, emitGo, GO_OUTPUT_KINDS } from "./emit/go/index.js";
 import type { Language } from "./outputs.js";
 
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
   readonly schemasDir: string;
-  /** The language of the output: TypeScript (the default) or a Python package (docs/languages.md). */
+  /** The language of the output: TypeScript (the default), a Python package or a Go module (docs/languages.md). */
   readonly lang?: Language;
   /** The crate name of a Rust output. Default: the protocol's title in snake case. */
   readonly crateName?: string;
+  /** The module path of a Go output. Default: the protocol's title as one lower-case word. */
+  readonly goModule?: string;
   /** Import specifier of the JSON-RPC support module the stubs use. Default "@turnspec/rpc". */
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
@@ -41,6 +45,11 @@ export interface GenerateOptions {
    * so the generated code depends on nothing. Excludes `support`.
    */
   readonly standalone?: boolean;
+}
+
+/** Options that do not go together (an option of one language given to another): a usage error. */
+export class OptionError extends Error {
+  override readonly name = "OptionError";
 }
 
 export interface GeneratedFile {
@@ -60,6 +69,25 @@ function tidy(code: string): string {
   return code.replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
 }
 
+/**
+ * What the templates write about a message's params: its TypeScript type (`undefined` when
+ * it takes none, `| undefined` when it may leave them out), the parameter a typed method
+ * takes, and for an "either" message the names of its positions.
+ */
+function paramsFacts(m: MethodModel | NotificationModel, model: ProtocolModel) {
+  const type = m.params === undefined ? undefined : model.types.find((t) => t.title === m.params)!;
+  return {
+    params: m.params ?? null,
+    // The x-… entries of protocol.json, when there are any.
+    extensionEntries: Object.keys(m.extensions).length ? m.extensions : null,
+    paramsType: m.params === undefined ? "undefined" : m.paramsOptional ? `T.${m.params} | undefined` : `T.${m.params}`,
+    // The typed method's parameter list before its options, and the value it sends.
+    paramsParameter: m.params === undefined ? "" : m.paramsOptional ? `params?: T.${m.params}, ` : `params: T.${m.params}, `,
+    paramsArgument: m.params === undefined ? "undefined" : "params",
+    paramNames: m.paramStructure === "either" && type ? (namedParams(type.schema, type.file, model) ?? null) : null,
+  };
+}
+
 /** Produces every output file in memory. */
 export async function generateFiles(options: GenerateOptions): Promise<GeneratedFile[]> {
   const model = loadSchemas(options.schemasDir);
@@ -67,37 +95,41 @@ export async function generateFiles(options: GenerateOptions): Promise<Generated
 }
 
 export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
+  if (options.lang !== "rust" && options.crateName !== undefined) throw new OptionError("crateName is an option of the Rust output (--lang rust)");
+  if (options.lang === "go") return emitGoModule(model, options);
+  if (options.goModule !== undefined) throw new OptionError("goModule is an option of the Go output (--lang go)");
   if (options.lang === "python") {
     // The TypeScript options have no meaning for a Python package: refused, not ignored.
     const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
-    if (given.length) throw new Error(`generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
+    if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
     return emitPython(model, { header: `# ${NOTE}` });
   }
   if (options.lang === "rust") {
     const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
-    if (given.length) throw new Error(`generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`);
+    if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`);
     return emitRust(model, { note: NOTE, crate: options.crateName ?? defaultCrateName(model) });
   }
-  if (options.crateName !== undefined) throw new Error("generate: crateName is an option of the Rust output (--lang rust)");
   if (options.standalone && options.support !== undefined) {
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }
   const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "@turnspec/rpc");
-  const protocol = { title: model.title, version: model.version, digest: model.digest };
+  const protocol = { title: model.title, version: model.version, digest: model.digest, batches: model.batches, objects: model.objects };
+  const methods = model.methods.map((m) => ({ ...m, ...paramsFacts(m, model), partialResult: m.partialResult ?? null, errorData: m.errorData ?? null, camel: camelMethodName(m.name) }));
   const context = {
     header: TS_HEADER,
     support,
     protocol,
     clientClass: options.clientClass ?? "ProtocolClient",
     types: model.types.map((t) => ({ title: t.title, file: t.file })),
-    methods: model.methods.map((m) => ({ ...m, camel: camelMethodName(m.name) })).filter((m) => m.direction === "client_to_server"),
-    notifications: model.notifications,
-    errors: model.errors.map((e) => ({ ...e, detailNames: e.details.map((d) => d.detail) })),
+    // The client's own methods: what it may call (a method either side sends included).
+    methods: methods.filter((m) => m.direction !== "server_to_client"),
+    notifications: model.notifications.map((n) => ({ ...n, ...paramsFacts(n, model) })),
+    errors: model.errors.map((e) => ({ ...e, data: e.data ?? null, detailNames: e.details.map((d) => d.detail) })),
   };
   const extensions = model.types
-    .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key)).map(([key, value]) => ({ key, value })) }))
+    .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key) && key !== "x-open").map(([key, value]) => ({ key, value })) }))
     .filter((t) => t.keywords.length > 0);
-  const registryContext = { ...context, methods: model.methods, extensions };
+  const registryContext = { ...context, methods, extensions };
   // The templates write formatted code; only json-schema-to-typescript's output is formatted here.
   const ts = (path: string, code: string): GeneratedFile => ({ path, content: tidy(code) });
   const chosen = new Set(withDependencies(options.outputs ?? OUTPUT_KINDS));
@@ -129,13 +161,30 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
+/** The Go module: the TypeScript options are refused, not ignored; openrpc and docs are the TypeScript run's. */
+function emitGoModule(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): GeneratedFile[] {
+  const given = (["support", "standalone", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+  if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Go module takes none`);
+  const asked = options.outputs ?? GO_OUTPUT_KINDS;
+  const other = asked.filter((kind) => !GO_OUTPUT_KINDS.includes(kind));
+  if (other.length) throw new OptionError(`${other.join(" and ")} ${other.length === 1 ? "is" : "are"} written by the TypeScript output only; a Go module has ${GO_OUTPUT_KINDS.join(", ")}`);
+  const module = options.goModule ?? defaultModulePath(model);
+  const problem = checkModulePath(module);
+  if (problem) throw new OptionError(problem);
+  return emitGo(model, { module, outputs: new Set(withDependencies(asked)) });
+}
+
+/** The folders of a Go module that hold generated files. */
+const GO_SUBDIRS = ["jsonrpc", "cmd/testee"];
+
 /** Files in `outDir` that a previous run generated (headed as generated). */
 function previouslyGenerated(outDir: string): string[] {
   if (!existsSync(outDir)) return [];
   // The output's own files and those of its support/ folder (--standalone); nothing deeper.
   const names = readdirSync(outDir);
-  // The support folders: TypeScript's support/ (--standalone), a Rust crate's src/, src/jsonrpc/ and src/bin/.
-  for (const dir of [STANDALONE_DIR, ...RUST_SUBDIRS]) {
+  // The support folders: TypeScript's support/ (--standalone), a Go module's jsonrpc/ and cmd/testee/,
+  // a Rust crate's src/, src/jsonrpc/ and src/bin/.
+  for (const dir of [STANDALONE_DIR, ...GO_SUBDIRS, ...RUST_SUBDIRS]) {
     if (existsSync(join(outDir, dir))) names.push(...readdirSync(join(outDir, dir)).map((name) => `${dir}/${name}`));
   }
   return names.filter((name) => {

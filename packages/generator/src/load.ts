@@ -4,38 +4,24 @@
  * reported with its file and JSON pointer; the run stops before anything is emitted.
  */
 import { didYouMean } from "@turnspec/rpc";
+import { describeJsonSyntaxError } from "@turnspec/rpc/json-file";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { metaSchema } from "./meta.js";
-import type { ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ProtocolModel, TypeModel, UnionModel } from "./model.js";
+import { combinesObjects, flattenObject, NotFlattenable, unsatisfiableClosure } from "./compose.js";
+import type { DefModel, ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ParamStructure, ProtocolModel, TypeModel, UnionModel } from "./model.js";
+import { unionKeys, variantsOf } from "./open.js";
+import { followRefs, resolveRef, splitRef } from "./refs.js";
 import { loadOrdering } from "./ordering.js";
 import { SchemaError, SchemaErrors } from "./schema-error.js";
-import { isExtensionKeyword, isObject, walkSchema } from "./walk.js";
+import { escapeToken, isExtensionKeyword, isObject, walkSchema } from "./walk.js";
 
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 const RESERVED = new Set(["protocol.json", "errors.json"]);
 const IDENTIFIER = /^[A-Z][A-Za-z0-9]*$/;
-
-/** Line and column (both from 1) of a character offset in `text`. */
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  const line = before.split("\n").length;
-  return { line, column: offset - before.lastIndexOf("\n") };
-}
-
-/** The syntax error of JSON text as "line L, column C: what", from the parser's own message. */
-export function describeJsonSyntaxError(text: string, error: Error): string {
-  const message = error.message.replace(/^JSON\.parse: /, "");
-  const position = /at position (\d+)/.exec(message);
-  const offset = position ? Number(position[1]) : /end of JSON input/.test(message) ? text.length : undefined;
-  const what = message.replace(/ in JSON at position \d+.*$/, "").replace(/ \(line \d+ column \d+\)$/, "");
-  if (offset === undefined) return what;
-  const { line, column } = lineAndColumn(text, offset);
-  return `line ${line}, column ${column}: ${what}`;
-}
 
 /** The folder's digest (see `ProtocolModel.digest`); `names` sorted. */
 function folderDigest(dir: string, names: readonly string[]): string {
@@ -116,14 +102,11 @@ function metaCheck(file: string, meta: object, value: Json, problems: SchemaErro
   return false;
 }
 
-/** Splits a `$ref` into the file it names (undefined for a local ref) and its fragment. */
-function splitRef(ref: string): { file: string | undefined; fragment: string } {
-  const hash = ref.indexOf("#");
-  const file = hash === -1 ? ref : ref.slice(0, hash);
-  return { file: file === "" ? undefined : file, fragment: hash === -1 ? "" : ref.slice(hash + 1) };
-}
+/** The `x-…` entries of a method or notification of protocol.json: facts turnspec has no field for. */
+const extensionsOf = (entry: JsonObject): JsonObject => Object.fromEntries(Object.entries(entry).filter(([key]) => isExtensionKeyword(key)));
 
-const isNullSchema = (schema: Json | undefined) => isObject(schema) && schema.type === "null" && Object.keys(schema).length === 1;
+/** `tool_call` or `toolCall` → `ToolCall`. */
+const pascalCase = (key: string) => key.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
 
 export function loadSchemas(dir: string): ProtocolModel {
   const problems: SchemaError[] = [];
@@ -188,8 +171,37 @@ export function loadSchemas(dir: string): ProtocolModel {
     if (typeof raw.description !== "string" || raw.description.trim() === "") {
       problems.push(new SchemaError(file, "/description", "every schema needs a description"));
     }
-    byFile.set(file, { file, id: baseUri + file, title, description: String(raw.description ?? ""), schema: raw });
+    byFile.set(file, { file, id: baseUri + file, title, description: String(raw.description ?? ""), schema: raw, defs: [] });
   }
+
+  // Local definitions: each is declared as a type of its own, named by its title or by the file's title and its key.
+  const withDefs = new Map<string, TypeModel>();
+  for (const type of byFile.values()) {
+    const defs: DefModel[] = [];
+    const raw = type.schema.$defs;
+    if (raw !== undefined && !isObject(raw)) problems.push(new SchemaError(type.file, "/$defs", "$defs must be an object of schemas"));
+    for (const [key, schema] of Object.entries(isObject(raw) ? raw : {})) {
+      const pointer = `/$defs/${escapeToken(key)}`;
+      if (!isObject(schema)) {
+        problems.push(new SchemaError(type.file, pointer, "a local definition must be a JSON Schema object"));
+        continue;
+      }
+      const title = typeof schema.title === "string" ? schema.title : `${type.title}${pascalCase(key)}`;
+      if (!IDENTIFIER.test(title)) {
+        problems.push(new SchemaError(type.file, typeof schema.title === "string" ? `${pointer}/title` : pointer, `the local definition's name ${JSON.stringify(title)} is not a PascalCase TypeScript name; give it a "title"`));
+        continue;
+      }
+      if (titles.has(title)) {
+        problems.push(new SchemaError(type.file, pointer, `the local definition is named "${title}", which ${titles.get(title)} already names; give it another "title"`));
+        continue;
+      }
+      titles.set(title, `${type.file}#${pointer}`);
+      defs.push({ key, title, pointer, schema });
+    }
+    withDefs.set(type.file, { ...type, defs });
+  }
+  for (const [file, type] of withDefs) byFile.set(file, type);
+  const objects = (protocol.objects as "closed" | "open" | undefined) ?? "closed";
 
   // Structural rules inside each type.
   const unions: UnionModel[] = [];
@@ -203,37 +215,46 @@ export function loadSchemas(dir: string): ProtocolModel {
           problems.push(new SchemaError(type.file, `${pointer}/$ref`, `dangling $ref "${node.$ref}": no such file in the schemas folder`));
         } else if (file !== undefined && fragment !== "") {
           problems.push(new SchemaError(type.file, `${pointer}/$ref`, `"${node.$ref}" points inside another file; reference a named type's file as a whole`));
-        } else if (file === undefined) {
-          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `local $ref "${node.$ref}": a type used in two places gets its own file`));
+        } else if (file === undefined && fragment !== "" && !/^\/\$defs\/[^/]+$/.test(fragment)) {
+          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `local $ref "${node.$ref}": a local reference is "#" (the file's own type) or "#/$defs/<name>"`));
+        } else if (file === undefined && fragment !== "" && !resolveRef(node.$ref, type.file, byFile)) {
+          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `dangling local $ref "${node.$ref}": the file has no such definition${didYouMean(fragment.slice("/$defs/".length), type.defs.map((d) => d.key), true)}`));
         }
       }
-      if (pointer !== "" && (typeof node.title === "string" || typeof node.$id === "string")) {
-        problems.push(new SchemaError(type.file, pointer, "a nested schema has its own title or $id; a named type gets its own file"));
+      const isDef = /^\/\$defs\/[^/]+$/.test(pointer);
+      // A position of a tuple may carry a title: the name of the param or element at that position.
+      const isPosition = /\/prefixItems\/\d+$/.test(pointer);
+      if (pointer !== "" && !isDef && (typeof node.$id === "string" || (!isPosition && typeof node.title === "string"))) {
+        problems.push(new SchemaError(type.file, pointer, "a nested schema has its own title or $id; a named type gets its own file (or a local definition under $defs)"));
       }
-      const isObjectSchema = (node.type === "object" && !Array.isArray(node.oneOf)) || isObject(node.properties);
-      if (isObjectSchema && !("additionalProperties" in node)) {
-        problems.push(new SchemaError(type.file, pointer, "object schema does not state additionalProperties (false to close it, true for a free-form payload)"));
-      }
-      if (pointer !== "") {
-        for (const key of Object.keys(node).filter(isExtensionKeyword)) {
-          problems.push(new SchemaError(type.file, `${pointer}/${key}`, `extension keyword ${key} is read only at the top level of a schema file, where it describes the named type`));
+      if (isDef && typeof node.$id === "string") problems.push(new SchemaError(type.file, `${pointer}/$id`, "a local definition has no $id of its own"));
+      if (pointer !== "" && node.$defs !== undefined) problems.push(new SchemaError(type.file, `${pointer}/$defs`, "$defs is read only at the top level of a schema file"));
+      if (node["x-open"] !== undefined) {
+        if (node["x-open"] !== true) problems.push(new SchemaError(type.file, `${pointer}/x-open`, "x-open is true or absent"));
+        else if (!unionKeys(node, type.file, byFile)) {
+          problems.push(new SchemaError(type.file, `${pointer}/x-open`, "x-open needs an enum, or a union whose variants are told apart by constants (each a const, or each an object with a string const tag)"));
         }
       }
       if (node.enum !== undefined && node.type === undefined) {
         problems.push(new SchemaError(type.file, `${pointer}/enum`, 'enum without type: state the type of its values (e.g. "type": "string") so that types and validators agree'));
       }
       if (node.uniqueItems !== undefined) problems.push(new SchemaError(type.file, `${pointer}/uniqueItems`, "uniqueItems is not supported; the gateway checks duplicates with its own error reason"));
-      if (node.allOf !== undefined) problems.push(new SchemaError(type.file, `${pointer}/allOf`, "allOf is not supported: it cannot extend a closed object"));
-      if (Array.isArray(node.anyOf)) {
-        const [a, b] = node.anyOf;
-        if (node.anyOf.length !== 2 || !(isNullSchema(a) || isNullSchema(b))) {
-          problems.push(new SchemaError(type.file, `${pointer}/anyOf`, "anyOf is only allowed as the nullable pair [schema, {\"type\": \"null\"}]; use a tagged oneOf for unions"));
+      if (Array.isArray(node.allOf) || (typeof node.$ref === "string" && isObject(node.properties))) {
+        const unsatisfiable = unsatisfiableClosure(node, type.file, byFile);
+        if (unsatisfiable) problems.push(new SchemaError(type.file, pointer, unsatisfiable));
+        else if (objects === "closed" && combinesObjects(node, type.file, byFile)) {
+          try {
+            flattenObject(node, type.file, byFile);
+          } catch (error) {
+            if (!(error instanceof NotFlattenable)) throw error;
+            problems.push(new SchemaError(type.file, `${pointer}/allOf`, `in a protocol whose objects are closed, an allOf combines object schemas into one closed object, and ${error.message}`));
+          }
         }
       }
-      if (Array.isArray(node.oneOf)) {
+      if (Array.isArray(node.oneOf) && node.discriminator !== undefined) {
         const union = checkUnion(type, node, pointer, byFile, problems);
+        // A named type that is a tagged union gets its tag checked first by the validators, and a table in the reference.
         if (union && pointer === "") unions.push(union);
-        else if (union) problems.push(new SchemaError(type.file, pointer, "a tagged union must be a named type of its own file"));
       }
       if (node.discriminator !== undefined && !Array.isArray(node.oneOf)) {
         problems.push(new SchemaError(type.file, `${pointer}/discriminator`, "discriminator without oneOf"));
@@ -249,10 +270,51 @@ export function loadSchemas(dir: string): ProtocolModel {
       problems.push(new SchemaError("protocol.json", where, `dangling $ref "${ref}": no such file in the schemas folder`));
       return undefined;
     }
-    if (type.schema.type !== "object" && !Array.isArray(type.schema.oneOf)) {
-      if (where.endsWith("/params/$ref")) problems.push(new SchemaError("protocol.json", where, `params "${ref}" must be an object schema (params are sent by name)`));
-    }
     return type.title;
+  };
+  /** Why a type cannot be the params of the given structure, or undefined when it can. */
+  const paramsProblem = (ref: string, structure: ParamStructure): string | undefined => {
+    const root = followRefs({ $ref: ref }, ref, byFile);
+    if (!root) return undefined;
+    const types = (node: JsonObject) => (typeof node.type === "string" ? [node.type] : Array.isArray(node.type) ? node.type : undefined);
+    if (structure === "by-position") {
+      if (!types(root.node)?.includes("array") || !Array.isArray(root.node.prefixItems)) return `params "${ref}" must be an array schema with prefixItems (param_structure is by-position: params are a JSON array, one element per position)`;
+      return undefined;
+    }
+    if (structure === "either") {
+      try {
+        flattenObject(root.node, root.file, byFile);
+      } catch (error) {
+        if (!(error instanceof NotFlattenable)) throw error;
+        // Not an object of named params: an object or an array taken as it is (LSP's telemetry/event takes any LSPAny).
+        const shapes = (variantsOf(root.node) ?? [root.node]).map((v) => followRefs(v, root.file, byFile)?.node);
+        // JSON-RPC's envelope takes only an object or an array as params; the schema must allow one of them.
+        const fits = shapes.some((shape) => !shape || !types(shape) || types(shape)!.some((t) => t === "object" || t === "array"));
+        if (!fits) return `params "${ref}" must be an object schema with properties, in the order of their positions, or a schema that allows an object or an array (param_structure is either): ${error.message}`;
+      }
+      return undefined;
+    }
+    const variants = variantsOf(root.node);
+    const shapes = variants ? variants.map((v) => followRefs(v, root.file, byFile)?.node) : [root.node];
+    for (const shape of shapes) {
+      const stated = shape && types(shape);
+      if (stated && !stated.includes("object")) return `params "${ref}" must be an object schema (params are sent by name); it is ${JSON.stringify(shape!.type)}${stated.includes("array") ? ' (for a JSON array of params, set "param_structure": "by-position")' : ""}`;
+    }
+    return undefined;
+  };
+  const paramsOf = (entry: JsonObject, where: string): { params: string | undefined; paramsOptional: boolean; paramStructure: ParamStructure; ok: boolean } => {
+    const paramStructure = (entry.param_structure as ParamStructure | undefined) ?? "by-name";
+    const paramsOptional = entry.params_optional === true;
+    if (entry.params === undefined) {
+      if (paramsOptional) problems.push(new SchemaError("protocol.json", `${where}/params_optional`, "params_optional without params: a message without params never carries any"));
+      if (entry.param_structure !== undefined) problems.push(new SchemaError("protocol.json", `${where}/param_structure`, "param_structure without params: the message takes no params"));
+      return { params: undefined, paramsOptional: false, paramStructure, ok: true };
+    }
+    const ref = (entry.params as JsonObject).$ref as string;
+    const params = typeOfRef(ref, `${where}/params/$ref`);
+    const problem = params === undefined ? undefined : paramsProblem(ref, paramStructure);
+    if (problem) problems.push(new SchemaError("protocol.json", `${where}/params/$ref`, problem));
+    return { params, paramsOptional, paramStructure, ok: params !== undefined };
   };
 
   const errors: ErrorModel[] = (errorsRaw as { errors: JsonObject[] }).errors.map((e) => ({
@@ -263,7 +325,18 @@ export function loadSchemas(dir: string): ProtocolModel {
     standard: e.standard === true || STANDARD_ERRORS.some((s) => s.code === e.code),
     anyMethod: e.standard === true || e.anyMethod === true || STANDARD_ERRORS.some((s) => s.code === e.code),
     details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({ detail: d.detail as string, description: d.description as string })),
+    ...(isObject(e.data) ? { data: e.data.$ref as string } : {}),
   }));
+  // An error's data type, by file: a title once checked.
+  errors.forEach((e, i) => {
+    if (e.data === undefined) return;
+    const type = byFile.get(e.data);
+    if (!type) {
+      if (!broken.has(e.data)) problems.push(new SchemaError("errors.json", `/errors/${i}/data/$ref`, `dangling $ref "${e.data}": no such file in the schemas folder`));
+      return;
+    }
+    (e as { data?: string }).data = type.title;
+  });
   // Any integer code: -32099…-32000 is JSON-RPC's range for server errors, but a protocol such as
   // LSP claims codes outside it (-32803…-32800); only the five standard codes are fixed.
   const reasons = new Map<string, number>();
@@ -292,21 +365,40 @@ export function loadSchemas(dir: string): ProtocolModel {
     const name = m.name as string;
     if (names.has(name)) problems.push(new SchemaError("protocol.json", `/methods/${i}/name`, `"${name}" is declared twice`));
     names.add(name);
-    const params = typeOfRef((m.params as JsonObject).$ref as string, `/methods/${i}/params/$ref`);
+    const params = paramsOf(m, `/methods/${i}`);
     const result = typeOfRef((m.result as JsonObject).$ref as string, `/methods/${i}/result/$ref`);
+    const partialResult = isObject(m.partial_result) ? typeOfRef(m.partial_result.$ref as string, `/methods/${i}/partial_result/$ref`) : undefined;
+    const errorData = isObject(m.error_data) ? typeOfRef(m.error_data.$ref as string, `/methods/${i}/error_data/$ref`) : undefined;
     const errs = m.errors as string[];
     errs.forEach((reason, j) => {
       if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json${didYouMean(reason, reasons.keys(), true)}`));
     });
-    if (params && result) methods.push({ name, direction: m.direction as MethodModel["direction"], summary: m.summary as string, params, result, errors: errs, requirements: (m.requirements as string[] | undefined) ?? [] });
+    if (params.ok && result) {
+      const { ok: _ok, ...carried } = params;
+      methods.push({
+        name,
+        direction: m.direction as MethodModel["direction"],
+        summary: m.summary as string,
+        ...carried,
+        result,
+        ...(partialResult === undefined ? {} : { partialResult }),
+        ...(errorData === undefined ? {} : { errorData }),
+        errors: errs,
+        requirements: (m.requirements as string[] | undefined) ?? [],
+        extensions: extensionsOf(m),
+      });
+    }
   });
   const notifications: NotificationModel[] = [];
   (protocol.notifications as JsonObject[]).forEach((n, i) => {
     const name = n.name as string;
     if (names.has(name)) problems.push(new SchemaError("protocol.json", `/notifications/${i}/name`, `"${name}" is declared twice`));
     names.add(name);
-    const params = typeOfRef((n.params as JsonObject).$ref as string, `/notifications/${i}/params/$ref`);
-    if (params) notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, params, requirements: (n.requirements as string[] | undefined) ?? [] });
+    const params = paramsOf(n, `/notifications/${i}`);
+    if (params.ok) {
+      const { ok: _ok, ...carried } = params;
+      notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, ...carried, requirements: (n.requirements as string[] | undefined) ?? [], extensions: extensionsOf(n) });
+    }
   });
 
   if (problems.length) throw new SchemaErrors(problems);
@@ -319,6 +411,8 @@ export function loadSchemas(dir: string): ProtocolModel {
     version: protocol.version as string,
     description: protocol.description as string,
     baseUri,
+    batches: protocol.batches === true,
+    objects,
     digest,
     types: [...byFile.values()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
     unions: unions.sort((a, b) => (a.title < b.title ? -1 : 1)),
@@ -341,20 +435,27 @@ function checkUnion(type: TypeModel, node: JsonObject, pointer: string, byFile: 
   const seen = new Set<string>();
   (node.oneOf as Json[]).forEach((branch, i) => {
     const where = `${pointer}/oneOf/${i}`;
-    const variant = isObject(branch) && typeof branch.$ref === "string" ? byFile.get(branch.$ref) : undefined;
-    if (!variant) {
-      if (!(isObject(branch) && typeof branch.$ref === "string")) problems.push(new SchemaError(type.file, where, "each variant of a tagged union must be a $ref to its own file"));
+    if (!isObject(branch)) {
+      problems.push(new SchemaError(type.file, where, "each variant of a tagged union must be a schema object"));
       return;
     }
-    const property = isObject(variant.schema.properties) ? variant.schema.properties[tag] : undefined;
-    const required = Array.isArray(variant.schema.required) && variant.schema.required.includes(tag);
+    // The tag is declared by the variant as written (an inline variant, or one that adds its tag to a type it builds on), or by the file it refers to.
+    const declares = (schema: JsonObject) => isObject(schema.properties) && isObject(schema.properties[tag]);
+    const refOnly = typeof branch.$ref === "string" && !declares(branch);
+    const variant = refOnly ? byFile.get(branch.$ref as string) : undefined;
+    if (refOnly && !variant) return; // a dangling $ref, reported where it is
+    const holder = variant ? variant.schema : branch;
+    const property = isObject(holder.properties) ? holder.properties[tag] : undefined;
+    const required = Array.isArray(holder.required) && holder.required.includes(tag);
     if (!isObject(property) || typeof property.const !== "string" || !required) {
-      problems.push(new SchemaError(variant.file, `/properties/${tag}`, `variant of the union ${type.title} must have a required "${tag}" with a string const`));
+      problems.push(new SchemaError(variant ? variant.file : type.file, variant ? `/properties/${tag}` : where, `variant of the union ${type.title} must have a required "${tag}" with a string const`));
       return;
     }
     if (seen.has(property.const)) problems.push(new SchemaError(type.file, where, `tag "${property.const}" is used by two variants`));
     seen.add(property.const);
-    variants.push({ tag: property.const, title: variant.title });
+    const built = Array.isArray(branch.allOf) ? branch.allOf.find((m) => isObject(m) && typeof m.$ref === "string") : typeof branch.$ref === "string" ? branch : undefined;
+    const title = variant?.title ?? (isObject(built) ? byFile.get(built.$ref as string)?.title : undefined) ?? type.title;
+    variants.push({ tag: property.const, title });
   });
   return { id: type.id, title: type.title, propertyName: tag, variants };
 }

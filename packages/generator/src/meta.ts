@@ -11,7 +11,7 @@ export const META_DIR = fileURLToPath(new URL("../meta/", import.meta.url));
 const cache = new Map<string, object>();
 
 /** A meta-schema by file name, e.g. `protocol.schema.json`. */
-export function metaSchema(name: "protocol.schema.json" | "errors.schema.json" | "config.schema.json"): object {
+export function metaSchema(name: "protocol.schema.json" | "errors.schema.json" | "config.schema.json" | "import-map.schema.json"): object {
   let schema = cache.get(name);
   if (!schema) {
     schema = JSON.parse(readFileSync(`${META_DIR}${name}`, "utf8")) as object;

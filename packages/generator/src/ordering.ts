@@ -72,7 +72,8 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
   const keyTypes = ["string", "integer"];
 
   /** The problems of `params` with the fields a rule reads from it; empty when it carries them all. */
-  const missing = (params: string, fields: readonly Field[]) =>
+  const missing = (params: string | undefined, fields: readonly Field[]) =>
+    params === undefined ? (fields.length ? ["takes no params"] : []) :
     fields.flatMap(({ pointer, types }) => {
       const found = keyProblem(paramsOf(params), pointer, ctx, types);
       return found === undefined ? [] : [found];

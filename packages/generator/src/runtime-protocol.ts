@@ -9,7 +9,9 @@ import { createOrderingEngine, type OrderingRule } from "@turnspec/rpc";
 import type { ProtocolView, ValidationMode } from "@turnspec/rpc";
 import { runValidator, type RawValidator } from "@turnspec/rpc";
 import { checkMetaSchema, createAjv, schemasFor, type SchemaCompiler } from "./emit/validators.js";
-import type { ProtocolModel } from "./model.js";
+import type { ParamsEntry } from "@turnspec/rpc";
+import { namedParams } from "./compose.js";
+import type { MethodModel, NotificationModel, ProtocolModel } from "./model.js";
 
 export function compileProtocol(model: ProtocolModel): ProtocolView {
   const ids = new Map(model.types.map((t) => [t.title, t.id]));
@@ -32,11 +34,21 @@ export function compileProtocol(model: ProtocolModel): ProtocolView {
     return compiled as unknown as RawValidator;
   };
   const rules = model.ordering.map((r) => r.rule) as unknown as OrderingRule[];
+  const facts = (m: MethodModel | NotificationModel): ParamsEntry => {
+    const type = m.params === undefined ? undefined : model.types.find((t) => t.title === m.params)!;
+    return {
+      ...(m.params === undefined ? {} : { params: m.params }),
+      paramsOptional: m.paramsOptional,
+      paramStructure: m.paramStructure,
+      ...(m.paramStructure === "either" && type && namedParams(type.schema, type.file, model) ? { paramNames: namedParams(type.schema, type.file, model)! } : {}),
+    };
+  };
   return {
     title: model.title,
-    methods: Object.fromEntries(model.methods.map((m) => [m.name, { direction: m.direction, params: m.params, result: m.result, errors: m.errors }])),
-    notifications: Object.fromEntries(model.notifications.map((n) => [n.name, { direction: n.direction, params: n.params }])),
-    errors: Object.fromEntries(model.errors.map((e) => [e.reason, { code: e.code, anyMethod: e.anyMethod }])),
+    batches: model.batches,
+    methods: Object.fromEntries(model.methods.map((m) => [m.name, { direction: m.direction, ...facts(m), result: m.result, errors: m.errors, ...(m.errorData === undefined ? {} : { errorData: m.errorData }) }])),
+    notifications: Object.fromEntries(model.notifications.map((n) => [n.name, { direction: n.direction, ...facts(n) }])),
+    errors: Object.fromEntries(model.errors.map((e) => [e.reason, { code: e.code, anyMethod: e.anyMethod, ...(e.data === undefined ? {} : { data: e.data }) }])),
     typeNames: model.types.map((t) => t.title),
     validate: (type: string, value: unknown, mode: ValidationMode) => runValidator(validator(mode, type), value, validator("report", type), mode),
     createOrderingChecker: () => createOrderingEngine(rules),

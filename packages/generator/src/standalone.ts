@@ -3,7 +3,7 @@
  * imports (@turnspec/rpc, dependency-free) written beside the output as TypeScript, so a
  * team can ship its generated code without depending on turnspec at all.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { GeneratedFile } from "./generate.js";
@@ -26,11 +26,31 @@ export function rpcPackageDir(): string {
   return dirname(createRequire(import.meta.url).resolve("@turnspec/rpc/package.json"));
 }
 
+/**
+ * The files the support module's index.ts reaches through its relative imports, by name: what
+ * the generated code runs on, and nothing the package offers beside it (reading files from
+ * disk, the test harness), which may need Node.
+ */
+function reachedFromIndex(dir: string): string[] {
+  const reached = new Set<string>();
+  const visit = (name: string) => {
+    if (reached.has(name)) return;
+    reached.add(name);
+    const source = readFileSync(`${dir}${name}`, "utf8");
+    for (const match of source.matchAll(/(?:from|import\()\s*"\.\/([\w.-]+)\.js"/g)) {
+      const next = `${match[1]}.ts`;
+      if (!existsSync(`${dir}${next}`)) throw new Error(`turnspec generate --standalone: ${name} of the support module imports ./${match[1]}.js, which is not among its sources in ${dir}`);
+      visit(next);
+    }
+  };
+  visit("index.ts");
+  return [...reached];
+}
+
 /** The support module's files, each headed as generated, at `support/<name>.ts` of the output. */
 export function standaloneSupportFiles(header: string): GeneratedFile[] {
   const dir = supportSourceDir();
-  return readdirSync(dir)
-    .filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts"))
+  return reachedFromIndex(dir)
     .sort()
     .map((name) => ({
       path: `${STANDALONE_DIR}/${name}`,

@@ -9,6 +9,7 @@ import { classify, type JsonRpcResponse } from "./envelope.js";
 import { LocalError } from "./errors.js";
 import { OutgoingRequests, type RequestOptions } from "./outgoing.js";
 import type { Transport } from "./transport.js";
+import { readParams, wireParams, type ParamsEntry } from "./params.js";
 import { formatIssue, type ValidationIssue } from "./validation.js";
 
 export type { RequestOptions } from "./outgoing.js";
@@ -42,6 +43,15 @@ export interface RpcClientOptions {
    * connection (default false: a client only reports them through onProtocolError).
    */
   readonly answerMalformed?: boolean;
+  /** Whether the peer may send batches (the protocol's `batches`). Default true; a batch the protocol does not allow is dropped, and answered -32600 by a server's end. */
+  readonly batches?: boolean;
+  /**
+   * What the registry says about each message's params. With it, a notification that leaves
+   * out params it must carry is dropped (and reported), the positional params of an
+   * "either" notification reach subscribers by name, and an "either" request is sent by
+   * position (the form every server of such a method takes).
+   */
+  readonly entries?: { readonly methods?: Readonly<Record<string, ParamsEntry>>; readonly notifications?: Readonly<Record<string, ParamsEntry>> };
 }
 
 type NotificationHandler = (params: unknown, method: string) => void;
@@ -61,6 +71,7 @@ export class RpcClient {
       ...(options.validateOutgoing === false ? {} : { validateParams: (method: string, params: unknown) => validators.params(method, params) }),
       ...(options.validateIncoming === false ? {} : { validateResult: (method: string, result: unknown) => validators.result(method, result) }),
       ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+      toWire: (method: string, params: unknown) => wireParams(options.entries?.methods?.[method], params),
     });
     transport.onmessage = (frame) => this.receive(frame);
     transport.onclose = () => this.failAll(new LocalError("transport_closed", "the connection closed"));
@@ -80,6 +91,14 @@ export class RpcClient {
   /** Sends a request and resolves with its result, or rejects with an `RpcError` or a `LocalError`. */
   request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
     return this.outgoing.request(method, params, options);
+  }
+
+  /**
+   * Sends several requests as one JSON-RPC batch and resolves, once each has its response,
+   * with each outcome in order (a result, or the `RpcError`/`LocalError` it failed with).
+   */
+  batch(calls: readonly { readonly method: string; readonly params?: unknown }[], options: RequestOptions = {}): Promise<PromiseSettledResult<unknown>[]> {
+    return Promise.allSettled(this.outgoing.batch(calls, options));
   }
 
   /** Sends a notification (no response is expected). */
@@ -129,6 +148,14 @@ export class RpcClient {
       return;
     }
     const batch = Array.isArray(parsed);
+    if (batch && this.options.batches === false) {
+      this.protocolError("the peer sent a batch, and the protocol does not allow JSON-RPC batches", frame);
+      if (this.options.answerMalformed && !this.closed) {
+        const reply = { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: the protocol does not allow batches", data: { reason: "invalid_request" } } };
+        this.transport.send(JSON.stringify(reply)).catch(() => undefined);
+      }
+      return;
+    }
     const answers: Promise<JsonRpcResponse | undefined>[] = [];
     for (const message of batch ? (parsed as unknown[]) : [parsed]) {
       const answer = this.receiveOne(message, frame);
@@ -157,7 +184,14 @@ export class RpcClient {
     } else if (classified.kind === "response") {
       this.receiveResponse(classified.message, frame);
     } else if (classified.kind === "notification") {
-      this.receiveNotification(classified.message.method, classified.message.params ?? {}, frame);
+      const { method, params } = classified.message;
+      const entry = this.options.entries?.notifications?.[method];
+      if (!entry) this.receiveNotification(method, params ?? {}, frame);
+      else {
+        const read = readParams(entry, params);
+        if (read.ok) this.receiveNotification(method, read.value, frame);
+        else this.protocolError(`notification ${method} is invalid: ${read.issues.map((i) => formatIssue(i, "params")).join("; ")}`, frame, read.issues);
+      }
     } else {
       const { id, method } = classified.message;
       if (this.options.serve) return this.options.serve(classified.message) as Promise<JsonRpcResponse | undefined>;

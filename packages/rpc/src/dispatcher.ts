@@ -6,12 +6,15 @@
  */
 import { classify, type JsonRpcId, type JsonRpcResponse } from "./envelope.js";
 import { DomainError, RpcError, type JsonRpcErrorObject } from "./errors.js";
+import { readParams, type ParamsEntry } from "./params.js";
 import type { ValidationIssue } from "./validation.js";
 
 /** A registered error: its code and default message. */
 export interface RegisteredError {
   readonly code: number;
   readonly message: string;
+  /** The type of the error's data, when the registry describes it: the data is then sent as the handler gave it, without the reason. */
+  readonly data?: string;
 }
 
 /** The standard codes every dispatcher answers with. */
@@ -51,6 +54,15 @@ export interface DispatcherOptions<Ctx> {
   readonly onResponse?: (response: JsonRpcResponse, ctx: Ctx) => void;
   /** Most messages one batch may hold. Default 1000. */
   readonly maxBatchSize?: number;
+  /** Whether a frame may be a batch (the protocol's `batches`). Default true, as JSON-RPC 2.0 has it; a batch the protocol does not allow is answered -32600. */
+  readonly batches?: boolean;
+  /**
+   * What the registry says about each message's params (left out, none, by name, by
+   * position, either). With it, params the frame leaves out are refused unless the message
+   * may leave them out, and the positional params of an "either" message reach the handler
+   * by name; without it, left-out params are read as an empty object.
+   */
+  readonly entries?: { readonly methods?: Readonly<Record<string, ParamsEntry>>; readonly notifications?: Readonly<Record<string, ParamsEntry>> };
 }
 
 export class Dispatcher<Ctx = void> {
@@ -94,6 +106,7 @@ export class Dispatcher<Ctx = void> {
   /** Handles one parsed message or batch. */
   async handleParsed(parsed: unknown, ctx: Ctx): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
     if (!Array.isArray(parsed)) return this.handleOne(parsed, ctx);
+    if (this.options.batches === false) return this.errorResponse(null, "invalid_request", "Invalid Request: the protocol does not allow batches");
     if (parsed.length === 0) return this.errorResponse(null, "invalid_request", "Invalid Request: an empty batch");
     const limit = this.options.maxBatchSize ?? 1000;
     if (parsed.length > limit) {
@@ -116,9 +129,10 @@ export class Dispatcher<Ctx = void> {
         const { method, params } = classified.message;
         // A notification never gets a reply, not even an error.
         const known = this.options.notifications?.has(method) ?? false;
-        if (known && this.options.onNotification && !this.options.validateNotification?.(method, params ?? {})) {
-          this.options.onNotification(method, params ?? {}, ctx);
-        }
+        if (!known || !this.options.onNotification) return undefined;
+        const entry = this.options.entries?.notifications?.[method];
+        const read = entry ? readParams(entry, params) : { ok: true as const, value: params ?? {} };
+        if (read.ok && (read.value === undefined || !this.options.validateNotification?.(method, read.value))) this.options.onNotification(method, read.value, ctx);
         return undefined;
       }
       case "request":
@@ -131,8 +145,11 @@ export class Dispatcher<Ctx = void> {
     if (!handler) {
       return this.errorResponse(id, "method_not_found", `Method not found: ${method}`, { method });
     }
-    const params = rawParams ?? {};
-    const issues = this.options.validateParams(method, params);
+    const entry = this.options.entries?.methods?.[method];
+    const read = entry ? readParams(entry, rawParams) : { ok: true as const, value: rawParams ?? {} };
+    if (!read.ok) return this.errorResponse(id, "invalid_params", `Invalid params for ${method}: ${describe(read.issues)}`, { errors: read.issues });
+    const params = read.value;
+    const issues = params === undefined ? undefined : this.options.validateParams(method, params);
     if (issues) {
       return this.errorResponse(id, "invalid_params", `Invalid params for ${method}: ${describe(issues)}`, { errors: issues });
     }
@@ -152,6 +169,7 @@ export class Dispatcher<Ctx = void> {
   private toErrorObject(error: unknown, method: string): JsonRpcErrorObject {
     if (error instanceof DomainError) {
       const registered = this.options.errors[error.reason];
+      if (registered?.data !== undefined) return { code: registered.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
       if (registered) return { code: registered.code, message: error.message, data: { ...error.data, reason: error.reason } };
       this.options.onInternalError?.(new Error(`unregistered error reason "${error.reason}": ${error.message}`), method);
       return this.registered("internal_error", "Internal error");

@@ -20,6 +20,8 @@ export interface OutgoingRequestsOptions {
   readonly validateResult?: (method: string, result: unknown) => ValidationIssue[] | undefined;
   /** Milliseconds before a request fails with a local timeout (default: no timeout). */
   readonly requestTimeoutMs?: number;
+  /** The params as the frame carries them, from the params as validated (an "either" message's named params sent by position). */
+  readonly toWire?: (method: string, params: unknown) => unknown;
 }
 
 interface Pending {
@@ -46,8 +48,15 @@ export class OutgoingRequests {
     if (issues) throw new LocalError("invalid_outgoing", `params of ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
     // An already-aborted signal is a local abort like any other, not the signal's DOMException.
     if (options.signal?.aborted) throw new LocalError("aborted", `${method} was aborted`);
+    let wire: unknown;
+    try {
+      wire = this.options.toWire ? this.options.toWire(method, params) : params;
+    } catch (error) {
+      throw new LocalError("invalid_outgoing", `params of ${method} cannot be sent: ${(error as Error).message}`);
+    }
     const id = this.nextId++;
-    const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    // Params left out (undefined) are not in the frame.
+    const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params: wire });
     return new Promise<unknown>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
       const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
@@ -70,6 +79,41 @@ export class OutgoingRequests {
           this.take(id)?.reject(new LocalError("transport_closed", `could not send ${method}: ${(error as Error).message}`));
         });
     });
+  }
+
+  /**
+   * Sends several requests in one frame, a JSON-RPC batch, and returns one promise per
+   * request, settled like `request`'s. Every request is validated before anything is sent;
+   * one that is invalid fails the whole batch with a local error naming it.
+   */
+  batch(calls: readonly { readonly method: string; readonly params?: unknown }[], options: RequestOptions = {}): Promise<unknown>[] {
+    if (this.closedBy) throw new LocalError("transport_closed", this.closedBy.message);
+    if (calls.length === 0) throw new LocalError("invalid_outgoing", "a batch needs at least one request");
+    const messages = calls.map(({ method, params }, index) => {
+      const issues = this.options.validateParams?.(method, params);
+      if (issues) throw new LocalError("invalid_outgoing", `request ${index} of the batch (${method}) has invalid params: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
+      let wire: unknown;
+      try {
+        wire = this.options.toWire ? this.options.toWire(method, params) : params;
+      } catch (error) {
+        throw new LocalError("invalid_outgoing", `request ${index} of the batch (${method}) cannot be sent: ${(error as Error).message}`);
+      }
+      return { jsonrpc: "2.0", id: this.nextId++, method, params: wire };
+    });
+    const promises = messages.map(
+      (message) =>
+        new Promise<unknown>((resolve, reject) => {
+          const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
+          const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.take(message.id)?.reject(new LocalError("timeout", `${message.method} got no response within ${timeoutMs} ms`)), timeoutMs);
+          this.pending.set(message.id, { method: message.method, resolve, reject, cleanup: () => timer && clearTimeout(timer) });
+        }),
+    );
+    Promise.resolve()
+      .then(() => this.send(JSON.stringify(messages)))
+      .catch((error: unknown) => {
+        for (const message of messages) this.take(message.id)?.reject(new LocalError("transport_closed", `could not send the batch: ${(error as Error).message}`));
+      });
+    return promises;
   }
 
   /**

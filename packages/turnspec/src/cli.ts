@@ -10,6 +10,8 @@ import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { LANGUAGES, OUTPUT_KINDS } from "@turnspec/generator/outputs";
+// The gateway's configuration defaults, named by the help texts as its schema declares them (read when a help text is built).
+import { configDefault } from "@turnspec/gateway/config-defaults";
 
 // turnspec's own version, wherever it is run from (yargs would read the nearest package.json of the working directory).
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -31,7 +33,8 @@ const cli = yargs(hideBin(process.argv))
         .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else @turnspec/rpc)", conflicts: "standalone" })
         .option("standalone", { type: "boolean", describe: "Write the support module into <out>/support/ and import it from there: the output then depends on nothing (default: the config's, else off)" })
         .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
-        .option("lang", { type: "string", choices: LANGUAGES, describe: "The language of the output: typescript, a Python package or a Rust crate written into --out (default: the config's, else typescript)" })
+        .option("lang", { type: "string", choices: LANGUAGES, describe: "The language of the output: typescript, a Python package, a Go module or a Rust crate written into --out (default: the config's, else typescript)" })
+        .option("go-module", { type: "string", describe: "The module path of a Go output (default: the config's, else the protocol's title as one word)" })
         .option("crate-name", { type: "string", describe: "The crate name of a Rust output (default: the config's, else the protocol's title in snake case)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
         .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
@@ -50,6 +53,7 @@ const cli = yargs(hideBin(process.argv))
         ...(argv.standalone === undefined ? {} : { standalone: argv.standalone }),
         ...(argv.lang === undefined ? {} : { lang: argv.lang as (typeof LANGUAGES)[number] }),
         ...(argv["crate-name"] === undefined ? {} : { crateName: argv["crate-name"] }),
+        ...(argv["go-module"] === undefined ? {} : { goModule: argv["go-module"] }),
       });
     },
   )
@@ -104,6 +108,7 @@ const cli = yargs(hideBin(process.argv))
         .option("json", { type: "boolean", default: false, describe: "Print the report as JSON (generator/diff/report.schema.json)" })
         .option("markdown", { type: "boolean", default: false, describe: "Print the report as a Markdown pull-request comment" })
         .option("strict-undetermined", { type: "boolean", default: false, describe: "Exit 1 when a change cannot be judged" })
+        .option("config", { type: "string", describe: "The config file whose diff.accept lists the changes accepted for a release (default: turnspec.config.json in the working folder, when there is one)" })
         .check((argv) => {
           if (argv.json && argv.markdown) return "choose one of --json and --markdown";
           if (argv.against !== undefined && argv.new !== undefined) return "with --against, name at most one folder (the new schemas)";
@@ -120,6 +125,30 @@ const cli = yargs(hideBin(process.argv))
         category: argv.category,
         format: argv.json ? "json" : argv.markdown ? "markdown" : "text",
         strictUndetermined: argv["strict-undetermined"],
+        ...(argv.config === undefined ? {} : { configFile: argv.config }),
+      });
+    },
+  )
+  .command(
+    "import <source>",
+    "Import a protocol someone else wrote (a JSON Schema with $defs as MCP and ACP publish theirs, an OpenRPC document, LSP's meta model) as a schemas folder",
+    (y) =>
+      y
+        .positional("source", { type: "string", demandOption: true, describe: "The file to import" })
+        .option("out", { type: "string", demandOption: true, describe: "The schemas folder to write (its JSON files are the import's)" })
+        .option("from", { choices: ["jsonschema", "openrpc", "lsp"] as const, describe: "The source's format (default: recognised from its content)" })
+        .option("map", { type: "string", describe: "A map file with what the source does not say (meta/import-map.schema.json): the result of each request MCP lists apart, a title, how params are sent" })
+        .option("check", { type: "boolean", default: false, describe: "Write nothing; exit 1 when --out is not what the source gives" })
+        .option("json", { type: "boolean", default: false, describe: "Print the report as JSON" }),
+    async (argv) => {
+      const { runImport } = await import("@turnspec/generator/import-command");
+      process.exitCode = await runImport({
+        source: resolve(argv.source),
+        out: resolve(argv.out),
+        ...(argv.from === undefined ? {} : { from: argv.from }),
+        ...(argv.map === undefined ? {} : { map: resolve(argv.map) }),
+        check: argv.check,
+        json: argv.json,
       });
     },
   )
@@ -154,8 +183,11 @@ const cli = yargs(hideBin(process.argv))
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
-        .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
-        .option("question-timeout-ms", { type: "number", describe: "How long a question the model asks stays open before it expires (default: the config file's questions.timeout_ms, else 600000)" })
+        .option("max-frame-bytes", { type: "number", describe: `Largest frame accepted, in bytes (default: the config file's limits.max_frame_bytes, else ${configDefault("/limits/max_frame_bytes")})` })
+        .option("question-timeout-ms", {
+          type: "number",
+          describe: `How long a question the model asks stays open before it expires (default: the config file's questions.timeout_ms, else ${configDefault("/questions/timeout_ms")})`,
+        })
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
@@ -222,11 +254,12 @@ const cli = yargs(hideBin(process.argv))
   )
   .command(
     "certify",
-    "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
+    "Certify a gateway (or, with --client-cmd, a client) against the requirement catalogue: run the scenarios, report per requirement",
     (y) =>
       y
         .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command, run through sh in the current folder (or --cwd), and talk to it on stdio; {provider_url} becomes the scripted model's URL, {question_timeout_ms} a question timeout the run can wait out" })
-        .option("cwd", { type: "string", describe: "The folder --gateway-cmd runs in (default: the current folder)" })
+        .option("client-cmd", { type: "string", describe: "Certify a client instead: start it with this command (through sh, in the current folder or --cwd) and drive it over its stdin and stdout (see docs/certify-client.md), playing the gateway it connects to" })
+        .option("cwd", { type: "string", describe: "The folder --gateway-cmd or --client-cmd runs in (default: the current folder)" })
         .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
         .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
         .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery,surface (default: all)" })
@@ -236,15 +269,19 @@ const cli = yargs(hideBin(process.argv))
         .option("expected-failures", { type: "string", describe: "JSON file of requirement ids known to fail, each with a reason" })
         .option("tool-map", { type: "string", describe: "JSON object, or a file holding one, mapping reference tool names to the gateway's" })
         .option("provider-port", { type: "number", describe: "Port of the scripted model server on 127.0.0.1 (default: a free one); point a gateway started beforehand at http://127.0.0.1:PORT/v1" })
-        .option("gateway-id", { type: "string", describe: "The gateway's id, as delegation routes name it (default gw_local)" })
+        .option("gateway-id", { type: "string", describe: `The gateway's id, as delegation routes name it (default ${configDefault("/gateway_id")}, the reference gateway's)` })
         .option("step-timeout", { type: "number", describe: "Longest wait of one step, in ms (default 15000)" })
         .option("json", { type: "string", describe: "Write the JSON report to this file" })
         .option("junit", { type: "string", describe: "Write a JUnit XML report to this file" })
         .option("html", { type: "string", describe: "Write the HTML report to this file" })
         .option("certificate", { type: "string", describe: "Write the certificate to this file" })
         .option("badge", { type: "string", describe: "Write the badge (JSON) to this file" })
+        .option("sign-key", { type: "string", describe: "Sign the certificate with this Ed25519 private key (PEM); `turnspec certificate verify` checks it" })
+        .option("subject", { type: "string", describe: "What you call the gateway certified (name and version), named in the reports and the certificate" })
+        .option("suite", { type: "string", describe: "Certify against this suite version: its requirements, with their levels then (default: the current one)" })
+        .option("changes", { type: "string", describe: "List what changed from this suite version to --suite (default: the current one), and run nothing" })
         .option("list", { type: "boolean", default: false, describe: "List the requirement catalogue, grouped by capability" })
-        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
+        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers, since which suite version" }),
     async (argv) => {
       const { runCertify } = await import("@turnspec/conformance/certify-command");
       if (tokenOnCommandLine) console.error(commandLineTokenWarning("$TURNSPEC_TOKEN"));
@@ -252,6 +289,7 @@ const cli = yargs(hideBin(process.argv))
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
         ...optional("gatewayCmd", argv["gateway-cmd"]),
+        ...optional("clientCmd", argv["client-cmd"]),
         ...optional("cwd", argv.cwd),
         ...optional("gatewayUrl", argv["gateway-url"]),
         ...optional("token", token === "" ? undefined : token),
@@ -264,6 +302,10 @@ const cli = yargs(hideBin(process.argv))
         ...optional("gatewayId", argv["gateway-id"]),
         ...optional("providerPort", argv["provider-port"]),
         ...optional("stepTimeoutMs", argv["step-timeout"]),
+        ...optional("subject", argv.subject),
+        ...optional("signKey", argv["sign-key"]),
+        ...optional("suite", argv.suite),
+        ...optional("changes", argv.changes),
         list: argv.list,
         ...optional("explain", argv.explain),
         reports: {
@@ -274,6 +316,20 @@ const cli = yargs(hideBin(process.argv))
           ...optional("badge", argv.badge),
         },
       });
+    },
+  )
+  .command(
+    "certificate <action> <file>",
+    "Check a certificate that turnspec certify wrote, offline: its Ed25519 signature by the given public key, and that not a byte of it changed",
+    (y) =>
+      y
+        .positional("action", { choices: ["verify"] as const, describe: "verify: check the certificate" })
+        .positional("file", { type: "string", demandOption: true, describe: "The certificate file" })
+        .option("key", { type: "string", demandOption: true, describe: "The signer's Ed25519 public key (PEM)" })
+        .option("report", { type: "string", describe: "The run's JSON report, checked against the sha256 the certificate names" }),
+    async (argv) => {
+      const { runCertificateVerify } = await import("@turnspec/conformance/certificate-command");
+      process.exitCode = runCertificateVerify({ file: argv.file, key: argv.key, ...(argv.report === undefined ? {} : { report: argv.report }) });
     },
   )
 
@@ -305,7 +361,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, serve, certify or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, import, serve, certify, certificate or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {

@@ -438,7 +438,8 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
         if (argError) throw new ToolArgumentError(argError);
         stringArg(args, tool.name, "cmd");
         const deltas: Promise<void>[] = [];
-        state.command = runCommand(cmd, cwd, (stream, delta) => void deltas.push(emit(state, "item/command_execution/output_delta", { item_id: id, stream, delta })));
+        // Output still in the pipe when the turn ended (cancelled while it ran) belongs to no one any more.
+        state.command = runCommand(cmd, cwd, (stream, delta) => void (state.ended || !state.openItems.has(id) || deltas.push(emit(state, "item/command_execution/output_delta", { item_id: id, stream, delta }))));
         const { exitCode, stdout, stderr } = await state.command.done;
         await Promise.all(deltas);
         if (state.ended) return "";

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { buildBadge } from "../../../packages/conformance/src/report/badge.js";
-import { buildCertificate } from "../../../packages/conformance/src/report/certificate.js";
+import { buildCertificateFile } from "../../../packages/conformance/src/report/certificate.js";
 import { createConsoleReporter } from "../../../packages/conformance/src/report/console.js";
 import { renderHtml } from "../../../packages/conformance/src/report/html.js";
 import { renderJunit } from "../../../packages/conformance/src/report/junit.js";
@@ -37,7 +37,7 @@ describe("every capability, level and outcome", () => {
 
   it.each([
     ["report", () => report],
-    ["certificate", () => buildCertificate(report)],
+    ["certificate", () => buildCertificateFile(report)],
     ["badge", () => buildBadge(report)],
   ])("the %s validates against its schema", (name, make) => {
     const validate = ajv.getSchema(`https://turnspec.dev/schemas/conformance/${name}.schema.json`)!;
@@ -49,7 +49,7 @@ describe("every capability, level and outcome", () => {
     const xml = renderJunit(report);
     expect([...xml.matchAll(/<testsuite name="([a-z]+)"/g)].map((m) => m[1])).toEqual(CAPABILITIES);
     expect([...xml.matchAll(/<testcase /g)]).toHaveLength(CAPABILITIES.length * 15);
-    expect(xml).toContain(`<testsuites name="turnspec 0.1.0" tests="${CAPABILITIES.length * 15}"`);
+    expect(xml).toContain(`<testsuites name="turnspec suite 7.0" tests="${CAPABILITIES.length * 15}"`);
   });
 
   it("HTML and console name every requirement", () => {

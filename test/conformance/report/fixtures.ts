@@ -21,7 +21,7 @@ export function result(id: string, capability: Capability, level: Level, outcome
 }
 
 export const meta: RunMeta = {
-  suite: { name: "turnspec", version: "0.1.0" },
+  suite: { name: "turnspec", version: "7.0", package: "0.2.0" },
   schemaHash: "a".repeat(64),
   gateway: { command: "node gateway.js --stdio" },
   startedAt: "2026-11-30T12:00:00.000Z",

@@ -12,14 +12,14 @@ describe("the JUnit report", () => {
 
   it("counts a listed failure as skipped and a stale entry as a failure", () => {
     const xml = renderJunit(smallReport());
-    expect(xml).toContain('<testsuites name="turnspec 0.1.0" tests="7" failures="2" errors="1" skipped="2" time="7.250"');
+    expect(xml).toContain('<testsuites name="turnspec suite 7.0" tests="7" failures="2" errors="1" skipped="2" time="7.250"');
     expect(xml).toContain('<testsuite name="core" tests="3" failures="0" errors="0" skipped="1"');
     expect(xml).toContain('<testsuite name="permissions" tests="1" failures="1" errors="0" skipped="0"');
   });
 
   it("reports a certified run without failures", () => {
     const xml = renderJunit(certifiedReport());
-    expect(xml).toContain('<testsuites name="turnspec 0.1.0" tests="4" failures="1" errors="0" skipped="1"');
+    expect(xml).toContain('<testsuites name="turnspec suite 7.0" tests="4" failures="1" errors="0" skipped="1"');
     expect(xml).toContain('<property name="verdict" value="certified"/>');
   });
 

@@ -27,6 +27,7 @@ function everyField(): RunReport {
   return {
     ...smallReport(),
     gateway: { command: "node gateway.js", url: "ws://127.0.0.1:8787" },
+    subject: "Example Gateway 2.3.1",
     stopped: {
       summary: "the gateway exited with code 1",
       exitCode: 1,
@@ -94,9 +95,9 @@ describe("the certificate", () => {
   it("states suite, schema hash, gateway, date, level and every requirement's outcome", () => {
     const certificate = buildCertificate(smallReport());
     expect(certificate).toMatchObject({
-      suite: { name: "turnspec", version: "0.1.0" },
+      suite: { name: "turnspec", version: "7.0", package: "0.2.0" },
       schemaHash: meta.schemaHash,
-      gateway: { command: "node gateway.js --stdio" },
+      subject: { kind: "gateway", command: "node gateway.js --stdio" },
       date: "2026-11-30T12:00:07.250Z",
       requestedLevel: "full",
       level: "core",
@@ -126,9 +127,9 @@ describe("the badge", () => {
   };
   const partial = (): RunReport => ({ ...certifiedReport(), certified: false, partial: true, status: "partial_pass" });
   it.each([
-    ["certified Full", certifiedReport, "Full (core, permissions) 0.1.0", "brightgreen"],
-    ["certified Core", certifiedCore, "Core 0.1.0", "yellow"],
-    ["a core-only gateway certified", coreOnly, "Core 0.1.0", "yellow"],
+    ["certified Full", certifiedReport, "Full (core, permissions), suite 7.0", "brightgreen"],
+    ["certified Core", certifiedCore, "Core, suite 7.0", "yellow"],
+    ["a core-only gateway certified", coreOnly, "Core, suite 7.0", "yellow"],
     ["a partial run", partial, "partial run", "lightgrey"],
     ["not certified", smallReport, "not certified", "red"],
     ["undetermined", undetermined, "undetermined", "lightgrey"],

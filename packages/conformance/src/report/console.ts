@@ -8,7 +8,7 @@ import { inspect } from "node:util";
 import { type GatewayStop, type Level, type RequirementResult, type RunReport } from "../results.js";
 import { claimedCapabilities, verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
 import type { WrittenFile } from "./write.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, plural, stopLines } from "./format.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, plural, stopLines, suiteName, targetOf } from "./format.js";
 
 export interface ConsoleStream {
   write(text: string): unknown;
@@ -140,8 +140,8 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
       const ids = info.requirementIds ?? [];
       idWidth = Math.max(0, ...ids.map((id) => id.length));
       listed = new Map((info.expectedFailures ?? []).map((e) => [e.id, e.reason]));
-      const target = info.gateway.command ?? info.gateway.url ?? "(unnamed gateway)";
-      line(`${paint("bold", `${info.suite.name} ${info.suite.version}`)} certifying ${target}`);
+      const target = targetOf(info);
+      line(`${paint("bold", suiteName(info))} certifying ${target.subject === undefined ? "" : `${target.subject}: `}${target.kind === "client" ? "the client " : ""}${target.text || "(unnamed gateway)"}`);
       const total = ids.length ? ` · ${plural(ids.length, "requirement")}` : "";
       line(paint("gray", `claims ${claimedCapabilities(info.capabilities).join(", ")} · ${levelNames[info.requestedLevel]} requested${total}`));
       line();

@@ -8,6 +8,19 @@ export const levelNames: Record<RunReport["achievedLevel"], string> = { full: "F
 /** The mark of each outcome in the console and HTML reports. */
 export const outcomeMarks: Record<Outcome, string> = { pass: "✓", fail: "✗", not_reached: "○", skipped: "-", error: "!" };
 
+/** What a run certified: a gateway (its command or URL) or a client (its command), and the vendor's name for it. */
+export function targetOf(report: Pick<RunReport, "gateway" | "client" | "subject">): { kind: "gateway" | "client"; how: "command" | "URL"; text: string; subject?: string } {
+  const subject = report.subject === undefined ? {} : { subject: report.subject };
+  if (report.client !== undefined) return { kind: "client", how: "command", text: report.client.command, ...subject };
+  if (report.gateway?.command !== undefined) return { kind: "gateway", how: "command", text: report.gateway.command, ...subject };
+  return { kind: "gateway", how: "URL", text: report.gateway?.url ?? "", ...subject };
+}
+
+/** "turnspec suite 7.0". */
+export function suiteName(report: Pick<RunReport, "suite">): string {
+  return `${report.suite.name} suite ${report.suite.version}`;
+}
+
 /** "8 ms", "1.5 s", "2 min 5 s". */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

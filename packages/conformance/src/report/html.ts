@@ -9,7 +9,7 @@
 import Handlebars from "handlebars";
 import type { RequirementResult, RunReport } from "../results.js";
 import { verdictOf, type Verdict } from "../verdict.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, stopLines } from "./format.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, stopLines, suiteName, targetOf } from "./format.js";
 import { prettyJson, transcriptBlocks, type TranscriptBlock } from "./transcript.js";
 
 interface ResultView {
@@ -103,16 +103,18 @@ function verdictView(report: RunReport, verdict: Verdict): { cls: string; headli
 
 function view(report: RunReport) {
   const verdict = verdictOf(report);
+  const target = targetOf(report);
   const results = report.results.map((r) => ({ result: r, view: resultView(r), section: outcomeOf(r).section }));
   const sections: SectionView[] = sectionDefs.map((def) => {
     const inSection = results.filter((r) => r.section === def.anchor).map((r) => r.view);
     return { ...def, count: inSection.length, results: inSection };
   });
   return {
-    title: `${report.suite.name} ${report.suite.version} certification: ${report.gateway.command ?? report.gateway.url ?? "gateway"}`,
-    suite: `${report.suite.name} ${report.suite.version}`,
-    gateway: report.gateway.command ?? report.gateway.url ?? "",
-    gatewayKind: report.gateway.command !== undefined ? "command" : "URL",
+    title: `${suiteName(report)} certification: ${target.subject ?? target.text}`,
+    suite: suiteName(report),
+    gateway: target.text,
+    gatewayKind: `${target.kind === "client" ? "client " : ""}${target.how}`,
+    subject: target.subject ?? null,
     schemaHash: report.schemaHash,
     startedAt: report.startedAt,
     finishedAt: report.finishedAt,
@@ -173,7 +175,8 @@ const template = `<!DOCTYPE html>
 <body>
 <header>
 <h1>{{suite}} certification</h1>
-<div class="muted">{{gatewayKind}} <code>{{gateway}}</code></div>
+{{#if subject}}<div><strong>{{subject}}</strong></div>
+{{/if}}<div class="muted">{{gatewayKind}} <code>{{gateway}}</code></div>
 </header>
 <div class="verdict {{verdict.cls}}"><strong>{{verdict.headline}}</strong>{{verdict.detail}}</div>
 {{#if stop}}<div class="verdict not-certified stop"><strong>{{stop.headline}}</strong>

@@ -5,6 +5,7 @@
  * <skipped> with its reason, and a listed requirement that passes is a <failure>, since
  * the stale entry fails the run.
  */
+import { suiteName, targetOf } from "./format.js";
 import { CAPABILITIES, type GatewayStop, type RequirementResult, type RunReport } from "../results.js";
 import { verdictOf } from "../verdict.js";
 import { prettyJson, transcriptText } from "./transcript.js";
@@ -92,7 +93,8 @@ export function renderJunit(report: RunReport): string {
   const claimed = new Set<string>(verdict.claimed);
   const properties = (capability: string) =>
     [
-      ["gateway", report.gateway.command ?? report.gateway.url ?? ""],
+      [targetOf(report).kind, targetOf(report).text],
+      ...(report.subject === undefined ? [] : [["subject", report.subject]]),
       ["schemaHash", report.schemaHash],
       ["claimed", String(claimed.has(capability))],
       ["requestedLevel", report.requestedLevel],
@@ -115,6 +117,6 @@ export function renderJunit(report: RunReport): string {
       ].join("\n");
     });
   const elapsed = Date.parse(report.finishedAt) - Date.parse(report.startedAt);
-  const root = attributes({ name: `${report.suite.name} ${report.suite.version}`, ...totals(report.results), time: seconds(Number.isFinite(elapsed) ? elapsed : 0), timestamp: report.startedAt });
+  const root = attributes({ name: suiteName(report), ...totals(report.results), time: seconds(Number.isFinite(elapsed) ? elapsed : 0), timestamp: report.startedAt });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites${root}>\n${suites.join("\n")}\n</testsuites>\n`;
 }

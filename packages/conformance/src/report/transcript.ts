@@ -16,6 +16,13 @@ export interface TranscriptBlock {
   readonly invalid: boolean;
 }
 
+/** How each kind of transcript entry is labelled, by peer and direction. */
+const LABELS: Record<NonNullable<TranscriptEntry["peer"]> | "rpc", Record<TranscriptEntry["direction"], string>> = {
+  rpc: { sent: "→ sent", received: "← received" },
+  model: { sent: "→ model answer", received: "← model call" },
+  client: { sent: "→ command to the client", received: "← the client's answer" },
+};
+
 export function prettyJson(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
@@ -24,7 +31,7 @@ export function transcriptBlocks(entries: readonly TranscriptEntry[], invalidFra
   const invalidJson = invalidFrame === undefined ? undefined : JSON.stringify(invalidFrame);
   return entries.map((entry) => ({
     direction: entry.direction,
-    label: entry.peer === "model" ? (entry.direction === "sent" ? "→ model answer" : "← model call") : entry.direction === "sent" ? "→ sent" : "← received",
+    label: LABELS[entry.peer ?? "rpc"][entry.direction],
     at: `+${Math.round(entry.atMs)} ms`,
     json: prettyJson(entry.frame),
     invalid: invalidJson !== undefined && JSON.stringify(entry.frame) === invalidJson,

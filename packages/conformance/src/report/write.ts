@@ -3,6 +3,7 @@
  * and the badge). The builders are pure; this is the one place that touches the disk.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
+import type { KeyObject } from "node:crypto";
 import { dirname } from "node:path";
 import type { RunReport } from "../results.js";
 import { renderBadge } from "./badge.js";
@@ -11,13 +12,18 @@ import { renderHtml } from "./html.js";
 import { renderJsonReport } from "./json.js";
 import { renderJunit } from "./junit.js";
 
+/** What rendering needs besides the report: the key that signs the certificate, if any. */
+export interface RenderOptions {
+  readonly signKey?: KeyObject;
+}
+
 const renderers = {
-  json: { name: "JSON report", render: renderJsonReport },
-  junit: { name: "JUnit report", render: renderJunit },
-  html: { name: "HTML report", render: renderHtml },
-  certificate: { name: "certificate", render: renderCertificate },
-  badge: { name: "badge", render: renderBadge },
-} as const satisfies Record<string, { name: string; render: (report: RunReport) => string }>;
+  json: { name: "JSON report", render: (report) => renderJsonReport(report) },
+  junit: { name: "JUnit report", render: (report) => renderJunit(report) },
+  html: { name: "HTML report", render: (report) => renderHtml(report) },
+  certificate: { name: "certificate", render: (report, options) => renderCertificate(report, options.signKey) },
+  badge: { name: "badge", render: (report) => renderBadge(report) },
+} as const satisfies Record<string, { name: string; render: (report: RunReport, options: RenderOptions) => string }>;
 
 export type ReportKind = keyof typeof renderers;
 
@@ -44,12 +50,12 @@ export class ReportWriteError extends Error {
 }
 
 /** Renders and writes each requested file (creating missing folders), in a fixed order; throws `ReportWriteError`. */
-export function writeReports(report: RunReport, paths: ReportPaths): WrittenFile[] {
+export function writeReports(report: RunReport, paths: ReportPaths, options: RenderOptions = {}): WrittenFile[] {
   const written: WrittenFile[] = [];
   for (const kind of Object.keys(renderers) as ReportKind[]) {
     const path = paths[kind];
     if (path === undefined) continue;
-    const text = renderers[kind].render(report);
+    const text = renderers[kind].render(report, options);
     try {
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, text);

@@ -4,6 +4,7 @@
  * and report a capability naming something it does not have. The names carry the run's
  * token, so no gateway has them configured.
  */
+import { deepEqual } from "@turnspec/rpc";
 import type { ExecutionBackend, TurnCapability } from "@turnspec/protocol/types";
 import { Failure, shown, type Scenario } from "../scenario.js";
 
@@ -23,7 +24,8 @@ const backendRefused: Scenario = {
         const turnId = ctx.id("trn");
         const error = await ctx.rejects(ctx.startTurn(thread.id, "Must not run", { turn_id: turnId, execution_backend: backend }), "execution_backend_unavailable", `turn/start on ${backend.type}`);
         const data = error.data as { execution_backend?: unknown } | undefined;
-        if (JSON.stringify(data?.execution_backend) !== JSON.stringify(backend)) {
+        // The same JSON value: a gateway that writes objects in the canonical form sorts their members.
+        if (!deepEqual(data?.execution_backend, backend)) {
           throw new Failure(`error.data.execution_backend is ${shown(data?.execution_backend)}, expected the backend as requested, ${shown(backend)}`, error.data);
         }
         await ctx.rejects(ctx.client.turnGet({ thread_id: thread.id, turn_id: turnId }), "turn_not_found", `turn/get of the refused turn ${turnId}`);

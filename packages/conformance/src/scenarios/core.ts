@@ -1,6 +1,6 @@
 /** Scenarios of the core capability: JSON-RPC behaviour, threads, turns and items. */
 import { errors as errorRegistry, type AnyNotification } from "@turnspec/protocol/registry";
-import type { TurnItem, TurnItemEvent, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
+import type { TurnItem, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
 import { messageText, type ChatRequest } from "../model-server.js";
 import { Failure, shown, type Scenario, type ScenarioContext } from "../scenario.js";
 
@@ -262,6 +262,82 @@ const control: Scenario = {
   },
 };
 
+/** The items of a turn that started and have not completed yet, as the stream says so far. */
+export function openItems(ctx: ScenarioContext, turnId: string): TurnItem[] {
+  const open = new Map<string, TurnItem>();
+  for (const n of ctx.ofTurn(turnId)) {
+    if (n.method === "item/started") open.set(n.params.item_id, n.params.item);
+    if (n.method === "item/completed") open.delete(n.params.item_id);
+  }
+  return [...open.values()];
+}
+
+/**
+ * Waits until the turn has an item of the kind `wanted` open, for as long as the turn keeps
+ * sending: a gateway that does not open such an item (a model call that is not streamed
+ * opens no answer item while the model holds it) is then cancelled with what it has open.
+ */
+export async function untilOpen(ctx: ScenarioContext, turnId: string, what: string, wanted: (item: TurnItem) => boolean): Promise<void> {
+  const deadline = performance.now() + ctx.stepTimeoutMs;
+  for (let seen = -1; seen !== ctx.seen && performance.now() < deadline; ) {
+    seen = ctx.seen;
+    const found = await ctx.watchFor(`${what} open in turn ${turnId}`, () => openItems(ctx, turnId).some(wanted), ctx.quietMs).then(
+      () => true,
+      () => false,
+    );
+    if (found) return;
+  }
+}
+
+/**
+ * Cancels a running turn and waits for its end, under TURN-CANCEL; `ended` then decides
+ * ITEM-COMPLETED-ONCE over everything the turn had open.
+ */
+export async function cancelAndEnd(ctx: ScenarioContext, threadId: string, turnId: string): Promise<void> {
+  await ctx.step("TURN-CANCEL", async () => {
+    const { turn } = await ctx.client.turnCancel({ thread_id: threadId, turn_id: turnId, reason: "certification: cancelled with an item open" });
+    if (turn.id !== turnId) throw new Failure(`turn/cancel answered with turn ${turn.id}`);
+    const end = await ctx.ended(turnId);
+    if (end.terminal && end.terminal.method !== "turn/failed") throw new Failure(`the turn cancelled with an item open ended with ${end.terminal.method}, expected turn/failed`);
+    if (end.turn.status !== "Interrupted" && end.turn.status !== "Failed") throw new Failure(`the turn cancelled with an item open is ${end.turn.status}`);
+  });
+}
+
+/**
+ * Cancelling a turn while an item is open, for each kind of item core covers: an answer
+ * whose text is streaming (the model holds the rest of it, reasoning included) and a shell
+ * command that is still running. What was open must be completed once before the turn's
+ * terminal notification.
+ */
+const cancelWithItemOpen: Scenario = {
+  name: "cancelling a turn with an item open",
+  checks: ["TURN-CANCEL", "ITEM-COMPLETED-ONCE"],
+  async run(ctx) {
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    const marker = `running-${ctx.token.slice(-6)}`;
+    const script = ctx.script([
+      { reply: { reasoning: "Working it out.", text: `Part one, part two, part three, the end ${ctx.token.slice(-4)}.`, chunks: 4, hold, holdAfterPieces: 2 } },
+      { reply: { toolCalls: [{ tool: "shell", args: { command: `echo ${marker}; sleep 30` } }] } },
+    ]);
+    try {
+      const chat = await ctx.thread();
+      const streaming = await ctx.startTurn(chat.id, "Answer at your own pace", { mode: "Chat" });
+      await ctx.modelCall(script, 1);
+      await untilOpen(ctx, streaming.id, "an agentMessage item", (item) => item.type === "agentMessage");
+      await cancelAndEnd(ctx, chat.id, streaming.id);
+
+      const agent = await ctx.thread({ mode: "Agent" });
+      const running = await ctx.startTurn(agent.id, "Run the long command", agentTurn("full_access"));
+      await ctx.modelCall(script, 2);
+      await untilOpen(ctx, running.id, "the shell call's item", (item) => item.type !== "userMessage" && item.type !== "agentMessage" && item.type !== "reasoning");
+      await cancelAndEnd(ctx, agent.id, running.id);
+    } finally {
+      release();
+    }
+  },
+};
+
 const unknownTurn: Scenario = {
   name: "unknown turns",
   checks: ["TURN-CANCEL-NOT-FOUND", "TURN-GET-NOT-FOUND", "TURN-ITEMS-NOT-FOUND"],
@@ -302,4 +378,4 @@ const threads: Scenario = {
   },
 };
 
-export const coreScenarios: readonly Scenario[] = [rpc, threads, chatTurn, history, tools, providerFailure, control, unknownTurn];
+export const coreScenarios: readonly Scenario[] = [rpc, threads, chatTurn, history, tools, providerFailure, control, cancelWithItemOpen, unknownTurn];

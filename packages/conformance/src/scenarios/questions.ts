@@ -134,6 +134,29 @@ const expired: Scenario = {
   },
 };
 
+const cancelled: Scenario = {
+  name: "cancelling a turn with a question open",
+  checks: ["TURN-QUESTION-CANCEL"],
+  async run(ctx) {
+    const args = { questions: [{ header: "Branch", question: `Which branch should the fix go to (${ctx.token.slice(-4)})?`, options: [{ label: "main" }, { label: "release" }] }] };
+    ctx.script([{ reply: { toolCalls: [{ tool: ctx.tool("ask_question"), args }] } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    const turn = await ctx.startTurn(thread.id, "Ask me, then wait", agentTurn("full_access"));
+    await ctx.step("TURN-QUESTION-CANCEL", async () => {
+      const opened = (await ctx.waitFor("turn/question/opened", (n) => n.method === "turn/question/opened" && (n.params as { turn_id?: string }).turn_id === turn.id)).params as TurnQuestionOpenedNotification;
+      await ctx.client.turnCancel({ thread_id: thread.id, turn_id: turn.id, reason: "certification: cancelled with a question open" });
+      const end = await ctx.ended(turn.id);
+      const live = ctx.ofTurn(turn.id);
+      const resolved = live.findIndex((n) => n.method === "turn/question/resolved" && n.params.call_id === opened.call_id && n.params.index === opened.index);
+      if (resolved === -1) throw new Failure(`the turn ended ${end.turn.status} without resolving its open question ${opened.call_id}#${opened.index}`);
+      const resolution = (live[resolved]!.params as { resolution: string }).resolution;
+      if (resolution !== "cancelled") throw new Failure(`the open question was resolved ${resolution}, expected cancelled`);
+      const terminal = live.findIndex(isTerminal);
+      if (terminal !== -1 && terminal < resolved) throw new Failure(`the question was resolved after the turn's ${live[terminal]!.method}`);
+    });
+  },
+};
+
 const handoff: Scenario = {
   name: "the handoff notice",
   checks: ["TURN-HANDOFF-NOTICE"],
@@ -180,4 +203,4 @@ const compactedFirst: Scenario = {
   },
 };
 
-export const questionScenarios: readonly Scenario[] = [asked, expired, handoff, compactedFirst];
+export const questionScenarios: readonly Scenario[] = [asked, expired, cancelled, handoff, compactedFirst];

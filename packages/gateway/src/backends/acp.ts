@@ -19,29 +19,18 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, normalize } from "node:path";
 import { Readable, Writable } from "node:stream";
 import type * as Acp from "@agentclientprotocol/sdk";
-import type { TurnItem, TurnUsage } from "@turnspec/protocol/types";
+import type { TurnItem } from "@turnspec/protocol/types";
 import type { AcpAgentConfig, ResolvedConfig } from "../config.js";
-import type { Approvals } from "../engine/approvals.js";
-import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnReader } from "../engine/ports.js";
-import { isShutdown, type RecoveryJobs } from "../engine/recovery.js";
-import { ToolGate } from "../engine/tool-gate.js";
-import { toolItemOf, type ToolItem, type ToolItemType } from "../engine/tool-items.js";
-import { windowId } from "../engine/windows.js";
+import type { TurnRun } from "../engine/ports.js";
+import { ToolGate } from "../turn/tool-gate.js";
+import { toolItemOf, type ToolItem, type ToolItemType } from "../turn/tool-items.js";
 import { importOptional } from "../optional.js";
-import type { GatewayFiles } from "../permissions/own-files.js";
 import { processEnvironment } from "../permissions/security.js";
 import { sandboxedCommand } from "../sandbox/command.js";
 import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf, openConfined, PathRefused } from "../tools/confined-open.js";
-
-export interface AcpPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
-  readonly approvals: Pick<Approvals, "ask">;
-  readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
-  /** The gateway's own files, which the agent's fs/ requests never reach and its terminals do not see. */
-  readonly ownFiles?: GatewayFiles;
-}
-
-const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+import { LazyChildren } from "./children.js";
+import { runExternalTurn, type ExternalRuntime, type RuntimePorts } from "./external-run.js";
 
 /** The tool the gate classifies an ACP tool kind as: the built-in tools' rules (roots, scopes) apply. */
 function gateToolOf(kind: Acp.ToolKind | null | undefined): string {
@@ -100,11 +89,11 @@ interface Agent {
 }
 
 export class AcpAgents {
-  private readonly agents = new Map<string, Promise<Agent>>();
+  private readonly agents = new LazyChildren<Agent>();
   private readonly gate: ToolGate;
 
   constructor(
-    private readonly ports: AcpPorts,
+    private readonly ports: RuntimePorts,
     private readonly config: ResolvedConfig,
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly log: (message: string) => void,
@@ -112,94 +101,71 @@ export class AcpAgents {
     this.gate = new ToolGate(ports);
   }
 
-  /** Runs one turn whose execution backend is an ACP agent, to its end. */
-  async run(threadId: string, turnId: string, signal: AbortSignal, resumed: boolean): Promise<void> {
-    const g = this.ports;
-    const turn = g.turnState(turnId)!.turn;
-    const backend = turn.execution_backend;
-    const fail = (message: string) => void g.finish(threadId, turnId, { status: "Failed", usage: zeroUsage(), error: { kind: "provider_error", message, retryable: false } });
-    if (backend?.type !== "acpAgentRuntime") return fail("the turn has no ACP execution backend");
-    const config = this.config.acpAgents.get(backend.runtime_id);
-    if (!config) return fail(`the ACP agent runtime ${backend.runtime_id} is no longer configured on this gateway`);
-    if (resumed) return fail(`the ACP agent ${backend.runtime_id} ran this turn in its own session, which cannot be continued; start a new turn`);
-    const thread = g.thread(threadId);
-    const state = g.turnState(turnId)!;
-    const user = state.items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");
-    const prompt: Acp.ContentBlock[] = (user?.content ?? []).flatMap((input): Acp.ContentBlock[] => {
-      if (input.type === "text") return [{ type: "text", text: input.text }];
-      if (input.type === "mention" && "path" in input) return [{ type: "resource_link", name: String(input.name), uri: `file://${String(input.path)}` }];
-      return [];
-    });
-    let agent: Agent;
-    let sessionId: string;
-    try {
-      agent = await this.agent(config);
-      sessionId = await this.session(agent, config, threadId, thread.cwd);
-    } catch (error) {
-      return fail(`the ACP agent ${config.runtimeId} did not start: ${(error as Error).message}`);
-    }
-    // The agent runs the turn in one execution window: its own loop is not bounded by the gateway's.
-    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: this.config.windowLimits, status: "running" });
-    const startedAt = g.now().getTime();
-    const sink: TurnSink = { threadId, turnId, cwd: thread.cwd, signal, tools: new Map(), terminals: new Map() };
-    agent.running.set(sessionId, sink);
-    const cancel = () => void agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined);
-    signal.addEventListener("abort", cancel, { once: true });
-    let response: Acp.PromptResponse | undefined;
-    let failure: string | undefined;
-    try {
-      response = await agent.connection.agent.request("session/prompt", { sessionId, prompt });
-    } catch (error) {
-      failure = `the ACP agent ${config.runtimeId} failed: ${(error as Error).message}${agent.stderr.length ? ` (stderr: ${agent.stderr.join(" | ")})` : ""}`;
-    } finally {
-      signal.removeEventListener("abort", cancel);
-      agent.running.delete(sessionId);
-    }
-    this.closeMessage(sink, failure || response?.stopReason === "cancelled" ? "cancelled" : "completed");
-    for (const [toolCallId, open] of sink.tools) this.finishTool(sink, toolCallId, { ...open.item, status: signal.aborted ? "cancelled" : "failed", outcome: signal.aborted ? "cancelled" : "error" });
-    for (const terminal of sink.terminals.values()) terminal.child.kill("SIGKILL");
-    if (signal.aborted) {
-      if (isShutdown(signal)) {
-        g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: g.now().getTime() - startedAt, provider_tokens: 0 });
-        return;
-      }
-      g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
-      return;
-    }
-    if (failure !== undefined) return fail(failure);
-    switch (response!.stopReason) {
-      case "end_turn":
-        g.finish(threadId, turnId, { status: "Completed", usage: zeroUsage() });
-        return;
-      case "cancelled":
-        g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: "the ACP agent cancelled the turn", retryable: false } });
-        return;
-      default:
-        fail(`the ACP agent stopped: ${response!.stopReason}`);
-    }
+  /** Runs one turn whose execution backend is an ACP agent, to its end (the run external runtimes share). */
+  run(run: TurnRun): Promise<void> {
+    return runExternalTurn(this.runtime, this.ports, this.config.windowLimits, run);
   }
+
+  /** The ACP agents as the shared run drives them: one session/prompt of the turn's input in the thread's session. */
+  private readonly runtime: ExternalRuntime<AcpAgentConfig> = {
+    backendType: "acpAgentRuntime",
+    noun: "ACP agent",
+    conversation: "session",
+    config: (runtimeId) => this.config.acpAgents.get(runtimeId),
+    attach: async (config, { run, thread, input }) => {
+      const { threadId, turnId, signal } = run;
+      const prompt = input.flatMap((part): Acp.ContentBlock[] => {
+        if (part.type === "text") return [{ type: "text", text: part.text }];
+        if (part.type === "mention" && "path" in part) return [{ type: "resource_link", name: String(part.name), uri: `file://${String(part.path)}` }];
+        return [];
+      });
+      const agent = await this.agent(config);
+      const sessionId = await this.session(agent, config, threadId, thread.cwd);
+      const sink: TurnSink = { threadId, turnId, cwd: thread.cwd, signal, tools: new Map(), terminals: new Map() };
+      let response: Acp.PromptResponse | undefined;
+      let failed = false;
+      return {
+        run: async () => {
+          agent.running.set(sessionId, sink);
+          try {
+            response = await agent.connection.agent.request("session/prompt", { sessionId, prompt });
+          } catch (error) {
+            failed = true;
+            const stderr = agent.stderr.length ? ` (stderr: ${agent.stderr.join(" | ")})` : "";
+            return { status: "failed", message: `the ACP agent ${config.runtimeId} failed: ${(error as Error).message}${stderr}` };
+          } finally {
+            agent.running.delete(sessionId);
+          }
+          switch (response.stopReason) {
+            case "end_turn":
+              return { status: "completed" };
+            case "cancelled":
+              return { status: "interrupted" };
+            default:
+              return { status: "failed", message: `the ACP agent ${config.runtimeId} stopped: ${response.stopReason}` };
+          }
+        },
+        cancel: () => void agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined),
+        closeOpen: (stopped) => {
+          this.closeMessage(sink, failed || response?.stopReason === "cancelled" ? "cancelled" : "completed");
+          for (const [toolCallId, open] of sink.tools) this.finishTool(sink, toolCallId, { ...open.item, status: stopped ? "cancelled" : "failed", outcome: stopped ? "cancelled" : "error" });
+          for (const terminal of sink.terminals.values()) terminal.child.kill("SIGKILL");
+        },
+      };
+    },
+  };
 
   /** Stops every agent process. */
   async close(): Promise<void> {
-    const agents = [...this.agents.values()];
-    this.agents.clear();
-    await Promise.allSettled(
-      agents.map(async (a) => {
-        const agent = await a;
-        agent.connection.close();
-        agent.child.kill();
-      }),
-    );
+    await this.agents.close((agent) => {
+      agent.connection.close();
+      agent.child.kill();
+    });
   }
 
+  /** The agent process of a runtime id, started on first use and kept. */
   private agent(config: AcpAgentConfig): Promise<Agent> {
-    let agent = this.agents.get(config.runtimeId);
-    if (!agent) {
-      agent = this.start(config);
-      agent.catch(() => this.agents.delete(config.runtimeId));
-      this.agents.set(config.runtimeId, agent);
-    }
-    return agent;
+    return this.agents.get(config.runtimeId, () => this.start(config));
   }
 
   private async start(config: AcpAgentConfig): Promise<Agent> {
@@ -257,7 +223,7 @@ export class AcpAgents {
     const agent: Agent = { connection, child, sessions: new Map(), running, stderr };
     child.once("exit", (code, signal) => {
       this.log(`acp ${config.runtimeId}: the agent exited (${signal ?? code})`);
-      this.agents.delete(config.runtimeId);
+      this.agents.forget(config.runtimeId);
       connection.close(new Error(`the agent process exited (${signal ?? `code ${code}`})`));
     });
     await withTimeout(
@@ -300,28 +266,28 @@ export class AcpAgents {
       case "agent_message_chunk": {
         if (update.content.type !== "text") return;
         if (!sink.message) {
-          sink.message = { id: g.nextItemId(turnId), text: "" };
-          g.publish(threadId, turnId, "item/started", { item_id: sink.message.id, item: { type: "agentMessage", id: sink.message.id, status: "in_progress", text: "" } });
+          sink.message = { id: g.log.nextItemId(turnId), text: "" };
+          g.log.publish(threadId, turnId, "item/started", { item_id: sink.message.id, item: { type: "agentMessage", id: sink.message.id, status: "in_progress", text: "" } });
         }
         sink.message.text += update.content.text;
-        g.publish(threadId, turnId, "item/agent_message/delta", { item_id: sink.message.id, stream: "agent_message", delta: update.content.text });
+        g.log.publish(threadId, turnId, "item/agent_message/delta", { item_id: sink.message.id, stream: "agent_message", delta: update.content.text });
         return;
       }
       case "agent_thought_chunk": {
         if (update.content.type !== "text") return;
         this.closeMessage(sink, "completed");
-        const id = g.nextItemId(turnId);
+        const id = g.log.nextItemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", text: update.content.text };
-        g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-        g.publish(threadId, turnId, "item/completed", { item_id: id, item });
+        g.log.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+        g.log.publish(threadId, turnId, "item/completed", { item_id: id, item });
         return;
       }
       case "tool_call": {
         this.closeMessage(sink, "completed");
-        const id = g.nextItemId(turnId);
+        const id = g.log.nextItemId(turnId);
         const item = toolItemOf({ ...toolItem(update, sink.cwd), id, status: "in_progress" });
         sink.tools.set(update.toolCallId, { id, item });
-        g.publish(threadId, turnId, "item/started", { item_id: id, item });
+        g.log.publish(threadId, turnId, "item/started", { item_id: id, item });
         if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
         return;
       }
@@ -334,7 +300,7 @@ export class AcpAgents {
         if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
         else {
           sink.tools.set(update.toolCallId, { id: open.id, item });
-          g.publish(threadId, turnId, "item/updated", { item_id: open.id, item });
+          g.log.publish(threadId, turnId, "item/updated", { item_id: open.id, item });
         }
         return;
       }
@@ -348,14 +314,14 @@ export class AcpAgents {
     if (!sink.message) return;
     const { id, text } = sink.message;
     sink.message = undefined;
-    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { type: "agentMessage", id, status, text, ...(status === "cancelled" ? { partial: true } : {}) } });
+    this.ports.log.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { type: "agentMessage", id, status, text, ...(status === "cancelled" ? { partial: true } : {}) } });
   }
 
   private finishTool(sink: TurnSink, toolCallId: string, item: ToolItemFields): void {
     const open = sink.tools.get(toolCallId);
     if (!open) return;
     sink.tools.delete(toolCallId);
-    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: toolItemOf({ ...item, id: open.id }) });
+    this.ports.log.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: toolItemOf({ ...item, id: open.id }) });
   }
 
   /** session/request_permission: the gate decides (profile first, then the client), and the answer picks one of the agent's options. */
@@ -368,7 +334,7 @@ export class AcpAgents {
     const toolName = gateToolOf(call.kind ?? (open?.item.type === "commandExecution" ? "execute" : open?.item.type === "fileChange" ? "edit" : undefined));
     const args: Record<string, unknown> =
       toolName === "shell" ? { command: typeof raw.command === "string" ? raw.command : (call.title ?? "") } : toolName === "web_fetch" ? { url: raw.url } : path ? { path } : raw;
-    const itemId = open?.id ?? this.ports.nextItemId(sink.turnId);
+    const itemId = open?.id ?? this.ports.log.nextItemId(sink.turnId);
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
     if (sink.signal.aborted) return { outcome: { outcome: "cancelled" } };
     const pick = (...kinds: Acp.PermissionOptionKind[]) => kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
@@ -384,7 +350,7 @@ export class AcpAgents {
    * never one of the gateway's own files.
    */
   private openForAgent(sink: TurnSink, path: string, mode: "read" | "write", approvedOutside: readonly string[]) {
-    const security = this.ports.turnState(sink.turnId)!.turn.security;
+    const security = this.ports.log.state(sink.turnId)!.turn.security;
     return openConfined(path, mode, fileConfinementOf(security, approvedOutside), this.ports.ownFiles);
   }
 
@@ -474,7 +440,7 @@ export class AcpAgents {
       finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
       throw new acp.RequestError(-32000, verdict.message);
     }
-    const security = this.ports.turnState(sink.turnId)!.turn.security;
+    const security = this.ports.log.state(sink.turnId)!.turn.security;
     const env = { ...(security ? processEnvironment(security, this.env) : this.env), ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
     // Under the turn's sandbox, as the gateway's own shell tool runs: an agent's terminal is no way around it.
     const sandbox = await startTurnSandbox(security, this.config.sandbox, () => undefined, this.ports.ownFiles);
@@ -492,7 +458,7 @@ export class AcpAgents {
         terminal.output = terminal.output.slice(-limit);
         terminal.truncated = true;
       }
-      this.ports.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: id, stream, delta: text });
+      this.ports.log.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: id, stream, delta: text });
     };
     child.stdout!.on("data", append("stdout"));
     child.stderr!.on("data", append("stderr"));
@@ -516,16 +482,16 @@ export class AcpAgents {
     const g = this.ports;
     // What the agent said before the call is one message; what it says after, another.
     this.closeMessage(sink, "completed");
-    const id = g.nextItemId(sink.turnId);
+    const id = g.log.nextItemId(sink.turnId);
     const item = toolItemOf({ ...fields, id, status: "in_progress" });
-    g.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item });
+    g.log.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item });
     let done = false;
     return {
       id,
       finish: (end) => {
         if (done) return;
         done = true;
-        g.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: toolItemOf({ ...item, ...end, type: item.type }) });
+        g.log.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: toolItemOf({ ...item, ...end, type: item.type }) });
       },
     };
   }
@@ -574,11 +540,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
       timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
-}
-
-function reasonOf(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
 }
 
 /** Why an ACP path is refused: it must be absolute, as the protocol says. Undefined for an absolute path. */

@@ -15,12 +15,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createInterface } from "node:readline";
-import type { CliRuntimeOptions, TurnItem, TurnUsage } from "@turnspec/protocol/types";
+import type { CliRuntimeOptions, TurnItem } from "@turnspec/protocol/types";
 import type { CliRuntimeConfig, ResolvedConfig } from "../config.js";
-import type { AcpPorts } from "./acp.js";
-import { isShutdown } from "../engine/recovery.js";
-import { ToolGate } from "../engine/tool-gate.js";
-import { windowId } from "../engine/windows.js";
+import type { TurnRun } from "../engine/ports.js";
+import { ToolGate } from "../turn/tool-gate.js";
+import { LazyChildren } from "./children.js";
+import { runExternalTurn, type ExternalRuntime, type RuntimePorts } from "./external-run.js";
 
 const SANDBOXES: Record<string, { type: string }> = {
   "read-only": { type: "readOnly" },
@@ -45,7 +45,6 @@ export function codexOptionsProblem(options: CliRuntimeOptions | undefined): str
 type Json = Record<string, unknown>;
 /** The kinds of turn item a Codex item is shown as. */
 type CodexItem = Extract<TurnItem, { type: "agentMessage" | "reasoning" | "commandExecution" | "fileChange" | "dynamicToolCall" }>;
-const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
 /** A line-delimited JSON-RPC peer over the app-server's stdio. */
 class AppServer {
@@ -134,13 +133,11 @@ interface Runtime {
 }
 
 export class CodexRuntimes {
-  private readonly runtimes = new Map<string, Promise<Runtime>>();
+  private readonly runtimes = new LazyChildren<Runtime>();
   private readonly gate: ToolGate;
-  /** The cli_runtime_options of turns started and not yet run. */
-  private readonly options = new Map<string, CliRuntimeOptions>();
 
   constructor(
-    private readonly ports: AcpPorts,
+    private readonly ports: RuntimePorts,
     private readonly config: ResolvedConfig,
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly log: (message: string) => void,
@@ -148,91 +145,70 @@ export class CodexRuntimes {
     this.gate = new ToolGate(ports);
   }
 
-  /** Keeps a started turn's cli_runtime_options for its run. */
-  remember(turnId: string, options: CliRuntimeOptions | undefined): void {
-    if (options) this.options.set(turnId, options);
+  /** Runs one turn whose execution backend is a CLI runtime, to its end (the run external runtimes share). */
+  run(run: TurnRun): Promise<void> {
+    return runExternalTurn(this.runtime, this.ports, this.config.windowLimits, run);
   }
 
-  /** Runs one turn whose execution backend is a CLI runtime, to its end. */
-  async run(threadId: string, turnId: string, signal: AbortSignal, resumed: boolean): Promise<void> {
-    const g = this.ports;
-    const options = this.options.get(turnId);
-    this.options.delete(turnId);
-    const turn = g.turnState(turnId)!.turn;
-    const backend = turn.execution_backend;
-    const fail = (message: string) => void g.finish(threadId, turnId, { status: "Failed", usage: zeroUsage(), error: { kind: "provider_error", message, retryable: false } });
-    if (backend?.type !== "cliAgentRuntime") return fail("the turn has no CLI runtime execution backend");
-    const config = this.config.cliRuntimes.get(backend.runtime_id);
-    if (!config) return fail(`the CLI runtime ${backend.runtime_id} is no longer configured on this gateway`);
-    if (resumed) return fail(`the CLI runtime ${backend.runtime_id} ran this turn in its own thread, which cannot be continued; start a new turn`);
-    const thread = g.thread(threadId);
-    const user = g.turnState(turnId)!.items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");
-    const input = (user?.content ?? []).flatMap((c): Json[] => (c.type === "text" ? [{ type: "text", text: c.text, text_elements: [] }] : c.type === "localImage" ? [{ type: "localImage", path: c.path }] : []));
-    let runtime: Runtime;
-    let codexThread: string;
-    try {
-      runtime = await this.runtime(config);
-      codexThread = await this.thread(runtime, config, threadId, thread.cwd);
-    } catch (error) {
-      return fail(`the CLI runtime ${config.runtimeId} did not start: ${(error as Error).message}`);
-    }
-    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: this.config.windowLimits, status: "running" });
-    const sink: Sink = { threadId, turnId, cwd: thread.cwd, signal, items: new Map() };
-    const ended = new Promise<{ status: string; error?: string }>((resolve) => (sink.done = (status, error) => resolve({ status, ...(error ? { error } : {}) })));
-    runtime.running.set(codexThread, sink);
-    const interrupt = () => {
-      if (sink.codexTurnId) void runtime.server.call("turn/interrupt", { threadId: codexThread, turnId: sink.codexTurnId }).catch(() => undefined);
-    };
-    signal.addEventListener("abort", interrupt, { once: true });
-    let outcome: { status: string; error?: string };
-    try {
-      const started = await runtime.server.call("turn/start", {
-        threadId: codexThread,
-        input,
-        model: turn.model ?? config.model,
-        approvalPolicy: "untrusted",
-        ...(options?.sandbox ? { sandboxPolicy: SANDBOXES[options.sandbox] } : {}),
-        ...(options?.effort ? { effort: options.effort } : {}),
-        ...(options?.summary ? { summary: options.summary } : {}),
-        ...(options?.personality ? { personality: options.personality } : {}),
-      });
-      sink.codexTurnId = (started.turn as Json).id as string;
-      if (signal.aborted) interrupt();
-      outcome = await Promise.race([ended, runtime.server.exited.then((why) => ({ status: "failed", error: why }))]);
-    } catch (error) {
-      outcome = { status: "failed", error: (error as Error).message };
-    } finally {
-      signal.removeEventListener("abort", interrupt);
-      runtime.running.delete(codexThread);
-    }
-    for (const [codexId, open] of sink.items) this.complete(sink, codexId, { ...open, status: signal.aborted ? "cancelled" : "failed" });
-    if (signal.aborted) {
-      if (isShutdown(signal)) {
-        g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: 0, provider_tokens: 0 });
-        return;
-      }
-      g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
-      return;
-    }
-    if (outcome.status === "completed") g.finish(threadId, turnId, { status: "Completed", usage: zeroUsage() });
-    else if (outcome.status === "interrupted") g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: "the CLI runtime interrupted the turn", retryable: false } });
-    else fail(`the CLI runtime ${config.runtimeId} failed the turn: ${outcome.error ?? outcome.status}`);
-  }
+  /** The CLI runtimes as the shared run drives them: one Codex turn/start of the turn's input in the thread's Codex thread. */
+  private readonly runtime: ExternalRuntime<CliRuntimeConfig> = {
+    backendType: "cliAgentRuntime",
+    noun: "CLI runtime",
+    conversation: "thread",
+    config: (runtimeId) => this.config.cliRuntimes.get(runtimeId),
+    attach: async (config, { run, state, thread, input: content }) => {
+      const { threadId, turnId, signal } = run;
+      const options = run.prepared?.cliRuntimeOptions;
+      const input = content.flatMap((c): Json[] => (c.type === "text" ? [{ type: "text", text: c.text, text_elements: [] }] : c.type === "localImage" ? [{ type: "localImage", path: c.path }] : []));
+      const runtime = await this.started(config);
+      const codexThread = await this.thread(runtime, config, threadId, thread.cwd);
+      const sink: Sink = { threadId, turnId, cwd: thread.cwd, signal, items: new Map() };
+      const interrupt = () => {
+        if (sink.codexTurnId) void runtime.server.call("turn/interrupt", { threadId: codexThread, turnId: sink.codexTurnId }).catch(() => undefined);
+      };
+      const failed = (why: string) => ({ status: "failed", message: `the CLI runtime ${config.runtimeId} failed the turn: ${why}` }) as const;
+      return {
+        run: async () => {
+          const ended = new Promise<{ status: string; error?: string }>((resolve) => (sink.done = (status, error) => resolve({ status, ...(error ? { error } : {}) })));
+          runtime.running.set(codexThread, sink);
+          try {
+            const started = await runtime.server.call("turn/start", {
+              threadId: codexThread,
+              input,
+              model: state.turn.model ?? config.model,
+              approvalPolicy: "untrusted",
+              ...(options?.sandbox ? { sandboxPolicy: SANDBOXES[options.sandbox] } : {}),
+              ...(options?.effort ? { effort: options.effort } : {}),
+              ...(options?.summary ? { summary: options.summary } : {}),
+              ...(options?.personality ? { personality: options.personality } : {}),
+            });
+            sink.codexTurnId = (started.turn as Json).id as string;
+            if (signal.aborted) interrupt();
+            const outcome = await Promise.race([ended, runtime.server.exited.then((why) => ({ status: "failed", error: why }))]);
+            if (outcome.status === "completed") return { status: "completed" };
+            if (outcome.status === "interrupted") return { status: "interrupted" };
+            return failed(outcome.error ?? outcome.status);
+          } catch (error) {
+            return failed((error as Error).message);
+          } finally {
+            runtime.running.delete(codexThread);
+          }
+        },
+        cancel: interrupt,
+        closeOpen: (stopped) => {
+          for (const [codexId, open] of sink.items) this.complete(sink, codexId, { ...open, status: stopped ? "cancelled" : "failed" });
+        },
+      };
+    },
+  };
 
   async close(): Promise<void> {
-    const runtimes = [...this.runtimes.values()];
-    this.runtimes.clear();
-    await Promise.allSettled(runtimes.map(async (r) => (await r).server.child.kill()));
+    await this.runtimes.close((runtime) => runtime.server.child.kill());
   }
 
-  private runtime(config: CliRuntimeConfig): Promise<Runtime> {
-    let runtime = this.runtimes.get(config.runtimeId);
-    if (!runtime) {
-      runtime = this.start(config);
-      runtime.catch(() => this.runtimes.delete(config.runtimeId));
-      this.runtimes.set(config.runtimeId, runtime);
-    }
-    return runtime;
+  /** The app-server of a runtime id, started on first use and kept. */
+  private started(config: CliRuntimeConfig): Promise<Runtime> {
+    return this.runtimes.get(config.runtimeId, () => this.start(config));
   }
 
   private async start(config: CliRuntimeConfig): Promise<Runtime> {
@@ -262,7 +238,7 @@ export class CodexRuntimes {
     });
     const server = new AppServer(child, this.log);
     const runtime: Runtime = { server, threads: new Map(), running: new Map() };
-    void server.exited.then(() => this.runtimes.delete(config.runtimeId));
+    void server.exited.then(() => this.runtimes.forget(config.runtimeId));
     server.notification = (method, params) => {
       const sink = runtime.running.get(params.threadId as string);
       if (sink) this.onNotification(sink, method, params);
@@ -294,9 +270,9 @@ export class CodexRuntimes {
       case "item/started": {
         const codex = params.item as Json;
         if (codex.type === "userMessage") return;
-        const open = itemOf(codex, sink.cwd, g.nextItemId(sink.turnId));
+        const open = itemOf(codex, sink.cwd, g.log.nextItemId(sink.turnId));
         sink.items.set(codex.id as string, open);
-        g.publish(sink.threadId, sink.turnId, "item/started", { item_id: open.id, item: open });
+        g.log.publish(sink.threadId, sink.turnId, "item/started", { item_id: open.id, item: open });
         return;
       }
       case "item/agentMessage/delta":
@@ -307,10 +283,10 @@ export class CodexRuntimes {
         // A delta grows the item it names, and only an item of its kind.
         if (method === "item/agentMessage/delta" && open.type === "agentMessage") {
           sink.items.set(params.itemId as string, { ...open, text: open.text + delta });
-          g.publish(sink.threadId, sink.turnId, "item/agent_message/delta", { item_id: open.id, stream: "agent_message", delta });
+          g.log.publish(sink.threadId, sink.turnId, "item/agent_message/delta", { item_id: open.id, stream: "agent_message", delta });
         } else if (method === "item/commandExecution/outputDelta" && open.type === "commandExecution") {
           sink.items.set(params.itemId as string, { ...open, stdout: (open.stdout ?? "") + delta });
-          g.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: open.id, stream: "stdout", delta });
+          g.log.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: open.id, stream: "stdout", delta });
         }
         return;
       }
@@ -334,7 +310,7 @@ export class CodexRuntimes {
 
   private complete(sink: Sink, codexId: string, item: CodexItem): void {
     if (!sink.items.delete(codexId)) return;
-    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: item.id, item });
+    this.ports.log.publish(sink.threadId, sink.turnId, "item/completed", { item_id: item.id, item });
   }
 
   /** Codex's requests of the client: approvals go through the gate; anything else is refused, visibly, with an error. */
@@ -342,7 +318,7 @@ export class CodexRuntimes {
     if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval") throw new Error(`${method} is not served by the gateway`);
     if (!sink || sink.signal.aborted) return { decision: "cancel" };
     const open = sink.items.get(params.itemId as string);
-    const itemId = open?.id ?? this.ports.nextItemId(sink.turnId);
+    const itemId = open?.id ?? this.ports.log.nextItemId(sink.turnId);
     const [toolName, args] =
       method === "item/commandExecution/requestApproval"
         ? ["shell", { command: commandOf(params.command ?? (open?.type === "commandExecution" ? open.command : undefined)), cwd: String(params.cwd ?? sink.cwd) }]
@@ -435,7 +411,3 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string, server: A
   ]).finally(() => clearTimeout(timer));
 }
 
-function reasonOf(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
-}

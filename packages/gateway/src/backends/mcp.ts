@@ -14,8 +14,10 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool as McpToolDescription } from "@modelcontextprotocol/sdk/types.js";
 import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { McpServerConfig } from "../config.js";
+import { defineTool } from "../tools/arguments.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { importOptional } from "../optional.js";
+import { LazyChildren } from "./children.js";
 
 /** A tool one MCP server offers, as its tools/list describes it. */
 export type McpToolInfo = McpToolDescription;
@@ -54,7 +56,7 @@ interface Connection {
 
 /** The configured MCP servers, each connected on first use and kept. */
 export class McpServers {
-  private readonly connections = new Map<string, Promise<Connection>>();
+  private readonly connections = new LazyChildren<Connection>();
 
   constructor(
     private readonly servers: ReadonlyMap<string, McpServerConfig>,
@@ -140,37 +142,30 @@ export class McpServers {
     const name = mcpToolName(server, info.name);
     const action = mcpActionOf(info, this.servers.get(server)!);
     const { $schema: _draft, ...parameters } = info.inputSchema as Record<string, unknown>;
-    return {
+    return defineTool({
       spec: { name, description: [info.title, info.description].filter(Boolean).join(": ") || `${info.name} (MCP server ${server})`, parameters: { type: "object", ...parameters } },
       itemType: "dynamicToolCall",
       permissionAction: action,
       describe: () => ({ server_name: server }),
       run: (args, ctx) => this.callTool(server, info.name, args, ctx),
-    };
+    });
   }
 
   /** Closes every connection (stdio servers are stopped). */
   async close(): Promise<void> {
-    const open = [...this.connections.values()];
-    this.connections.clear();
-    await Promise.allSettled(open.map(async (c) => (await c).client.close()));
+    await this.connections.close((c) => c.client.close());
   }
 
   private drop(name: string): void {
-    const connection = this.connections.get(name);
-    this.connections.delete(name);
-    void connection?.then((c) => c.client.close()).catch(() => undefined);
+    void this.connections
+      .forget(name)
+      ?.then((c) => c.client.close())
+      .catch(() => undefined);
   }
 
+  /** The server's connection, opened on first use; a failed start is not kept: the next turn that selects the server tries again. */
   private connect(server: McpServerConfig): Promise<Connection> {
-    let connection = this.connections.get(server.name);
-    if (!connection) {
-      connection = this.open(server);
-      // A failed start is not kept: the next turn that selects the server tries again.
-      connection.catch(() => this.connections.delete(server.name));
-      this.connections.set(server.name, connection);
-    }
-    return connection;
+    return this.connections.get(server.name, () => this.open(server));
   }
 
   private async open(server: McpServerConfig): Promise<Connection> {
@@ -203,8 +198,8 @@ export class McpServers {
       });
     }
     client.onclose = () => {
-      if (this.connections.get(server.name) !== undefined) this.log(`mcp ${server.name}: the connection closed`);
-      this.connections.delete(server.name);
+      if (this.connections.has(server.name)) this.log(`mcp ${server.name}: the connection closed`);
+      this.connections.forget(server.name);
     };
     const where = server.transport === "stdio" ? `${server.command} ${server.args.join(" ")}`.trim() : server.url;
     try {

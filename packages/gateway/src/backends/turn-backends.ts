@@ -12,32 +12,18 @@
 import { protocolError } from "@turnspec/protocol/server";
 import type { Thread, Turn, TurnCapability, TurnCapabilityResolution, TurnItem, TurnStartParams } from "@turnspec/protocol/types";
 import type { ResolvedConfig } from "../config.js";
+import type { PreparedTurn, TurnExtras } from "../engine/ports.js";
 import { materializeProfile } from "../permissions/policy.js";
-import { SkillCatalog, type Skill } from "../skills/catalog.js";
-import type { Tool } from "../tools/tool.js";
+import { SkillCatalog } from "../skills/catalog.js";
 import { CapabilityResolver } from "./capabilities.js";
 import { codexOptionsProblem } from "./codex.js";
 import { McpServers } from "./mcp.js";
-
-/** What a prepared turn starts with: the params as the lifecycle creates the turn from them, and the capability resolutions. */
-export interface PreparedTurn {
-  readonly params: TurnStartParams;
-  readonly capabilities?: TurnCapabilityResolution[];
-  readonly extras: TurnExtras;
-}
-
-/** What a turn's run adds to the built-in tools and the prompt. */
-export interface TurnExtras {
-  readonly tools: readonly Tool[];
-  readonly skills: readonly Skill[];
-}
 
 const NONE: TurnExtras = { tools: [], skills: [] };
 
 export class TurnBackends {
   readonly mcp: McpServers;
   private readonly resolver: CapabilityResolver;
-  private readonly started = new Map<string, TurnExtras>();
 
   constructor(
     private readonly config: ResolvedConfig,
@@ -77,7 +63,12 @@ export class TurnBackends {
             message: `the ${runtime} runs its own tools and skills; the gateway's cannot be offered to it`,
           }))
         : undefined;
-      return { params: runtimeModel ? { ...params, model: runtimeModel } : params, ...(capabilities ? { capabilities } : {}), extras: NONE };
+      return {
+        params: runtimeModel ? { ...params, model: runtimeModel } : params,
+        ...(capabilities ? { capabilities } : {}),
+        extras: NONE,
+        ...(params.cli_runtime_options ? { cliRuntimeOptions: params.cli_runtime_options } : {}),
+      };
     }
     const resolved = params.capabilities?.length
       ? await this.resolver.resolve(params.capabilities, { agent: (params.mode ?? thread.mode) === "Agent", policy: materializeProfile(params.permission_profile).effective_policy })
@@ -92,18 +83,8 @@ export class TurnBackends {
     };
   }
 
-  /** Hands a started turn's extras to its first run. */
-  keep(turnId: string, extras: TurnExtras): void {
-    if (extras.tools.length || extras.skills.length) this.started.set(turnId, extras);
-  }
-
-  /** The extras of one run of `turn`: those its start resolved, or for a later run, its accepted capabilities resolved again. */
-  async forRun(turn: Turn, items: readonly TurnItem[]): Promise<TurnExtras> {
-    const kept = this.started.get(turn.id);
-    if (kept) {
-      this.started.delete(turn.id);
-      return kept;
-    }
+  /** The extras of a run that was not just prepared (a resumed run, a child turn's): the turn's accepted capabilities resolved again. */
+  async extrasOf(turn: Turn, items: readonly TurnItem[]): Promise<TurnExtras> {
     const acceptedIds = new Set((turn.capabilities ?? []).filter((c) => c.status === "accepted").map((c) => c.capabilityId));
     if (acceptedIds.size === 0) return NONE;
     const user = items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");

@@ -1,30 +1,34 @@
 /**
- * The narrow ports the engine's collaborators receive. Each collaborator (the turn runner,
- * approvals, recovery jobs, spawn_agent) is built from an explicit struct of the functions
- * it calls, never from the gateway: none of them can reach what it was not given, and none
- * imports the composition root (gateway.ts).
+ * The narrow ports the engine's collaborators receive. Each collaborator (the round loop,
+ * the external runtimes, approvals, questions, recovery jobs, spawn_agent) is built from an
+ * explicit struct of what it calls, never from the gateway: none of them can reach what it
+ * was not given, and none imports the composition root (gateway.ts). A port is the object
+ * that does the work (the turn log, the threads), typed down to the methods a collaborator
+ * may call, so a call goes straight to it.
  */
 import type {
-  AgentActorRef,
+  CliRuntimeOptions,
   PromptManifest,
-  ThreadStartParams,
   Turn,
+  TurnCapabilityResolution,
   TurnFailure,
-  TurnPermissionMode,
   TurnStartParams,
   TurnUsage,
 } from "@turnspec/protocol/types";
 import type { ThreadRecord } from "../store/store.js";
-import type { TurnState } from "./fold.js";
-import type { TurnLog } from "./turn-log.js";
+import type { RecoveryJobState } from "../log/fold.js";
+import type { TurnLog } from "../log/turn-log.js";
+import type { Skill } from "../skills/catalog.js";
+import type { ChildTurns, Tool } from "../tools/tool.js";
 
 /** Writing to the turn log: record, publish (publishDelta for deltas), audit. */
 export type EventLog = Pick<TurnLog, "record" | "publish" | "publishDelta" | "audit">;
 
 /** Reading a turn's state (the memoised fold of its log). */
-export interface TurnReader {
-  turnState(turnId: string): TurnState | undefined;
-}
+export type TurnReader = Pick<TurnLog, "state">;
+
+/** The id the next item of a turn gets. */
+export type ItemIds = Pick<TurnLog, "nextItemId">;
 
 /** The gateway's clock. */
 export interface Clock {
@@ -32,43 +36,70 @@ export interface Clock {
   nowIso(): string;
 }
 
+/** The clock that reads `now` (by default, the system's). */
+export function clockOf(now: () => Date = () => new Date()): Clock {
+  return { now, nowIso: () => now().toISOString() };
+}
+
 /** Looking a thread up; throws thread_not_found for an unknown id. */
 export interface ThreadLookup {
   thread(threadId: string): ThreadRecord;
 }
 
-/** The id the next item of a turn gets. */
-export interface ItemIds {
-  nextItemId(turnId: string): string;
-}
-
 /** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
-export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
+export type TurnOutcome = (
+  { status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }
+) & {
   readonly promptManifest?: PromptManifest;
 };
 
-/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
-export interface ParentTurn {
-  readonly turn: Turn;
+/** What a turn's run adds to the built-in tools and the prompt: the tools and skills of its accepted capabilities. */
+export interface TurnExtras {
+  readonly tools: readonly Tool[];
+  readonly skills: readonly Skill[];
+}
+
+/** A turn/start the execution backends checked and resolved, as the lifecycle creates the turn from it. */
+export interface PreparedTurn {
+  readonly params: TurnStartParams;
+  /** How the turn's requested capabilities were resolved, when it requested any. */
+  readonly capabilities?: TurnCapabilityResolution[];
+  /** The tools and skills the start resolved, handed to the turn's first run (a later run resolves them again). */
+  readonly extras: TurnExtras;
+  /** The options of a turn run by a CLI runtime. */
+  readonly cliRuntimeOptions?: CliRuntimeOptions;
+}
+
+/** One run of a turn: what the lifecycle hands whatever executes it (the round loop, an ACP agent, a CLI runtime). */
+export interface TurnRun {
+  readonly threadId: string;
+  readonly turnId: string;
+  /** Aborted when the turn is cancelled, or with GatewayShutdown when the gateway stops. */
+  readonly signal: AbortSignal;
+  /** How deep the turn is in a chain of spawn_agent child turns (0 for a client's turn). */
   readonly depth: number;
-  readonly requestedMode?: TurnPermissionMode;
-  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
-  readonly actor?: AgentActorRef;
+  /** The recovery job a turn/resume continues through; absent for a turn's first run. */
+  readonly resumed?: RecoveryJobState;
+  /** The start a client's new turn was prepared from; absent for a resumed run and for a child turn. */
+  readonly prepared?: PreparedTurn;
+  /** Ends the turn with a terminal notification carrying its final snapshot. */
+  finish(outcome: TurnOutcome): Turn;
+  /** Starts and cancels child turns of this one (spawn_agent). */
+  readonly children: ChildTurns;
 }
 
-/** The turn lifecycle, as a collaborator may drive it. */
-export interface Lifecycle {
-  /** Ends a turn with a terminal notification carrying its final snapshot. */
-  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn;
-  /** Creates and starts a turn (a child turn when `parent` is given). */
-  startTurn(params: TurnStartParams, parent?: ParentTurn): { turn: Turn; done: Promise<void> };
-  /** Interrupts a turn and waits until it has ended. */
-  cancelTurn(turnId: string, reason: string): Promise<void>;
-}
-
-/** Creating a thread. */
-export interface ThreadCreation {
-  createThread(params: Pick<ThreadStartParams, "workspace_id" | "cwd" | "model_provider" | "model" | "mode">): ThreadRecord;
+/**
+ * How turns execute, chosen behind this one port: a turn/start is checked and its
+ * capabilities resolved before the turn exists (a backend this gateway does not serve
+ * refuses the start), and each run of a started turn goes to its backend.
+ */
+export interface TurnExecution {
+  /** Checks the backend a turn/start asks for and resolves its capabilities; throws execution_backend_unavailable. */
+  prepare(params: TurnStartParams, thread: ThreadRecord): Promise<PreparedTurn>;
+  /** Runs a started (or resumed) turn to its end. */
+  run(run: TurnRun): Promise<void>;
+  /** Stops what the backends started (agent processes, runtimes, MCP connections). */
+  close(): Promise<void>;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { Handlers } from "@turnspec/protocol/server";
 import type { ClientMethodName } from "@turnspec/protocol/registry";
-import type { Connection } from "../engine/connections.js";
+import type { Connection } from "../views/connections.js";
 import { permissionHandlers, type PermissionMethods } from "./permissions.js";
 import { questionHandlers, type QuestionMethods } from "./questions.js";
 import { routeHandlers, type RouteMethods } from "./routes.js";
@@ -25,8 +25,9 @@ type Complete = [Overlaps<Slices>] extends [never] ? ([Exclude<ClientMethodName,
 const complete: Complete = true;
 void complete;
 
-export interface HandlerPorts extends TurnHandlerPorts, Pick<WorkHandlerPorts, "work">, SubscriptionPorts<Connection> {
-  readonly threads: TurnHandlerPorts["threads"] & Parameters<typeof threadHandlers>[0];
+export interface HandlerPorts extends TurnHandlerPorts, SubscriptionPorts<Connection> {
+  readonly threads: TurnHandlerPorts["threads"] & Parameters<typeof threadHandlers>[0] & SubscriptionPorts<Connection>["threads"];
+  readonly log: TurnHandlerPorts["log"] & WorkHandlerPorts["log"];
   readonly approvals: Parameters<typeof permissionHandlers>[0];
   readonly questions: Parameters<typeof questionHandlers>[0];
   readonly routes: Parameters<typeof routeHandlers>[0];

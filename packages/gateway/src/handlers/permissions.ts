@@ -1,7 +1,7 @@
 /** Handler of the approval answer. */
 import type { Handlers } from "@turnspec/protocol/server";
-import type { Approvals } from "../engine/approvals.js";
-import type { Connection } from "../engine/connections.js";
+import type { Approvals } from "../flows/approvals.js";
+import type { Connection } from "../views/connections.js";
 
 export type PermissionMethods = "turn/permission/request/respond";
 

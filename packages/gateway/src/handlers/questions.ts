@@ -1,7 +1,7 @@
 /** Handler of the answer to a question the model asked. */
 import type { Handlers } from "@turnspec/protocol/server";
-import type { Connection } from "../engine/connections.js";
-import type { Questions } from "../engine/questions.js";
+import type { Connection } from "../views/connections.js";
+import type { Questions } from "../flows/questions.js";
 
 export type QuestionMethods = "turn/question/respond";
 

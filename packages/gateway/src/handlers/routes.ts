@@ -1,6 +1,6 @@
 /** Handlers of the delegation route methods. */
 import type { Handlers } from "@turnspec/protocol/server";
-import type { Connection } from "../engine/connections.js";
+import type { Connection } from "../views/connections.js";
 import type { RouteService } from "../routes/service.js";
 
 export type RouteMethods = "agent/route/create" | "agent/route/list" | "agent/route/revoke";

@@ -27,8 +27,9 @@ export const SUBSCRIPTIONS: { readonly [M in ClientMethodName]?: Subscription<M>
 };
 
 export interface SubscriptionPorts<Ctx> {
-  readonly follow: (ctx: Ctx, threadId: string) => void;
-  readonly threadExists: (threadId: string) => boolean;
+  /** The connections, which a connection (the context) follows a thread through. */
+  readonly connections: { follow(ctx: Ctx, threadId: string): void };
+  readonly threads: { exists(threadId: string): boolean };
 }
 
 /** The handlers, each following the thread its method subscribes to as SUBSCRIPTIONS declares. */
@@ -41,12 +42,12 @@ export function withSubscriptions<Ctx>(handlers: Handlers<Ctx>, ports: Subscript
       "params" in rule
         ? (params: unknown, ctx: Ctx) => {
             const threadId = (rule.params as (p: unknown) => string)(params);
-            if (ports.threadExists(threadId)) ports.follow(ctx, threadId);
+            if (ports.threads.exists(threadId)) ports.connections.follow(ctx, threadId);
             return handler(params, ctx);
           }
         : (params: unknown, ctx: Ctx) => {
             const follow = (result: unknown) => {
-              ports.follow(ctx, (rule.result as (r: unknown) => string)(result));
+              ports.connections.follow(ctx, (rule.result as (r: unknown) => string)(result));
               return result;
             };
             const answer = handler(params, ctx);

@@ -1,7 +1,7 @@
 /** Handlers of the thread methods. */
 import type { Handlers } from "@turnspec/protocol/server";
-import type { Connection } from "../engine/connections.js";
-import type { Threads } from "../engine/threads.js";
+import type { Connection } from "../views/connections.js";
+import type { Threads } from "../views/threads.js";
 
 export type ThreadMethods = "thread/start" | "thread/get" | "thread/timeline/page";
 

@@ -1,28 +1,25 @@
 /** Handlers of the turn methods: start, get, cancel, items, resume. */
 import { protocolError, type Handlers } from "@turnspec/protocol/server";
-import type { Turn, TurnItemEvent, TurnResumeParams, TurnStartParams } from "@turnspec/protocol/types";
-import type { Connection } from "../engine/connections.js";
-import { isActive, type TurnState } from "../engine/fold.js";
-import { replayedParams } from "../engine/questions.js";
-import type { Threads } from "../engine/threads.js";
+import type { TurnItemEvent } from "@turnspec/protocol/types";
+import type { Connection } from "../views/connections.js";
+import { isActive } from "../log/fold.js";
+import type { TurnReader } from "../engine/ports.js";
+import { replayedParams } from "../flows/questions.js";
+import type { TurnLifecycle } from "../turn/lifecycle.js";
+import type { Threads } from "../views/threads.js";
 import type { EventStore } from "../store/store.js";
 
 export type TurnMethods = "turn/start" | "turn/get" | "turn/cancel" | "turn/items" | "turn/resume";
 
 export interface TurnHandlerPorts {
   readonly threads: Pick<Threads, "thread" | "turnOf">;
-  readonly turnState: (turnId: string) => TurnState | undefined;
+  readonly log: TurnReader;
   readonly store: Pick<EventStore, "events" | "lastSequence">;
-  /** The turn lifecycle: start, cancel (waits until the turn ended), resume. */
-  readonly lifecycle: {
-    /** Checks the execution backend and resolves the capabilities first, then creates and starts the turn. */
-    start(params: TurnStartParams): Promise<{ turn: Turn }>;
-    cancel(turnId: string, reason: string): Promise<void>;
-    resume(params: TurnResumeParams): Promise<{ turn: Turn; recovery_job_id: string }>;
-  };
+  /** The turn lifecycle: start (the backend checked first), cancel (waits until the turn ended), resume. */
+  readonly lifecycle: Pick<TurnLifecycle, "start" | "cancelTurn" | "resume">;
 }
 
-export function turnHandlers({ threads, turnState, store, lifecycle }: TurnHandlerPorts): Pick<Handlers<Connection>, TurnMethods> {
+export function turnHandlers({ threads, log, store, lifecycle }: TurnHandlerPorts): Pick<Handlers<Connection>, TurnMethods> {
   return {
     "turn/start": async (params) => {
       threads.thread(params.thread_id);
@@ -37,8 +34,8 @@ export function turnHandlers({ threads, turnState, store, lifecycle }: TurnHandl
           status: state.turn.status,
         });
       }
-      await lifecycle.cancel(params.turn_id, params.reason ?? "cancelled by the client");
-      return { turn: turnState(params.turn_id)!.turn };
+      await lifecycle.cancelTurn(params.turn_id, params.reason ?? "cancelled by the client");
+      return { turn: log.state(params.turn_id)!.turn };
     },
     "turn/items": (params) => {
       const state = threads.turnOf(params.thread_id, params.turn_id);

@@ -2,7 +2,7 @@
  * A turn's network domain lists (the security snapshot's network.allow_domains and
  * deny_domains) and whether a host and port are on them. One matcher for every way out:
  * web_fetch is judged by it in the tool gate, and a shell command's connections by the
- * sandbox's filtering proxy (runtime/sandbox/network-proxy.ts).
+ * sandbox's filtering proxy (sandbox/network-proxy.ts).
  *
  * An entry is a host name (`example.com`), a leading `*.` for every name below it
  * (`*.example.com`: `api.example.com`, not `example.com` itself), or an IP address; either

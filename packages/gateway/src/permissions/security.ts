@@ -3,7 +3,7 @@
  * permission mode (turns-api.md, "Permission profiles and approval requests"), and an
  * honest account of what it cannot enforce.
  *
- * With an OS sandbox (bubblewrap, runtime/sandbox/) the restricted modes are `active`:
+ * With an OS sandbox (bubblewrap, sandbox/) the restricted modes are `active`:
  * shell commands run with the file system read-only but for the writable roots and a
  * per-turn temp folder, in their own PID namespace, and with no network namespace when the
  * network is disabled. Without one the gateway can still hold its own tools to the policy
@@ -74,7 +74,7 @@ export const FULL_ACCESS_ENV_ALLOWLIST: readonly string[] = [
 /** The gateway's own secret: never passed to a tool, whatever a list says. */
 export const GATEWAY_TOKEN_VARIABLE = "TURNSPEC_TOKEN";
 
-/** The name the shell tool registers under (runtime/tools/shell.ts): the process policy is the policy's answer for it. */
+/** The name the shell tool registers under (tools/shell.ts): the process policy is the policy's answer for it. */
 const SHELL_TOOL = "shell";
 
 /**
@@ -103,7 +103,7 @@ export const SANDBOX_CAPABILITIES: readonly string[] = [
 
 /**
  * What the OS sandbox adds when the network is `restricted` (network.allow_domains set): a
- * shell command's only way out is the gateway's filtering proxy (runtime/sandbox/network-proxy.ts).
+ * shell command's only way out is the gateway's filtering proxy (sandbox/network-proxy.ts).
  */
 export const NETWORK_FILTERING_CAPABILITY = "network_domain_filtering";
 
@@ -164,7 +164,7 @@ export interface SecuritySnapshotInput {
   /** Upper bound in ms on one shell run, whatever the call asks for (the gateway's max shell timeout); null for none. */
   readonly shellTimeoutCapMs: number | null;
   /**
-   * The OS sandbox the turn's shell commands run in (runtime/sandbox/), with the turn's
+   * The OS sandbox the turn's shell commands run in (sandbox/), with the turn's
    * private temp folder (absolute); absent when the host has none. Used only by the
    * restricted modes: full_access confines nothing.
    */
@@ -181,7 +181,7 @@ export interface SecuritySnapshotInput {
   readonly network?: { readonly allowDomains: readonly string[]; readonly denyDomains: readonly string[] };
   /**
    * The gateway's secrets its process still shows in /proc/<pid>/environ or cmdline (a
-   * variable's name, or `--token`; runtime/serve-secrets.ts): listed as the
+   * variable's name, or `--token`; serve-secrets.ts): listed as the
    * gateway_secret_isolation degradation, since a command that runs unconfined can read them.
    */
   readonly exposedSecrets?: readonly string[];

@@ -19,34 +19,44 @@ type RouteState = "route_id" | "status" | "generation" | "grant_fingerprint" | "
 export type RouteGrant = Readonly<Omit<AgentDelegationRouteProjection, RouteState>>;
 
 /**
+ * Every field of a route grant, once: the fingerprint hashes them, each absent one as null
+ * (a nullable id that is not given means the same as null: not constrained).
+ */
+export const GRANT_FIELDS = [
+  "kind",
+  "allowed_actions",
+  "disclosure",
+  "source_execution_id",
+  "source_capsule_id",
+  "source_thread_id",
+  "source_workspace_id",
+  "source_gateway_id",
+  "destination_execution_id",
+  "destination_capsule_id",
+  "destination_thread_id",
+  "destination_workspace_id",
+  "destination_gateway_id",
+  "destination_identity_id",
+  "destination_execution_profile",
+  "source_policy_generation",
+  "destination_policy_generation",
+  "hop_count",
+  "max_hops",
+  "expires_at",
+  "return_route_id",
+] as const satisfies readonly (keyof RouteGrant)[];
+
+// Compiles only while GRANT_FIELDS names every field the generated projection type has beside the route's state.
+const grantFieldsComplete: [Exclude<keyof RouteGrant, (typeof GRANT_FIELDS)[number]>] extends [never] ? true : never = true;
+void grantFieldsComplete;
+
+/**
  * "gfp_" and the hex SHA-256 of the canonical JSON of the grant's fields. Actions are
  * sorted first: a set of permissions does not depend on the order it was listed in.
  * expires_at is hashed as written, so the same instant at another offset is another grant.
  */
 export function grantFingerprint(grant: RouteGrant): string {
-  const fields = {
-    kind: grant.kind,
-    allowed_actions: [...grant.allowed_actions].sort(),
-    disclosure: grant.disclosure,
-    source_execution_id: grant.source_execution_id,
-    source_capsule_id: grant.source_capsule_id,
-    source_thread_id: grant.source_thread_id,
-    source_workspace_id: grant.source_workspace_id,
-    source_gateway_id: grant.source_gateway_id,
-    destination_execution_id: grant.destination_execution_id ?? null,
-    destination_capsule_id: grant.destination_capsule_id ?? null,
-    destination_thread_id: grant.destination_thread_id,
-    destination_workspace_id: grant.destination_workspace_id,
-    destination_gateway_id: grant.destination_gateway_id,
-    destination_identity_id: grant.destination_identity_id ?? null,
-    destination_execution_profile: grant.destination_execution_profile ?? null,
-    source_policy_generation: grant.source_policy_generation,
-    destination_policy_generation: grant.destination_policy_generation,
-    hop_count: grant.hop_count,
-    max_hops: grant.max_hops,
-    expires_at: grant.expires_at ?? null,
-    return_route_id: grant.return_route_id ?? null,
-  };
+  const fields = Object.fromEntries(GRANT_FIELDS.map((field) => [field, field === "allowed_actions" ? [...grant.allowed_actions].sort() : (grant[field] ?? null)]));
   return `gfp_${sha256(canonicalJson(fields))}`;
 }
 

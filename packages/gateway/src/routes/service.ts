@@ -9,7 +9,7 @@
  * policy generation is the gateway's: it starts at 1 and goes up by one each time the
  * gateway starts with a permission configuration different from the one before.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type {
   AgentDelegationRouteAction,
   AgentDelegationRouteCreateParams,
@@ -22,7 +22,7 @@ import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore, RouteRecord } from "../store/store.js";
-import { grantFingerprint, paramsDigest } from "./fingerprint.js";
+import { grantFingerprint, paramsDigest, type RouteGrant } from "./fingerprint.js";
 import { parseRfc3339 } from "./rfc3339.js";
 import { wouldCloseCycle } from "./graph.js";
 import { admission, effectiveStatus } from "./status.js";
@@ -35,18 +35,24 @@ export class RouteService {
   constructor(
     private readonly store: EventStore,
     private readonly config: ResolvedConfig,
-    private readonly now: () => Date,
-    /** The workspace a thread really belongs to; undefined when there is no such thread. */
-    private readonly threadWorkspace: (threadId: string) => string | undefined,
+    private readonly clock: { now(): Date },
   ) {}
+
+  /** The workspace a thread really belongs to; undefined when there is no such thread. */
+  private threadWorkspace(threadId: string): string | undefined {
+    return this.store.getThread(threadId)?.workspace_id;
+  }
 
   /** The current policy generation of a workspace (see the file comment). */
   policyGeneration(_workspaceId: string): number {
     return Number(this.store.getMeta(POLICY_GENERATION) ?? "1");
   }
 
-  /** Called at start-up with a digest of the permission configuration: a change raises the policy generation. */
-  noteConfiguration(digest: string): void {
+  /** Called at start-up: a permission configuration different from the one the store last saw raises the policy generation. */
+  noteConfiguration(): void {
+    // What may run without asking is the permission configuration; a change makes older routes stale.
+    const { allowedPaths, requireResolveToken } = this.config;
+    const digest = createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex");
     const previous = this.store.getMeta(PERMISSION_DIGEST);
     if (previous !== undefined && previous !== digest) this.store.setMeta(POLICY_GENERATION, String(this.policyGeneration("") + 1));
     if (previous !== digest) this.store.setMeta(PERMISSION_DIGEST, digest);
@@ -55,7 +61,7 @@ export class RouteService {
   /** A stored route as clients see it: expiry is read at the time of asking. */
   view(record: RouteRecord): AgentDelegationRouteProjection {
     const route = record.route;
-    return { ...route, status: effectiveStatus(route, this.now()) };
+    return { ...route, status: effectiveStatus(route, this.clock.now()) };
   }
 
   route(routeId: string): AgentDelegationRouteProjection | undefined {
@@ -92,7 +98,7 @@ export class RouteService {
     for (const threadId of [params.source_thread_id, params.destination_thread_id]) {
       if (this.threadWorkspace(threadId) === undefined) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
     }
-    const now = this.now();
+    const now = this.clock.now();
     const checked = validateCreate(params, {
       now,
       gatewayId: this.config.gatewayId,
@@ -138,7 +144,7 @@ export class RouteService {
     }
 
     const at = now.toISOString();
-    const grant = {
+    const grant: RouteGrant = {
       kind: params.kind,
       allowed_actions: checked.actions,
       disclosure: checked.disclosure,
@@ -216,7 +222,7 @@ export class RouteService {
     const route = record.route;
     let result = this.view(record);
     if (route.status !== "revoked") {
-      const revoked: AgentDelegationRouteProjection = { ...route, status: "revoked", generation: current + 1, updated_at: this.now().toISOString() };
+      const revoked: AgentDelegationRouteProjection = { ...route, status: "revoked", generation: current + 1, updated_at: this.clock.now().toISOString() };
       // Compare-and-set: of two revokes holding the same generation, exactly one wins.
       if (!this.store.updateRoute(revoked, current)) throw conflict();
       result = revoked;
@@ -232,7 +238,7 @@ export class RouteService {
     const route = this.route(routeId);
     if (!route) return { admitted: false as const, reason: "not_found", message: `route ${routeId} does not exist` };
     const verdict = admission(route, {
-      now: this.now(),
+      now: this.clock.now(),
       policyGeneration: (ws) => this.policyGeneration(ws),
       ...(expectedGeneration === undefined ? {} : { expectedGeneration }),
       action,

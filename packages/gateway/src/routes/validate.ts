@@ -72,17 +72,23 @@ export const ROUTE_REJECTIONS = [
 export type RouteRejection = (typeof ROUTE_REJECTIONS)[number];
 
 /** The six wire names of AgentDelegationRouteAction (a test compares them with the schema's enum). */
-export const ROUTE_ACTIONS: readonly AgentDelegationRouteAction[] = [
+export const ROUTE_ACTIONS = [
   "send_message",
   "start_agent",
   "create_task",
   "schedule_task",
   "review_task_result",
   "deliver_result",
-];
+] as const satisfies readonly AgentDelegationRouteAction[];
 
 /** The fields of a complete disclosure policy, in the order messages list them. */
-const DISCLOSURE_FIELDS = ["text", "artifacts", "context", "userInput", "resultReturn"] as const;
+const DISCLOSURE_FIELDS = ["text", "artifacts", "context", "userInput", "resultReturn"] as const satisfies readonly (keyof AgentDelegationDisclosurePolicy)[];
+
+// Compile only while the lists name every field of the generated disclosure policy, and every route action.
+const disclosureFieldsComplete: [Exclude<keyof AgentDelegationDisclosurePolicy, (typeof DISCLOSURE_FIELDS)[number]>] extends [never] ? true : never = true;
+const routeActionsComplete: [Exclude<AgentDelegationRouteAction, (typeof ROUTE_ACTIONS)[number]>] extends [never] ? true : never = true;
+void disclosureFieldsComplete;
+void routeActionsComplete;
 
 export interface ValidateContext {
   readonly now: Date;

@@ -2,7 +2,7 @@
  * The event store: the reference gateway's single source of truth. Threads are records;
  * everything that happens in a turn is an event, appended with a per-turn sequence that
  * is strictly increasing without gaps, before it is sent to any client. A turn's state is
- * a fold of its events (see engine/fold.ts), so a restart, `turn/items` and the live
+ * a fold of its events (see log/fold.ts), so a restart, `turn/items` and the live
  * stream agree by construction.
  *
  * The API is synchronous: SQLite (better-sqlite3) and memory both answer at once, and

@@ -3,19 +3,16 @@
  * its calls are shown as dynamic tool calls, the content as their `output`.
  */
 import { resolve } from "node:path";
+import { defineTool } from "./arguments.js";
 import { openConfined, PathRefused } from "./confined-open.js";
-import type { Tool, ToolResult } from "./tool.js";
+import type { ToolResult } from "./tool.js";
 
 /** Bytes read at most: a huge file would flood the model's context and the event log. */
 export const READ_FILE_LIMIT_BYTES = 100 * 1024;
 
-export interface ReadFileArguments {
-  readonly path: string;
-}
-
 const TOOL_NAME = "read_file";
 
-export const readFileTool: Tool = {
+export const readFileTool = defineTool({
   spec: {
     name: TOOL_NAME,
     description: `Read a UTF-8 text file. Files over ${READ_FILE_LIMIT_BYTES} bytes are cut, and the result says so.`,
@@ -35,7 +32,7 @@ export const readFileTool: Tool = {
   },
 
   async run(args, ctx) {
-    const path = resolve(ctx.cwd, (args as unknown as ReadFileArguments).path);
+    const path = resolve(ctx.cwd, args.path);
     const failed = (message: string): ToolResult => ({ ok: false, content: message, item: { tool_name: TOOL_NAME, output: message, error: { message } } });
     let file;
     try {
@@ -65,4 +62,4 @@ export const readFileTool: Tool = {
       await file.close();
     }
   },
-};
+});

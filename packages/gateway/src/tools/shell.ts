@@ -1,6 +1,6 @@
 /**
  * `shell`: runs a command line with `/bin/sh -c` and streams its output. When the turn has
- * an OS sandbox (ctx.sandbox) the command runs inside it (runtime/sandbox/); a call that
+ * an OS sandbox (ctx.sandbox) the command runs inside it (sandbox/); a call that
  * sets `escape_sandbox`, which the gate only lets through after a one-time approval, runs
  * unconfined. Either way the command leads its own process group, and that group is
  * killed at the timeout, when the turn is cancelled, and as soon as the shell itself
@@ -10,8 +10,9 @@ import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { sandboxedCommand } from "../sandbox/command.js";
+import { defineTool } from "./arguments.js";
 import { OutputCapture, truncateMiddle } from "./output-limit.js";
-import type { Tool, ToolContext, ToolResult } from "./tool.js";
+import type { ToolContext, ToolResult } from "./tool.js";
 
 /** Timeout when the call names none; the context's maxTimeoutMs caps both. */
 export const DEFAULT_SHELL_TIMEOUT_MS = 30_000;
@@ -27,21 +28,15 @@ export const SHELL_MODEL_LIMIT = 10_000;
  */
 export const SHELL_STREAM_LIMIT = 1_000_000;
 
-export interface ShellArguments {
-  readonly command: string;
-  readonly cwd?: string;
-  readonly timeout_ms?: number;
-}
-
 export interface ShellToolOptions {
   /** Timeout of a call that names none (default DEFAULT_SHELL_TIMEOUT_MS); maxTimeoutMs still caps it. */
   readonly defaultTimeoutMs?: number;
 }
 
 /** The shell tool with the gateway's configured default timeout. */
-export function createShellTool(options: ShellToolOptions = {}): Tool {
+export function createShellTool(options: ShellToolOptions = {}) {
   const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
-  return {
+  return defineTool({
     spec: {
       name: "shell",
       description:
@@ -63,14 +58,12 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
     },
     itemType: "commandExecution",
 
-    describe(args, ctx) {
-      const { command, cwd } = args as unknown as ShellArguments;
+    describe({ command, cwd }, ctx) {
       return { command, cwd: resolve(ctx.cwd, cwd ?? ".") };
     },
 
-    async run(args, ctx) {
-      const { command, cwd: cwdArg, timeout_ms } = args as unknown as ShellArguments;
-      const escape = (args as { escape_sandbox?: unknown }).escape_sandbox === true;
+    async run({ command, cwd: cwdArg, timeout_ms, escape_sandbox }, ctx) {
+      const escape = escape_sandbox === true;
       const cwd = resolve(ctx.cwd, cwdArg ?? ".");
       const timeoutMs = Math.min(timeout_ms ?? defaultTimeoutMs, ctx.maxTimeoutMs);
       const notRun = (message: string): ToolResult => ({
@@ -87,10 +80,10 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const argv = ctx.sandbox && !escape ? sandboxedCommand(ctx.sandbox, cwd, ["/bin/sh", "-c", command], env) : { file: "/bin/sh", args: ["-c", command], env };
       return runCommand(command, cwd, argv, timeoutMs, ctx);
     },
-  };
+  });
 }
 
-export const shellTool: Tool = createShellTool();
+export const shellTool = createShellTool();
 
 function runCommand(
   command: string,

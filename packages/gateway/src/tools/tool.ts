@@ -2,9 +2,10 @@
  * A tool the agent loop can run for the model. Each tool declares the JSON Schema of its
  * arguments (the model sees it), and runs with a context that lets it stream output and
  * be cancelled. A tool error (missing file, non-zero exit, bad arguments) is a result the
- * model sees, never a gateway failure.
+ * model sees, never a gateway failure. Tools are written with defineTool (arguments.ts),
+ * which types their arguments from that schema.
  */
-import type { PermissionActionKind } from "@turnspec/protocol/types";
+import type { AgentActorRef, PermissionActionKind, Turn, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
 import type { ToolSpec } from "../providers/provider.js";
 import type { Sandbox } from "../sandbox/command.js";
 import type { GatewayFiles } from "../permissions/own-files.js";
@@ -35,6 +36,25 @@ export interface ToolContext {
   /** The model's id of this tool call, and the id of the item that shows it. */
   readonly callId?: string;
   readonly itemId?: string;
+  /** Starts and cancels child turns of the turn the call belongs to (spawn_agent). */
+  readonly children?: ChildTurns;
+}
+
+/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
+export interface ParentTurn {
+  readonly turn: Turn;
+  readonly depth: number;
+  readonly requestedMode?: TurnPermissionMode;
+  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
+  readonly actor?: AgentActorRef;
+}
+
+/** Child turns of a running turn, as the turn lifecycle starts and cancels them. */
+export interface ChildTurns {
+  /** Creates and starts a child turn of `parent`, which it never gets more permissions than. */
+  startTurn(params: TurnStartParams, parent: ParentTurn): { turn: Turn; done: Promise<void> };
+  /** Interrupts a turn and waits until it has ended. */
+  cancelTurn(turnId: string, reason: string): Promise<void>;
 }
 
 /**
@@ -72,17 +92,24 @@ export interface ApprovalContext {
   readonly scopeKey: string;
 }
 
+/** A tool as the round loop holds it: the type of its arguments is the tool's own business, known from its schema. */
 export interface Tool {
   readonly spec: ToolSpec;
   /** The TurnItem `type` this tool's calls are shown as (`commandExecution`, `fileChange`, `webFetch`, …). */
   readonly itemType: "commandExecution" | "fileChange" | "webFetch" | "dynamicToolCall" | "task";
   /** The permission kind of every call, for a tool the built-in classification does not know (MCP and skill tools). */
   readonly permissionAction?: PermissionActionKind;
-  /** Item fields known before the tool runs (e.g. `command`, `cwd`, `path`, `url`), from the parsed arguments. */
   /** The call is itself a question to the user (ask_question): the permission gate does not ask about asking. */
   readonly asksUser?: boolean;
-  describe(args: Record<string, unknown>, ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
+  /** Checks a call's arguments against `spec.parameters`: a call that conforms is bound to them, else what is wrong, for the model. */
+  bind(args: Record<string, unknown>): { readonly ok: true; readonly call: BoundToolCall } | { readonly ok: false; readonly error: string };
+}
+
+/** A call of a tool, bound to arguments its schema accepted. */
+export interface BoundToolCall {
+  /** Item fields known before the tool runs (e.g. `command`, `cwd`, `path`, `url`). */
+  describe(ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
   /** What an approval of the call names beyond its arguments (see ApprovalContext). */
-  approvalContext?(args: Record<string, unknown>, turn: { readonly thread_id: string; readonly turn_id: string }): ApprovalContext | undefined;
-  run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+  approvalContext(turn: { readonly thread_id: string; readonly turn_id: string }): ApprovalContext | undefined;
+  run(ctx: ToolContext): Promise<ToolResult>;
 }

@@ -2,8 +2,9 @@
  * `web_fetch`: GETs an http(s) URL and returns the body as text. Every failure (a bad URL,
  * a refused connection, a timeout, an error status) is a result the model sees.
  */
+import { defineTool } from "./arguments.js";
 import { truncateEnd } from "./output-limit.js";
-import type { Tool, ToolResult } from "./tool.js";
+import type { ToolResult } from "./tool.js";
 
 /** Timeout of one fetch unless configured otherwise; the context's maxTimeoutMs caps it. */
 export const WEB_FETCH_TIMEOUT_MS = 30_000;
@@ -14,19 +15,15 @@ export const WEB_FETCH_CONTENT_LIMIT = 100_000;
 /** Same-host redirects followed before giving up. */
 const MAX_REDIRECTS = 5;
 
-export interface WebFetchArguments {
-  readonly url: string;
-}
-
 export interface WebFetchToolOptions {
   /** Timeout of one fetch (default WEB_FETCH_TIMEOUT_MS); maxTimeoutMs still caps it. */
   readonly timeoutMs?: number;
 }
 
 /** The web_fetch tool with the gateway's configured timeout. */
-export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
+export function createWebFetchTool(options: WebFetchToolOptions = {}) {
   const configuredTimeoutMs = options.timeoutMs ?? WEB_FETCH_TIMEOUT_MS;
-  return {
+  return defineTool({
     spec: {
       name: "web_fetch",
       description: `Fetch an http or https URL with GET and return the status, content type and body as text (cut at ${WEB_FETCH_CONTENT_LIMIT} characters).`,
@@ -41,12 +38,11 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
     },
     itemType: "webFetch",
 
-    describe(args) {
-      return { url: (args as unknown as WebFetchArguments).url };
+    describe({ url }) {
+      return { url };
     },
 
-    async run(args, ctx) {
-      const { url } = args as unknown as WebFetchArguments;
+    async run({ url }, ctx) {
       const failed = (message: string, extra: Record<string, unknown> = {}): ToolResult => ({ ok: false, content: message, item: { url, ...extra, error: { message } } });
       const started = performance.now();
       // A network failure or a timeout may not recur; a cancelled turn is not retried.
@@ -113,10 +109,10 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
       const retryable = response.status >= 500 || response.status === 429;
       return { ok: response.ok, content: `${header}\n\n${shown}`, item, ...(retryable ? { retryable: true } : {}) };
     },
-  };
+  });
 }
 
-export const webFetchTool: Tool = createWebFetchTool();
+export const webFetchTool = createWebFetchTool();
 
 /** Reads up to `max` bytes, then stops the download. */
 async function readBody(response: Response, max: number): Promise<{ bytes: Uint8Array; complete: boolean }> {

@@ -6,20 +6,16 @@ import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
+import { defineTool } from "./arguments.js";
 import { openConfined, PathRefused } from "./confined-open.js";
-import type { Tool, ToolResult } from "./tool.js";
+import type { ToolResult } from "./tool.js";
 
 /** Lines of context around each change in the diff, as `diff -u` and git use. */
 const DIFF_CONTEXT = 3;
 /** Past this, diffing is given up: a diff of two huge, very different files costs more than it tells. */
 const DIFF_TIMEOUT_MS = 2_000;
 
-export interface WriteFileArguments {
-  readonly path: string;
-  readonly content: string;
-}
-
-export const writeFileTool: Tool = {
+export const writeFileTool = defineTool({
   spec: {
     name: "write_file",
     description: "Write a UTF-8 text file, replacing it if it exists and creating missing parent directories.",
@@ -39,12 +35,12 @@ export const writeFileTool: Tool = {
   // wrong if something else creates or deletes the file in between, and run() reports
   // what it actually found.
   describe(args, ctx) {
-    const path = resolve(ctx.cwd, (args as unknown as WriteFileArguments).path);
+    const path = resolve(ctx.cwd, args.path);
     return { path, change_kind: existsSync(path) ? "modify" : "add" };
   },
 
   async run(args, ctx) {
-    const { path: pathArg, content } = args as unknown as WriteFileArguments;
+    const { path: pathArg, content } = args;
     const path = resolve(ctx.cwd, pathArg);
     const seen = await stat(path).catch(() => undefined);
     const failed = (message: string, kind: "add" | "modify" = seen ? "modify" : "add"): ToolResult => ({ ok: false, content: message, item: { path, change_kind: kind, output: message, error: { message } } });
@@ -79,7 +75,7 @@ export const writeFileTool: Tool = {
     ctx.emit("file_change", output);
     return { ok: true, content: output, item: { path, change_kind: changeKind, ...(change ? { diff: change.text } : {}), output } };
   },
-};
+});
 
 /** Where the diff headers say the file is: relative to the thread's directory when inside it, like git. */
 function label(path: string, cwd: string): string {

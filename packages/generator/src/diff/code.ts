@@ -10,6 +10,7 @@ import type { Json, JsonObject, ProtocolModel, TypeModel } from "../model.js";
 import { escapeToken, isObject } from "../walk.js";
 import type { Change } from "./report.js";
 import { nullablePair, typesOf } from "./sample.js";
+import { refName } from "../emit/type-expression.js";
 
 const PRIMITIVE: Record<string, string> = { string: "string", integer: "number", number: "number", boolean: "boolean", null: "null", array: "unknown[]", object: "{ [k: string]: unknown }" };
 
@@ -17,7 +18,7 @@ const PRIMITIVE: Record<string, string> = { string: "string", integer: "number",
 export function tsType(schema: Json | undefined, model: ProtocolModel): string {
   if (schema === true || schema === undefined) return "unknown";
   if (!isObject(schema)) return "never";
-  if (typeof schema.$ref === "string") return model.byFile.get(schema.$ref)?.title ?? "unknown";
+  if (typeof schema.$ref === "string") return refName(schema.$ref, "", model) ?? "unknown";
   if ("const" in schema) return JSON.stringify(schema.const);
   // Unions are written in a fixed order: reordering an enum or a oneOf changes no TypeScript type.
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).sort().join(" | ");
@@ -64,12 +65,12 @@ function registryNames(oldModel: ProtocolModel, newModel: ProtocolModel): Change
   for (const [union, kind, before, after] of lists) {
     const file = kind === "errors" ? "errors.json" : "protocol.json";
     for (const name of before.filter((n) => !(after as readonly string[]).includes(n))) {
-      out.push({ category: "code", subject: union, verdict: "breaking", change: `${union} "${name}" removed`, why: `code that names "${name}" (a handler, a call, a catch) no longer compiles`, old: { file, pointer: `/${kind}/${(before as readonly string[]).indexOf(name)}` }, new: null });
+      out.push({ category: "code", rule: "CODE_NAME_REMOVED", subject: union, verdict: "breaking", change: `${union} "${name}" removed`, why: `code that names "${name}" (a handler, a call, a catch) no longer compiles`, old: { file, pointer: `/${kind}/${(before as readonly string[]).indexOf(name)}` }, new: null });
     }
     if (kind !== "methods") continue;
     for (const name of after.filter((n) => !(before as readonly string[]).includes(n))) {
-      if (newModel.methods.find((m) => m.name === name)!.direction !== "client_to_server") continue;
-      out.push({ category: "code", subject: union, verdict: "breaking", change: `${union} "${name}" added`, why: "the generated server's Handlers map is keyed by every client_to_server method; a server written against the old output lacks this handler and no longer compiles", old: null, new: { file, pointer: `/${kind}/${(after as readonly string[]).indexOf(name)}` } });
+      if (newModel.methods.find((m) => m.name === name)!.direction === "server_to_client") continue;
+      out.push({ category: "code", rule: "CODE_HANDLER_ADDED", subject: union, verdict: "breaking", change: `${union} "${name}" added`, why: "the generated server's Handlers map is keyed by every client_to_server method; a server written against the old output lacks this handler and no longer compiles", old: null, new: { file, pointer: `/${kind}/${(after as readonly string[]).indexOf(name)}` } });
     }
   }
   return out;
@@ -92,6 +93,7 @@ export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): C
           : newModel.types.find((t) => !oldTitles.has(t.title) && structurallyEqual(old.file, oldModel, t.file, newModel));
       out.push(
         code(old.title, {
+          rule: renamed ? "CODE_TYPE_RENAMED" : "CODE_TYPE_REMOVED",
           verdict: "breaking",
           change: renamed ? `type ${old.title} renamed to ${renamed.title}` : `type ${old.title} removed`,
           why: `code that imports ${old.title} from the generated types no longer compiles`,
@@ -106,22 +108,23 @@ export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): C
     if (a.size === 0 && b.size === 0) {
       const before = tsType(old.schema, oldModel);
       const after = tsType(next.schema, newModel);
-      if (before !== after) out.push(code(old.title, { verdict: "breaking", change: `type ${old.title}: ${before} → ${after}`, why: "code written against the old type may not compile against the new one", old: { file: old.file, pointer: "" }, new: { file: next.file, pointer: "" } }));
+      if (before !== after) out.push(code(old.title, { rule: "CODE_TYPE_CHANGED", verdict: "breaking", change: `type ${old.title}: ${before} → ${after}`, why: "code written against the old type may not compile against the new one", old: { file: old.file, pointer: "" }, new: { file: next.file, pointer: "" } }));
       continue;
     }
     const place = (type: TypeModel, name: string) => ({ file: type.file, pointer: `/properties/${escapeToken(name)}` });
     for (const [name, field] of a) {
       const other = b.get(name);
       if (!other) {
-        out.push(code(old.title, { verdict: "breaking", change: `${old.title}.${name} removed`, why: `code that reads or sets ${name} no longer compiles`, old: place(old, name), new: null }));
+        out.push(code(old.title, { rule: "CODE_FIELD_REMOVED", verdict: "breaking", change: `${old.title}.${name} removed`, why: `code that reads or sets ${name} no longer compiles`, old: place(old, name), new: null }));
         continue;
       }
       const before = tsType(field.schema, oldModel);
       const after = tsType(other.schema, newModel);
-      if (before !== after) out.push(code(old.title, { verdict: "breaking", change: `${old.title}.${name}: ${before} → ${after}`, why: "the field's TypeScript type changed", old: place(old, name), new: place(next, name) }));
+      if (before !== after) out.push(code(old.title, { rule: "CODE_FIELD_TYPE_CHANGED", verdict: "breaking", change: `${old.title}.${name}: ${before} → ${after}`, why: "the field's TypeScript type changed", old: place(old, name), new: place(next, name) }));
       if (field.required !== other.required) {
         out.push(
           code(old.title, {
+            rule: field.required ? "CODE_FIELD_MADE_OPTIONAL" : "CODE_FIELD_MADE_REQUIRED",
             verdict: "breaking",
             change: `${old.title}.${name}: ${field.required ? "required → optional" : "optional → required"}`,
             why: field.required ? "code that reads it without a check for undefined no longer compiles" : "code that builds the type without it no longer compiles",
@@ -133,7 +136,7 @@ export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): C
     }
     for (const [name, field] of b) {
       if (a.has(name) || !field.required) continue;
-      out.push(code(old.title, { verdict: "breaking", change: `${old.title}.${name} added as required`, why: "code that builds the type without it no longer compiles", old: null, new: place(next, name) }));
+      out.push(code(old.title, { rule: "CODE_FIELD_REQUIRED_ADDED", verdict: "breaking", change: `${old.title}.${name} added as required`, why: "code that builds the type without it no longer compiles", old: null, new: place(next, name) }));
     }
   }
   return out;

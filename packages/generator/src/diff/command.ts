@@ -10,7 +10,10 @@ import { SchemaErrors } from "../schema-error.js";
 import { loadAtRef, loadFolder, SchemasUnreadable } from "./folder.js";
 import { diffSchemas } from "./index.js";
 import { renderMarkdown, renderText } from "./render.js";
-import type { Category } from "./report.js";
+import { didYouMean } from "@turnspec/rpc";
+import { ConfigError, loadConfig } from "../config.js";
+import { RULES } from "./rules.js";
+import type { Acceptance, Category } from "./report.js";
 
 export interface DiffCommand {
   /** OLD_DIR, or undefined with `against`. */
@@ -23,6 +26,8 @@ export interface DiffCommand {
   readonly category: "wire" | "code" | "all";
   readonly format: "text" | "json" | "markdown";
   readonly strictUndetermined: boolean;
+  /** The config file whose diff.accept lists accepted changes; default turnspec.config.json of the working folder, when there is one. */
+  readonly configFile?: string;
 }
 
 export const CATEGORIES: Record<DiffCommand["category"], Category[]> = { wire: ["wire"], code: ["code"], all: ["wire", "code"] };
@@ -50,9 +55,22 @@ export async function runDiff(command: DiffCommand, out: Output = process.stdout
     }
     throw error;
   }
+  let accepted: readonly Acceptance[];
+  try {
+    accepted = loadConfig(command.configFile).config.diff?.accept ?? [];
+    for (const a of accepted) {
+      if (!Object.hasOwn(RULES, a.rule)) throw new ConfigError(`diff.accept names the rule ${a.rule}, which turnspec diff does not have${didYouMean(a.rule, Object.keys(RULES))}; the rules are listed in docs/diff.md`);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      err.write(`turnspec diff: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
   let report;
   try {
-    report = diffSchemas(oldModel, newModel, { mode: command.mode, categories: CATEGORIES[command.category] });
+    report = diffSchemas(oldModel, newModel, { mode: command.mode, categories: CATEGORIES[command.category], accepted });
   } catch (error) {
     if (error instanceof SchemaErrors) {
       err.write(`turnspec diff: the validators cannot be compiled from the schemas:\n${error.message}\n`);

@@ -12,12 +12,14 @@ import type { ValidationMode } from "../emit/validators.js";
 import type { Direction, ProtocolModel } from "../model.js";
 import { structurallyEqual } from "./canonical.js";
 import { codeChanges } from "./code.js";
-import { compareRoots, type Finding } from "./compare.js";
+import { compareRoots, equivalent, type Finding } from "./compare.js";
+import { qualifiedModel } from "./qualify.js";
 import { registryChanges } from "./registry.js";
-import { ROLE_OF_SENDER, otherRole, type Category, type Change, type DiffOptions, type DiffReport, type Flow } from "./report.js";
+import { ROLE_OF_SENDER, otherRole, type Acceptance, type Category, type Change, type DiffOptions, type DiffReport, type Flow } from "./report.js";
 import { ModelValidators } from "./validators.js";
 
-export type { Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
+export type { Acceptance, Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
+export { RULES, type RuleId } from "./rules.js";
 export { DIRECTION_ALIASES, loadAtRef, loadFolder, SchemasUnreadable } from "./folder.js";
 export { renderMarkdown, renderText } from "./render.js";
 
@@ -31,19 +33,28 @@ interface MessagePart {
 
 function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): MessagePart[] {
   const fileOf = (model: ProtocolModel, title: string) => model.types.find((t) => t.title === title)!.file;
-  const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : "client_to_server");
+  const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : d === "server_to_client" ? "client_to_server" : "both");
   const parts: MessagePart[] = [];
+  // A removed method is a registry change, its messages not compared; a changed direction is
+  // one too, and the messages of the side that sends them in both versions are compared.
+  const shared = (a: Direction, b: Direction): Direction | undefined => (a === b ? a : a === "both" ? b : b === "both" ? a : undefined);
   for (const old of oldModel.methods) {
     const next = newModel.methods.find((m) => m.name === old.name);
-    // A removed method or a changed direction is a registry change; its messages are not compared.
-    if (!next || next.direction !== old.direction) continue;
-    parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
-    parts.push({ subject: `${old.name} result`, senderDirection: reverse(old.direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
+    const direction = next && shared(old.direction, next.direction);
+    if (!next || !direction) continue;
+    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    parts.push({ subject: `${old.name} result`, senderDirection: reverse(direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
   }
   for (const old of oldModel.notifications) {
     const next = newModel.notifications.find((n) => n.name === old.name);
-    if (!next || next.direction !== old.direction) continue;
-    parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    const direction = next && shared(old.direction, next.direction);
+    if (!next || !direction) continue;
+    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+  }
+  // An error's data, where both versions give it a type: the server sends it.
+  for (const old of oldModel.errors) {
+    const next = newModel.errors.find((e) => e.reason === old.reason);
+    if (old.data !== undefined && next?.data !== undefined) parts.push({ subject: `${old.reason} data`, senderDirection: "server_to_client", oldFile: fileOf(oldModel, old.data), newFile: fileOf(newModel, next.data) });
   }
   return parts;
 }
@@ -77,6 +88,7 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
   const [senderVersion, receiverVersion] = flow === "old_to_new" ? (["old", "new"] as const) : (["new", "old"] as const);
   const base = {
     category: "wire" as const,
+    rule: finding.rule,
     subject,
     change: fieldPath(finding, flow) ? `${fieldPath(finding, flow)}: ${finding.change}` : finding.change,
     messages: [part.subject],
@@ -87,6 +99,13 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
     receiver: { version: receiverVersion, role: otherRole(senderRole) },
   };
   const who = `${receiverVersion} ${otherRole(senderRole)}s reject what ${senderVersion} ${senderRole}s send`;
+  if (finding.hypothetical) {
+    for (const value of finding.candidates) {
+      if (!senders.check(senderFile, "strict", value).valid || receivers.check(receiverFile, mode, value).valid) continue;
+      return { ...base, verdict: "undetermined", why: `${finding.why}; for example ${JSON.stringify(value).slice(0, 200)}, which deployed ${senderRole}s have no reason to send` };
+    }
+    return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
+  }
   for (const value of finding.candidates) {
     if (!senders.check(senderFile, "strict", value).valid) continue;
     const rejected = receivers.check(receiverFile, mode, value);
@@ -99,7 +118,10 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
   return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
 }
 
-export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, options: DiffOptions = {}): DiffReport {
+export function diffSchemas(oldLoaded: ProtocolModel, newLoaded: ProtocolModel, options: DiffOptions = {}): DiffReport {
+  // References that name their files, so that any schema can be read wherever it is reached.
+  const oldModel = qualifiedModel(oldLoaded);
+  const newModel = qualifiedModel(newLoaded);
   const mode = options.mode ?? "strict";
   const categories = options.categories ?? ["wire"];
   const changes: Change[] = [];
@@ -139,9 +161,10 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
           found.push(change);
         }
       }
-      if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel)) {
+      if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel) && !equivalent(oldModel, part.oldFile, newModel, part.newFile)) {
         found.push({
           category: "wire",
+          rule: "SCHEMA_CHANGED",
           subject: part.subject,
           messages: [part.subject],
           verdict: "compatible",
@@ -157,13 +180,37 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
     changes.push(...registryChanges(oldModel, newModel));
   }
   if (categories.includes("code")) changes.push(...codeChanges(oldModel, newModel));
-  const count = (verdict: Change["verdict"]) => changes.filter((c) => c.verdict === verdict).length;
+  accept(changes, newModel.version, options.accepted ?? []);
+  const count = (verdict: Change["verdict"]) => changes.filter((c) => c.verdict === verdict && !c.accepted).length;
   return {
     mode,
     categories: [...categories] as Category[],
     old: { title: oldModel.title, version: oldModel.version },
     new: { title: newModel.title, version: newModel.version },
     changes,
-    summary: { breaking: count("breaking"), undetermined: count("undetermined"), compatible: count("compatible") },
+    summary: { breaking: count("breaking"), undetermined: count("undetermined"), compatible: count("compatible"), accepted: changes.filter((c) => c.accepted).length },
+    ...(stale(options.accepted ?? [], newModel.version).length ? { staleAcceptances: stale(options.accepted ?? [], newModel.version) } : {}),
   };
+}
+
+/** Whether an acceptance names this change: its rule, and its subject or message when it names one. */
+const names = (a: Acceptance, c: Change): boolean => a.rule === c.rule && (a.subject === undefined || a.subject === c.subject || (c.messages ?? []).includes(a.subject));
+
+/**
+ * Marks the changes a team accepted for the release they are in (turnspec.config.json's
+ * diff.accept): an acceptance holds for the new side's protocol version it names, and only
+ * for it, so that it lapses with the release.
+ */
+function accept(changes: Change[], version: string, acceptances: readonly Acceptance[]): void {
+  const current = acceptances.filter((a) => a.version === version);
+  changes.forEach((c, i) => {
+    if (c.verdict === "compatible") return;
+    const by = current.find((a) => names(a, c));
+    if (by) changes[i] = { ...c, accepted: { version: by.version, reason: by.reason } };
+  });
+}
+
+/** Acceptances for another version than the new side's: they lapsed (or are early), and are said so. */
+function stale(acceptances: readonly Acceptance[], version: string): Acceptance[] {
+  return acceptances.filter((a) => a.version !== version);
 }

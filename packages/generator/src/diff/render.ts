@@ -35,8 +35,16 @@ function groups(report: DiffReport): Group[] {
 }
 
 function headline(report: DiffReport): string {
-  const { breaking, undetermined, compatible } = report.summary;
-  return `${report.old.title} ${report.old.version} → ${report.new.version} (${report.categories.join(" + ")}, receivers ${report.mode}): ${breaking} breaking, ${undetermined} undetermined, ${compatible} compatible`;
+  const { breaking, undetermined, compatible, accepted } = report.summary;
+  return `${report.old.title} ${report.old.version} → ${report.new.version} (${report.categories.join(" + ")}, receivers ${report.mode}): ${breaking} breaking, ${undetermined} undetermined, ${compatible} compatible${accepted ? `, ${accepted} accepted` : ""}`;
+}
+
+/** The mark of a change: its verdict, or ACCEPTED for one the team accepted for this release. */
+const mark = (verdict: Change["verdict"], entries: readonly Change[]) => (entries.every((c) => c.accepted) && verdict !== "compatible" ? "ACCEPTED" : MARK[verdict]);
+
+/** Acceptances that no longer apply, said at the end. */
+function staleLines(report: DiffReport): string[] {
+  return (report.staleAcceptances ?? []).map((a) => `note: the acceptance of ${a.rule}${a.subject ? ` for ${a.subject}` : ""} is for version ${a.version}, not ${report.new.version}: it no longer applies (remove it from turnspec.config.json)`);
 }
 
 const truncate = (text: string, max = 400) => (text.length > max ? `${text.slice(0, max)}…` : text);
@@ -53,10 +61,11 @@ export function renderText(report: DiffReport): string {
   for (const group of groups(report)) {
     lines.push("", group.heading);
     for (const { text, verdict, entries } of group.changes) {
-      lines.push(`  ${MARK[verdict]}  ${text}`);
+      lines.push(`  ${mark(verdict, entries)}  ${text}  [${entries[0]!.rule}]`);
       // One entry per deployment the change breaks: who breaks first, then where and what shows it.
       for (const c of entries) {
         lines.push(`    ${c.verdict === "compatible" ? "" : "who breaks: "}${c.why}`);
+        if (c.accepted) lines.push(`      accepted for ${c.accepted.version}: ${c.accepted.reason}`);
         lines.push(`      old ${place(c.old)}`, `      new ${place(c.new)}`);
         const messages = messagesLine(c);
         if (messages) lines.push(`      ${messages}`);
@@ -68,6 +77,8 @@ export function renderText(report: DiffReport): string {
       }
     }
   }
+  const stale = staleLines(report);
+  if (stale.length) lines.push("", ...stale);
   return lines.join("\n") + "\n";
 }
 
@@ -78,9 +89,9 @@ export function renderMarkdown(report: DiffReport): string {
   if (report.changes.length === 0) lines.push("", "No changes.");
   for (const group of groups(report)) {
     const entries = group.changes.flatMap((c) => c.entries);
-    lines.push("", `#### \`${group.heading}\``, "", "| verdict | change | old | new | who breaks and why | messages |", "| --- | --- | --- | --- | --- | --- |");
+    lines.push("", `#### \`${group.heading}\``, "", "| verdict | rule | change | old | new | who breaks and why | messages |", "| --- | --- | --- | --- | --- | --- | --- |");
     for (const { text, entries: same } of group.changes) {
-      same.forEach((c, i) => lines.push(`| ${MARK[c.verdict]} | ${i === 0 ? cell(text) : ""} | \`${cell(place(c.old))}\` | \`${cell(place(c.new))}\` | ${cell(c.why)} | ${cell(c.messages?.join(", ") ?? "")} |`));
+      same.forEach((c, i) => lines.push(`| ${c.accepted && c.verdict !== "compatible" ? "ACCEPTED" : MARK[c.verdict]} | \`${c.rule}\` | ${i === 0 ? cell(text) : ""} | \`${cell(place(c.old))}\` | \`${cell(place(c.new))}\` | ${cell(c.why)}${c.accepted ? ` (accepted for ${cell(c.accepted.version)}: ${cell(c.accepted.reason)})` : ""} | ${cell(c.messages?.join(", ") ?? "")} |`));
     }
     const shown = entries.filter((c) => c.counterexample || c.frame);
     if (shown.length) {
@@ -93,5 +104,7 @@ export function renderMarkdown(report: DiffReport): string {
       lines.push("", "</details>");
     }
   }
+  const stale = staleLines(report);
+  if (stale.length) lines.push("", ...stale.map((l) => `> ${l}`));
   return lines.join("\n") + "\n";
 }

@@ -17,7 +17,8 @@ export type Category = "wire" | "code";
  */
 export type Flow = "old_to_new" | "new_to_old";
 
-export type Role = "client" | "server";
+/** Which peer a side is; "peer" for a message either side sends. */
+export type Role = "client" | "server" | "peer";
 
 /** A place in one version of the schemas: a file of the schemas folder and a JSON pointer into it. */
 export interface Location {
@@ -36,6 +37,8 @@ export interface Counterexample {
 
 export interface Change {
   readonly category: Category;
+  /** The stable id of the rule the change is judged by (FIELD_REQUIRED_ADDED, ENUM_VALUE_REMOVED, DIRECTION_CHANGED, …; rules.ts lists them). */
+  readonly rule: string;
   /**
    * The group the change is listed under: for a message change, the type where the schema
    * changed (its title); otherwise a method or notification name, `errors`, `ordering`, or
@@ -60,6 +63,16 @@ export interface Change {
   readonly counterexample?: Counterexample;
   /** For a breaking registry change: the JSON-RPC frame that shows it. */
   readonly frame?: Json;
+  /** Set when the team accepted the change for this release (turnspec.config.json's diff.accept): it no longer fails the run. */
+  readonly accepted?: { readonly version: string; readonly reason: string };
+}
+
+/** A change a team accepts for one release: its rule, optionally the subject (a type, method or message) it is about, the new version it holds for, and why. */
+export interface Acceptance {
+  readonly rule: string;
+  readonly subject?: string;
+  readonly version: string;
+  readonly reason: string;
 }
 
 export interface DiffReport {
@@ -69,7 +82,10 @@ export interface DiffReport {
   readonly old: { readonly title: string; readonly version: string };
   readonly new: { readonly title: string; readonly version: string };
   readonly changes: readonly Change[];
-  readonly summary: { readonly breaking: number; readonly undetermined: number; readonly compatible: number };
+  /** Counts of the changes by verdict, those accepted for this release counted apart (not in breaking or undetermined). */
+  readonly summary: { readonly breaking: number; readonly undetermined: number; readonly compatible: number; readonly accepted: number };
+  /** Acceptances in the config for another version than the new side's: they no longer apply. */
+  readonly staleAcceptances?: readonly Acceptance[];
 }
 
 export interface DiffOptions {
@@ -77,7 +93,9 @@ export interface DiffOptions {
   readonly mode?: ValidationMode;
   /** The categories to judge; default wire only. */
   readonly categories?: readonly Category[];
+  /** Changes the team accepts (turnspec.config.json's diff.accept). */
+  readonly accepted?: readonly Acceptance[];
 }
 
-export const ROLE_OF_SENDER: Record<Direction, Role> = { client_to_server: "client", server_to_client: "server" };
-export const otherRole = (role: Role): Role => (role === "client" ? "server" : "client");
+export const ROLE_OF_SENDER: Record<Direction, Role> = { client_to_server: "client", server_to_client: "server", both: "peer" };
+export const otherRole = (role: Role): Role => (role === "client" ? "server" : role === "server" ? "client" : "peer");

@@ -5,17 +5,19 @@
  */
 import RandExp from "randexp";
 import type { Json, JsonObject, ProtocolModel } from "../model.js";
+import { combinesObjects, flattenedSchema, NotFlattenable } from "../compose.js";
+import { resolveRef } from "../refs.js";
 import { isObject } from "../walk.js";
 
 export type JsonType = "null" | "boolean" | "integer" | "number" | "string" | "array" | "object";
 export const JSON_TYPES: readonly JsonType[] = ["null", "boolean", "integer", "number", "string", "array", "object"];
 
-/** Follows whole-file `$ref`s of a model; undefined for a dangling one or a ref loop. */
+/** Follows the `$ref`s of a model (each naming its file: see qualify.ts); undefined for a dangling one or a ref loop. */
 export function deref(node: Json | undefined, model: ProtocolModel): JsonObject | undefined {
   let current = node;
   for (let hops = 0; isObject(current) && typeof current.$ref === "string"; hops++) {
     if (hops > 32) return undefined;
-    current = model.byFile.get(current.$ref)?.schema;
+    current = resolveRef(current.$ref, "", model.byFile)?.node;
   }
   return isObject(current) ? current : undefined;
 }
@@ -113,6 +115,11 @@ export function sampleOfType(node: JsonObject, type: JsonType, model: ProtocolMo
       return patternStrings(node, 1)[0] ?? "x".repeat(typeof node.minLength === "number" ? node.minLength : 1);
     case "array": {
       const count = typeof node.minItems === "number" ? node.minItems : 0;
+      if (Array.isArray(node.prefixItems)) {
+        // A tuple: a value per position it requires (and the rest's, past them).
+        const positions = node.prefixItems;
+        return Array.from({ length: count }, (_, i) => (i < positions.length ? sample(positions[i], model, depth + 1) : node.items === undefined ? "x" : sample(node.items, model, depth + 1)));
+      }
       const item = node.items === undefined ? "x" : sample(node.items, model, depth + 1);
       return Array.from({ length: count }, () => item);
     }
@@ -135,6 +142,13 @@ export function sample(schema: Json | undefined, model: ProtocolModel, depth = 0
   if (Array.isArray(node.enum) && node.enum.length) return node.enum[0]!;
   const pair = nullablePair(node);
   if (pair) return null;
+  if (Array.isArray(node.allOf) && combinesObjects(node, "", model.byFile)) {
+    try {
+      return sample(flattenedSchema(node, "", model.byFile), model, depth + 1);
+    } catch (error) {
+      if (!(error instanceof NotFlattenable)) throw error;
+    }
+  }
   if (Array.isArray(node.oneOf) && node.oneOf.length) return sample(node.oneOf[0], model, depth + 1);
   if (Array.isArray(node.anyOf) && node.anyOf.length) return sample(node.anyOf[0], model, depth + 1);
   const types = typesOf(node);

@@ -11,9 +11,11 @@ import discriminatorKeyword from "ajv/dist/vocabularies/discriminator/index.js";
 import draft2020Vocabularies from "ajv/dist/vocabularies/draft2020.js";
 import dynamicVocabulary from "ajv/dist/vocabularies/dynamic/index.js";
 import unevaluatedVocabulary from "ajv/dist/vocabularies/unevaluated/index.js";
-import type { Json, JsonObject, ProtocolModel, UnionModel } from "../model.js";
+import { combinesObjects, flattenedSchema } from "../compose.js";
+import type { Json, JsonObject, ProtocolModel, TypeModel, UnionModel } from "../model.js";
+import { openedSchema, unionKeys } from "../open.js";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
-import { isExtensionKeyword, mapSchema } from "../walk.js";
+import { isExtensionKeyword, isObject, mapSchema } from "../walk.js";
 import { VALIDATOR_HELPERS } from "@turnspec/rpc";
 import { acceptChecks } from "./accept.js";
 
@@ -29,6 +31,15 @@ export type ValidatorSet = ValidationMode | "report";
 /** The ajv options every validator is compiled with, shared with the run-time comparison in bench/. */
 export const ajvOptions = {
   strict: true,
+  // "type": ["string", "integer"] (a JSON-RPC id) is a union type, not a mistake.
+  allowUnionTypes: true,
+  // A tuple (prefixItems) may end in optional positions and may be followed by more items.
+  strictTuples: false,
+  // Published schemas state an object's keywords without "type": "object" beside them
+  // (ACP's variants add required fields to a type they build on): valid JSON Schema, read as written.
+  strictTypes: false,
+  // `required` may name a property its own node does not declare (Ethereum's "not": {"required": [...]}): valid JSON Schema.
+  strictRequired: false,
   discriminator: true,
   // Formats are annotations in turnspec's schemas: the gateway checks what it relies on.
   validateFormats: false,
@@ -196,10 +207,66 @@ function withTagCheck(schema: JsonObject, union: UnionModel | undefined): JsonOb
   };
 }
 
+/** Local references (`#`, `#/$defs/…`) made absolute, so that a node still means the same once moved into another file's schema. */
+function absoluteRefs(schema: JsonObject, id: string): JsonObject {
+  return mapSchema(schema, (node) => {
+    if (typeof node.$ref !== "string" || !node.$ref.startsWith("#")) return undefined;
+    const { $ref, ...rest } = node;
+    return absoluteRefs({ ...rest, $ref: $ref === "#" ? id : `${id}${$ref}` } as JsonObject, id);
+  }) as JsonObject;
+}
+
+/** Keywords beside which an object schema is not closed by the protocol's default: the schemas they combine close themselves. */
+const COMBINING = ["oneOf", "anyOf", "allOf", "$ref", "not", "if"];
+
+/** Whether a node describes objects on its own (properties, or type object) and says nothing of fields it does not declare. */
+function closesByDefault(node: JsonObject): boolean {
+  const types = typeof node.type === "string" ? [node.type] : Array.isArray(node.type) ? node.type : [];
+  const describesObjects = isObject(node.properties) || types.includes("object");
+  return describesObjects && !("additionalProperties" in node) && !("patternProperties" in node) && !COMBINING.some((k) => k in node);
+}
+
+/**
+ * One type's schema as the validators of `mode` check it:
+ * - in a protocol whose objects are closed, an allOf of object schemas is the one object
+ *   it builds (compose.ts), and in strict mode an object schema that does not state
+ *   additionalProperties is closed;
+ * - tolerant mode opens every closed object;
+ * - `x-open` enums and unions keep values they do not list (open.ts);
+ * - annotations are dropped, and a tagged union checks its tag first.
+ */
+function validationSchema(type: TypeModel, model: ProtocolModel, mode: ValidationMode, files: ReadonlyMap<string, { readonly schema: JsonObject }>, union: UnionModel | undefined): JsonObject {
+  let schema = files.get(type.file)!.schema;
+  if (model.objects === "closed") {
+    // A flattened object may hold further allOf nodes among the properties it gathered.
+    const flatten = (s: JsonObject): JsonObject => mapSchema(s, (node) => (Array.isArray(node.allOf) && combinesObjects(node, type.file, files) ? flatten(flattenedSchema(node, type.file, files)) : undefined)) as JsonObject;
+    schema = flatten(schema);
+    if (mode === "strict") schema = closeByDefault(schema);
+  }
+  if (mode === "tolerant") schema = tolerantSchema(schema);
+  schema = mapSchema(schema, (node) => {
+    if (node["x-open"] !== true) return undefined;
+    const keys = unionKeys(node, type.file, files);
+    return keys ? openedSchema(node, keys) : undefined;
+  }) as JsonObject;
+  const open = type.schema["x-open"] === true;
+  return withTagCheck(withIntegerRange(withoutAnnotations(schema)), open ? undefined : union);
+}
+
+/** Closes every object schema that does not say what it does with fields it does not declare. */
+function closeByDefault(schema: JsonObject): JsonObject {
+  return mapSchema(schema, (node) => {
+    if (!closesByDefault(node)) return undefined;
+    // Closed first, so that the node is not closed again; then its subschemas.
+    return closeByDefault({ ...node, additionalProperties: false });
+  }) as JsonObject;
+}
+
 /** The schemas a validator set is compiled from, in the given mode. */
 export function schemasFor(model: ProtocolModel, mode: ValidationMode): JsonObject[] {
   const unions = new Map(model.unions.map((u) => [u.id, u]));
-  return model.types.map((t) => withTagCheck(withIntegerRange(withoutAnnotations(mode === "strict" ? t.schema : tolerantSchema(t.schema))), unions.get(t.id)));
+  const files = new Map(model.types.map((t) => [t.file, { schema: absoluteRefs(t.schema, t.id) }]));
+  return model.types.map((t) => validationSchema(t, model, mode, files, unions.get(t.id)));
 }
 
 /**

@@ -13,6 +13,7 @@ import { isTypeName, schemaFiles, validate } from "./validators.js";
 
 export const protocolView: ProtocolView = {
   title: protocol.title,
+  batches: protocol.batches,
   methods,
   notifications,
   errors,

@@ -1,6 +1,6 @@
 /**
- * `turnspec validate`: checks files (or standard input) of JSON-RPC messages or bare
- * values and prints one finding per problem:
+ * `turnspec validate`: checks files (or standard input) of JSON-RPC messages, transcripts
+ * that record who sent each frame, or bare values, and prints one finding per problem:
  *   session.jsonl:12 turn/start params/permission_profile/mode: must be one of …; got "admin"
  * Exit 0 when everything is valid, 1 when anything is invalid, 2 on usage or unreadable input.
  */
@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { statSync } from "node:fs";
 import type { ProtocolView } from "@turnspec/rpc";
 import { formatIssue } from "@turnspec/rpc";
-import { checkBareValue, MessageChecker, type Finding } from "@turnspec/rpc";
+import { checkBareValue, MessageChecker, type Finding, type Sender } from "@turnspec/rpc";
 import { closest } from "@turnspec/rpc";
 import { readJsonValues } from "./read-json.js";
 import { measureDepth } from "@turnspec/rpc";
@@ -84,6 +84,15 @@ async function loadProtocol(dir: string): Promise<ProtocolView | string> {
   }
 }
 
+/** A line of a transcript that records who sent the frame, or undefined for a bare message. */
+function senderRecord(value: unknown): { from: Sender; message: unknown } | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const keys = Object.keys(value);
+  const record = value as { from?: unknown; message?: unknown };
+  if (keys.length !== 2 || !("message" in record) || (record.from !== "client" && record.from !== "server")) return undefined;
+  return { from: record.from, message: record.message };
+}
+
 export async function runValidate(command: ValidateCommand, io: Io = defaultIo): Promise<number> {
   let schemas = command.schemas;
   if (schemas === undefined) {
@@ -115,6 +124,7 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
   const mode = command.tolerant ? "tolerant" : "strict";
   const inputs = command.files.length === 0 ? ["-"] : command.files;
   const findings: LocatedFinding[] = [];
+  const notes: { readonly file: string; readonly line: number; readonly message: string }[] = [];
   let checked = 0;
   for (const file of inputs) {
     const name = file === "-" ? "<stdin>" : file;
@@ -140,9 +150,15 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
         found.push({ index, part: "", issue: { pointer: deep.pointer, message: `nests ${deep.depth} levels deep, more than the ${MAX_VALIDATE_DEPTH} levels a value may nest to be checked: this value was not checked` } });
         return;
       }
-      found.push(...(bare !== undefined ? checkBareValue(bare, value, index, mode, protocol) : checker.check(value, index)));
+      if (bare !== undefined) found.push(...checkBareValue(bare, value, index, mode, protocol));
+      else {
+        // A transcript that records senders: {"from": "client" | "server", "message": <frame>} per line.
+        const recorded = senderRecord(value);
+        found.push(...(recorded ? checker.check(recorded.message, index, recorded.from) : checker.check(value, index)));
+      }
     });
     found.push(...checker.end());
+    for (const n of checker.notes) notes.push({ file: name, line: read.values[n.index]?.line ?? 0, message: n.message });
     // Stable sort: the findings of one message stay in the order they were found.
     for (const f of found.sort((a, b) => a.index - b.index)) {
       findings.push({
@@ -157,8 +173,9 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
     }
   }
   if (command.json) {
-    io.out.write(`${JSON.stringify({ valid: findings.length === 0, checked, findings }, null, 2)}\n`);
+    io.out.write(`${JSON.stringify({ valid: findings.length === 0, checked, findings, ...(notes.length ? { notes } : {}) }, null, 2)}\n`);
   } else {
+    for (const n of notes) io.out.write(`${n.file}:${n.line} note: ${n.message}\n`);
     for (const f of findings) {
       const where = formatIssue({ pointer: f.pointer.startsWith("/") || f.pointer === "" ? f.pointer : `/${f.pointer}`, message: f.message, received: f.received });
       io.out.write(`${f.file}:${f.line}${f.method ? ` ${f.method}` : ""} ${where}\n`);

@@ -3,7 +3,7 @@
  * notification, each registered error, valid and not; envelopes JSON-RPC 2.0 refuses; and
  * for each ordering rule a transcript that keeps it and one that breaks it.
  */
-import type { Json, JsonObject, ProtocolModel } from "../model.js";
+import type { Direction, Json, JsonObject, ProtocolModel } from "../model.js";
 import { jsonText } from "./text.js";
 import { ValueBuilder } from "./values.js";
 
@@ -20,8 +20,12 @@ export interface TranscriptCandidate {
   readonly note: string;
 }
 
-const request = (id: number, method: string, params: Json) => jsonText({ jsonrpc: "2.0", id, method, params });
-const notification = (method: string, params: Json) => jsonText({ jsonrpc: "2.0", method, params });
+/** A request's frame; params left undefined are left out, as a message without params is sent. */
+const request = (id: number, method: string, params: Json | undefined) => jsonText(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+const notification = (method: string, params: Json | undefined) => jsonText(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+
+/** Who sends a message in a transcript: a message either side may send is sent by `usual`. */
+const senderOf = (direction: Direction | undefined, usual: "client_to_server" | "server_to_client") => (direction === undefined || direction === "both" ? usual : direction);
 const response = (id: number, result: Json) => jsonText({ jsonrpc: "2.0", id, result });
 
 /**
@@ -30,26 +34,27 @@ const response = (id: number, result: Json) => jsonText({ jsonrpc: "2.0", id, re
  */
 export function messageCandidates(model: ProtocolModel, invalidText: (type: string) => string | undefined): MessageCandidate[] {
   const builder = new ValueBuilder(model);
-  const minimal = (title: string) => builder.build(model.types.find((t) => t.title === title)!, "minimal").value;
+  /** The smallest value of a type; none when a message has no params. */
+  const minimal = (title: string | undefined): Json | undefined => (title === undefined ? undefined : builder.build(model.types.find((t) => t.title === title)!, "minimal").value);
   const out: MessageCandidate[] = [];
   const splice = (frame: string, member: string, text: string) => frame.replace(`"${member}":${jsonText(null)}`, `"${member}":${text}`);
   for (const method of model.methods) {
     const params = minimal(method.params);
     out.push({ id: `request/${method.name}`, frames: [request(1, method.name, params)], note: `a ${method.name} request with the smallest params` });
-    const badParams = invalidText(method.params);
+    const badParams = method.params === undefined ? undefined : invalidText(method.params);
     if (badParams !== undefined) out.push({ id: `request/${method.name}/invalid-params`, frames: [splice(request(1, method.name, null), "params", badParams)], note: `a ${method.name} request whose params its schema refuses` });
-    out.push({ id: `response/${method.name}`, frames: [request(1, method.name, params), response(1, minimal(method.result))], note: `a ${method.name} request and its result` });
+    out.push({ id: `response/${method.name}`, frames: [request(1, method.name, params), response(1, minimal(method.result) ?? null)], note: `a ${method.name} request and its result` });
     const badResult = invalidText(method.result);
     if (badResult !== undefined) out.push({ id: `response/${method.name}/invalid-result`, frames: [request(1, method.name, params), splice(response(1, null), "result", badResult)], note: `a ${method.name} result its schema refuses` });
     for (const reason of method.errors) {
       const error = model.errors.find((e) => e.reason === reason);
       if (!error) continue;
-      out.push({ id: `error/${method.name}/${reason}`, frames: [request(1, method.name, params), jsonText({ jsonrpc: "2.0", id: 1, error: { code: error.code, message: error.message, data: { reason } } })], note: `the registered error ${reason} answering ${method.name}` });
+      out.push({ id: `error/${method.name}/${reason}`, frames: [request(1, method.name, params), jsonText({ jsonrpc: "2.0", id: 1, error: { code: error.code, message: error.message, data: error.data === undefined ? { reason } : (minimal(error.data) ?? null) } })], note: `the registered error ${reason} answering ${method.name}` });
     }
   }
   for (const n of model.notifications) {
     out.push({ id: `notification/${n.name}`, frames: [notification(n.name, minimal(n.params))], note: `a ${n.name} notification with the smallest params` });
-    const bad = invalidText(n.params);
+    const bad = n.params === undefined ? undefined : invalidText(n.params);
     if (bad !== undefined) out.push({ id: `notification/${n.name}/invalid-params`, frames: [splice(notification(n.name, null), "params", bad)], note: `a ${n.name} notification whose params its schema refuses` });
   }
   const first = model.methods[0];
@@ -60,7 +65,7 @@ export function messageCandidates(model: ProtocolModel, invalidText: (type: stri
   envelope("empty-batch", ["[]"], "an empty batch");
   envelope("wrong-version", [jsonText({ jsonrpc: "1.0", id: 1, method: first?.name ?? "x", params: {} })], 'jsonrpc must be "2.0"');
   envelope("null-request-id", [jsonText({ jsonrpc: "2.0", id: null, method: first?.name ?? "x", params: {} })], "a request id must not be null");
-  envelope("unknown-member", [jsonText({ jsonrpc: "2.0", id: 1, method: first?.name ?? "x", params: first ? minimal(first.params) : {}, extra: true })], "a member JSON-RPC 2.0 does not define");
+  envelope("unknown-member", [jsonText({ jsonrpc: "2.0", id: 1, method: first?.name ?? "x", params: (first ? minimal(first.params) : undefined) ?? {}, extra: true })], "a member JSON-RPC 2.0 does not define");
   envelope("response-to-nothing", [response(99, {})], "a response to no request seen");
   envelope("unregistered-error", [jsonText({ jsonrpc: "2.0", id: null, error: { code: -32099, message: "not registered" } })], "an error code in the server range that the registry does not have");
   envelope("application-error", [jsonText({ jsonrpc: "2.0", id: null, error: { code: 17, message: "an application's own code" } })], "an error code outside the reserved range");
@@ -97,18 +102,18 @@ export function transcriptCandidates(model: ProtocolModel): TranscriptCandidate[
     };
     const note = (name: string, extra: Record<string, Json> = {}) => {
       const n = byName.get(name);
-      const params = n ? builder.build(model.types.find((t) => t.title === n.params)!, "minimal").value : {};
-      return { from: n?.direction ?? "server_to_client", json: notification(name, scoped(params, extra)) } as const;
+      const params = n?.params ? builder.build(model.types.find((t) => t.title === n.params)!, "minimal").value : {};
+      return { from: senderOf(n?.direction, "server_to_client"), json: notification(name, scoped(params, extra)) } as const;
     };
     const call = (id: number, name: string) => {
       const m = methods.get(name);
-      const params = m ? builder.build(model.types.find((t) => t.title === m.params)!, "minimal").value : {};
-      return { from: m?.direction ?? "client_to_server", json: request(id, name, scoped(params)) } as const;
+      const params = m?.params ? builder.build(model.types.find((t) => t.title === m.params)!, "minimal").value : {};
+      return { from: senderOf(m?.direction, "client_to_server"), json: request(id, name, scoped(params)) } as const;
     };
     const answer = (id: number, name: string) => {
       const m = methods.get(name);
       const result = m ? builder.build(model.types.find((t) => t.title === m.result)!, "minimal").value : {};
-      return { from: m?.direction === "server_to_client" ? "client_to_server" : "server_to_client", json: response(id, result) } as const;
+      return { from: senderOf(m?.direction, "client_to_server") === "server_to_client" ? "client_to_server" : "server_to_client", json: response(id, result) } as const;
     };
     const add = (what: string, frames: TranscriptCandidate["frames"], text: string) => out.push({ id: `${ordering.id}/${what}`, rule: ordering.id, frames, note: text });
     const list = (key: string) => (rule[key] as string[] | undefined) ?? [];

@@ -114,7 +114,7 @@ class Endpoint:
     async def request(self, method: str, params: object) -> Any:
         """Sends a request and returns its decoded result; raises RpcError for an error response."""
         entry = self._protocol.methods.get(method)
-        if entry is None or entry.direction != self._sends:
+        if entry is None or entry.direction not in (self._sends, "both"):
             raise LocalError("unknown_method", f"{method} is not a method this end sends")
         wire = self._outgoing(entry.params, params, f"the params of {method}")
         request_id = next(self._ids)
@@ -125,7 +125,7 @@ class Endpoint:
 
     async def notify(self, method: str, params: object) -> None:
         entry = self._protocol.notifications.get(method)
-        if entry is None or entry.direction != self._sends:
+        if entry is None or entry.direction not in (self._sends, "both"):
             raise LocalError("unknown_notification", f"{method} is not a notification this end sends")
         wire = self._outgoing(entry.params, params, f"the params of {method}")
         await self._transport.send(canonical_json({"jsonrpc": "2.0", "method": method, "params": wire}))

@@ -133,10 +133,14 @@ export class FrameLog {
     this.listeners.add(listener);
   }
 
-  /** Every frame that is JSON, one per line, in the order seen: what `turnspec validate` reads. */
+  /**
+   * Every frame that is JSON, one per line in the order seen, with who sent it:
+   * `{"from": "client" | "server", "message": <frame>}` (the page is the client), the
+   * transcript form `turnspec validate` reads.
+   */
   exportJsonLines(): { text: string; skipped: number } {
     const parsed = this.records.filter((r) => r.value !== undefined);
-    return { text: parsed.map((r) => `${JSON.stringify(r.value)}\n`).join(""), skipped: this.records.length - parsed.length };
+    return { text: parsed.map((r) => `${JSON.stringify({ from: r.direction === "sent" ? "client" : "server", message: r.value })}\n`).join(""), skipped: this.records.length - parsed.length };
   }
 
   private add(direction: Direction, text: string): void {
@@ -153,8 +157,9 @@ export class FrameLog {
     if (parseError !== undefined) {
       for (const check of ["strict", "tolerant"] as const) findings.push({ check, pointer: "", message: `not JSON: ${parseError}` });
     } else {
-      findings.push(...session.strict.check(value, index).map((f) => finding("strict", f)));
-      findings.push(...session.tolerant.check(value, index).map((f) => finding("tolerant", f)));
+      const from = direction === "sent" ? "client" : "server";
+      findings.push(...session.strict.check(value, index, from).map((f) => finding("strict", f)));
+      findings.push(...session.tolerant.check(value, index, from).map((f) => finding("tolerant", f)));
     }
     const record: FrameRecord = {
       index,

@@ -4,6 +4,8 @@
  *   - stdio: a server over any pair of streams (`stdioServerTransport`, process.stdin and
  *     stdout by default), and a client that starts the server as a child process;
  *   - WebSocket: a server with a bearer token or an `authenticate` hook, and a client;
+ *   - HTTP: one POST per message or batch (JSON-RPC over HTTP, as OpenRPC services speak it),
+ *     a client transport and a server of a frame handler;
  *   - in memory: a linked pair, for tests.
  */
 export { createInMemoryPair, type Transport } from "../index.js";
@@ -22,3 +24,4 @@ export {
   type WebSocketServerOptions,
 } from "./websocket.js";
 export { bearerTokenCheck, digest, hostAllowed, isLoopbackHost, originAllowed, secretMatches, serverAuthorities, type TokenPlaces } from "./http-guard.js";
+export { HttpClientTransport, HttpTransportError, startHttpServer, type HttpClientOptions, type HttpServerOptions, type RunningHttpServer } from "./http.js";

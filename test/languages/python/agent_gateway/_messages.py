@@ -12,7 +12,7 @@ from typing import Literal, NamedTuple, cast
 
 from ._wire import Mode, ValidationIssue, esc, format_number, is_integer
 
-Direction = Literal["client_to_server", "server_to_client"]
+Direction = Literal["client_to_server", "server_to_client", "both"]
 
 
 class MethodEntry(NamedTuple):

@@ -332,7 +332,7 @@ class GatewayConfigProvidersOpenai(WireModel):
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept."""
+    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept."""
 
 
 class GatewayConfigProvidersOpenaiCompatibleValue(WireModel):
@@ -345,7 +345,7 @@ class GatewayConfigProvidersOpenaiCompatibleValue(WireModel):
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept."""
+    """Name of the environment variable holding the API key. A missing variable sends a placeholder key, which local servers accept."""
 
 
 class GatewayConfigProviders(WireModel):
@@ -356,7 +356,7 @@ class GatewayConfigProviders(WireModel):
     openai: GatewayConfigProvidersOpenai | None = None
     """An OpenAI-compatible Chat Completions endpoint."""
     retry: GatewayRetryPolicy | None = None
-    """How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms first delay, doubling up to 30000 ms."""
+    """How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job."""
     openai_compatible: dict[str, GatewayConfigProvidersOpenaiCompatibleValue] | None = None
     """More OpenAI-compatible endpoints, by provider name (the names scripted and openai are taken). Each is a provider a thread or turn may name."""
 
@@ -367,13 +367,13 @@ class GatewayConfigToolsExecutionWindowsTotal(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_agent_rounds", "max_tool_calls", "max_wall_clock_ms", "max_provider_tokens"})
 
     max_agent_rounds: int | None = None
-    """Agent rounds before the turn blocks. Default 40."""
+    """Agent rounds before the turn blocks."""
     max_tool_calls: int | None = None
-    """Tool calls before the turn blocks. Default 160."""
+    """Tool calls before the turn blocks."""
     max_wall_clock_ms: int | None = None
-    """Wall-clock milliseconds before the turn blocks. Default 3600000 (1 hour)."""
+    """Wall-clock milliseconds before the turn blocks."""
     max_provider_tokens: int | None = None
-    """Provider tokens before the turn blocks. Default 1000000."""
+    """Provider tokens before the turn blocks."""
 
 
 class GatewayConfigToolsExecutionWindows(WireModel):
@@ -382,13 +382,13 @@ class GatewayConfigToolsExecutionWindows(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "total"})
 
     max_agent_rounds_per_window: int | None = None
-    """Agent rounds (provider calls) one window may run. Default 10."""
+    """Agent rounds (provider calls) one window may run."""
     max_tool_calls_per_window: int | None = None
-    """Tool calls one window may make. Default 40."""
+    """Tool calls one window may make."""
     max_wall_clock_ms_per_window: int | None = None
-    """Wall-clock milliseconds one window may run. Default 600000 (10 minutes)."""
+    """Wall-clock milliseconds one window may run."""
     max_provider_tokens_per_window: int | None = None
-    """Provider tokens one window may account for. Default 200000."""
+    """Provider tokens one window may account for."""
     total: GatewayConfigToolsExecutionWindowsTotal | None = None
     """Totals over the windows of a turn since it started or was last resumed; reaching one blocks the turn (turn/execution_window/blocked, turn/blocked) until turn/resume."""
 
@@ -401,25 +401,25 @@ class GatewayConfigTools(WireModel):
     default_cwd: str | None = None
     """Working directory of threads started without cwd. Default: the directory the gateway was started in."""
     shell_timeout_ms: int | None = None
-    """Timeout of a shell call that names none. Default 30000."""
+    """Timeout of a shell call that names none."""
     max_shell_timeout_ms: int | None = None
-    """Upper bound of any shell call's timeout. Default 600000."""
+    """Upper bound of any shell call's timeout."""
     web_fetch_timeout_ms: int | None = None
-    """Timeout of a web_fetch call. Default 15000."""
+    """Timeout of a web_fetch call."""
     restricted_max_shell_timeout_ms: int | None = None
-    """Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised). Default 120000."""
+    """Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised)."""
     execution_windows: GatewayConfigToolsExecutionWindows | None = None
     """Execution windows of Agent-mode turns. A turn runs in bounded windows; when one reaches a limit (checked between agent rounds) the gateway checkpoints it and continues in a new window, until the turn's totals are reached, when the turn blocks until turn/resume."""
     retry: GatewayRetryPolicy | None = None
-    """How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms."""
+    """How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried."""
     env_passthrough: list[str] | None = None
-    """Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused. Default none."""
+    """Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused."""
 
 
 class GatewayConfigMcpServersValue(WireModel):
     """GatewayConfigMcpServersValue."""
 
-    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"command", "args", "env", "cwd", "url", "headers", "scope", "startup_timeout_ms", "tool_timeout_ms"})
+    __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"command", "args", "env", "cwd", "url", "headers", "scope", "startup_timeout_ms", "tool_timeout_ms", "trusted"})
 
     command: str | None = None
     """Program to start for a stdio server."""
@@ -434,11 +434,13 @@ class GatewayConfigMcpServersValue(WireModel):
     headers: dict[str, str] | None = None
     """HTTP headers sent to a url server (for example Authorization)."""
     scope: str | None = None
-    """Scope the server is configured in; a capability's scopeKind must equal it. Default workspace."""
+    """Scope the server is configured in; a capability's scopeKind must equal it."""
     startup_timeout_ms: int | None = None
-    """How long connecting and listing tools may take before the server counts as failed to start. Default 20000."""
+    """How long connecting and listing tools may take before the server counts as failed to start."""
     tool_timeout_ms: int | None = None
-    """How long one tool call may run before it is reported timed out. Default 60000."""
+    """How long one tool call may run before it is reported timed out."""
+    trusted: bool | None = None
+    """Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself."""
 
 
 class GatewayConfigSkillsFoldersItem(WireModel):
@@ -449,7 +451,7 @@ class GatewayConfigSkillsFoldersItem(WireModel):
     path: str
     """The folder holding one sub-folder per skill."""
     source_kind: str | None = None
-    """Source kind of its skills (a capability's sourceKind). Default workspace."""
+    """Source kind of its skills (a capability's sourceKind)."""
 
 
 class GatewayConfigSkills(WireModel):
@@ -473,7 +475,7 @@ class GatewayConfigAcpAgentsValue(WireModel):
     env: dict[str, str] | None = None
     """Environment variables set for the agent, besides the turn's process environment."""
     startup_timeout_ms: int | None = None
-    """How long the agent may take to answer initialize and session/new. Default 20000."""
+    """How long the agent may take to answer initialize and session/new."""
 
 
 class GatewayConfigCliRuntimesValue(WireModel):
@@ -484,19 +486,19 @@ class GatewayConfigCliRuntimesValue(WireModel):
     kind: Literal["codex"]
     """The runtime's kind: codex."""
     command: str | None = None
-    """The codex program. Default codex (on the PATH)."""
+    """The codex program. Looked up on the PATH."""
     args: list[str] | None = None
-    """Arguments before the gateway's own (the app-server subcommand and its -c overrides). Default none."""
+    """Arguments before the gateway's own (the app-server subcommand and its -c overrides)."""
     base_url: str
     """Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1. Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat Completions-only server cannot drive it."""
     model: str
     """Model to request when a turn names none."""
     api_key_env: str | None = None
-    """Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key."""
+    """Environment variable holding the endpoint's API key. A missing variable sends a placeholder key."""
     codex_home: str | None = None
     """The runtime's CODEX_HOME (its configuration, sessions and logs). Default: a folder turnspec-codex-ID in the system's temporary folder."""
     startup_timeout_ms: int | None = None
-    """How long the runtime may take to answer initialize and thread/start. Default 20000."""
+    """How long the runtime may take to answer initialize and thread/start."""
 
 
 class GatewayConfigLimits(WireModel):
@@ -505,15 +507,15 @@ class GatewayConfigLimits(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_frame_bytes", "max_batch_size", "max_agent_rounds", "max_spawn_depth", "max_tool_calls"})
 
     max_frame_bytes: int | None = None
-    """Largest frame accepted; a larger one gets payload_too_large. Default 8388608 (8 MiB)."""
+    """Largest frame accepted; a larger one gets payload_too_large."""
     max_batch_size: int | None = None
-    """Most messages in one JSON-RPC batch. Default 1000."""
+    """Most messages in one JSON-RPC batch."""
     max_agent_rounds: int | None = None
-    """Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 200."""
+    """Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn."""
     max_spawn_depth: int | None = None
-    """How deep spawn_agent may nest child turns. Default 2."""
+    """How deep spawn_agent may nest child turns."""
     max_tool_calls: int | None = None
-    """Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 800."""
+    """Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn."""
 
 
 class GatewayConfigPermissions(WireModel):
@@ -522,9 +524,9 @@ class GatewayConfigPermissions(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"request_timeout_ms", "require_resolve_token", "allowed_paths", "resolve_token_secret"})
 
     request_timeout_ms: int | None = None
-    """How long an approval request stays open before it resolves as expired (a denial). Default 600000 (10 minutes)."""
+    """How long an approval request stays open before it resolves as expired (a denial)."""
     require_resolve_token: bool | None = None
-    """Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Default true. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked."""
+    """Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked."""
     allowed_paths: list[str] | None = None
     """Paths outside a thread's folder that tools may use without asking, in every turn (added to a turn's own allowed_paths)."""
     resolve_token_secret: str | None = None
@@ -537,7 +539,7 @@ class GatewayConfigQuestions(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"timeout_ms"})
 
     timeout_ms: int | None = None
-    """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. Default 600000 (10 minutes). `turnspec serve --question-timeout-ms` overrides it."""
+    """How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve --question-timeout-ms` overrides it."""
 
 
 class GatewayConfigRoutes(WireModel):
@@ -546,9 +548,9 @@ class GatewayConfigRoutes(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_hops", "max_routes_per_source"})
 
     max_hops: int | None = None
-    """Largest max_hops a route may declare. Default 4."""
+    """Largest max_hops a route may declare."""
     max_routes_per_source: int | None = None
-    """Most live (active, unexpired) routes one source execution may have. Default 32."""
+    """Most live (active, unexpired) routes one source execution may have."""
 
 
 class GatewayConfigAgent(WireModel):
@@ -557,13 +559,13 @@ class GatewayConfigAgent(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"identity_id", "display_name", "nickname", "revision", "avatar_revision", "role"})
 
     identity_id: str | None = None
-    """The agent identity. Default agent_reference."""
+    """The agent identity."""
     display_name: str | None = None
-    """Name to show. Default "Reference agent"."""
+    """Name to show."""
     nickname: str | None = None
     """Optional short name."""
     revision: int | None = None
-    """Revision of this profile; raise it when the presentation changes. Default 1."""
+    """Revision of this profile; raise it when the presentation changes."""
     avatar_revision: int | None = None
     """Revision of the agent's avatar, when it has one."""
     role: str | None = None
@@ -576,9 +578,9 @@ class GatewayConfigContext(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_history_tokens", "keep_recent_messages"})
 
     max_history_tokens: int | None = None
-    """Estimated tokens (4 characters each) of history above which it is compressed. Default 100000."""
+    """Estimated tokens (4 characters each) of history above which it is compressed."""
     keep_recent_messages: int | None = None
-    """Messages at the end of the history that are never folded into the summary. Default 8."""
+    """Messages at the end of the history that are never folded into the summary."""
 
 
 class GatewayConfigSandbox(WireModel):
@@ -587,9 +589,9 @@ class GatewayConfigSandbox(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"required", "bwrap_path"})
 
     required: bool | None = None
-    """Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active. Default false."""
+    """Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active."""
     bwrap_path: str | None = None
-    """The bubblewrap binary. Default "bwrap", looked up on PATH."""
+    """The bubblewrap binary. Looked up on the PATH when it is a bare name."""
 
 
 class GatewayConfigNetwork(WireModel):
@@ -598,9 +600,9 @@ class GatewayConfigNetwork(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"allow_domains", "deny_domains"})
 
     allow_domains: list[str] | None = None
-    """Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Default none (the network stays disabled)."""
+    """Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Without any, the network stays disabled."""
     deny_domains: list[str] | None = None
-    """Hosts never reachable, in the same form; they win over allow_domains. Default none."""
+    """Hosts never reachable, in the same form; they win over allow_domains."""
 
 
 class GatewayConfig(WireModel):
@@ -631,11 +633,11 @@ class GatewayConfig(WireModel):
     questions: GatewayConfigQuestions | None = None
     """Questions the model asks the user with ask_question (turnspec's own extension)."""
     gateway_id: str | None = None
-    """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it). Default gw_local."""
+    """This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it)."""
     store: str | None = None
-    """Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite."""
+    """Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite in the working folder when it exists (where it was kept before), else gateway.sqlite in a folder of $XDG_STATE_HOME/turnspec/ (~/.local/state/turnspec/) named for the working folder: out of every thread's default working folder."""
     lease_timeout_ms: int | None = None
-    """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death. Default 15000."""
+    """With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death."""
     routes: GatewayConfigRoutes | None = None
     """Bounds of delegation routes."""
     agent: GatewayConfigAgent | None = None
@@ -649,7 +651,7 @@ class GatewayConfig(WireModel):
 
 
 class GatewayRetryPolicy(WireModel):
-    """A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped)."""
+    """A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped). Each place the configuration uses a policy declares the policy it defaults to."""
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"max_attempts", "initial_delay_ms", "backoff_multiplier", "max_delay_ms"})
 
@@ -658,7 +660,7 @@ class GatewayRetryPolicy(WireModel):
     initial_delay_ms: int | None = None
     """Wait before the second attempt, in milliseconds."""
     backoff_multiplier: float | None = None
-    """Factor each later wait is multiplied by. Default 2."""
+    """Factor each later wait is multiplied by."""
     max_delay_ms: int | None = None
     """Longest wait between two attempts, in milliseconds."""
 

@@ -10,7 +10,7 @@ from .validators import validate
 
 TITLE: Final = "turnspec agent-gateway protocol"
 VERSION: Final = "0.1.0"
-DIGEST: Final = "abf7cb63d2eaa4c79a796d8f4594679f9537862b72d7880c008bf0605328c181"
+DIGEST: Final = "e5d71d19c1ce3dfb8564350309de1efc72b3fe97ab4c3c739bc2ce9602ee597c"
 """sha256 over the schemas folder this package was generated from."""
 
 MethodName = Literal["thread/start", "thread/get", "thread/timeline/page", "turn/start", "turn/cancel", "turn/resume", "turn/get", "turn/items", "turn/work/page", "turn/work/items/get", "turn/permission/request/respond", "turn/question/respond", "agent/route/create", "agent/route/list", "agent/route/revoke"]

@@ -60,7 +60,7 @@ _C47: Final = frozenset({"max_agent_rounds", "max_tool_calls", "max_wall_clock_m
 _C48: Final = frozenset({"max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "total"})
 _C49: Final = re.compile("^[A-Za-z_][A-Za-z0-9_]*\\Z")
 _C50: Final = frozenset({"default_cwd", "shell_timeout_ms", "max_shell_timeout_ms", "web_fetch_timeout_ms", "restricted_max_shell_timeout_ms", "execution_windows", "retry", "env_passthrough"})
-_C51: Final = frozenset({"command", "args", "env", "cwd", "url", "headers", "scope", "startup_timeout_ms", "tool_timeout_ms"})
+_C51: Final = frozenset({"command", "args", "env", "cwd", "url", "headers", "scope", "startup_timeout_ms", "tool_timeout_ms", "trusted"})
 _C52: Final = re.compile("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}\\Z")
 _C53: Final = ("path",)
 _C54: Final = re.compile("^[^/]+\\Z")
@@ -1654,522 +1654,526 @@ def check_GatewayConfig(v: object, p: str, e: list[Issue], closed: bool) -> None
                                     e.append(Issue(p + "/mcp_servers" + "/" + esc(k141) + "/tool_timeout_ms", "minimum", p + "/mcp_servers" + "/" + esc(k141) + "/tool_timeout_ms", "must be at least 1"))
                                 if x190 > 9007199254740991:
                                     e.append(Issue(p + "/mcp_servers" + "/" + esc(k141) + "/tool_timeout_ms", "maximum", p + "/mcp_servers" + "/" + esc(k141) + "/tool_timeout_ms", "must be at most 9007199254740991"))
+                        x194 = o144.get("trusted", ABSENT)
+                        if x194 is not ABSENT:
+                            if not (isinstance(x194, bool)):
+                                e.append(Issue(p + "/mcp_servers" + "/" + esc(k141) + "/trusted", "type", p + "/mcp_servers" + "/" + esc(k141) + "/trusted", "must be boolean" + f", got {type_name(x194)}"))
                         if closed:
-                            for k194 in o144:
-                                if k194 not in _C51:
-                                    e.append(Issue(p + "/mcp_servers" + "/" + esc(k141), "additionalProperties", p + "/mcp_servers" + "/" + esc(k141) + "/" + esc(k194), "is not a known field"))
-                n196 = len(e)
-                for k195 in cast("list[object]", list(o140)):
-                    if isinstance(k195, str):
-                        if not _C52.search(k195):
+                            for k198 in o144:
+                                if k198 not in _C51:
+                                    e.append(Issue(p + "/mcp_servers" + "/" + esc(k141), "additionalProperties", p + "/mcp_servers" + "/" + esc(k141) + "/" + esc(k198), "is not a known field"))
+                n200 = len(e)
+                for k199 in cast("list[object]", list(o140)):
+                    if isinstance(k199, str):
+                        if not _C52.search(k199):
                             e.append(Issue(p + "/mcp_servers", "pattern", p + "/mcp_servers", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"))
-                if len(e) > n196:
+                if len(e) > n200:
                     e.append(Issue(p + "/mcp_servers", "propertyNames", p + "/mcp_servers", "has a field name its schema refuses"))
-        x200 = o1.get("skills", ABSENT)
-        if x200 is not ABSENT:
-            if not (isinstance(x200, dict)):
-                e.append(Issue(p + "/skills", "type", p + "/skills", "must be object" + f", got {type_name(x200)}"))
-            if isinstance(x200, dict):
-                o202 = cast("dict[str, object]", x200)
-                x203 = o202.get("folders", ABSENT)
-                if x203 is not ABSENT:
-                    if not (isinstance(x203, list)):
-                        e.append(Issue(p + "/skills" + "/folders", "type", p + "/skills" + "/folders", "must be array" + f", got {type_name(x203)}"))
-                    if isinstance(x203, list):
-                        a204 = cast("list[object]", x203)
-                        for i205, x206 in enumerate(a204):
-                            if not (isinstance(x206, dict)):
-                                e.append(Issue(p + "/skills" + "/folders" + f"/{i205}", "type", p + "/skills" + "/folders" + f"/{i205}", "must be object" + f", got {type_name(x206)}"))
-                            if isinstance(x206, dict):
-                                o208 = cast("dict[str, object]", x206)
-                                for n209 in _C53:
-                                    if n209 not in o208:
-                                        e.append(Issue(p + "/skills" + "/folders" + f"/{i205}", "required", p + "/skills" + "/folders" + f"/{i205}" + "/" + esc(n209), "is required"))
-                                x210 = o208.get("path", ABSENT)
-                                if x210 is not ABSENT:
-                                    if not (isinstance(x210, str)):
-                                        e.append(Issue(p + "/skills" + "/folders" + f"/{i205}" + "/path", "type", p + "/skills" + "/folders" + f"/{i205}" + "/path", "must be string" + f", got {type_name(x210)}"))
-                                    if isinstance(x210, str):
-                                        if len(x210) < 1:
-                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i205}" + "/path", "minLength", p + "/skills" + "/folders" + f"/{i205}" + "/path", "must be at least 1 characters long"))
-                                x214 = o208.get("source_kind", ABSENT)
+        x204 = o1.get("skills", ABSENT)
+        if x204 is not ABSENT:
+            if not (isinstance(x204, dict)):
+                e.append(Issue(p + "/skills", "type", p + "/skills", "must be object" + f", got {type_name(x204)}"))
+            if isinstance(x204, dict):
+                o206 = cast("dict[str, object]", x204)
+                x207 = o206.get("folders", ABSENT)
+                if x207 is not ABSENT:
+                    if not (isinstance(x207, list)):
+                        e.append(Issue(p + "/skills" + "/folders", "type", p + "/skills" + "/folders", "must be array" + f", got {type_name(x207)}"))
+                    if isinstance(x207, list):
+                        a208 = cast("list[object]", x207)
+                        for i209, x210 in enumerate(a208):
+                            if not (isinstance(x210, dict)):
+                                e.append(Issue(p + "/skills" + "/folders" + f"/{i209}", "type", p + "/skills" + "/folders" + f"/{i209}", "must be object" + f", got {type_name(x210)}"))
+                            if isinstance(x210, dict):
+                                o212 = cast("dict[str, object]", x210)
+                                for n213 in _C53:
+                                    if n213 not in o212:
+                                        e.append(Issue(p + "/skills" + "/folders" + f"/{i209}", "required", p + "/skills" + "/folders" + f"/{i209}" + "/" + esc(n213), "is required"))
+                                x214 = o212.get("path", ABSENT)
                                 if x214 is not ABSENT:
                                     if not (isinstance(x214, str)):
-                                        e.append(Issue(p + "/skills" + "/folders" + f"/{i205}" + "/source_kind", "type", p + "/skills" + "/folders" + f"/{i205}" + "/source_kind", "must be string" + f", got {type_name(x214)}"))
+                                        e.append(Issue(p + "/skills" + "/folders" + f"/{i209}" + "/path", "type", p + "/skills" + "/folders" + f"/{i209}" + "/path", "must be string" + f", got {type_name(x214)}"))
                                     if isinstance(x214, str):
                                         if len(x214) < 1:
-                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i205}" + "/source_kind", "minLength", p + "/skills" + "/folders" + f"/{i205}" + "/source_kind", "must be at least 1 characters long"))
-                                        if not _C54.search(x214):
-                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i205}" + "/source_kind", "pattern", p + "/skills" + "/folders" + f"/{i205}" + "/source_kind", "must match the pattern ^[^/]+$"))
+                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i209}" + "/path", "minLength", p + "/skills" + "/folders" + f"/{i209}" + "/path", "must be at least 1 characters long"))
+                                x218 = o212.get("source_kind", ABSENT)
+                                if x218 is not ABSENT:
+                                    if not (isinstance(x218, str)):
+                                        e.append(Issue(p + "/skills" + "/folders" + f"/{i209}" + "/source_kind", "type", p + "/skills" + "/folders" + f"/{i209}" + "/source_kind", "must be string" + f", got {type_name(x218)}"))
+                                    if isinstance(x218, str):
+                                        if len(x218) < 1:
+                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i209}" + "/source_kind", "minLength", p + "/skills" + "/folders" + f"/{i209}" + "/source_kind", "must be at least 1 characters long"))
+                                        if not _C54.search(x218):
+                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i209}" + "/source_kind", "pattern", p + "/skills" + "/folders" + f"/{i209}" + "/source_kind", "must match the pattern ^[^/]+$"))
                                 if closed:
-                                    for k218 in o208:
-                                        if k218 not in _C55:
-                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i205}", "additionalProperties", p + "/skills" + "/folders" + f"/{i205}" + "/" + esc(k218), "is not a known field"))
+                                    for k222 in o212:
+                                        if k222 not in _C55:
+                                            e.append(Issue(p + "/skills" + "/folders" + f"/{i209}", "additionalProperties", p + "/skills" + "/folders" + f"/{i209}" + "/" + esc(k222), "is not a known field"))
                 if closed:
-                    for k221 in o202:
-                        if k221 not in _C56:
-                            e.append(Issue(p + "/skills", "additionalProperties", p + "/skills" + "/" + esc(k221), "is not a known field"))
-        x222 = o1.get("acp_agents", ABSENT)
-        if x222 is not ABSENT:
-            if not (isinstance(x222, dict)):
-                e.append(Issue(p + "/acp_agents", "type", p + "/acp_agents", "must be object" + f", got {type_name(x222)}"))
-            if isinstance(x222, dict):
-                o224 = cast("dict[str, object]", x222)
-                for k225, x226 in o224.items():
-                    if not (isinstance(x226, dict)):
-                        e.append(Issue(p + "/acp_agents" + "/" + esc(k225), "type", p + "/acp_agents" + "/" + esc(k225), "must be object" + f", got {type_name(x226)}"))
-                    if isinstance(x226, dict):
-                        o228 = cast("dict[str, object]", x226)
-                        for n229 in _C57:
-                            if n229 not in o228:
-                                e.append(Issue(p + "/acp_agents" + "/" + esc(k225), "required", p + "/acp_agents" + "/" + esc(k225) + "/" + esc(n229), "is required"))
-                        x230 = o228.get("command", ABSENT)
-                        if x230 is not ABSENT:
-                            if not (isinstance(x230, str)):
-                                e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/command", "type", p + "/acp_agents" + "/" + esc(k225) + "/command", "must be string" + f", got {type_name(x230)}"))
-                            if isinstance(x230, str):
-                                if len(x230) < 1:
-                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/command", "minLength", p + "/acp_agents" + "/" + esc(k225) + "/command", "must be at least 1 characters long"))
-                        x234 = o228.get("args", ABSENT)
+                    for k225 in o206:
+                        if k225 not in _C56:
+                            e.append(Issue(p + "/skills", "additionalProperties", p + "/skills" + "/" + esc(k225), "is not a known field"))
+        x226 = o1.get("acp_agents", ABSENT)
+        if x226 is not ABSENT:
+            if not (isinstance(x226, dict)):
+                e.append(Issue(p + "/acp_agents", "type", p + "/acp_agents", "must be object" + f", got {type_name(x226)}"))
+            if isinstance(x226, dict):
+                o228 = cast("dict[str, object]", x226)
+                for k229, x230 in o228.items():
+                    if not (isinstance(x230, dict)):
+                        e.append(Issue(p + "/acp_agents" + "/" + esc(k229), "type", p + "/acp_agents" + "/" + esc(k229), "must be object" + f", got {type_name(x230)}"))
+                    if isinstance(x230, dict):
+                        o232 = cast("dict[str, object]", x230)
+                        for n233 in _C57:
+                            if n233 not in o232:
+                                e.append(Issue(p + "/acp_agents" + "/" + esc(k229), "required", p + "/acp_agents" + "/" + esc(k229) + "/" + esc(n233), "is required"))
+                        x234 = o232.get("command", ABSENT)
                         if x234 is not ABSENT:
-                            if not (isinstance(x234, list)):
-                                e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/args", "type", p + "/acp_agents" + "/" + esc(k225) + "/args", "must be array" + f", got {type_name(x234)}"))
-                            if isinstance(x234, list):
-                                a235 = cast("list[object]", x234)
-                                for i236, x237 in enumerate(a235):
-                                    if not (isinstance(x237, str)):
-                                        e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/args" + f"/{i236}", "type", p + "/acp_agents" + "/" + esc(k225) + "/args" + f"/{i236}", "must be string" + f", got {type_name(x237)}"))
-                        x243 = o228.get("env", ABSENT)
-                        if x243 is not ABSENT:
-                            if not (isinstance(x243, dict)):
-                                e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/env", "type", p + "/acp_agents" + "/" + esc(k225) + "/env", "must be object" + f", got {type_name(x243)}"))
-                            if isinstance(x243, dict):
-                                o245 = cast("dict[str, object]", x243)
-                                for k246, x247 in o245.items():
-                                    if not (isinstance(x247, str)):
-                                        e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/env" + "/" + esc(k246), "type", p + "/acp_agents" + "/" + esc(k225) + "/env" + "/" + esc(k246), "must be string" + f", got {type_name(x247)}"))
-                        x251 = o228.get("startup_timeout_ms", ABSENT)
-                        if x251 is not ABSENT:
-                            if not (is_integer(x251)):
-                                e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/startup_timeout_ms", "type", p + "/acp_agents" + "/" + esc(k225) + "/startup_timeout_ms", "must be integer" + f", got {type_name(x251)}"))
-                            if is_number(x251):
-                                if x251 < 1:
-                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/startup_timeout_ms", "minimum", p + "/acp_agents" + "/" + esc(k225) + "/startup_timeout_ms", "must be at least 1"))
-                                if x251 > 9007199254740991:
-                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k225) + "/startup_timeout_ms", "maximum", p + "/acp_agents" + "/" + esc(k225) + "/startup_timeout_ms", "must be at most 9007199254740991"))
+                            if not (isinstance(x234, str)):
+                                e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/command", "type", p + "/acp_agents" + "/" + esc(k229) + "/command", "must be string" + f", got {type_name(x234)}"))
+                            if isinstance(x234, str):
+                                if len(x234) < 1:
+                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/command", "minLength", p + "/acp_agents" + "/" + esc(k229) + "/command", "must be at least 1 characters long"))
+                        x238 = o232.get("args", ABSENT)
+                        if x238 is not ABSENT:
+                            if not (isinstance(x238, list)):
+                                e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/args", "type", p + "/acp_agents" + "/" + esc(k229) + "/args", "must be array" + f", got {type_name(x238)}"))
+                            if isinstance(x238, list):
+                                a239 = cast("list[object]", x238)
+                                for i240, x241 in enumerate(a239):
+                                    if not (isinstance(x241, str)):
+                                        e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/args" + f"/{i240}", "type", p + "/acp_agents" + "/" + esc(k229) + "/args" + f"/{i240}", "must be string" + f", got {type_name(x241)}"))
+                        x247 = o232.get("env", ABSENT)
+                        if x247 is not ABSENT:
+                            if not (isinstance(x247, dict)):
+                                e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/env", "type", p + "/acp_agents" + "/" + esc(k229) + "/env", "must be object" + f", got {type_name(x247)}"))
+                            if isinstance(x247, dict):
+                                o249 = cast("dict[str, object]", x247)
+                                for k250, x251 in o249.items():
+                                    if not (isinstance(x251, str)):
+                                        e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/env" + "/" + esc(k250), "type", p + "/acp_agents" + "/" + esc(k229) + "/env" + "/" + esc(k250), "must be string" + f", got {type_name(x251)}"))
+                        x255 = o232.get("startup_timeout_ms", ABSENT)
+                        if x255 is not ABSENT:
+                            if not (is_integer(x255)):
+                                e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/startup_timeout_ms", "type", p + "/acp_agents" + "/" + esc(k229) + "/startup_timeout_ms", "must be integer" + f", got {type_name(x255)}"))
+                            if is_number(x255):
+                                if x255 < 1:
+                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/startup_timeout_ms", "minimum", p + "/acp_agents" + "/" + esc(k229) + "/startup_timeout_ms", "must be at least 1"))
+                                if x255 > 9007199254740991:
+                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k229) + "/startup_timeout_ms", "maximum", p + "/acp_agents" + "/" + esc(k229) + "/startup_timeout_ms", "must be at most 9007199254740991"))
                         if closed:
-                            for k255 in o228:
-                                if k255 not in _C58:
-                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k225), "additionalProperties", p + "/acp_agents" + "/" + esc(k225) + "/" + esc(k255), "is not a known field"))
-                n257 = len(e)
-                for k256 in cast("list[object]", list(o224)):
-                    if isinstance(k256, str):
-                        if not _C59.search(k256):
+                            for k259 in o232:
+                                if k259 not in _C58:
+                                    e.append(Issue(p + "/acp_agents" + "/" + esc(k229), "additionalProperties", p + "/acp_agents" + "/" + esc(k229) + "/" + esc(k259), "is not a known field"))
+                n261 = len(e)
+                for k260 in cast("list[object]", list(o228)):
+                    if isinstance(k260, str):
+                        if not _C59.search(k260):
                             e.append(Issue(p + "/acp_agents", "pattern", p + "/acp_agents", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"))
-                if len(e) > n257:
+                if len(e) > n261:
                     e.append(Issue(p + "/acp_agents", "propertyNames", p + "/acp_agents", "has a field name its schema refuses"))
-        x261 = o1.get("cli_runtimes", ABSENT)
-        if x261 is not ABSENT:
-            if not (isinstance(x261, dict)):
-                e.append(Issue(p + "/cli_runtimes", "type", p + "/cli_runtimes", "must be object" + f", got {type_name(x261)}"))
-            if isinstance(x261, dict):
-                o263 = cast("dict[str, object]", x261)
-                for k264, x265 in o263.items():
-                    if not (isinstance(x265, dict)):
-                        e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264), "type", p + "/cli_runtimes" + "/" + esc(k264), "must be object" + f", got {type_name(x265)}"))
-                    if isinstance(x265, dict):
-                        o267 = cast("dict[str, object]", x265)
-                        for n268 in _C60:
-                            if n268 not in o267:
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264), "required", p + "/cli_runtimes" + "/" + esc(k264) + "/" + esc(n268), "is required"))
-                        x269 = o267.get("kind", ABSENT)
-                        if x269 is not ABSENT:
-                            if not (isinstance(x269, str)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/kind", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/kind", "must be string" + f", got {type_name(x269)}"))
-                            if not any(json_equal(x269, a273) for a273 in _C61):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/kind", "enum", p + "/cli_runtimes" + "/" + esc(k264) + "/kind", "must be one of codex"))
-                        x274 = o267.get("command", ABSENT)
-                        if x274 is not ABSENT:
-                            if not (isinstance(x274, str)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/command", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/command", "must be string" + f", got {type_name(x274)}"))
-                            if isinstance(x274, str):
-                                if len(x274) < 1:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/command", "minLength", p + "/cli_runtimes" + "/" + esc(k264) + "/command", "must be at least 1 characters long"))
-                        x278 = o267.get("args", ABSENT)
+        x265 = o1.get("cli_runtimes", ABSENT)
+        if x265 is not ABSENT:
+            if not (isinstance(x265, dict)):
+                e.append(Issue(p + "/cli_runtimes", "type", p + "/cli_runtimes", "must be object" + f", got {type_name(x265)}"))
+            if isinstance(x265, dict):
+                o267 = cast("dict[str, object]", x265)
+                for k268, x269 in o267.items():
+                    if not (isinstance(x269, dict)):
+                        e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268), "type", p + "/cli_runtimes" + "/" + esc(k268), "must be object" + f", got {type_name(x269)}"))
+                    if isinstance(x269, dict):
+                        o271 = cast("dict[str, object]", x269)
+                        for n272 in _C60:
+                            if n272 not in o271:
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268), "required", p + "/cli_runtimes" + "/" + esc(k268) + "/" + esc(n272), "is required"))
+                        x273 = o271.get("kind", ABSENT)
+                        if x273 is not ABSENT:
+                            if not (isinstance(x273, str)):
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/kind", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/kind", "must be string" + f", got {type_name(x273)}"))
+                            if not any(json_equal(x273, a277) for a277 in _C61):
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/kind", "enum", p + "/cli_runtimes" + "/" + esc(k268) + "/kind", "must be one of codex"))
+                        x278 = o271.get("command", ABSENT)
                         if x278 is not ABSENT:
-                            if not (isinstance(x278, list)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/args", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/args", "must be array" + f", got {type_name(x278)}"))
-                            if isinstance(x278, list):
-                                a279 = cast("list[object]", x278)
-                                for i280, x281 in enumerate(a279):
-                                    if not (isinstance(x281, str)):
-                                        e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/args" + f"/{i280}", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/args" + f"/{i280}", "must be string" + f", got {type_name(x281)}"))
-                        x287 = o267.get("base_url", ABSENT)
-                        if x287 is not ABSENT:
-                            if not (isinstance(x287, str)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/base_url", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/base_url", "must be string" + f", got {type_name(x287)}"))
-                            if isinstance(x287, str):
-                                if len(x287) < 1:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/base_url", "minLength", p + "/cli_runtimes" + "/" + esc(k264) + "/base_url", "must be at least 1 characters long"))
-                        x291 = o267.get("model", ABSENT)
+                            if not (isinstance(x278, str)):
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/command", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/command", "must be string" + f", got {type_name(x278)}"))
+                            if isinstance(x278, str):
+                                if len(x278) < 1:
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/command", "minLength", p + "/cli_runtimes" + "/" + esc(k268) + "/command", "must be at least 1 characters long"))
+                        x282 = o271.get("args", ABSENT)
+                        if x282 is not ABSENT:
+                            if not (isinstance(x282, list)):
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/args", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/args", "must be array" + f", got {type_name(x282)}"))
+                            if isinstance(x282, list):
+                                a283 = cast("list[object]", x282)
+                                for i284, x285 in enumerate(a283):
+                                    if not (isinstance(x285, str)):
+                                        e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/args" + f"/{i284}", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/args" + f"/{i284}", "must be string" + f", got {type_name(x285)}"))
+                        x291 = o271.get("base_url", ABSENT)
                         if x291 is not ABSENT:
                             if not (isinstance(x291, str)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/model", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/model", "must be string" + f", got {type_name(x291)}"))
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/base_url", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/base_url", "must be string" + f", got {type_name(x291)}"))
                             if isinstance(x291, str):
                                 if len(x291) < 1:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/model", "minLength", p + "/cli_runtimes" + "/" + esc(k264) + "/model", "must be at least 1 characters long"))
-                        x295 = o267.get("api_key_env", ABSENT)
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/base_url", "minLength", p + "/cli_runtimes" + "/" + esc(k268) + "/base_url", "must be at least 1 characters long"))
+                        x295 = o271.get("model", ABSENT)
                         if x295 is not ABSENT:
                             if not (isinstance(x295, str)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/api_key_env", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/api_key_env", "must be string" + f", got {type_name(x295)}"))
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/model", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/model", "must be string" + f", got {type_name(x295)}"))
                             if isinstance(x295, str):
                                 if len(x295) < 1:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/api_key_env", "minLength", p + "/cli_runtimes" + "/" + esc(k264) + "/api_key_env", "must be at least 1 characters long"))
-                        x299 = o267.get("codex_home", ABSENT)
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/model", "minLength", p + "/cli_runtimes" + "/" + esc(k268) + "/model", "must be at least 1 characters long"))
+                        x299 = o271.get("api_key_env", ABSENT)
                         if x299 is not ABSENT:
                             if not (isinstance(x299, str)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/codex_home", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/codex_home", "must be string" + f", got {type_name(x299)}"))
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/api_key_env", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/api_key_env", "must be string" + f", got {type_name(x299)}"))
                             if isinstance(x299, str):
                                 if len(x299) < 1:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/codex_home", "minLength", p + "/cli_runtimes" + "/" + esc(k264) + "/codex_home", "must be at least 1 characters long"))
-                        x303 = o267.get("startup_timeout_ms", ABSENT)
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/api_key_env", "minLength", p + "/cli_runtimes" + "/" + esc(k268) + "/api_key_env", "must be at least 1 characters long"))
+                        x303 = o271.get("codex_home", ABSENT)
                         if x303 is not ABSENT:
-                            if not (is_integer(x303)):
-                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/startup_timeout_ms", "type", p + "/cli_runtimes" + "/" + esc(k264) + "/startup_timeout_ms", "must be integer" + f", got {type_name(x303)}"))
-                            if is_number(x303):
-                                if x303 < 1:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/startup_timeout_ms", "minimum", p + "/cli_runtimes" + "/" + esc(k264) + "/startup_timeout_ms", "must be at least 1"))
-                                if x303 > 9007199254740991:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264) + "/startup_timeout_ms", "maximum", p + "/cli_runtimes" + "/" + esc(k264) + "/startup_timeout_ms", "must be at most 9007199254740991"))
+                            if not (isinstance(x303, str)):
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/codex_home", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/codex_home", "must be string" + f", got {type_name(x303)}"))
+                            if isinstance(x303, str):
+                                if len(x303) < 1:
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/codex_home", "minLength", p + "/cli_runtimes" + "/" + esc(k268) + "/codex_home", "must be at least 1 characters long"))
+                        x307 = o271.get("startup_timeout_ms", ABSENT)
+                        if x307 is not ABSENT:
+                            if not (is_integer(x307)):
+                                e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/startup_timeout_ms", "type", p + "/cli_runtimes" + "/" + esc(k268) + "/startup_timeout_ms", "must be integer" + f", got {type_name(x307)}"))
+                            if is_number(x307):
+                                if x307 < 1:
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/startup_timeout_ms", "minimum", p + "/cli_runtimes" + "/" + esc(k268) + "/startup_timeout_ms", "must be at least 1"))
+                                if x307 > 9007199254740991:
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268) + "/startup_timeout_ms", "maximum", p + "/cli_runtimes" + "/" + esc(k268) + "/startup_timeout_ms", "must be at most 9007199254740991"))
                         if closed:
-                            for k307 in o267:
-                                if k307 not in _C62:
-                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264), "additionalProperties", p + "/cli_runtimes" + "/" + esc(k264) + "/" + esc(k307), "is not a known field"))
-                n309 = len(e)
-                for k308 in cast("list[object]", list(o263)):
-                    if isinstance(k308, str):
-                        if not _C63.search(k308):
+                            for k311 in o271:
+                                if k311 not in _C62:
+                                    e.append(Issue(p + "/cli_runtimes" + "/" + esc(k268), "additionalProperties", p + "/cli_runtimes" + "/" + esc(k268) + "/" + esc(k311), "is not a known field"))
+                n313 = len(e)
+                for k312 in cast("list[object]", list(o267)):
+                    if isinstance(k312, str):
+                        if not _C63.search(k312):
                             e.append(Issue(p + "/cli_runtimes", "pattern", p + "/cli_runtimes", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"))
-                if len(e) > n309:
+                if len(e) > n313:
                     e.append(Issue(p + "/cli_runtimes", "propertyNames", p + "/cli_runtimes", "has a field name its schema refuses"))
-        x313 = o1.get("limits", ABSENT)
-        if x313 is not ABSENT:
-            if not (isinstance(x313, dict)):
-                e.append(Issue(p + "/limits", "type", p + "/limits", "must be object" + f", got {type_name(x313)}"))
-            if isinstance(x313, dict):
-                o315 = cast("dict[str, object]", x313)
-                x316 = o315.get("max_frame_bytes", ABSENT)
-                if x316 is not ABSENT:
-                    if not (is_integer(x316)):
-                        e.append(Issue(p + "/limits" + "/max_frame_bytes", "type", p + "/limits" + "/max_frame_bytes", "must be integer" + f", got {type_name(x316)}"))
-                    if is_number(x316):
-                        if x316 < 1024:
-                            e.append(Issue(p + "/limits" + "/max_frame_bytes", "minimum", p + "/limits" + "/max_frame_bytes", "must be at least 1024"))
-                        if x316 > 9007199254740991:
-                            e.append(Issue(p + "/limits" + "/max_frame_bytes", "maximum", p + "/limits" + "/max_frame_bytes", "must be at most 9007199254740991"))
-                x320 = o315.get("max_batch_size", ABSENT)
+        x317 = o1.get("limits", ABSENT)
+        if x317 is not ABSENT:
+            if not (isinstance(x317, dict)):
+                e.append(Issue(p + "/limits", "type", p + "/limits", "must be object" + f", got {type_name(x317)}"))
+            if isinstance(x317, dict):
+                o319 = cast("dict[str, object]", x317)
+                x320 = o319.get("max_frame_bytes", ABSENT)
                 if x320 is not ABSENT:
                     if not (is_integer(x320)):
-                        e.append(Issue(p + "/limits" + "/max_batch_size", "type", p + "/limits" + "/max_batch_size", "must be integer" + f", got {type_name(x320)}"))
+                        e.append(Issue(p + "/limits" + "/max_frame_bytes", "type", p + "/limits" + "/max_frame_bytes", "must be integer" + f", got {type_name(x320)}"))
                     if is_number(x320):
-                        if x320 < 1:
-                            e.append(Issue(p + "/limits" + "/max_batch_size", "minimum", p + "/limits" + "/max_batch_size", "must be at least 1"))
+                        if x320 < 1024:
+                            e.append(Issue(p + "/limits" + "/max_frame_bytes", "minimum", p + "/limits" + "/max_frame_bytes", "must be at least 1024"))
                         if x320 > 9007199254740991:
-                            e.append(Issue(p + "/limits" + "/max_batch_size", "maximum", p + "/limits" + "/max_batch_size", "must be at most 9007199254740991"))
-                x324 = o315.get("max_agent_rounds", ABSENT)
+                            e.append(Issue(p + "/limits" + "/max_frame_bytes", "maximum", p + "/limits" + "/max_frame_bytes", "must be at most 9007199254740991"))
+                x324 = o319.get("max_batch_size", ABSENT)
                 if x324 is not ABSENT:
                     if not (is_integer(x324)):
-                        e.append(Issue(p + "/limits" + "/max_agent_rounds", "type", p + "/limits" + "/max_agent_rounds", "must be integer" + f", got {type_name(x324)}"))
+                        e.append(Issue(p + "/limits" + "/max_batch_size", "type", p + "/limits" + "/max_batch_size", "must be integer" + f", got {type_name(x324)}"))
                     if is_number(x324):
                         if x324 < 1:
-                            e.append(Issue(p + "/limits" + "/max_agent_rounds", "minimum", p + "/limits" + "/max_agent_rounds", "must be at least 1"))
+                            e.append(Issue(p + "/limits" + "/max_batch_size", "minimum", p + "/limits" + "/max_batch_size", "must be at least 1"))
                         if x324 > 9007199254740991:
-                            e.append(Issue(p + "/limits" + "/max_agent_rounds", "maximum", p + "/limits" + "/max_agent_rounds", "must be at most 9007199254740991"))
-                x328 = o315.get("max_spawn_depth", ABSENT)
+                            e.append(Issue(p + "/limits" + "/max_batch_size", "maximum", p + "/limits" + "/max_batch_size", "must be at most 9007199254740991"))
+                x328 = o319.get("max_agent_rounds", ABSENT)
                 if x328 is not ABSENT:
                     if not (is_integer(x328)):
-                        e.append(Issue(p + "/limits" + "/max_spawn_depth", "type", p + "/limits" + "/max_spawn_depth", "must be integer" + f", got {type_name(x328)}"))
+                        e.append(Issue(p + "/limits" + "/max_agent_rounds", "type", p + "/limits" + "/max_agent_rounds", "must be integer" + f", got {type_name(x328)}"))
                     if is_number(x328):
-                        if x328 < 0:
-                            e.append(Issue(p + "/limits" + "/max_spawn_depth", "minimum", p + "/limits" + "/max_spawn_depth", "must be at least 0"))
+                        if x328 < 1:
+                            e.append(Issue(p + "/limits" + "/max_agent_rounds", "minimum", p + "/limits" + "/max_agent_rounds", "must be at least 1"))
                         if x328 > 9007199254740991:
-                            e.append(Issue(p + "/limits" + "/max_spawn_depth", "maximum", p + "/limits" + "/max_spawn_depth", "must be at most 9007199254740991"))
-                x332 = o315.get("max_tool_calls", ABSENT)
+                            e.append(Issue(p + "/limits" + "/max_agent_rounds", "maximum", p + "/limits" + "/max_agent_rounds", "must be at most 9007199254740991"))
+                x332 = o319.get("max_spawn_depth", ABSENT)
                 if x332 is not ABSENT:
                     if not (is_integer(x332)):
-                        e.append(Issue(p + "/limits" + "/max_tool_calls", "type", p + "/limits" + "/max_tool_calls", "must be integer" + f", got {type_name(x332)}"))
+                        e.append(Issue(p + "/limits" + "/max_spawn_depth", "type", p + "/limits" + "/max_spawn_depth", "must be integer" + f", got {type_name(x332)}"))
                     if is_number(x332):
-                        if x332 < 1:
-                            e.append(Issue(p + "/limits" + "/max_tool_calls", "minimum", p + "/limits" + "/max_tool_calls", "must be at least 1"))
+                        if x332 < 0:
+                            e.append(Issue(p + "/limits" + "/max_spawn_depth", "minimum", p + "/limits" + "/max_spawn_depth", "must be at least 0"))
                         if x332 > 9007199254740991:
+                            e.append(Issue(p + "/limits" + "/max_spawn_depth", "maximum", p + "/limits" + "/max_spawn_depth", "must be at most 9007199254740991"))
+                x336 = o319.get("max_tool_calls", ABSENT)
+                if x336 is not ABSENT:
+                    if not (is_integer(x336)):
+                        e.append(Issue(p + "/limits" + "/max_tool_calls", "type", p + "/limits" + "/max_tool_calls", "must be integer" + f", got {type_name(x336)}"))
+                    if is_number(x336):
+                        if x336 < 1:
+                            e.append(Issue(p + "/limits" + "/max_tool_calls", "minimum", p + "/limits" + "/max_tool_calls", "must be at least 1"))
+                        if x336 > 9007199254740991:
                             e.append(Issue(p + "/limits" + "/max_tool_calls", "maximum", p + "/limits" + "/max_tool_calls", "must be at most 9007199254740991"))
                 if closed:
-                    for k336 in o315:
-                        if k336 not in _C64:
-                            e.append(Issue(p + "/limits", "additionalProperties", p + "/limits" + "/" + esc(k336), "is not a known field"))
-        x337 = o1.get("permissions", ABSENT)
-        if x337 is not ABSENT:
-            if not (isinstance(x337, dict)):
-                e.append(Issue(p + "/permissions", "type", p + "/permissions", "must be object" + f", got {type_name(x337)}"))
-            if isinstance(x337, dict):
-                o339 = cast("dict[str, object]", x337)
-                x340 = o339.get("request_timeout_ms", ABSENT)
-                if x340 is not ABSENT:
-                    if not (is_integer(x340)):
-                        e.append(Issue(p + "/permissions" + "/request_timeout_ms", "type", p + "/permissions" + "/request_timeout_ms", "must be integer" + f", got {type_name(x340)}"))
-                    if is_number(x340):
-                        if x340 < 1:
-                            e.append(Issue(p + "/permissions" + "/request_timeout_ms", "minimum", p + "/permissions" + "/request_timeout_ms", "must be at least 1"))
-                        if x340 > 9007199254740991:
-                            e.append(Issue(p + "/permissions" + "/request_timeout_ms", "maximum", p + "/permissions" + "/request_timeout_ms", "must be at most 9007199254740991"))
-                x344 = o339.get("require_resolve_token", ABSENT)
+                    for k340 in o319:
+                        if k340 not in _C64:
+                            e.append(Issue(p + "/limits", "additionalProperties", p + "/limits" + "/" + esc(k340), "is not a known field"))
+        x341 = o1.get("permissions", ABSENT)
+        if x341 is not ABSENT:
+            if not (isinstance(x341, dict)):
+                e.append(Issue(p + "/permissions", "type", p + "/permissions", "must be object" + f", got {type_name(x341)}"))
+            if isinstance(x341, dict):
+                o343 = cast("dict[str, object]", x341)
+                x344 = o343.get("request_timeout_ms", ABSENT)
                 if x344 is not ABSENT:
-                    if not (isinstance(x344, bool)):
-                        e.append(Issue(p + "/permissions" + "/require_resolve_token", "type", p + "/permissions" + "/require_resolve_token", "must be boolean" + f", got {type_name(x344)}"))
-                x348 = o339.get("allowed_paths", ABSENT)
+                    if not (is_integer(x344)):
+                        e.append(Issue(p + "/permissions" + "/request_timeout_ms", "type", p + "/permissions" + "/request_timeout_ms", "must be integer" + f", got {type_name(x344)}"))
+                    if is_number(x344):
+                        if x344 < 1:
+                            e.append(Issue(p + "/permissions" + "/request_timeout_ms", "minimum", p + "/permissions" + "/request_timeout_ms", "must be at least 1"))
+                        if x344 > 9007199254740991:
+                            e.append(Issue(p + "/permissions" + "/request_timeout_ms", "maximum", p + "/permissions" + "/request_timeout_ms", "must be at most 9007199254740991"))
+                x348 = o343.get("require_resolve_token", ABSENT)
                 if x348 is not ABSENT:
-                    if not (isinstance(x348, list)):
-                        e.append(Issue(p + "/permissions" + "/allowed_paths", "type", p + "/permissions" + "/allowed_paths", "must be array" + f", got {type_name(x348)}"))
-                    if isinstance(x348, list):
-                        a349 = cast("list[object]", x348)
-                        for i350, x351 in enumerate(a349):
-                            if not (isinstance(x351, str)):
-                                e.append(Issue(p + "/permissions" + "/allowed_paths" + f"/{i350}", "type", p + "/permissions" + "/allowed_paths" + f"/{i350}", "must be string" + f", got {type_name(x351)}"))
-                            if isinstance(x351, str):
-                                if len(x351) < 1:
-                                    e.append(Issue(p + "/permissions" + "/allowed_paths" + f"/{i350}", "minLength", p + "/permissions" + "/allowed_paths" + f"/{i350}", "must be at least 1 characters long"))
-                x357 = o339.get("resolve_token_secret", ABSENT)
-                if x357 is not ABSENT:
-                    if not (isinstance(x357, str)):
-                        e.append(Issue(p + "/permissions" + "/resolve_token_secret", "type", p + "/permissions" + "/resolve_token_secret", "must be string" + f", got {type_name(x357)}"))
-                    if isinstance(x357, str):
-                        if len(x357) < 16:
+                    if not (isinstance(x348, bool)):
+                        e.append(Issue(p + "/permissions" + "/require_resolve_token", "type", p + "/permissions" + "/require_resolve_token", "must be boolean" + f", got {type_name(x348)}"))
+                x352 = o343.get("allowed_paths", ABSENT)
+                if x352 is not ABSENT:
+                    if not (isinstance(x352, list)):
+                        e.append(Issue(p + "/permissions" + "/allowed_paths", "type", p + "/permissions" + "/allowed_paths", "must be array" + f", got {type_name(x352)}"))
+                    if isinstance(x352, list):
+                        a353 = cast("list[object]", x352)
+                        for i354, x355 in enumerate(a353):
+                            if not (isinstance(x355, str)):
+                                e.append(Issue(p + "/permissions" + "/allowed_paths" + f"/{i354}", "type", p + "/permissions" + "/allowed_paths" + f"/{i354}", "must be string" + f", got {type_name(x355)}"))
+                            if isinstance(x355, str):
+                                if len(x355) < 1:
+                                    e.append(Issue(p + "/permissions" + "/allowed_paths" + f"/{i354}", "minLength", p + "/permissions" + "/allowed_paths" + f"/{i354}", "must be at least 1 characters long"))
+                x361 = o343.get("resolve_token_secret", ABSENT)
+                if x361 is not ABSENT:
+                    if not (isinstance(x361, str)):
+                        e.append(Issue(p + "/permissions" + "/resolve_token_secret", "type", p + "/permissions" + "/resolve_token_secret", "must be string" + f", got {type_name(x361)}"))
+                    if isinstance(x361, str):
+                        if len(x361) < 16:
                             e.append(Issue(p + "/permissions" + "/resolve_token_secret", "minLength", p + "/permissions" + "/resolve_token_secret", "must be at least 16 characters long"))
                 if closed:
-                    for k361 in o339:
-                        if k361 not in _C65:
-                            e.append(Issue(p + "/permissions", "additionalProperties", p + "/permissions" + "/" + esc(k361), "is not a known field"))
-        x362 = o1.get("questions", ABSENT)
-        if x362 is not ABSENT:
-            if not (isinstance(x362, dict)):
-                e.append(Issue(p + "/questions", "type", p + "/questions", "must be object" + f", got {type_name(x362)}"))
-            if isinstance(x362, dict):
-                o364 = cast("dict[str, object]", x362)
-                x365 = o364.get("timeout_ms", ABSENT)
-                if x365 is not ABSENT:
-                    if not (is_integer(x365)):
-                        e.append(Issue(p + "/questions" + "/timeout_ms", "type", p + "/questions" + "/timeout_ms", "must be integer" + f", got {type_name(x365)}"))
-                    if is_number(x365):
-                        if x365 < 1:
+                    for k365 in o343:
+                        if k365 not in _C65:
+                            e.append(Issue(p + "/permissions", "additionalProperties", p + "/permissions" + "/" + esc(k365), "is not a known field"))
+        x366 = o1.get("questions", ABSENT)
+        if x366 is not ABSENT:
+            if not (isinstance(x366, dict)):
+                e.append(Issue(p + "/questions", "type", p + "/questions", "must be object" + f", got {type_name(x366)}"))
+            if isinstance(x366, dict):
+                o368 = cast("dict[str, object]", x366)
+                x369 = o368.get("timeout_ms", ABSENT)
+                if x369 is not ABSENT:
+                    if not (is_integer(x369)):
+                        e.append(Issue(p + "/questions" + "/timeout_ms", "type", p + "/questions" + "/timeout_ms", "must be integer" + f", got {type_name(x369)}"))
+                    if is_number(x369):
+                        if x369 < 1:
                             e.append(Issue(p + "/questions" + "/timeout_ms", "minimum", p + "/questions" + "/timeout_ms", "must be at least 1"))
-                        if x365 > 2147483647:
+                        if x369 > 2147483647:
                             e.append(Issue(p + "/questions" + "/timeout_ms", "maximum", p + "/questions" + "/timeout_ms", "must be at most 2147483647"))
                 if closed:
-                    for k369 in o364:
-                        if k369 not in _C66:
-                            e.append(Issue(p + "/questions", "additionalProperties", p + "/questions" + "/" + esc(k369), "is not a known field"))
-        x370 = o1.get("gateway_id", ABSENT)
-        if x370 is not ABSENT:
-            if not (isinstance(x370, str)):
-                e.append(Issue(p + "/gateway_id", "type", p + "/gateway_id", "must be string" + f", got {type_name(x370)}"))
-            if isinstance(x370, str):
-                if len(x370) < 1:
-                    e.append(Issue(p + "/gateway_id", "minLength", p + "/gateway_id", "must be at least 1 characters long"))
-                if len(x370) > 256:
-                    e.append(Issue(p + "/gateway_id", "maxLength", p + "/gateway_id", "must be at most 256 characters long"))
-        x374 = o1.get("store", ABSENT)
+                    for k373 in o368:
+                        if k373 not in _C66:
+                            e.append(Issue(p + "/questions", "additionalProperties", p + "/questions" + "/" + esc(k373), "is not a known field"))
+        x374 = o1.get("gateway_id", ABSENT)
         if x374 is not ABSENT:
             if not (isinstance(x374, str)):
-                e.append(Issue(p + "/store", "type", p + "/store", "must be string" + f", got {type_name(x374)}"))
+                e.append(Issue(p + "/gateway_id", "type", p + "/gateway_id", "must be string" + f", got {type_name(x374)}"))
             if isinstance(x374, str):
                 if len(x374) < 1:
-                    e.append(Issue(p + "/store", "minLength", p + "/store", "must be at least 1 characters long"))
-        x378 = o1.get("lease_timeout_ms", ABSENT)
+                    e.append(Issue(p + "/gateway_id", "minLength", p + "/gateway_id", "must be at least 1 characters long"))
+                if len(x374) > 256:
+                    e.append(Issue(p + "/gateway_id", "maxLength", p + "/gateway_id", "must be at most 256 characters long"))
+        x378 = o1.get("store", ABSENT)
         if x378 is not ABSENT:
-            if not (is_integer(x378)):
-                e.append(Issue(p + "/lease_timeout_ms", "type", p + "/lease_timeout_ms", "must be integer" + f", got {type_name(x378)}"))
-            if is_number(x378):
-                if x378 < 100:
-                    e.append(Issue(p + "/lease_timeout_ms", "minimum", p + "/lease_timeout_ms", "must be at least 100"))
-                if x378 > 9007199254740991:
-                    e.append(Issue(p + "/lease_timeout_ms", "maximum", p + "/lease_timeout_ms", "must be at most 9007199254740991"))
-        x382 = o1.get("routes", ABSENT)
+            if not (isinstance(x378, str)):
+                e.append(Issue(p + "/store", "type", p + "/store", "must be string" + f", got {type_name(x378)}"))
+            if isinstance(x378, str):
+                if len(x378) < 1:
+                    e.append(Issue(p + "/store", "minLength", p + "/store", "must be at least 1 characters long"))
+        x382 = o1.get("lease_timeout_ms", ABSENT)
         if x382 is not ABSENT:
-            if not (isinstance(x382, dict)):
-                e.append(Issue(p + "/routes", "type", p + "/routes", "must be object" + f", got {type_name(x382)}"))
-            if isinstance(x382, dict):
-                o384 = cast("dict[str, object]", x382)
-                x385 = o384.get("max_hops", ABSENT)
-                if x385 is not ABSENT:
-                    if not (is_integer(x385)):
-                        e.append(Issue(p + "/routes" + "/max_hops", "type", p + "/routes" + "/max_hops", "must be integer" + f", got {type_name(x385)}"))
-                    if is_number(x385):
-                        if x385 < 0:
-                            e.append(Issue(p + "/routes" + "/max_hops", "minimum", p + "/routes" + "/max_hops", "must be at least 0"))
-                        if x385 > 9007199254740991:
-                            e.append(Issue(p + "/routes" + "/max_hops", "maximum", p + "/routes" + "/max_hops", "must be at most 9007199254740991"))
-                x389 = o384.get("max_routes_per_source", ABSENT)
+            if not (is_integer(x382)):
+                e.append(Issue(p + "/lease_timeout_ms", "type", p + "/lease_timeout_ms", "must be integer" + f", got {type_name(x382)}"))
+            if is_number(x382):
+                if x382 < 100:
+                    e.append(Issue(p + "/lease_timeout_ms", "minimum", p + "/lease_timeout_ms", "must be at least 100"))
+                if x382 > 9007199254740991:
+                    e.append(Issue(p + "/lease_timeout_ms", "maximum", p + "/lease_timeout_ms", "must be at most 9007199254740991"))
+        x386 = o1.get("routes", ABSENT)
+        if x386 is not ABSENT:
+            if not (isinstance(x386, dict)):
+                e.append(Issue(p + "/routes", "type", p + "/routes", "must be object" + f", got {type_name(x386)}"))
+            if isinstance(x386, dict):
+                o388 = cast("dict[str, object]", x386)
+                x389 = o388.get("max_hops", ABSENT)
                 if x389 is not ABSENT:
                     if not (is_integer(x389)):
-                        e.append(Issue(p + "/routes" + "/max_routes_per_source", "type", p + "/routes" + "/max_routes_per_source", "must be integer" + f", got {type_name(x389)}"))
+                        e.append(Issue(p + "/routes" + "/max_hops", "type", p + "/routes" + "/max_hops", "must be integer" + f", got {type_name(x389)}"))
                     if is_number(x389):
-                        if x389 < 1:
-                            e.append(Issue(p + "/routes" + "/max_routes_per_source", "minimum", p + "/routes" + "/max_routes_per_source", "must be at least 1"))
+                        if x389 < 0:
+                            e.append(Issue(p + "/routes" + "/max_hops", "minimum", p + "/routes" + "/max_hops", "must be at least 0"))
                         if x389 > 9007199254740991:
+                            e.append(Issue(p + "/routes" + "/max_hops", "maximum", p + "/routes" + "/max_hops", "must be at most 9007199254740991"))
+                x393 = o388.get("max_routes_per_source", ABSENT)
+                if x393 is not ABSENT:
+                    if not (is_integer(x393)):
+                        e.append(Issue(p + "/routes" + "/max_routes_per_source", "type", p + "/routes" + "/max_routes_per_source", "must be integer" + f", got {type_name(x393)}"))
+                    if is_number(x393):
+                        if x393 < 1:
+                            e.append(Issue(p + "/routes" + "/max_routes_per_source", "minimum", p + "/routes" + "/max_routes_per_source", "must be at least 1"))
+                        if x393 > 9007199254740991:
                             e.append(Issue(p + "/routes" + "/max_routes_per_source", "maximum", p + "/routes" + "/max_routes_per_source", "must be at most 9007199254740991"))
                 if closed:
-                    for k393 in o384:
-                        if k393 not in _C67:
-                            e.append(Issue(p + "/routes", "additionalProperties", p + "/routes" + "/" + esc(k393), "is not a known field"))
-        x394 = o1.get("agent", ABSENT)
-        if x394 is not ABSENT:
-            if not (isinstance(x394, dict)):
-                e.append(Issue(p + "/agent", "type", p + "/agent", "must be object" + f", got {type_name(x394)}"))
-            if isinstance(x394, dict):
-                o396 = cast("dict[str, object]", x394)
-                x397 = o396.get("identity_id", ABSENT)
-                if x397 is not ABSENT:
-                    if not (isinstance(x397, str)):
-                        e.append(Issue(p + "/agent" + "/identity_id", "type", p + "/agent" + "/identity_id", "must be string" + f", got {type_name(x397)}"))
-                    if isinstance(x397, str):
-                        if len(x397) < 1:
-                            e.append(Issue(p + "/agent" + "/identity_id", "minLength", p + "/agent" + "/identity_id", "must be at least 1 characters long"))
-                        if len(x397) > 256:
-                            e.append(Issue(p + "/agent" + "/identity_id", "maxLength", p + "/agent" + "/identity_id", "must be at most 256 characters long"))
-                x401 = o396.get("display_name", ABSENT)
+                    for k397 in o388:
+                        if k397 not in _C67:
+                            e.append(Issue(p + "/routes", "additionalProperties", p + "/routes" + "/" + esc(k397), "is not a known field"))
+        x398 = o1.get("agent", ABSENT)
+        if x398 is not ABSENT:
+            if not (isinstance(x398, dict)):
+                e.append(Issue(p + "/agent", "type", p + "/agent", "must be object" + f", got {type_name(x398)}"))
+            if isinstance(x398, dict):
+                o400 = cast("dict[str, object]", x398)
+                x401 = o400.get("identity_id", ABSENT)
                 if x401 is not ABSENT:
                     if not (isinstance(x401, str)):
-                        e.append(Issue(p + "/agent" + "/display_name", "type", p + "/agent" + "/display_name", "must be string" + f", got {type_name(x401)}"))
+                        e.append(Issue(p + "/agent" + "/identity_id", "type", p + "/agent" + "/identity_id", "must be string" + f", got {type_name(x401)}"))
                     if isinstance(x401, str):
                         if len(x401) < 1:
-                            e.append(Issue(p + "/agent" + "/display_name", "minLength", p + "/agent" + "/display_name", "must be at least 1 characters long"))
-                x405 = o396.get("nickname", ABSENT)
+                            e.append(Issue(p + "/agent" + "/identity_id", "minLength", p + "/agent" + "/identity_id", "must be at least 1 characters long"))
+                        if len(x401) > 256:
+                            e.append(Issue(p + "/agent" + "/identity_id", "maxLength", p + "/agent" + "/identity_id", "must be at most 256 characters long"))
+                x405 = o400.get("display_name", ABSENT)
                 if x405 is not ABSENT:
                     if not (isinstance(x405, str)):
-                        e.append(Issue(p + "/agent" + "/nickname", "type", p + "/agent" + "/nickname", "must be string" + f", got {type_name(x405)}"))
+                        e.append(Issue(p + "/agent" + "/display_name", "type", p + "/agent" + "/display_name", "must be string" + f", got {type_name(x405)}"))
                     if isinstance(x405, str):
                         if len(x405) < 1:
-                            e.append(Issue(p + "/agent" + "/nickname", "minLength", p + "/agent" + "/nickname", "must be at least 1 characters long"))
-                x409 = o396.get("revision", ABSENT)
+                            e.append(Issue(p + "/agent" + "/display_name", "minLength", p + "/agent" + "/display_name", "must be at least 1 characters long"))
+                x409 = o400.get("nickname", ABSENT)
                 if x409 is not ABSENT:
-                    if not (is_integer(x409)):
-                        e.append(Issue(p + "/agent" + "/revision", "type", p + "/agent" + "/revision", "must be integer" + f", got {type_name(x409)}"))
-                    if is_number(x409):
-                        if x409 < 0:
-                            e.append(Issue(p + "/agent" + "/revision", "minimum", p + "/agent" + "/revision", "must be at least 0"))
-                        if x409 > 9007199254740991:
-                            e.append(Issue(p + "/agent" + "/revision", "maximum", p + "/agent" + "/revision", "must be at most 9007199254740991"))
-                x413 = o396.get("avatar_revision", ABSENT)
+                    if not (isinstance(x409, str)):
+                        e.append(Issue(p + "/agent" + "/nickname", "type", p + "/agent" + "/nickname", "must be string" + f", got {type_name(x409)}"))
+                    if isinstance(x409, str):
+                        if len(x409) < 1:
+                            e.append(Issue(p + "/agent" + "/nickname", "minLength", p + "/agent" + "/nickname", "must be at least 1 characters long"))
+                x413 = o400.get("revision", ABSENT)
                 if x413 is not ABSENT:
                     if not (is_integer(x413)):
-                        e.append(Issue(p + "/agent" + "/avatar_revision", "type", p + "/agent" + "/avatar_revision", "must be integer" + f", got {type_name(x413)}"))
+                        e.append(Issue(p + "/agent" + "/revision", "type", p + "/agent" + "/revision", "must be integer" + f", got {type_name(x413)}"))
                     if is_number(x413):
                         if x413 < 0:
-                            e.append(Issue(p + "/agent" + "/avatar_revision", "minimum", p + "/agent" + "/avatar_revision", "must be at least 0"))
+                            e.append(Issue(p + "/agent" + "/revision", "minimum", p + "/agent" + "/revision", "must be at least 0"))
                         if x413 > 9007199254740991:
-                            e.append(Issue(p + "/agent" + "/avatar_revision", "maximum", p + "/agent" + "/avatar_revision", "must be at most 9007199254740991"))
-                x417 = o396.get("role", ABSENT)
+                            e.append(Issue(p + "/agent" + "/revision", "maximum", p + "/agent" + "/revision", "must be at most 9007199254740991"))
+                x417 = o400.get("avatar_revision", ABSENT)
                 if x417 is not ABSENT:
-                    if not (isinstance(x417, str)):
-                        e.append(Issue(p + "/agent" + "/role", "type", p + "/agent" + "/role", "must be string" + f", got {type_name(x417)}"))
-                    if isinstance(x417, str):
-                        if len(x417) < 1:
+                    if not (is_integer(x417)):
+                        e.append(Issue(p + "/agent" + "/avatar_revision", "type", p + "/agent" + "/avatar_revision", "must be integer" + f", got {type_name(x417)}"))
+                    if is_number(x417):
+                        if x417 < 0:
+                            e.append(Issue(p + "/agent" + "/avatar_revision", "minimum", p + "/agent" + "/avatar_revision", "must be at least 0"))
+                        if x417 > 9007199254740991:
+                            e.append(Issue(p + "/agent" + "/avatar_revision", "maximum", p + "/agent" + "/avatar_revision", "must be at most 9007199254740991"))
+                x421 = o400.get("role", ABSENT)
+                if x421 is not ABSENT:
+                    if not (isinstance(x421, str)):
+                        e.append(Issue(p + "/agent" + "/role", "type", p + "/agent" + "/role", "must be string" + f", got {type_name(x421)}"))
+                    if isinstance(x421, str):
+                        if len(x421) < 1:
                             e.append(Issue(p + "/agent" + "/role", "minLength", p + "/agent" + "/role", "must be at least 1 characters long"))
                 if closed:
-                    for k421 in o396:
-                        if k421 not in _C68:
-                            e.append(Issue(p + "/agent", "additionalProperties", p + "/agent" + "/" + esc(k421), "is not a known field"))
-        x422 = o1.get("context", ABSENT)
-        if x422 is not ABSENT:
-            if not (isinstance(x422, dict)):
-                e.append(Issue(p + "/context", "type", p + "/context", "must be object" + f", got {type_name(x422)}"))
-            if isinstance(x422, dict):
-                o424 = cast("dict[str, object]", x422)
-                x425 = o424.get("max_history_tokens", ABSENT)
-                if x425 is not ABSENT:
-                    if not (is_integer(x425)):
-                        e.append(Issue(p + "/context" + "/max_history_tokens", "type", p + "/context" + "/max_history_tokens", "must be integer" + f", got {type_name(x425)}"))
-                    if is_number(x425):
-                        if x425 < 1:
-                            e.append(Issue(p + "/context" + "/max_history_tokens", "minimum", p + "/context" + "/max_history_tokens", "must be at least 1"))
-                        if x425 > 9007199254740991:
-                            e.append(Issue(p + "/context" + "/max_history_tokens", "maximum", p + "/context" + "/max_history_tokens", "must be at most 9007199254740991"))
-                x429 = o424.get("keep_recent_messages", ABSENT)
+                    for k425 in o400:
+                        if k425 not in _C68:
+                            e.append(Issue(p + "/agent", "additionalProperties", p + "/agent" + "/" + esc(k425), "is not a known field"))
+        x426 = o1.get("context", ABSENT)
+        if x426 is not ABSENT:
+            if not (isinstance(x426, dict)):
+                e.append(Issue(p + "/context", "type", p + "/context", "must be object" + f", got {type_name(x426)}"))
+            if isinstance(x426, dict):
+                o428 = cast("dict[str, object]", x426)
+                x429 = o428.get("max_history_tokens", ABSENT)
                 if x429 is not ABSENT:
                     if not (is_integer(x429)):
-                        e.append(Issue(p + "/context" + "/keep_recent_messages", "type", p + "/context" + "/keep_recent_messages", "must be integer" + f", got {type_name(x429)}"))
+                        e.append(Issue(p + "/context" + "/max_history_tokens", "type", p + "/context" + "/max_history_tokens", "must be integer" + f", got {type_name(x429)}"))
                     if is_number(x429):
                         if x429 < 1:
-                            e.append(Issue(p + "/context" + "/keep_recent_messages", "minimum", p + "/context" + "/keep_recent_messages", "must be at least 1"))
+                            e.append(Issue(p + "/context" + "/max_history_tokens", "minimum", p + "/context" + "/max_history_tokens", "must be at least 1"))
                         if x429 > 9007199254740991:
+                            e.append(Issue(p + "/context" + "/max_history_tokens", "maximum", p + "/context" + "/max_history_tokens", "must be at most 9007199254740991"))
+                x433 = o428.get("keep_recent_messages", ABSENT)
+                if x433 is not ABSENT:
+                    if not (is_integer(x433)):
+                        e.append(Issue(p + "/context" + "/keep_recent_messages", "type", p + "/context" + "/keep_recent_messages", "must be integer" + f", got {type_name(x433)}"))
+                    if is_number(x433):
+                        if x433 < 1:
+                            e.append(Issue(p + "/context" + "/keep_recent_messages", "minimum", p + "/context" + "/keep_recent_messages", "must be at least 1"))
+                        if x433 > 9007199254740991:
                             e.append(Issue(p + "/context" + "/keep_recent_messages", "maximum", p + "/context" + "/keep_recent_messages", "must be at most 9007199254740991"))
                 if closed:
-                    for k433 in o424:
-                        if k433 not in _C69:
-                            e.append(Issue(p + "/context", "additionalProperties", p + "/context" + "/" + esc(k433), "is not a known field"))
-        x434 = o1.get("sandbox", ABSENT)
-        if x434 is not ABSENT:
-            if not (isinstance(x434, dict)):
-                e.append(Issue(p + "/sandbox", "type", p + "/sandbox", "must be object" + f", got {type_name(x434)}"))
-            if isinstance(x434, dict):
-                o436 = cast("dict[str, object]", x434)
-                x437 = o436.get("required", ABSENT)
-                if x437 is not ABSENT:
-                    if not (isinstance(x437, bool)):
-                        e.append(Issue(p + "/sandbox" + "/required", "type", p + "/sandbox" + "/required", "must be boolean" + f", got {type_name(x437)}"))
-                x441 = o436.get("bwrap_path", ABSENT)
+                    for k437 in o428:
+                        if k437 not in _C69:
+                            e.append(Issue(p + "/context", "additionalProperties", p + "/context" + "/" + esc(k437), "is not a known field"))
+        x438 = o1.get("sandbox", ABSENT)
+        if x438 is not ABSENT:
+            if not (isinstance(x438, dict)):
+                e.append(Issue(p + "/sandbox", "type", p + "/sandbox", "must be object" + f", got {type_name(x438)}"))
+            if isinstance(x438, dict):
+                o440 = cast("dict[str, object]", x438)
+                x441 = o440.get("required", ABSENT)
                 if x441 is not ABSENT:
-                    if not (isinstance(x441, str)):
-                        e.append(Issue(p + "/sandbox" + "/bwrap_path", "type", p + "/sandbox" + "/bwrap_path", "must be string" + f", got {type_name(x441)}"))
-                    if isinstance(x441, str):
-                        if len(x441) < 1:
+                    if not (isinstance(x441, bool)):
+                        e.append(Issue(p + "/sandbox" + "/required", "type", p + "/sandbox" + "/required", "must be boolean" + f", got {type_name(x441)}"))
+                x445 = o440.get("bwrap_path", ABSENT)
+                if x445 is not ABSENT:
+                    if not (isinstance(x445, str)):
+                        e.append(Issue(p + "/sandbox" + "/bwrap_path", "type", p + "/sandbox" + "/bwrap_path", "must be string" + f", got {type_name(x445)}"))
+                    if isinstance(x445, str):
+                        if len(x445) < 1:
                             e.append(Issue(p + "/sandbox" + "/bwrap_path", "minLength", p + "/sandbox" + "/bwrap_path", "must be at least 1 characters long"))
                 if closed:
-                    for k445 in o436:
-                        if k445 not in _C70:
-                            e.append(Issue(p + "/sandbox", "additionalProperties", p + "/sandbox" + "/" + esc(k445), "is not a known field"))
-        x446 = o1.get("network", ABSENT)
-        if x446 is not ABSENT:
-            if not (isinstance(x446, dict)):
-                e.append(Issue(p + "/network", "type", p + "/network", "must be object" + f", got {type_name(x446)}"))
-            if isinstance(x446, dict):
-                o448 = cast("dict[str, object]", x446)
-                x449 = o448.get("allow_domains", ABSENT)
-                if x449 is not ABSENT:
-                    if not (isinstance(x449, list)):
-                        e.append(Issue(p + "/network" + "/allow_domains", "type", p + "/network" + "/allow_domains", "must be array" + f", got {type_name(x449)}"))
-                    if isinstance(x449, list):
-                        a450 = cast("list[object]", x449)
-                        for i451, x452 in enumerate(a450):
-                            if not (isinstance(x452, str)):
-                                e.append(Issue(p + "/network" + "/allow_domains" + f"/{i451}", "type", p + "/network" + "/allow_domains" + f"/{i451}", "must be string" + f", got {type_name(x452)}"))
-                            if isinstance(x452, str):
-                                if len(x452) < 1:
-                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i451}", "minLength", p + "/network" + "/allow_domains" + f"/{i451}", "must be at least 1 characters long"))
-                                if len(x452) > 260:
-                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i451}", "maxLength", p + "/network" + "/allow_domains" + f"/{i451}", "must be at most 260 characters long"))
-                x458 = o448.get("deny_domains", ABSENT)
-                if x458 is not ABSENT:
-                    if not (isinstance(x458, list)):
-                        e.append(Issue(p + "/network" + "/deny_domains", "type", p + "/network" + "/deny_domains", "must be array" + f", got {type_name(x458)}"))
-                    if isinstance(x458, list):
-                        a459 = cast("list[object]", x458)
-                        for i460, x461 in enumerate(a459):
-                            if not (isinstance(x461, str)):
-                                e.append(Issue(p + "/network" + "/deny_domains" + f"/{i460}", "type", p + "/network" + "/deny_domains" + f"/{i460}", "must be string" + f", got {type_name(x461)}"))
-                            if isinstance(x461, str):
-                                if len(x461) < 1:
-                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i460}", "minLength", p + "/network" + "/deny_domains" + f"/{i460}", "must be at least 1 characters long"))
-                                if len(x461) > 260:
-                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i460}", "maxLength", p + "/network" + "/deny_domains" + f"/{i460}", "must be at most 260 characters long"))
+                    for k449 in o440:
+                        if k449 not in _C70:
+                            e.append(Issue(p + "/sandbox", "additionalProperties", p + "/sandbox" + "/" + esc(k449), "is not a known field"))
+        x450 = o1.get("network", ABSENT)
+        if x450 is not ABSENT:
+            if not (isinstance(x450, dict)):
+                e.append(Issue(p + "/network", "type", p + "/network", "must be object" + f", got {type_name(x450)}"))
+            if isinstance(x450, dict):
+                o452 = cast("dict[str, object]", x450)
+                x453 = o452.get("allow_domains", ABSENT)
+                if x453 is not ABSENT:
+                    if not (isinstance(x453, list)):
+                        e.append(Issue(p + "/network" + "/allow_domains", "type", p + "/network" + "/allow_domains", "must be array" + f", got {type_name(x453)}"))
+                    if isinstance(x453, list):
+                        a454 = cast("list[object]", x453)
+                        for i455, x456 in enumerate(a454):
+                            if not (isinstance(x456, str)):
+                                e.append(Issue(p + "/network" + "/allow_domains" + f"/{i455}", "type", p + "/network" + "/allow_domains" + f"/{i455}", "must be string" + f", got {type_name(x456)}"))
+                            if isinstance(x456, str):
+                                if len(x456) < 1:
+                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i455}", "minLength", p + "/network" + "/allow_domains" + f"/{i455}", "must be at least 1 characters long"))
+                                if len(x456) > 260:
+                                    e.append(Issue(p + "/network" + "/allow_domains" + f"/{i455}", "maxLength", p + "/network" + "/allow_domains" + f"/{i455}", "must be at most 260 characters long"))
+                x462 = o452.get("deny_domains", ABSENT)
+                if x462 is not ABSENT:
+                    if not (isinstance(x462, list)):
+                        e.append(Issue(p + "/network" + "/deny_domains", "type", p + "/network" + "/deny_domains", "must be array" + f", got {type_name(x462)}"))
+                    if isinstance(x462, list):
+                        a463 = cast("list[object]", x462)
+                        for i464, x465 in enumerate(a463):
+                            if not (isinstance(x465, str)):
+                                e.append(Issue(p + "/network" + "/deny_domains" + f"/{i464}", "type", p + "/network" + "/deny_domains" + f"/{i464}", "must be string" + f", got {type_name(x465)}"))
+                            if isinstance(x465, str):
+                                if len(x465) < 1:
+                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i464}", "minLength", p + "/network" + "/deny_domains" + f"/{i464}", "must be at least 1 characters long"))
+                                if len(x465) > 260:
+                                    e.append(Issue(p + "/network" + "/deny_domains" + f"/{i464}", "maxLength", p + "/network" + "/deny_domains" + f"/{i464}", "must be at most 260 characters long"))
                 if closed:
-                    for k467 in o448:
-                        if k467 not in _C71:
-                            e.append(Issue(p + "/network", "additionalProperties", p + "/network" + "/" + esc(k467), "is not a known field"))
+                    for k471 in o452:
+                        if k471 not in _C71:
+                            e.append(Issue(p + "/network", "additionalProperties", p + "/network" + "/" + esc(k471), "is not a known field"))
         if closed:
-            for k468 in o1:
-                if k468 not in _C72:
-                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k468), "is not a known field"))
+            for k472 in o1:
+                if k472 not in _C72:
+                    e.append(Issue(p, "additionalProperties", p + "/" + esc(k472), "is not a known field"))
 
 def check_GatewayRetryPolicy(v: object, p: str, e: list[Issue], closed: bool) -> None:
     if not (isinstance(v, dict)):

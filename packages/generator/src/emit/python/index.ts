@@ -51,8 +51,8 @@ export function emitPython(model: ProtocolModel, options: PythonOptions): Genera
 }
 
 function registry(model: ProtocolModel, header: string): string {
-  const methods = model.methods.map((m) => `    ${pyString(m.name)}: MethodEntry(${pyString(m.direction)}, ${pyString(m.params)}, ${pyString(m.result)}, (${m.errors.map(pyString).join(", ")}${m.errors.length === 1 ? "," : ""})),`);
-  const notifications = model.notifications.map((n) => `    ${pyString(n.name)}: NotificationEntry(${pyString(n.direction)}, ${pyString(n.params)}),`);
+  const methods = model.methods.map((m) => `    ${pyString(m.name)}: MethodEntry(${pyString(m.direction)}, ${m.params === undefined ? "None" : pyString(m.params)}, ${pyString(m.result)}, (${m.errors.map(pyString).join(", ")}${m.errors.length === 1 ? "," : ""})),`);
+  const notifications = model.notifications.map((n) => `    ${pyString(n.name)}: NotificationEntry(${pyString(n.direction)}, ${n.params === undefined ? "None" : pyString(n.params)}),`);
   const errors = model.errors.map((e) => `    ${pyString(e.reason)}: ErrorEntry(${e.code}, ${e.anyMethod ? "True" : "False"}),`);
   const literal = (names: readonly string[]) => (names.length ? `Literal[${names.map(pyString).join(", ")}]` : "Never");
   return [

@@ -20,7 +20,8 @@ const CLIENT: Side = { endpoint: "ProtocolClient", handlers: "ClientHandlers", n
 const SERVER: Side = { endpoint: "ServerConnection", handlers: "ServerHandlers", notifications: "ServerNotifications", sends: "server_to_client" };
 
 function sent(model: ProtocolModel, side: Side): { methods: MethodModel[]; notifications: NotificationModel[] } {
-  return { methods: model.methods.filter((m) => m.direction === side.sends), notifications: model.notifications.filter((n) => n.direction === side.sends) };
+  const sends = (direction: Direction) => direction === side.sends || direction === "both";
+  return { methods: model.methods.filter((m) => sends(m.direction)), notifications: model.notifications.filter((n) => sends(n.direction)) };
 }
 
 function received(model: ProtocolModel, side: Side): { methods: MethodModel[]; notifications: NotificationModel[] } {

@@ -4,10 +4,27 @@
  * the endpoints, the message checker and the testee read, and `ErrorReason`, the registered
  * errors as an enum a handler answers with.
  */
-import type { JsonObject, ProtocolModel } from "../../model.js";
+import type { JsonObject, MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
+import { namedParams } from "../../compose.js";
 import { docLines, indent, pascalIdent, rustInteger, rustString } from "./names.js";
 
-const direction = (d: string) => (d === "client_to_server" ? "Direction::ClientToServer" : "Direction::ServerToClient");
+const direction = (d: string) => (d === "client_to_server" ? "Direction::ClientToServer" : d === "server_to_client" ? "Direction::ServerToClient" : "Direction::Both");
+
+const STRUCTURE = { "by-name": "ByName", "by-position": "ByPosition", either: "Either" } as const;
+
+/** A message's `Params` entry: its type (if any), whether it may be left out, its structure and, for "either", the names of its positions. */
+function params(m: MethodModel | NotificationModel, model: ProtocolModel): string[] {
+  const type = m.params === undefined ? undefined : model.types.find((t) => t.title === m.params);
+  const names = m.paramStructure === "either" && type ? namedParams(type.schema, type.file, model) : undefined;
+  return [
+    "params: Params {",
+    `    schema: ${m.params === undefined ? "None" : `Some(${rustString(m.params)})`},`,
+    `    optional: ${m.paramsOptional},`,
+    `    structure: ParamStructure::${STRUCTURE[m.paramStructure]},`,
+    `    names: ${names ? `Some(${strList(names)})` : "None"},`,
+    "},",
+  ];
+}
 
 const strList = (items: readonly string[]) => `&[${items.map(rustString).join(", ")}]`;
 
@@ -19,7 +36,9 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
     `//! The tables of ${model.title} ${model.version}: every method, notification and error, as`,
     "//! protocol.json and errors.json declare them, and the protocol as one value.",
     "",
-    "use crate::jsonrpc::protocol::{Direction, ErrorEntry, MethodEntry, NotificationEntry, Protocol};",
+    "use crate::jsonrpc::protocol::{",
+    "    Direction, ErrorEntry, MethodEntry, NotificationEntry, ParamStructure, Params, Protocol,",
+    "};",
     "use crate::jsonrpc::{Json, Mode, RoundTripError, RpcError};",
     "use crate::types;",
     "",
@@ -27,6 +46,7 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
     "pub static PROTOCOL: Protocol = Protocol {",
     `    title: ${rustString(model.title)},`,
     `    version: ${rustString(model.version)},`,
+    `    batches: ${model.batches},`,
     `    digest: ${rustString(model.digest)},`,
     "    methods: METHODS,",
     "    notifications: NOTIFICATIONS,",
@@ -43,7 +63,7 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
         "MethodEntry {",
         `    name: ${rustString(m.name)},`,
         `    direction: ${direction(m.direction)},`,
-        `    params: ${rustString(m.params)},`,
+        ...indent(params(m, model)),
         `    result: ${rustString(m.result)},`,
         `    errors: ${strList(m.errors)},`,
         "},",
@@ -58,7 +78,7 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
         "NotificationEntry {",
         `    name: ${rustString(n.name)},`,
         `    direction: ${direction(n.direction)},`,
-        `    params: ${rustString(n.params)},`,
+        ...indent(params(n, model)),
         "},",
       ]),
     ),

@@ -44,6 +44,29 @@ function summary(m: { name: string; summary: string }): string {
   return `\`${m.name}\`: ${m.summary}`;
 }
 
+/** Whether the end sending in `side`'s direction sends messages of `direction` (a both-way one on either end). */
+const sends = (direction: string, side: Side) => direction === side || direction === "both";
+/** Whether that end receives them: those the other end sends, both-way ones included. */
+const receives = (direction: string, side: Side) => direction !== side;
+
+/** The params argument of a typed method that sends a message: none, optional or required. */
+function sentParams(m: MethodModel | NotificationModel): { param: string[]; arg: string } {
+  if (m.params === undefined) return { param: [], arg: "" };
+  if (m.paramsOptional) return { param: [`params: Option<&types::${m.params}>`], arg: "params" };
+  return { param: [`params: &types::${m.params}`], arg: "Some(params)" };
+}
+
+/** The params a handler method takes: none, `Option` when the frame may leave them out, else the type. */
+function receivedParams(m: MethodModel | NotificationModel): string[] {
+  if (m.params === undefined) return [];
+  return [m.paramsOptional ? `params: Option<types::${m.params}>` : `params: types::${m.params}`];
+}
+
+/** How the dispatcher decodes a message's params into what its handler method takes. */
+function decodeParams(m: MethodModel | NotificationModel): string {
+  return `${m.paramsOptional ? "decode_optional_params" : "decode_params"}(${JSON.stringify(m.name)}, params)`;
+}
+
 interface EndSpec {
   /** The direction this end sends requests and notifications in. */
   readonly sends: Side;
@@ -57,23 +80,27 @@ interface EndSpec {
 
 function sentMethods(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
   const out: string[] = [];
-  for (const m of model.methods.filter((m) => m.direction === spec.sends)) {
+  for (const m of model.methods.filter((m) => sends(m.direction, spec.sends))) {
     const fn = n.methods.get(m.name)!;
+    const { param, arg } = sentParams(m);
     out.push(
       "",
       ...docLines(summary(m), ""),
-      ...signature("pub async fn ", fn, ["&self", `params: &types::${m.params}`], `Result<types::${m.result}, Error>`, " {", 1),
-      `    self.connection.request(${JSON.stringify(m.name)}, params).await`,
+      ...signature("pub async fn ", fn, ["&self", ...param], `Result<types::${m.result}, Error>`, " {", 1),
+      m.params === undefined
+        ? `    self.connection.request_without_params(${JSON.stringify(m.name)}).await`
+        : `    self.connection.request(${JSON.stringify(m.name)}, ${arg}).await`,
       "}",
     );
   }
-  for (const x of model.notifications.filter((x) => x.direction === spec.sends)) {
+  for (const x of model.notifications.filter((x) => sends(x.direction, spec.sends))) {
     const fn = `notify_${n.notifications.get(x.name)!}`;
+    const { param, arg } = sentParams(x);
     out.push(
       "",
       ...docLines(summary(x), ""),
-      ...signature("pub fn ", fn, ["&self", `params: &types::${x.params}`], "Result<(), Error>", " {", 1),
-      `    self.connection.notify(${JSON.stringify(x.name)}, params)`,
+      ...signature("pub fn ", fn, ["&self", ...param], "Result<(), Error>", " {", 1),
+      x.params === undefined ? `    self.connection.notify_without_params(${JSON.stringify(x.name)})` : `    self.connection.notify(${JSON.stringify(x.name)}, ${arg})`,
       "}",
     );
   }
@@ -81,23 +108,22 @@ function sentMethods(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
 }
 
 function handlerTrait(spec: EndSpec, model: ProtocolModel, n: Names, doc: string[]): string[] {
-  const received: Side = spec.sends === "client_to_server" ? "server_to_client" : "client_to_server";
-  const requests = model.methods.filter((m) => m.direction === received);
-  const notifications = model.notifications.filter((x) => x.direction === received);
+  const requests = model.methods.filter((m) => receives(m.direction, spec.sends));
+  const notifications = model.notifications.filter((x) => receives(x.direction, spec.sends));
   const body: string[] = [];
   for (const m of requests) {
     body.push(
       ...(body.length ? [""] : []),
       ...docLines(summary(m), ""),
-      ...signature("fn ", n.methods.get(m.name)!, ["&self", `params: types::${m.params}`, `${spec.peer}: &${spec.end}`], `impl Future<Output = Result<types::${m.result}, RpcError>> + Send`, ";", 1),
+      ...signature("fn ", n.methods.get(m.name)!, ["&self", ...receivedParams(m), `${spec.peer}: &${spec.end}`], `impl Future<Output = Result<types::${m.result}, RpcError>> + Send`, ";", 1),
     );
   }
   for (const x of notifications) {
     body.push(
       ...(body.length ? [""] : []),
       ...docLines(`${summary(x)} Does nothing unless implemented.`, ""),
-      ...signature("fn ", `on_${n.notifications.get(x.name)!}`, ["&self", `params: types::${x.params}`, `${spec.peer}: &${spec.end}`], "impl Future<Output = ()> + Send", " {", 1),
-      `    let _ = (params, ${spec.peer});`,
+      ...signature("fn ", `on_${n.notifications.get(x.name)!}`, ["&self", ...receivedParams(x), `${spec.peer}: &${spec.end}`], "impl Future<Output = ()> + Send", " {", 1),
+      x.params === undefined ? `    let _ = ${spec.peer};` : `    let _ = (params, ${spec.peer});`,
       "    async {}",
       "}",
     );
@@ -106,16 +132,15 @@ function handlerTrait(spec: EndSpec, model: ProtocolModel, n: Names, doc: string
 }
 
 function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
-  const received: Side = spec.sends === "client_to_server" ? "server_to_client" : "client_to_server";
-  const requests = model.methods.filter((m) => m.direction === received);
-  const notifications = model.notifications.filter((x) => x.direction === received);
+  const requests = model.methods.filter((m) => receives(m.direction, spec.sends));
+  const notifications = model.notifications.filter((x) => receives(x.direction, spec.sends));
   const make = `let ${spec.peer} = ${spec.end} {\n    connection: peer.clone(),\n};`;
   const request: string[] = requests.length
     ? [
         "fn request(",
         "    &self,",
         "    method: &str,",
-        "    params: Json,",
+        "    params: Option<Json>,",
         "    peer: &Connection,",
         ") -> Option<BoxFuture<Result<Json, RpcError>>> {",
         "    let handler = Arc::clone(&self.0);",
@@ -124,8 +149,8 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
         ...indent(
           requests.flatMap((m: MethodModel) => [
             `${JSON.stringify(m.name)} => Some(Box::pin(async move {`,
-            `    let params = decode_params(${JSON.stringify(m.name)}, &params)?;`,
-            `    encode_result(handler.${n.methods.get(m.name)!}(params, &${spec.peer}).await)`,
+            ...(m.params === undefined ? [] : [`    let params = ${decodeParams(m)}?;`]),
+            `    encode_result(handler.${n.methods.get(m.name)!}(${m.params === undefined ? "" : "params, "}&${spec.peer}).await)`,
             "})),",
           ]),
           2,
@@ -138,7 +163,7 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
         "fn request(",
         "    &self,",
         "    _method: &str,",
-        "    _params: Json,",
+        "    _params: Option<Json>,",
         "    _peer: &Connection,",
         ") -> Option<BoxFuture<Result<Json, RpcError>>> {",
         "    None",
@@ -146,16 +171,16 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
       ];
   const notification: string[] = notifications.length
     ? [
-        "fn notification(&self, method: &str, params: Json, peer: &Connection) -> BoxFuture<()> {",
+        "fn notification(&self, method: &str, params: Option<Json>, peer: &Connection) -> BoxFuture<()> {",
         "    let handler = Arc::clone(&self.0);",
         ...indent(make.split("\n")),
         "    match method {",
         ...indent(
           notifications.flatMap((x: NotificationModel) => [
             `${JSON.stringify(x.name)} => Box::pin(async move {`,
-            `    if let Ok(params) = decode_params(${JSON.stringify(x.name)}, &params) {`,
-            `        handler.on_${n.notifications.get(x.name)!}(params, &${spec.peer}).await;`,
-            "    }",
+            ...(x.params === undefined
+              ? [`    handler.on_${n.notifications.get(x.name)!}(&${spec.peer}).await;`]
+              : [`    if let Ok(params) = ${decodeParams(x)} {`, `        handler.on_${n.notifications.get(x.name)!}(params, &${spec.peer}).await;`, "    }"]),
             "}),",
           ]),
           2,
@@ -164,7 +189,7 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
         "    }",
         "}",
       ]
-    : ["fn notification(&self, _method: &str, _params: Json, _peer: &Connection) -> BoxFuture<()> {", "    Box::pin(async {})", "}"];
+    : ["fn notification(&self, _method: &str, _params: Option<Json>, _peer: &Connection) -> BoxFuture<()> {", "    Box::pin(async {})", "}"];
   return [
     `/// Answers the other end's requests and notifications with a [\`${spec.handler}\`].`,
     "struct Dispatcher<H>(Arc<H>);",
@@ -178,7 +203,7 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
 }
 
 function imports(code: string, extra: readonly string[]): string[] {
-  const support = ["BoxFuture", "Connection", "Dispatch", "Error", "Options", "RpcError", "decode_params", "encode_result"].filter((x) => new RegExp(`\\b${x}\\b`).test(code));
+  const support = ["BoxFuture", "Connection", "Dispatch", "Error", "Options", "RpcError", "decode_optional_params", "decode_params", "encode_result"].filter((x) => new RegExp(`\\b${x}\\b`).test(code));
   const lower = support.filter((x) => /^[a-z]/.test(x));
   const upper = support.filter((x) => /^[A-Z]/.test(x));
   return [
@@ -196,7 +221,7 @@ function imports(code: string, extra: readonly string[]): string[] {
 export function emitRustClient(model: ProtocolModel, header: string): string {
   const n = names(model);
   const spec: EndSpec = { sends: "client_to_server", end: "Client", handler: "ClientHandler", peer: "client" };
-  const hasRequests = model.methods.some((m) => m.direction === "server_to_client");
+  const hasRequests = model.methods.some((m) => receives(m.direction, "client_to_server"));
   const body = [
     `/// A client of ${model.title}: a typed method per request and notification it sends. What the`,
     "/// server sends is validated (tolerantly unless the options say otherwise) before the handler",

@@ -89,11 +89,11 @@ export class RustTypes {
     const where = (title: string) => this.model.types.find((t) => t.title === title)?.file ?? title;
     for (const m of this.model.methods) {
       for (const [role, title] of [["params", m.params], ["result", m.result]] as const) {
-        if (this.variants.has(title)) throw new UnsupportedForRust(`${m.name} has the union variant ${title} as its ${role}; give it a type of its own (a variant's tag is written by its union)`);
+        if (title !== undefined && this.variants.has(title)) throw new UnsupportedForRust(`${m.name} has the union variant ${title} as its ${role}; give it a type of its own (a variant's tag is written by its union)`);
       }
     }
     for (const n of this.model.notifications) {
-      if (this.variants.has(n.params)) throw new UnsupportedForRust(`${n.name} has the union variant ${n.params} as its params; give it a type of its own`);
+      if (n.params !== undefined && this.variants.has(n.params)) throw new UnsupportedForRust(`${n.name} has the union variant ${n.params} as its params; give it a type of its own`);
     }
     for (const type of this.model.types) {
       const isUnion = this.unionTitles.has(type.title);

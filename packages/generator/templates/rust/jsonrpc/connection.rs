@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::check::{validate, Mode, Schema, ValidationError};
 use super::envelope::{classify, id_key, Message};
 use super::json::{canonical, from_json, parse, to_json, Json};
-use super::protocol::{Direction, Protocol};
+use super::protocol::{Direction, Params, Protocol};
 use super::transport::Transport;
 
 /// A future a [`Dispatch`] returns, boxed so that any handler's future fits.
@@ -184,15 +184,16 @@ impl From<RpcError> for Error {
 /// What the other end may ask of this one: the generated `client` and `server` modules
 /// implement it over their handler traits. Params reach it validated.
 pub trait Dispatch: Send + Sync + 'static {
-    /// Answers a request; `None` when this side does not serve the method.
+    /// Answers a request, its params validated (`None` when the frame left them out); `None`
+    /// when this side does not serve the method.
     fn request(
         &self,
         method: &str,
-        params: Json,
+        params: Option<Json>,
         peer: &Connection,
     ) -> Option<BoxFuture<Result<Json, RpcError>>>;
-    /// Takes a notification.
-    fn notification(&self, method: &str, params: Json, peer: &Connection) -> BoxFuture<()>;
+    /// Takes a notification, its params validated (`None` when the frame left them out).
+    fn notification(&self, method: &str, params: Option<Json>, peer: &Connection) -> BoxFuture<()>;
 }
 
 /// Something a connection noticed that it cannot answer (a refused notification, a handler's
@@ -280,7 +281,7 @@ impl Connection {
         let connection = Connection { inner };
         let reader = connection.clone();
         // Notifications are handled one at a time, in the order they came.
-        let (notify_tx, mut notify_rx) = mpsc::unbounded_channel::<(String, Json)>();
+        let (notify_tx, mut notify_rx) = mpsc::unbounded_channel::<(String, Option<Json>)>();
         let notified = connection.clone();
         let notifier = dispatch.clone();
         tokio::spawn(async move {
@@ -337,8 +338,9 @@ impl Connection {
         let _ = self.send_text(canonical(value).unwrap_or_else(|_| value.to_string()));
     }
 
-    /// Sends a request and waits for its answer: the result, or the peer's error.
-    pub async fn request_json(&self, method: &str, params: Json) -> Result<Json, Error> {
+    /// Sends a request (without params when `params` is `None`) and waits for its answer:
+    /// the result, or the peer's error.
+    pub async fn request_json(&self, method: &str, params: Option<Json>) -> Result<Json, Error> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -348,8 +350,11 @@ impl Connection {
             };
             pending.insert(id_key(&Json::Number(id as f64)), tx);
         }
-        let frame =
-            serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let mut frame = serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if let Some(params) = params {
+            frame["params"] =
+                serde_json::to_value(params).map_err(|e| Error::Decode(e.to_string()))?;
+        }
         self.send_text(canonical(&frame).map_err(|e| Error::Decode(e.to_string()))?)?;
         match rx.await {
             Ok(Ok(result)) => Ok(result),
@@ -358,35 +363,58 @@ impl Connection {
         }
     }
 
-    /// Sends a notification.
-    pub fn notify_json(&self, method: &str, params: Json) -> Result<(), Error> {
-        let frame = serde_json::json!({ "jsonrpc": "2.0", "method": method, "params": params });
+    /// Sends a notification (without params when `params` is `None`).
+    pub fn notify_json(&self, method: &str, params: Option<Json>) -> Result<(), Error> {
+        let mut frame = serde_json::json!({ "jsonrpc": "2.0", "method": method });
+        if let Some(params) = params {
+            frame["params"] =
+                serde_json::to_value(params).map_err(|e| Error::Decode(e.to_string()))?;
+        }
         self.send_text(canonical(&frame).map_err(|e| Error::Decode(e.to_string()))?)
     }
 
     /// Sends a typed request: the params validated strictly (refused ones are not sent), the
     /// result validated in the connection's mode and decoded.
-    pub async fn request<P, R>(&self, method: &str, params: &P) -> Result<R, Error>
+    /// A request whose params may be left out sends none for `None`.
+    pub async fn request<P, R>(&self, method: &str, params: Option<&P>) -> Result<R, Error>
     where
         P: Serialize + Schema,
         R: DeserializeOwned + Schema,
     {
-        let params = outgoing(params)?;
+        let params = params.map(outgoing).transpose()?;
         let result = self.request_json(method, params).await?;
         incoming::<R>(&result, self.mode())
     }
 
-    /// Sends a typed notification, its params validated strictly first.
-    pub fn notify<P: Serialize + Schema>(&self, method: &str, params: &P) -> Result<(), Error> {
-        let params = outgoing(params)?;
+    /// Sends a typed request of a method that takes no params.
+    pub async fn request_without_params<R>(&self, method: &str) -> Result<R, Error>
+    where
+        R: DeserializeOwned + Schema,
+    {
+        let result = self.request_json(method, None).await?;
+        incoming::<R>(&result, self.mode())
+    }
+
+    /// Sends a typed notification, its params validated strictly first; `None` sends none.
+    pub fn notify<P: Serialize + Schema>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        let params = params.map(outgoing).transpose()?;
         self.notify_json(method, params)
+    }
+
+    /// Sends a notification that takes no params.
+    pub fn notify_without_params(&self, method: &str) -> Result<(), Error> {
+        self.notify_json(method, None)
     }
 
     fn frame(
         &self,
         frame: &str,
         dispatch: &Arc<dyn Dispatch>,
-        notify: &mpsc::UnboundedSender<(String, Json)>,
+        notify: &mpsc::UnboundedSender<(String, Option<Json>)>,
     ) {
         let value = match parse(frame) {
             Ok(value) => value,
@@ -403,6 +431,17 @@ impl Connection {
                     -32600,
                     "invalid_request",
                     "Invalid Request: an empty batch",
+                );
+                self.send_json(&response(&Json::Null, Err(&error)));
+            }
+            Json::Array(_) if !self.inner.protocol.batches => {
+                self.problem(
+                    "the peer sent a batch, and the protocol does not allow JSON-RPC batches",
+                );
+                let error = RpcError::registered(
+                    -32600,
+                    "invalid_request",
+                    "Invalid Request: the protocol does not allow batches",
                 );
                 self.send_json(&response(&Json::Null, Err(&error)));
             }
@@ -449,7 +488,7 @@ impl Connection {
         &self,
         message: &Json,
         dispatch: &Arc<dyn Dispatch>,
-        notify: &mpsc::UnboundedSender<(String, Json)>,
+        notify: &mpsc::UnboundedSender<(String, Option<Json>)>,
     ) -> Option<Answer> {
         let protocol = self.inner.protocol;
         let answer = |id: &Json, error: RpcError| -> Option<Answer> {
@@ -476,27 +515,27 @@ impl Connection {
             Message::Notification { method, params } => {
                 let served = protocol
                     .notification(method)
-                    .filter(|n| n.direction != self.inner.sends);
+                    .filter(|n| n.direction.sent_by(self.inner.sends.other()));
                 let Some(entry) = served else {
                     self.problem(&format!(
                         "ignored the notification {method}: the peer does not send it"
                     ));
                     return None;
                 };
-                let params = params
-                    .cloned()
-                    .unwrap_or_else(|| Json::Object(Default::default()));
-                if let Some(Err(error)) = (protocol.validate)(entry.params, &params, self.mode()) {
-                    self.problem(&format!("ignored the notification {method}: {error}"));
-                    return None;
-                }
+                let params = match self.params(&entry.params, params) {
+                    Ok(params) => params,
+                    Err(error) => {
+                        self.problem(&format!("ignored the notification {method}: {error}"));
+                        return None;
+                    }
+                };
                 let _ = notify.send((method.to_owned(), params));
                 None
             }
             Message::Request { id, method, params } => {
                 let served = protocol
                     .method(method)
-                    .filter(|m| m.direction != self.inner.sends);
+                    .filter(|m| m.direction.sent_by(self.inner.sends.other()));
                 let Some(entry) = served else {
                     let error = RpcError::registered(
                         -32601,
@@ -509,12 +548,10 @@ impl Connection {
                     )]));
                     return answer(id, error);
                 };
-                let params = params
-                    .cloned()
-                    .unwrap_or_else(|| Json::Object(Default::default()));
-                if let Some(Err(error)) = (protocol.validate)(entry.params, &params, self.mode()) {
-                    return answer(id, invalid_params(method, &error));
-                }
+                let params = match self.params(&entry.params, params) {
+                    Ok(params) => params,
+                    Err(error) => return answer(id, invalid_params(method, &error)),
+                };
                 let Some(handled) = dispatch.request(method, params, self) else {
                     let error = RpcError::registered(
                         -32601,
@@ -587,6 +624,23 @@ pub fn invalid_params(method: &str, error: &ValidationError) -> RpcError {
     )]))
 }
 
+impl Connection {
+    /// A frame's params read as their entry says (present or not, by name or by position)
+    /// and validated in the connection's mode.
+    fn params(&self, entry: &Params, raw: Option<&Json>) -> Result<Option<Json>, ValidationError> {
+        let read = entry.read(raw).map_err(|issue| ValidationError {
+            type_name: entry.schema.unwrap_or("params").to_owned(),
+            issues: vec![issue],
+        })?;
+        if let (Some(schema), Some(params)) = (entry.schema, &read) {
+            if let Some(Err(error)) = (self.inner.protocol.validate)(schema, params, self.mode()) {
+                return Err(error);
+            }
+        }
+        Ok(read)
+    }
+}
+
 fn response(id: &Json, outcome: Result<&Json, &RpcError>) -> serde_json::Value {
     match outcome {
         Ok(result) => {
@@ -612,15 +666,28 @@ pub fn incoming<T: DeserializeOwned + Schema>(value: &Json, mode: Mode) -> Resul
 }
 
 /// Params a dispatcher received (already validated) decoded into their type, or the -32602
-/// that says why they do not fit it.
-pub fn decode_params<T: DeserializeOwned>(method: &str, params: &Json) -> Result<T, RpcError> {
-    from_json(params).map_err(|e| {
+/// that says why they do not fit it (or that they were left out).
+pub fn decode_params<T: DeserializeOwned>(
+    method: &str,
+    params: Option<Json>,
+) -> Result<T, RpcError> {
+    let invalid = |why: String| {
         RpcError::registered(
             -32602,
             "invalid_params",
-            format!("Invalid params for {method}: {e}"),
+            format!("Invalid params for {method}: {why}"),
         )
-    })
+    };
+    let params = params.ok_or_else(|| invalid("they are required".to_owned()))?;
+    from_json(&params).map_err(|e| invalid(e.to_string()))
+}
+
+/// Params a frame may leave out, decoded as [`decode_params`] does: `None` when left out.
+pub fn decode_optional_params<T: DeserializeOwned>(
+    method: &str,
+    params: Option<Json>,
+) -> Result<Option<T>, RpcError> {
+    params.map(|p| decode_params(method, Some(p))).transpose()
 }
 
 /// A handler's typed result as the JSON to answer with.

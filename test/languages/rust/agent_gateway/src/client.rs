@@ -49,7 +49,7 @@ impl Client {
         &self,
         params: &types::ThreadStartParams,
     ) -> Result<types::ThreadStartResponse, Error> {
-        self.connection.request("thread/start", params).await
+        self.connection.request("thread/start", Some(params)).await
     }
 
     /// `thread/get`: Read one thread (turnspec's own minimal Threads API).
@@ -57,7 +57,7 @@ impl Client {
         &self,
         params: &types::ThreadGetParams,
     ) -> Result<types::ThreadGetResponse, Error> {
-        self.connection.request("thread/get", params).await
+        self.connection.request("thread/get", Some(params)).await
     }
 
     /// `thread/timeline/page`: Page through a thread's top-level timeline blocks, one per turn
@@ -66,7 +66,7 @@ impl Client {
         &self,
         params: &types::ThreadTimelinePageParams,
     ) -> Result<types::ThreadTimelinePageResponse, Error> {
-        self.connection.request("thread/timeline/page", params).await
+        self.connection.request("thread/timeline/page", Some(params)).await
     }
 
     /// `turn/start`: Start a new turn in a thread; progress arrives as notifications.
@@ -74,7 +74,7 @@ impl Client {
         &self,
         params: &types::TurnStartParams,
     ) -> Result<types::TurnStartResponse, Error> {
-        self.connection.request("turn/start", params).await
+        self.connection.request("turn/start", Some(params)).await
     }
 
     /// `turn/cancel`: Cancel or interrupt a turn that is still running.
@@ -82,7 +82,7 @@ impl Client {
         &self,
         params: &types::TurnCancelParams,
     ) -> Result<types::TurnCancelResponse, Error> {
-        self.connection.request("turn/cancel", params).await
+        self.connection.request("turn/cancel", Some(params)).await
     }
 
     /// `turn/resume`: Resume a blocked turn through one of its recovery jobs.
@@ -90,7 +90,7 @@ impl Client {
         &self,
         params: &types::TurnResumeParams,
     ) -> Result<types::TurnResumeResponse, Error> {
-        self.connection.request("turn/resume", params).await
+        self.connection.request("turn/resume", Some(params)).await
     }
 
     /// `turn/get`: Read the current model of one turn.
@@ -98,7 +98,7 @@ impl Client {
         &self,
         params: &types::TurnGetParams,
     ) -> Result<types::TurnGetResponse, Error> {
-        self.connection.request("turn/get", params).await
+        self.connection.request("turn/get", Some(params)).await
     }
 
     /// `turn/items`: Replay the persisted item events of one turn.
@@ -106,7 +106,7 @@ impl Client {
         &self,
         params: &types::TurnItemsParams,
     ) -> Result<types::TurnItemsResponse, Error> {
-        self.connection.request("turn/items", params).await
+        self.connection.request("turn/items", Some(params)).await
     }
 
     /// `turn/work/page`: Page through the work items of one turn's semantic work block.
@@ -114,7 +114,7 @@ impl Client {
         &self,
         params: &types::TurnWorkPageParams,
     ) -> Result<types::TurnWorkPageResponse, Error> {
-        self.connection.request("turn/work/page", params).await
+        self.connection.request("turn/work/page", Some(params)).await
     }
 
     /// `turn/work/items/get`: Refresh specific work items by id, learning which were removed.
@@ -122,7 +122,7 @@ impl Client {
         &self,
         params: &types::TurnWorkItemsGetParams,
     ) -> Result<types::TurnWorkItemsGetResponse, Error> {
-        self.connection.request("turn/work/items/get", params).await
+        self.connection.request("turn/work/items/get", Some(params)).await
     }
 
     /// `turn/permission/request/respond`: Resolve an open tool permission request.
@@ -130,7 +130,7 @@ impl Client {
         &self,
         params: &types::TurnPermissionRequestRespondParams,
     ) -> Result<types::TurnPermissionRequestRespondResponse, Error> {
-        self.connection.request("turn/permission/request/respond", params).await
+        self.connection.request("turn/permission/request/respond", Some(params)).await
     }
 
     /// `turn/question/respond`: Answer an open question the model asked (turnspec's own extension).
@@ -138,7 +138,7 @@ impl Client {
         &self,
         params: &types::TurnQuestionRespondParams,
     ) -> Result<types::TurnQuestionRespondResponse, Error> {
-        self.connection.request("turn/question/respond", params).await
+        self.connection.request("turn/question/respond", Some(params)).await
     }
 
     /// `agent/route/create`: Create a bounded delegation route from an agent execution to a destination
@@ -147,7 +147,7 @@ impl Client {
         &self,
         params: &types::AgentDelegationRouteCreateParams,
     ) -> Result<types::AgentDelegationRouteProjection, Error> {
-        self.connection.request("agent/route/create", params).await
+        self.connection.request("agent/route/create", Some(params)).await
     }
 
     /// `agent/route/list`: List the routes of one source execution, a page at a time.
@@ -155,7 +155,7 @@ impl Client {
         &self,
         params: &types::AgentDelegationRouteListParams,
     ) -> Result<types::AgentDelegationRouteListResponse, Error> {
-        self.connection.request("agent/route/list", params).await
+        self.connection.request("agent/route/list", Some(params)).await
     }
 
     /// `agent/route/revoke`: Revoke a route, guarded by the generation the caller expects.
@@ -163,7 +163,7 @@ impl Client {
         &self,
         params: &types::AgentDelegationRouteRevokeParams,
     ) -> Result<types::AgentDelegationRouteProjection, Error> {
-        self.connection.request("agent/route/revoke", params).await
+        self.connection.request("agent/route/revoke", Some(params)).await
     }
 }
 
@@ -584,205 +584,205 @@ impl<H: ClientHandler> Dispatch for Dispatcher<H> {
     fn request(
         &self,
         _method: &str,
-        _params: Json,
+        _params: Option<Json>,
         _peer: &Connection,
     ) -> Option<BoxFuture<Result<Json, RpcError>>> {
         None
     }
 
-    fn notification(&self, method: &str, params: Json, peer: &Connection) -> BoxFuture<()> {
+    fn notification(&self, method: &str, params: Option<Json>, peer: &Connection) -> BoxFuture<()> {
         let handler = Arc::clone(&self.0);
         let client = Client {
             connection: peer.clone(),
         };
         match method {
             "turn/started" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/started", &params) {
+                if let Ok(params) = decode_params("turn/started", params) {
                     handler.on_turn_started(params, &client).await;
                 }
             }),
             "item/started" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/started", &params) {
+                if let Ok(params) = decode_params("item/started", params) {
                     handler.on_item_started(params, &client).await;
                 }
             }),
             "item/agent_message/delta" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/agent_message/delta", &params) {
+                if let Ok(params) = decode_params("item/agent_message/delta", params) {
                     handler.on_item_agent_message_delta(params, &client).await;
                 }
             }),
             "item/command_execution/output_delta" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/command_execution/output_delta", &params) {
+                if let Ok(params) = decode_params("item/command_execution/output_delta", params) {
                     handler.on_item_command_execution_output_delta(params, &client).await;
                 }
             }),
             "item/file_change/output_delta" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/file_change/output_delta", &params) {
+                if let Ok(params) = decode_params("item/file_change/output_delta", params) {
                     handler.on_item_file_change_output_delta(params, &client).await;
                 }
             }),
             "item/tool/progress" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/tool/progress", &params) {
+                if let Ok(params) = decode_params("item/tool/progress", params) {
                     handler.on_item_tool_progress(params, &client).await;
                 }
             }),
             "item/updated" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/updated", &params) {
+                if let Ok(params) = decode_params("item/updated", params) {
                     handler.on_item_updated(params, &client).await;
                 }
             }),
             "item/completed" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/completed", &params) {
+                if let Ok(params) = decode_params("item/completed", params) {
                     handler.on_item_completed(params, &client).await;
                 }
             }),
             "turn/completed" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/completed", &params) {
+                if let Ok(params) = decode_params("turn/completed", params) {
                     handler.on_turn_completed(params, &client).await;
                 }
             }),
             "turn/failed" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/failed", &params) {
+                if let Ok(params) = decode_params("turn/failed", params) {
                     handler.on_turn_failed(params, &client).await;
                 }
             }),
             "turn/blocked" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/blocked", &params) {
+                if let Ok(params) = decode_params("turn/blocked", params) {
                     handler.on_turn_blocked(params, &client).await;
                 }
             }),
             "thread/timeline/blocks/changed" => Box::pin(async move {
-                if let Ok(params) = decode_params("thread/timeline/blocks/changed", &params) {
+                if let Ok(params) = decode_params("thread/timeline/blocks/changed", params) {
                     handler.on_thread_timeline_blocks_changed(params, &client).await;
                 }
             }),
             "turn/work/items/changed" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/work/items/changed", &params) {
+                if let Ok(params) = decode_params("turn/work/items/changed", params) {
                     handler.on_turn_work_items_changed(params, &client).await;
                 }
             }),
             "turn/work/state/changed" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/work/state/changed", &params) {
+                if let Ok(params) = decode_params("turn/work/state/changed", params) {
                     handler.on_turn_work_state_changed(params, &client).await;
                 }
             }),
             "turn/permission/request/opened" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/permission/request/opened", &params) {
+                if let Ok(params) = decode_params("turn/permission/request/opened", params) {
                     handler.on_turn_permission_request_opened(params, &client).await;
                 }
             }),
             "turn/permission/request/resolved" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/permission/request/resolved", &params) {
+                if let Ok(params) = decode_params("turn/permission/request/resolved", params) {
                     handler.on_turn_permission_request_resolved(params, &client).await;
                 }
             }),
             "turn/permission/audit" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/permission/audit", &params) {
+                if let Ok(params) = decode_params("turn/permission/audit", params) {
                     handler.on_turn_permission_audit(params, &client).await;
                 }
             }),
             "turn/question/opened" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/question/opened", &params) {
+                if let Ok(params) = decode_params("turn/question/opened", params) {
                     handler.on_turn_question_opened(params, &client).await;
                 }
             }),
             "turn/question/resolved" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/question/resolved", &params) {
+                if let Ok(params) = decode_params("turn/question/resolved", params) {
                     handler.on_turn_question_resolved(params, &client).await;
                 }
             }),
             "turn/handoff/started" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/handoff/started", &params) {
+                if let Ok(params) = decode_params("turn/handoff/started", params) {
                     handler.on_turn_handoff_started(params, &client).await;
                 }
             }),
             "turn/execution_window/started" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/execution_window/started", &params) {
+                if let Ok(params) = decode_params("turn/execution_window/started", params) {
                     handler.on_turn_execution_window_started(params, &client).await;
                 }
             }),
             "turn/execution_window/exhausted" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/execution_window/exhausted", &params) {
+                if let Ok(params) = decode_params("turn/execution_window/exhausted", params) {
                     handler.on_turn_execution_window_exhausted(params, &client).await;
                 }
             }),
             "turn/execution_window/checkpointed" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/execution_window/checkpointed", &params) {
+                if let Ok(params) = decode_params("turn/execution_window/checkpointed", params) {
                     handler.on_turn_execution_window_checkpointed(params, &client).await;
                 }
             }),
             "turn/execution_window/continued" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/execution_window/continued", &params) {
+                if let Ok(params) = decode_params("turn/execution_window/continued", params) {
                     handler.on_turn_execution_window_continued(params, &client).await;
                 }
             }),
             "turn/execution_window/blocked" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/execution_window/blocked", &params) {
+                if let Ok(params) = decode_params("turn/execution_window/blocked", params) {
                     handler.on_turn_execution_window_blocked(params, &client).await;
                 }
             }),
             "item/timeout_detected" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/timeout_detected", &params) {
+                if let Ok(params) = decode_params("item/timeout_detected", params) {
                     handler.on_item_timeout_detected(params, &client).await;
                 }
             }),
             "item/recovery_opened" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/recovery_opened", &params) {
+                if let Ok(params) = decode_params("item/recovery_opened", params) {
                     handler.on_item_recovery_opened(params, &client).await;
                 }
             }),
             "item/recovery_attached" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/recovery_attached", &params) {
+                if let Ok(params) = decode_params("item/recovery_attached", params) {
                     handler.on_item_recovery_attached(params, &client).await;
                 }
             }),
             "item/retry_scheduled" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/retry_scheduled", &params) {
+                if let Ok(params) = decode_params("item/retry_scheduled", params) {
                     handler.on_item_retry_scheduled(params, &client).await;
                 }
             }),
             "item/retry_attempt_started" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/retry_attempt_started", &params) {
+                if let Ok(params) = decode_params("item/retry_attempt_started", params) {
                     handler.on_item_retry_attempt_started(params, &client).await;
                 }
             }),
             "item/recovery_succeeded" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/recovery_succeeded", &params) {
+                if let Ok(params) = decode_params("item/recovery_succeeded", params) {
                     handler.on_item_recovery_succeeded(params, &client).await;
                 }
             }),
             "item/recovery_exhausted" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/recovery_exhausted", &params) {
+                if let Ok(params) = decode_params("item/recovery_exhausted", params) {
                     handler.on_item_recovery_exhausted(params, &client).await;
                 }
             }),
             "item/tool/retry_scheduled" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/tool/retry_scheduled", &params) {
+                if let Ok(params) = decode_params("item/tool/retry_scheduled", params) {
                     handler.on_item_tool_retry_scheduled(params, &client).await;
                 }
             }),
             "item/tool/retry_resolved" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/tool/retry_resolved", &params) {
+                if let Ok(params) = decode_params("item/tool/retry_resolved", params) {
                     handler.on_item_tool_retry_resolved(params, &client).await;
                 }
             }),
             "item/tool/retry_exhausted" => Box::pin(async move {
-                if let Ok(params) = decode_params("item/tool/retry_exhausted", &params) {
+                if let Ok(params) = decode_params("item/tool/retry_exhausted", params) {
                     handler.on_item_tool_retry_exhausted(params, &client).await;
                 }
             }),
             "turn/tool_loop/budget_exceeded" => Box::pin(async move {
-                if let Ok(params) = decode_params("turn/tool_loop/budget_exceeded", &params) {
+                if let Ok(params) = decode_params("turn/tool_loop/budget_exceeded", params) {
                     handler.on_turn_tool_loop_budget_exceeded(params, &client).await;
                 }
             }),
             "context/compressing" => Box::pin(async move {
-                if let Ok(params) = decode_params("context/compressing", &params) {
+                if let Ok(params) = decode_params("context/compressing", params) {
                     handler.on_context_compressing(params, &client).await;
                 }
             }),
             "context/compressed" => Box::pin(async move {
-                if let Ok(params) = decode_params("context/compressed", &params) {
+                if let Ok(params) = decode_params("context/compressed", params) {
                     handler.on_context_compressed(params, &client).await;
                 }
             }),

@@ -28,7 +28,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnStartedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/started", params)
+        self.connection.notify("turn/started", Some(params))
     }
 
     /// `item/started`: A timeline item was opened.
@@ -36,7 +36,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemStartedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/started", params)
+        self.connection.notify("item/started", Some(params))
     }
 
     /// `item/agent_message/delta`: A piece of assistant answer text.
@@ -44,7 +44,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemDeltaNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/agent_message/delta", params)
+        self.connection.notify("item/agent_message/delta", Some(params))
     }
 
     /// `item/command_execution/output_delta`: A piece of a command's stdout or stderr.
@@ -52,7 +52,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemDeltaNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/command_execution/output_delta", params)
+        self.connection.notify("item/command_execution/output_delta", Some(params))
     }
 
     /// `item/file_change/output_delta`: A piece of a file change's output.
@@ -60,7 +60,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemDeltaNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/file_change/output_delta", params)
+        self.connection.notify("item/file_change/output_delta", Some(params))
     }
 
     /// `item/tool/progress`: A progress update from a running tool.
@@ -68,7 +68,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemDeltaNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/tool/progress", params)
+        self.connection.notify("item/tool/progress", Some(params))
     }
 
     /// `item/updated`: A timeline item changed after it was opened.
@@ -76,7 +76,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemUpdatedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/updated", params)
+        self.connection.notify("item/updated", Some(params))
     }
 
     /// `item/completed`: A timeline item reached its final display state.
@@ -84,7 +84,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemCompletedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/completed", params)
+        self.connection.notify("item/completed", Some(params))
     }
 
     /// `turn/completed`: The turn finished successfully (terminal).
@@ -92,12 +92,12 @@ impl ServerConnection {
         &self,
         params: &types::TurnCompletedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/completed", params)
+        self.connection.notify("turn/completed", Some(params))
     }
 
     /// `turn/failed`: The turn failed or was interrupted (terminal).
     pub fn notify_turn_failed(&self, params: &types::TurnFailedNotification) -> Result<(), Error> {
-        self.connection.notify("turn/failed", params)
+        self.connection.notify("turn/failed", Some(params))
     }
 
     /// `turn/blocked`: The turn stopped in a blocked state that turn/resume can end.
@@ -105,7 +105,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnBlockedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/blocked", params)
+        self.connection.notify("turn/blocked", Some(params))
     }
 
     /// `thread/timeline/blocks/changed`: A thread's timeline blocks changed; loaded pages may be stale.
@@ -113,7 +113,7 @@ impl ServerConnection {
         &self,
         params: &types::ThreadTimelineBlocksChangedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("thread/timeline/blocks/changed", params)
+        self.connection.notify("thread/timeline/blocks/changed", Some(params))
     }
 
     /// `turn/work/items/changed`: Work items of a turn's work block changed.
@@ -121,7 +121,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnWorkItemsChangedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/work/items/changed", params)
+        self.connection.notify("turn/work/items/changed", Some(params))
     }
 
     /// `turn/work/state/changed`: A turn's work block changed state or counts.
@@ -129,7 +129,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnWorkStateChangedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/work/state/changed", params)
+        self.connection.notify("turn/work/state/changed", Some(params))
     }
 
     /// `turn/permission/request/opened`: A tool action waits for the client's approval.
@@ -137,7 +137,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnPermissionRequestOpenedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/permission/request/opened", params)
+        self.connection.notify("turn/permission/request/opened", Some(params))
     }
 
     /// `turn/permission/request/resolved`: An approval request was resolved, cancelled or expired.
@@ -145,7 +145,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnPermissionRequestResolvedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/permission/request/resolved", params)
+        self.connection.notify("turn/permission/request/resolved", Some(params))
     }
 
     /// `turn/permission/audit`: A durable audit record of a permission decision.
@@ -153,7 +153,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnPermissionAuditEvent,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/permission/audit", params)
+        self.connection.notify("turn/permission/audit", Some(params))
     }
 
     /// `turn/question/opened`: The model asked the user a question; the turn waits for the answer
@@ -162,7 +162,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnQuestionOpenedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/question/opened", params)
+        self.connection.notify("turn/question/opened", Some(params))
     }
 
     /// `turn/question/resolved`: A question was answered, cancelled with its turn, or expired
@@ -171,7 +171,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnQuestionResolvedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/question/resolved", params)
+        self.connection.notify("turn/question/resolved", Some(params))
     }
 
     /// `turn/handoff/started`: The turn delegates to a sub-agent (turnspec's own extension).
@@ -179,7 +179,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnHandoffStartedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/handoff/started", params)
+        self.connection.notify("turn/handoff/started", Some(params))
     }
 
     /// `turn/execution_window/started`: A bounded execution window started.
@@ -187,7 +187,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnExecutionWindowStartedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/execution_window/started", params)
+        self.connection.notify("turn/execution_window/started", Some(params))
     }
 
     /// `turn/execution_window/exhausted`: The current window hit a limit; observed counts are recorded.
@@ -195,7 +195,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnExecutionWindowExhaustedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/execution_window/exhausted", params)
+        self.connection.notify("turn/execution_window/exhausted", Some(params))
     }
 
     /// `turn/execution_window/checkpointed`: A continuation checkpoint was written.
@@ -203,7 +203,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnExecutionWindowCheckpointedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/execution_window/checkpointed", params)
+        self.connection.notify("turn/execution_window/checkpointed", Some(params))
     }
 
     /// `turn/execution_window/continued`: Execution continued from a checkpoint in a new window.
@@ -211,7 +211,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnExecutionWindowContinuedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/execution_window/continued", params)
+        self.connection.notify("turn/execution_window/continued", Some(params))
     }
 
     /// `turn/execution_window/blocked`: No further window can open; user or recovery action is needed.
@@ -219,7 +219,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnExecutionWindowBlockedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/execution_window/blocked", params)
+        self.connection.notify("turn/execution_window/blocked", Some(params))
     }
 
     /// `item/timeout_detected`: An item attempt ran past its deadline.
@@ -227,7 +227,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemTimeoutDetectedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/timeout_detected", params)
+        self.connection.notify("item/timeout_detected", Some(params))
     }
 
     /// `item/recovery_opened`: A recovery job was opened for an item.
@@ -235,7 +235,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemRecoveryOpenedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/recovery_opened", params)
+        self.connection.notify("item/recovery_opened", Some(params))
     }
 
     /// `item/recovery_attached`: An attempt was attached to an existing recovery job.
@@ -243,7 +243,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemRecoveryAttachedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/recovery_attached", params)
+        self.connection.notify("item/recovery_attached", Some(params))
     }
 
     /// `item/retry_scheduled`: A provider or item retry was scheduled.
@@ -251,7 +251,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemRetryScheduledNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/retry_scheduled", params)
+        self.connection.notify("item/retry_scheduled", Some(params))
     }
 
     /// `item/retry_attempt_started`: A scheduled retry attempt started.
@@ -259,7 +259,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemRetryAttemptStartedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/retry_attempt_started", params)
+        self.connection.notify("item/retry_attempt_started", Some(params))
     }
 
     /// `item/recovery_succeeded`: Recovery succeeded.
@@ -267,7 +267,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemRecoverySucceededNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/recovery_succeeded", params)
+        self.connection.notify("item/recovery_succeeded", Some(params))
     }
 
     /// `item/recovery_exhausted`: Recovery ran out of attempts.
@@ -275,7 +275,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemRecoveryExhaustedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/recovery_exhausted", params)
+        self.connection.notify("item/recovery_exhausted", Some(params))
     }
 
     /// `item/tool/retry_scheduled`: A tool retry episode was scheduled after a recoverable failure.
@@ -283,7 +283,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemToolRetryScheduledNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/tool/retry_scheduled", params)
+        self.connection.notify("item/tool/retry_scheduled", Some(params))
     }
 
     /// `item/tool/retry_resolved`: A tool retry episode ended.
@@ -291,7 +291,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemToolRetryResolvedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/tool/retry_resolved", params)
+        self.connection.notify("item/tool/retry_resolved", Some(params))
     }
 
     /// `item/tool/retry_exhausted`: A tool's retry budget ran out.
@@ -299,7 +299,7 @@ impl ServerConnection {
         &self,
         params: &types::ItemToolRetryExhaustedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("item/tool/retry_exhausted", params)
+        self.connection.notify("item/tool/retry_exhausted", Some(params))
     }
 
     /// `turn/tool_loop/budget_exceeded`: The agent tool loop hit its round or tool-call budget.
@@ -307,7 +307,7 @@ impl ServerConnection {
         &self,
         params: &types::TurnToolLoopBudgetExceededNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("turn/tool_loop/budget_exceeded", params)
+        self.connection.notify("turn/tool_loop/budget_exceeded", Some(params))
     }
 
     /// `context/compressing`: The gateway is compressing the thread history.
@@ -315,7 +315,7 @@ impl ServerConnection {
         &self,
         params: &types::ContextCompressingNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("context/compressing", params)
+        self.connection.notify("context/compressing", Some(params))
     }
 
     /// `context/compressed`: History compression finished.
@@ -323,7 +323,7 @@ impl ServerConnection {
         &self,
         params: &types::ContextCompressedNotification,
     ) -> Result<(), Error> {
-        self.connection.notify("context/compressed", params)
+        self.connection.notify("context/compressed", Some(params))
     }
 }
 
@@ -466,7 +466,7 @@ impl<H: ServerHandler> Dispatch for Dispatcher<H> {
     fn request(
         &self,
         method: &str,
-        params: Json,
+        params: Option<Json>,
         peer: &Connection,
     ) -> Option<BoxFuture<Result<Json, RpcError>>> {
         let handler = Arc::clone(&self.0);
@@ -475,70 +475,70 @@ impl<H: ServerHandler> Dispatch for Dispatcher<H> {
         };
         match method {
             "thread/start" => Some(Box::pin(async move {
-                let params = decode_params("thread/start", &params)?;
+                let params = decode_params("thread/start", params)?;
                 encode_result(handler.thread_start(params, &peer).await)
             })),
             "thread/get" => Some(Box::pin(async move {
-                let params = decode_params("thread/get", &params)?;
+                let params = decode_params("thread/get", params)?;
                 encode_result(handler.thread_get(params, &peer).await)
             })),
             "thread/timeline/page" => Some(Box::pin(async move {
-                let params = decode_params("thread/timeline/page", &params)?;
+                let params = decode_params("thread/timeline/page", params)?;
                 encode_result(handler.thread_timeline_page(params, &peer).await)
             })),
             "turn/start" => Some(Box::pin(async move {
-                let params = decode_params("turn/start", &params)?;
+                let params = decode_params("turn/start", params)?;
                 encode_result(handler.turn_start(params, &peer).await)
             })),
             "turn/cancel" => Some(Box::pin(async move {
-                let params = decode_params("turn/cancel", &params)?;
+                let params = decode_params("turn/cancel", params)?;
                 encode_result(handler.turn_cancel(params, &peer).await)
             })),
             "turn/resume" => Some(Box::pin(async move {
-                let params = decode_params("turn/resume", &params)?;
+                let params = decode_params("turn/resume", params)?;
                 encode_result(handler.turn_resume(params, &peer).await)
             })),
             "turn/get" => Some(Box::pin(async move {
-                let params = decode_params("turn/get", &params)?;
+                let params = decode_params("turn/get", params)?;
                 encode_result(handler.turn_get(params, &peer).await)
             })),
             "turn/items" => Some(Box::pin(async move {
-                let params = decode_params("turn/items", &params)?;
+                let params = decode_params("turn/items", params)?;
                 encode_result(handler.turn_items(params, &peer).await)
             })),
             "turn/work/page" => Some(Box::pin(async move {
-                let params = decode_params("turn/work/page", &params)?;
+                let params = decode_params("turn/work/page", params)?;
                 encode_result(handler.turn_work_page(params, &peer).await)
             })),
             "turn/work/items/get" => Some(Box::pin(async move {
-                let params = decode_params("turn/work/items/get", &params)?;
+                let params = decode_params("turn/work/items/get", params)?;
                 encode_result(handler.turn_work_items_get(params, &peer).await)
             })),
             "turn/permission/request/respond" => Some(Box::pin(async move {
-                let params = decode_params("turn/permission/request/respond", &params)?;
+                let params = decode_params("turn/permission/request/respond", params)?;
                 encode_result(handler.turn_permission_request_respond(params, &peer).await)
             })),
             "turn/question/respond" => Some(Box::pin(async move {
-                let params = decode_params("turn/question/respond", &params)?;
+                let params = decode_params("turn/question/respond", params)?;
                 encode_result(handler.turn_question_respond(params, &peer).await)
             })),
             "agent/route/create" => Some(Box::pin(async move {
-                let params = decode_params("agent/route/create", &params)?;
+                let params = decode_params("agent/route/create", params)?;
                 encode_result(handler.agent_route_create(params, &peer).await)
             })),
             "agent/route/list" => Some(Box::pin(async move {
-                let params = decode_params("agent/route/list", &params)?;
+                let params = decode_params("agent/route/list", params)?;
                 encode_result(handler.agent_route_list(params, &peer).await)
             })),
             "agent/route/revoke" => Some(Box::pin(async move {
-                let params = decode_params("agent/route/revoke", &params)?;
+                let params = decode_params("agent/route/revoke", params)?;
                 encode_result(handler.agent_route_revoke(params, &peer).await)
             })),
             _ => None,
         }
     }
 
-    fn notification(&self, _method: &str, _params: Json, _peer: &Connection) -> BoxFuture<()> {
+    fn notification(&self, _method: &str, _params: Option<Json>, _peer: &Connection) -> BoxFuture<()> {
         Box::pin(async {})
     }
 }

@@ -728,8 +728,8 @@ pub struct GatewayConfigProvidersOpenai {
     pub base_url: String,
     /// Model to request when a turn names none.
     pub model: String,
-    /// Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable
-    /// sends a placeholder key, which local servers accept.
+    /// Name of the environment variable holding the API key. A missing variable sends a placeholder
+    /// key, which local servers accept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -746,8 +746,8 @@ pub struct GatewayConfigProvidersOpenaiCompatibleValue {
     pub base_url: String,
     /// Model to request when a turn names none.
     pub model: String,
-    /// Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable
-    /// sends a placeholder key, which local servers accept.
+    /// Name of the environment variable holding the API key. A missing variable sends a placeholder
+    /// key, which local servers accept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -762,8 +762,7 @@ pub struct GatewayConfigProviders {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openai: Option<GatewayConfigProvidersOpenai>,
     /// How a provider call that failed in a retryable way (rate limit, outage) is retried before the
-    /// turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms
-    /// first delay, doubling up to 30000 ms.
+    /// turn blocks with a provider_failure_continuation recovery job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<GatewayRetryPolicy>,
     /// More OpenAI-compatible endpoints, by provider name (the names scripted and openai are taken).
@@ -779,16 +778,16 @@ pub struct GatewayConfigProviders {
 /// turn (turn/execution_window/blocked, turn/blocked) until turn/resume.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigToolsExecutionWindowsTotal {
-    /// Agent rounds before the turn blocks. Default 40.
+    /// Agent rounds before the turn blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_agent_rounds: Option<u64>,
-    /// Tool calls before the turn blocks. Default 160.
+    /// Tool calls before the turn blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<u64>,
-    /// Wall-clock milliseconds before the turn blocks. Default 3600000 (1 hour).
+    /// Wall-clock milliseconds before the turn blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wall_clock_ms: Option<u64>,
-    /// Provider tokens before the turn blocks. Default 1000000.
+    /// Provider tokens before the turn blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_provider_tokens: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -801,16 +800,16 @@ pub struct GatewayConfigToolsExecutionWindowsTotal {
 /// the turn's totals are reached, when the turn blocks until turn/resume.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigToolsExecutionWindows {
-    /// Agent rounds (provider calls) one window may run. Default 10.
+    /// Agent rounds (provider calls) one window may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_agent_rounds_per_window: Option<u64>,
-    /// Tool calls one window may make. Default 40.
+    /// Tool calls one window may make.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tool_calls_per_window: Option<u64>,
-    /// Wall-clock milliseconds one window may run. Default 600000 (10 minutes).
+    /// Wall-clock milliseconds one window may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wall_clock_ms_per_window: Option<u64>,
-    /// Provider tokens one window may account for. Default 200000.
+    /// Provider tokens one window may account for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_provider_tokens_per_window: Option<u64>,
     /// Totals over the windows of a turn since it started or was last resumed; reaching one blocks the
@@ -829,17 +828,17 @@ pub struct GatewayConfigTools {
     /// in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_cwd: Option<String>,
-    /// Timeout of a shell call that names none. Default 30000.
+    /// Timeout of a shell call that names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell_timeout_ms: Option<u64>,
-    /// Upper bound of any shell call's timeout. Default 600000.
+    /// Upper bound of any shell call's timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_shell_timeout_ms: Option<u64>,
-    /// Timeout of a web_fetch call. Default 15000.
+    /// Timeout of a web_fetch call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web_fetch_timeout_ms: Option<u64>,
     /// Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits,
-    /// supervised). Default 120000.
+    /// supervised).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restricted_max_shell_timeout_ms: Option<u64>,
     /// Execution windows of Agent-mode turns. A turn runs in bounded windows; when one reaches a limit
@@ -848,12 +847,12 @@ pub struct GatewayConfigTools {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_windows: Option<GatewayConfigToolsExecutionWindows>,
     /// How a tool call that failed in a retryable way (a network error or a server error of web_fetch)
-    /// is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
+    /// is retried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<GatewayRetryPolicy>,
     /// Environment variables a tool's processes get in every permission mode besides the built-in
     /// allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key
-    /// variables are refused. Default none.
+    /// variables are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env_passthrough: Option<Vec<String>>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -882,19 +881,18 @@ pub struct GatewayConfigMcpServersValue {
     /// HTTP headers sent to a url server (for example Authorization).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<BTreeMap<String, String>>,
-    /// Scope the server is configured in; a capability's scopeKind must equal it. Default workspace.
+    /// Scope the server is configured in; a capability's scopeKind must equal it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// How long connecting and listing tools may take before the server counts as failed to start.
-    /// Default 20000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout_ms: Option<u64>,
-    /// How long one tool call may run before it is reported timed out. Default 60000.
+    /// How long one tool call may run before it is reported timed out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_timeout_ms: Option<u64>,
     /// Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a
     /// tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server
-    /// not trusted is a write (mcp_write_or_unknown), whatever it says of itself. Default false.
+    /// not trusted is a write (mcp_write_or_unknown), whatever it says of itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trusted: Option<bool>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -907,7 +905,7 @@ pub struct GatewayConfigMcpServersValue {
 pub struct GatewayConfigSkillsFoldersItem {
     /// The folder holding one sub-folder per skill.
     pub path: String,
-    /// Source kind of its skills (a capability's sourceKind). Default workspace.
+    /// Source kind of its skills (a capability's sourceKind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_kind: Option<String>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -938,7 +936,7 @@ pub struct GatewayConfigAcpAgentsValue {
     /// Environment variables set for the agent, besides the turn's process environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<BTreeMap<String, String>>,
-    /// How long the agent may take to answer initialize and session/new. Default 20000.
+    /// How long the agent may take to answer initialize and session/new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout_ms: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -951,11 +949,10 @@ pub struct GatewayConfigAcpAgentsValue {
 pub struct GatewayConfigCliRuntimesValue {
     /// The runtime's kind: codex.
     pub kind: String,
-    /// The codex program. Default codex (on the PATH).
+    /// The codex program. Looked up on the PATH.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// Arguments before the gateway's own (the app-server subcommand and its -c overrides). Default
-    /// none.
+    /// Arguments before the gateway's own (the app-server subcommand and its -c overrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// Base URL of the model endpoint the runtime calls, e.g. <http://127.0.0.1:8080/v1.> Codex speaks
@@ -964,15 +961,14 @@ pub struct GatewayConfigCliRuntimesValue {
     pub base_url: String,
     /// Model to request when a turn names none.
     pub model: String,
-    /// Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a missing variable
-    /// sends a placeholder key.
+    /// Environment variable holding the endpoint's API key. A missing variable sends a placeholder key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     /// The runtime's CODEX_HOME (its configuration, sessions and logs). Default: a folder
     /// turnspec-codex-ID in the system's temporary folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex_home: Option<String>,
-    /// How long the runtime may take to answer initialize and thread/start. Default 20000.
+    /// How long the runtime may take to answer initialize and thread/start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout_ms: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -983,21 +979,21 @@ pub struct GatewayConfigCliRuntimesValue {
 /// Bounds that keep one client or one turn from taking the gateway down.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigLimits {
-    /// Largest frame accepted; a larger one gets payload_too_large. Default 8388608 (8 MiB).
+    /// Largest frame accepted; a larger one gets payload_too_large.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_frame_bytes: Option<u64>,
-    /// Most messages in one JSON-RPC batch. Default 1000.
+    /// Most messages in one JSON-RPC batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_batch_size: Option<u64>,
     /// Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes.
-    /// Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 200.
+    /// Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_agent_rounds: Option<u64>,
-    /// How deep spawn_agent may nest child turns. Default 2.
+    /// How deep spawn_agent may nest child turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_spawn_depth: Option<u64>,
     /// Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes.
-    /// Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 800.
+    /// Reaching it sends turn/tool_loop/budget_exceeded and fails the turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -1008,14 +1004,13 @@ pub struct GatewayConfigLimits {
 /// How tool permission requests are handled.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigPermissions {
-    /// How long an approval request stays open before it resolves as expired (a denial). Default 600000
-    /// (10 minutes).
+    /// How long an approval request stays open before it resolves as expired (a denial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_timeout_ms: Option<u64>,
     /// Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token
-    /// (unauthorized), as the request schema requires whenever the request carried one. Default true.
-    /// Set false only on a gateway that authenticates whoever answers by other means: an answer without
-    /// a token is then accepted from any connection, and a token, when sent, is still checked.
+    /// (unauthorized), as the request schema requires whenever the request carried one. Set false only
+    /// on a gateway that authenticates whoever answers by other means: an answer without a token is
+    /// then accepted from any connection, and a token, when sent, is still checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_resolve_token: Option<bool>,
     /// Paths outside a thread's folder that tools may use without asking, in every turn (added to a
@@ -1035,8 +1030,8 @@ pub struct GatewayConfigPermissions {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigQuestions {
     /// How long a question stays open before it resolves as expired and the turn goes on without the
-    /// answer; each turn/question/opened announces the moment as question.expires_at. Default 600000
-    /// (10 minutes). `turnspec serve --question-timeout-ms` overrides it.
+    /// answer; each turn/question/opened announces the moment as question.expires_at. `turnspec serve
+    /// --question-timeout-ms` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -1047,10 +1042,10 @@ pub struct GatewayConfigQuestions {
 /// Bounds of delegation routes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigRoutes {
-    /// Largest max_hops a route may declare. Default 4.
+    /// Largest max_hops a route may declare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_hops: Option<u64>,
-    /// Most live (active, unexpired) routes one source execution may have. Default 32.
+    /// Most live (active, unexpired) routes one source execution may have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_routes_per_source: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -1062,16 +1057,16 @@ pub struct GatewayConfigRoutes {
 /// Each authored item keeps the presentation of its time.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigAgent {
-    /// The agent identity. Default agent_reference.
+    /// The agent identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity_id: Option<String>,
-    /// Name to show. Default "Reference agent".
+    /// Name to show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
     /// Optional short name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nickname: Option<String>,
-    /// Revision of this profile; raise it when the presentation changes. Default 1.
+    /// Revision of this profile; raise it when the presentation changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<u64>,
     /// Revision of the agent's avatar, when it has one.
@@ -1090,10 +1085,10 @@ pub struct GatewayConfigAgent {
 /// (context/compressing, context/compressed); the log keeps everything.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigContext {
-    /// Estimated tokens (4 characters each) of history above which it is compressed. Default 100000.
+    /// Estimated tokens (4 characters each) of history above which it is compressed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_history_tokens: Option<u64>,
-    /// Messages at the end of the history that are never folded into the summary. Default 8.
+    /// Messages at the end of the history that are never folded into the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_recent_messages: Option<u64>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -1105,10 +1100,10 @@ pub struct GatewayConfigContext {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayConfigSandbox {
     /// Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no
-    /// OS sandbox is available, instead of running them partially_active. Default false.
+    /// OS sandbox is available, instead of running them partially_active.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
-    /// The bubblewrap binary. Default "bwrap", looked up on PATH.
+    /// The bubblewrap binary. Looked up on the PATH when it is a bare name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bwrap_path: Option<String>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -1124,10 +1119,10 @@ pub struct GatewayConfigSandbox {
 pub struct GatewayConfigNetwork {
     /// Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an
     /// IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080").
-    /// Default none (the network stays disabled).
+    /// Without any, the network stays disabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_domains: Option<Vec<String>>,
-    /// Hosts never reachable, in the same form; they win over allow_domains. Default none.
+    /// Hosts never reachable, in the same form; they win over allow_domains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deny_domains: Option<Vec<String>>,
     /// Members the schema does not name, kept as they came (tolerant mode) and written back.
@@ -1184,7 +1179,7 @@ pub struct GatewayConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub questions: Option<GatewayConfigQuestions>,
     /// This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal
-    /// it). Default gw_local.
+    /// it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_id: Option<String>,
     /// Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL
@@ -1199,7 +1194,7 @@ pub struct GatewayConfig {
     /// without being renewed, in ms; the instance running it renews it every third of that. When an
     /// instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume)
     /// once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live
-    /// instance (a stalled database connection) can then be taken for its death. Default 15000.
+    /// instance (a stalled database connection) can then be taken for its death.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_timeout_ms: Option<u64>,
     /// Bounds of delegation routes.
@@ -1230,7 +1225,8 @@ pub struct GatewayConfig {
 
 /// A retry policy of the reference gateway's configuration (not a wire message): how many attempts
 /// a retryable failure gets and how long the gateway waits between them (exponential backoff: the
-/// first delay, multiplied after each failure, capped).
+/// first delay, multiplied after each failure, capped). Each place the configuration uses a policy
+/// declares the policy it defaults to.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GatewayRetryPolicy {
     /// Most attempts in all, the first one included; 1 turns retries off.
@@ -1239,7 +1235,7 @@ pub struct GatewayRetryPolicy {
     /// Wait before the second attempt, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_delay_ms: Option<u64>,
-    /// Factor each later wait is multiplied by. Default 2.
+    /// Factor each later wait is multiplied by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_multiplier: Option<f64>,
     /// Longest wait between two attempts, in milliseconds.

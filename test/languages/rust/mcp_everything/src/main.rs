@@ -11,7 +11,7 @@ use std::time::Duration;
 use mcp_protocol::jsonrpc::transport::spawn;
 use mcp_protocol::types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesRoots,
-    ContentBlock, CreateMessageRequestParams, CreateMessageResult, Implementation,
+    ContentBlock, CreateMessageRequestParams, CreateMessageResult, EmptyResult, Implementation,
     InitializeRequestParams, ListRootsRequestParams, ListRootsResult, NotificationParams,
     PaginatedRequestParams, PingRequestParams, Role, Root, SamplingContent, TextContent,
 };
@@ -56,7 +56,7 @@ impl ClientHandler for Handler {
 
     async fn roots_list(
         &self,
-        _params: ListRootsRequestParams,
+        _params: Option<ListRootsRequestParams>,
         _client: &Client,
     ) -> Result<ListRootsResult, RpcError> {
         self.roots_asked.fetch_add(1, Ordering::SeqCst);
@@ -70,9 +70,17 @@ impl ClientHandler for Handler {
         })
     }
 
+    async fn ping(
+        &self,
+        _params: Option<PingRequestParams>,
+        _client: &Client,
+    ) -> Result<EmptyResult, RpcError> {
+        Ok(EmptyResult::default())
+    }
+
     async fn on_notifications_tools_list_changed(
         &self,
-        _params: NotificationParams,
+        _params: Option<NotificationParams>,
         _client: &Client,
     ) {
         self.tools_changed.fetch_add(1, Ordering::SeqCst);
@@ -140,10 +148,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             extra: Default::default(),
         })
         .await?;
-    client.notify_notifications_initialized(&NotificationParams::default())?;
-    let tools = client
-        .tools_list(&PaginatedRequestParams::default())
-        .await?;
+    client.notify_notifications_initialized(None)?;
+    let tools = client.tools_list(None).await?;
     let echo = client
         .tools_call(&call(
             "echo",
@@ -167,9 +173,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tools_call(&call("no-such-tool", serde_json::json!({})))
         .await?;
     let resources = client
-        .resources_list(&PaginatedRequestParams::default())
+        .resources_list(Some(&PaginatedRequestParams::default()))
         .await?;
-    let pong = client.ping(&PingRequestParams::default()).await?;
+    let pong = client.ping(None).await?;
     // A member its schema does not declare: refused before it is sent.
     let mut undeclared = call("echo", serde_json::json!({ "message": "never sent" }));
     undeclared

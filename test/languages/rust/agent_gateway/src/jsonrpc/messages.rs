@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::check::{Mode, ValidationError};
 use super::envelope::{classify, id_key, Message};
 use super::json::{Json, JsonView};
-use super::protocol::Protocol;
+use super::protocol::{Params, Protocol};
 
 /// One problem with one message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +69,15 @@ impl MessageChecker {
                 )];
             }
             let mut out = Vec::new();
+            if !self.protocol.batches {
+                out.push(finding(
+                    index,
+                    None,
+                    "",
+                    String::new(),
+                    "is a batch, and the protocol does not allow JSON-RPC batches",
+                ));
+            }
             for (i, item) in items.iter().enumerate() {
                 for mut f in self.check_one(item, index) {
                     if f.part.is_empty() {
@@ -80,6 +89,30 @@ impl MessageChecker {
             return out;
         }
         self.check_one(value, index)
+    }
+
+    /// The params of a request or notification: their presence and structure, then their schema.
+    fn params(
+        &self,
+        entry: &Params,
+        raw: Option<&Json>,
+        index: usize,
+        method: &str,
+    ) -> Vec<Finding> {
+        match entry.read(raw) {
+            Err(issue) => vec![finding(
+                index,
+                Some(method),
+                "params",
+                issue.pointer,
+                &issue.message,
+            )],
+            Ok(Some(params)) => match entry.schema {
+                Some(schema) => self.validated(schema, &params, "params", index, method),
+                None => Vec::new(),
+            },
+            Ok(None) => Vec::new(),
+        }
     }
 
     fn validated(
@@ -100,7 +133,6 @@ impl MessageChecker {
     }
 
     fn check_one(&mut self, value: &Json, index: usize) -> Vec<Finding> {
-        let empty = Json::Object(Default::default());
         match classify(value) {
             Message::Invalid { reason, .. } => {
                 vec![finding(
@@ -127,13 +159,7 @@ impl MessageChecker {
                     )];
                 };
                 self.requests.insert(id_key(id), entry.name);
-                self.validated(
-                    entry.params,
-                    params.unwrap_or(&empty),
-                    "params",
-                    index,
-                    method,
-                )
+                self.params(&entry.params, params, index, method)
             }
             Message::Notification { method, params } => {
                 let Some(entry) = self.protocol.notification(method) else {
@@ -150,13 +176,7 @@ impl MessageChecker {
                         &format!("is not a notification of the protocol{hint}"),
                     )];
                 };
-                self.validated(
-                    entry.params,
-                    params.unwrap_or(&empty),
-                    "params",
-                    index,
-                    method,
-                )
+                self.params(&entry.params, params, index, method)
             }
             Message::Result { id, result } => {
                 let method = self.requests.get(&id_key(id)).copied();
