@@ -13,9 +13,15 @@ import { compareWithDisk, generateFiles } from "../../packages/generator/src/gen
 import { loadSchemas } from "../../packages/generator/src/load.js";
 import { buildVectors } from "../../packages/generator/src/vectors/index.js";
 import { describeMismatch, judge, readExpectedFailures, runHarness } from "./harness.js";
-import { buildWorkspace, CARGO_AVAILABLE, NO_CARGO, root, RUST_CRATES } from "./rust-toolchain.js";
+import { buildWorkspace, cargo, CARGO_AVAILABLE, NO_CARGO, root, RUST_CRATES } from "./rust-toolchain.js";
 
 if (!CARGO_AVAILABLE) console.log(NO_CARGO);
+
+describe.skipIf(!CARGO_AVAILABLE)("the Rust workspace", () => {
+  it("is clean under cargo clippy -D warnings: the golden crates, the examples and the gateway", () => {
+    cargo(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
+  }, 600_000);
+});
 
 describe.each(Object.keys(RUST_CRATES) as (keyof typeof RUST_CRATES)[])("the Rust crate of %s", (protocol) => {
   const { schemas, crate, name } = RUST_CRATES[protocol];
