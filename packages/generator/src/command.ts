@@ -27,6 +27,8 @@ export interface GenerateCommand {
   readonly watch?: boolean;
   /** The language of the output. Default: the config's, else typescript. */
   readonly lang?: Language;
+  /** The crate name of a Rust output. Default: the config's, else the protocol's title in snake case. */
+  readonly crateName?: string;
   /** The module path of a Go output. Default: the config's, else the protocol's title as one word. */
   readonly goModule?: string;
   /**
@@ -45,6 +47,7 @@ interface Settings {
   readonly standalone: boolean;
   readonly outputs: readonly OutputKind[] | undefined;
   readonly lang: Language;
+  readonly crateName: string | undefined;
   readonly goModule: string | undefined;
 }
 
@@ -65,6 +68,7 @@ function settingsOf(command: GenerateCommand): Settings {
     standalone: command.standalone ?? config.standalone ?? false,
     outputs: command.outputs ?? config.outputs,
     lang: command.lang ?? config.lang ?? "typescript",
+    crateName: command.crateName ?? config.crateName,
     goModule: command.goModule ?? config.goModule,
   };
 }
@@ -89,6 +93,17 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
       return 2;
     }
   }
+  if (settings.lang === "rust") {
+    const given = [settings.support !== undefined && "support", settings.standalone && "standalone", settings.outputs !== undefined && "outputs"].filter(Boolean);
+    if (given.length) {
+      err.write(`turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Rust crate (--lang rust) takes none\n`);
+      return 2;
+    }
+  }
+  if (settings.lang !== "rust" && settings.crateName !== undefined) {
+    err.write("turnspec generate: crateName is an option of the Rust output; give --lang rust with it\n");
+    return 2;
+  }
   if (settings.lang === "go" && (settings.support !== undefined || settings.standalone)) {
     err.write(`turnspec generate: ${settings.support !== undefined ? "support" : "standalone"} is an option of the TypeScript output; a Go module (--lang go) does not take it\n`);
     return 2;
@@ -110,6 +125,7 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   const options: GenerateOptions = {
     schemasDir: settings.schemasDir,
     ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
+    ...(settings.crateName === undefined ? {} : { crateName: settings.crateName }),
     ...(settings.goModule === undefined ? {} : { goModule: settings.goModule }),
     ...(settings.support === undefined ? {} : { support: settings.support }),
     ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
@@ -139,6 +155,10 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
         err.write(`turnspec generate --lang python: ${error.message}; nothing was written.\n`);
         return 1;
       }
+      if (error instanceof (await import("./emit/rust/names.js")).UnsupportedForRust) {
+        err.write(`turnspec generate --lang rust: ${error.message}; nothing was written.\n`);
+        return 1;
+      }
       if (error instanceof OptionError) {
         err.write(`turnspec generate: ${error.message}\n`);
         return 2;
@@ -156,7 +176,8 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   const { compareWithDisk, writeToDisk } = await import("./generate.js");
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck && settings.lang !== "typescript") {
-    err.write(`turnspec generate: --typecheck compiles TypeScript output; check ${settings.lang === "go" ? "a Go module with go build and go vet" : "a Python package with pyright --strict or mypy --strict"}\n`);
+    const how = { go: "a Go module with go build and go vet", rust: "a Rust crate with cargo clippy", python: "a Python package with pyright --strict or mypy --strict" }[settings.lang];
+    err.write(`turnspec generate: --typecheck compiles TypeScript output; check ${how}\n`);
     return 2;
   }
   if (command.typecheck) {

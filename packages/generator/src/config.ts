@@ -24,6 +24,8 @@ export interface TurnspecConfig {
   readonly outputs?: readonly OutputKind[];
   /** The language of the output (default typescript). */
   readonly lang?: Language;
+  /** The crate name of a Rust output. */
+  readonly crateName?: string;
   /** The module path of a Go output (go.mod's module). */
   readonly goModule?: string;
   /** For `turnspec diff`: the changes accepted for one release, by rule id. */

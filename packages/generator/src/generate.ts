@@ -23,6 +23,8 @@ export interface GenerateOptions {
   readonly schemasDir: string;
   /** The language of the output: TypeScript (the default), a Python package or a Go module (docs/languages.md). */
   readonly lang?: Language;
+  /** The crate name of a Rust output. Default: the protocol's title in snake case. */
+  readonly crateName?: string;
   /** The module path of a Go output. Default: the protocol's title as one lower-case word. */
   readonly goModule?: string;
   /** Import specifier of the JSON-RPC support module the stubs use. Default "@turnspec/rpc". */
@@ -96,6 +98,7 @@ async function timed<T>(timings: PhaseTimings | undefined, phase: string, run: (
 }
 
 export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">, timings?: PhaseTimings): Promise<GeneratedFile[]> {
+  if (options.lang !== "rust" && options.crateName !== undefined) throw new OptionError("crateName is an option of the Rust output (--lang rust)");
   if (options.lang === "go") return timed(timings, "emit the Go module", () => emitGoModule(model, options));
   if (options.goModule !== undefined) throw new OptionError("goModule is an option of the Go output (--lang go)");
   if (options.lang === "python") {
@@ -103,6 +106,12 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
     if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
     return timed(timings, "emit the Python package", async () => (await import("./emit/python/index.js")).emitPython(model, { header: `# ${NOTE}` }));
+  }
+  if (options.lang === "rust") {
+    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+    if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`);
+    const { defaultCrateName, emitRust } = await import("./emit/rust/index.js");
+    return timed(timings, "emit the Rust crate", () => emitRust(model, { note: NOTE, crate: options.crateName ?? defaultCrateName(model) }));
   }
   const [{ render, camelMethodName }, { emitTypes }, { emitStandalone }, { emitOpenRpc }, { emitDocs }, { emitOrdering }] = await timed(timings, "import the TypeScript emitters", () =>
     Promise.all([import("./render.js"), import("./emit/types.js"), import("./emit/validators.js"), import("./emit/openrpc.js"), import("./emit/docs.js"), import("./emit/ordering.js")]),
@@ -175,14 +184,16 @@ async function emitGoModule(model: ProtocolModel, options: Omit<GenerateOptions,
 
 /** The folders of a Go module that hold generated files. */
 const GO_SUBDIRS = ["jsonrpc", "cmd/testee"];
+const RUST_SUBDIRS = ["src", "src/jsonrpc", "src/bin"];
 
 /** Files in `outDir` that a previous run generated (headed as generated). */
 function previouslyGenerated(outDir: string): string[] {
   if (!existsSync(outDir)) return [];
   // The output's own files and those of its support/ folder (--standalone); nothing deeper.
   const names = readdirSync(outDir);
-  // The support folders: TypeScript's support/ (--standalone), a Go module's jsonrpc/ and cmd/testee/.
-  for (const dir of [STANDALONE_DIR, ...GO_SUBDIRS]) {
+  // The support folders: TypeScript's support/ (--standalone), a Go module's jsonrpc/ and cmd/testee/,
+  // a Rust crate's src/, src/jsonrpc/ and src/bin/.
+  for (const dir of [STANDALONE_DIR, ...GO_SUBDIRS, ...RUST_SUBDIRS]) {
     if (existsSync(join(outDir, dir))) names.push(...readdirSync(join(outDir, dir)).map((name) => `${dir}/${name}`));
   }
   return names.filter((name) => {

@@ -3,5 +3,5 @@ export const OUTPUT_KINDS = ["types", "validators", "client", "server", "openrpc
 export type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 /** The languages `turnspec generate` writes (docs/languages.md). */
-export const LANGUAGES = ["typescript", "python", "go"] as const;
+export const LANGUAGES = ["typescript", "python", "go", "rust"] as const;
 export type Language = (typeof LANGUAGES)[number];

@@ -38,11 +38,15 @@ const GENERATE_OPTIONS = {
     type: "string",
     choices: LANGUAGES,
     describe:
-      "The language of the output: typescript, a Python package or a Go module written into --out (default: the config's, else typescript)",
+      "The language of the output: typescript, a Python package, a Go module or a Rust crate written into --out (default: the config's, else typescript)",
   },
   "go-module": {
     type: "string",
     describe: "The module path of a Go output (default: the config's, else the protocol's title as one word)",
+  },
+  "crate-name": {
+    type: "string",
+    describe: "The crate name of a Rust output (default: the config's, else the protocol's title in snake case)",
   },
   config: { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" },
   watch: { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" },
@@ -64,6 +68,7 @@ interface GenerateArgs {
   readonly outputs?: readonly string[] | undefined;
   readonly lang?: string | undefined;
   readonly "go-module"?: string | undefined;
+  readonly "crate-name"?: string | undefined;
   readonly config?: string | undefined;
   readonly watch: boolean;
   readonly cache: boolean;
@@ -85,6 +90,7 @@ async function generate(argv: GenerateArgs): Promise<void> {
     ...(argv.standalone === undefined ? {} : { standalone: argv.standalone }),
     ...(argv.lang === undefined ? {} : { lang: argv.lang as (typeof LANGUAGES)[number] }),
     ...(argv["go-module"] === undefined ? {} : { goModule: argv["go-module"] }),
+    ...(argv["crate-name"] === undefined ? {} : { crateName: argv["crate-name"] }),
   });
 }
 
@@ -121,7 +127,7 @@ async function quickGenerate(args: readonly string[]): Promise<boolean> {
   const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const flag = (name: "check" | "typecheck" | "watch" | "cache" | "standalone"): boolean | undefined =>
     values[name] === true ? true : values[`no-${name}`] === true ? false : undefined;
-  const text = (name: "schemas" | "out" | "support" | "lang" | "go-module" | "config") => values[name] as string | undefined;
+  const text = (name: "schemas" | "out" | "support" | "lang" | "go-module" | "crate-name" | "config") => values[name] as string | undefined;
   const outputs = values.outputs as string[] | undefined;
   const lang = text("lang");
   if (outputs?.some((kind) => !(OUTPUT_KINDS as readonly string[]).includes(kind))) return false;
@@ -138,6 +144,7 @@ async function quickGenerate(args: readonly string[]): Promise<boolean> {
     outputs,
     lang,
     "go-module": text("go-module"),
+    "crate-name": text("crate-name"),
     config: text("config"),
     watch: flag("watch") ?? false,
     cache: flag("cache") ?? true,

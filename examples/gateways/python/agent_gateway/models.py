@@ -653,7 +653,10 @@ class GatewayConfigWallet(WireModel):
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"state", "link_url", "update_url", "revoke_url"})
 
     state: Literal["none", "usable", "unusable"] | None = None
-    """The caller's linked wallet: none was ever linked, one is linked and usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked."""
+    """The caller's linked wallet: none was ever linked, one is linked and usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+
+    Default: ``"none"``.
+    """
     link_url: str | None = None
     """The deployment's wallet-link page. Absent: the link card carries link_url null and points the reader at an admin."""
     update_url: str | None = None

@@ -3439,7 +3439,7 @@ func (x *GatewayConfigQuestions) UnmarshalJSON(data []byte) error {
 type GatewayConfigWallet struct {
 	// State is the caller's linked wallet: none was ever linked, one is linked and usable, or one
 	// was linked and is no longer usable (expired or revoked), which makes a link card a renewal.
-	// wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+	// wallet_update_limit needs a usable one; wallet_unlink needs one linked. Default: "none".
 	State *GatewayConfigWalletState
 	// LinkURL is the deployment's wallet-link page. Absent: the link card carries link_url null and
 	// points the reader at an admin.
@@ -3528,7 +3528,7 @@ func (x *GatewayConfigWallet) UnmarshalJSON(data []byte) error {
 
 // GatewayConfigWalletState is the caller's linked wallet: none was ever linked, one is linked and
 // usable, or one was linked and is no longer usable (expired or revoked), which makes a link card a
-// renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked.
+// renewal. wallet_update_limit needs a usable one; wallet_unlink needs one linked. Default: "none".
 type GatewayConfigWalletState string
 
 // The values of GatewayConfigWalletState.
