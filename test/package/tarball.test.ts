@@ -144,7 +144,8 @@ describe("the packed package, installed in an app of its own", () => {
       const traced = spawnSync(process.execPath, ["--import", "./trace-packages.mjs", cli, ...args], { cwd: app, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "", TRACE_FILE: traceFile } });
       expect(traced.status, traced.stderr).toBe(0);
       const loaded = new Set(readFileSync(traceFile, "utf8").split("\n").filter(Boolean));
-      expect(loaded.has("yargs"), `the trace of ${args[0]} saw no package at all`).toBe(true);
+      // Every command resolves some package (yargs, or for generate's quick path, the generator's own).
+      expect(loaded.size, `the trace of ${args[0]} saw no package at all`).toBeGreaterThan(0);
       expect([...loaded].filter((name) => ["better-sqlite3", "openai", "ws", "ts-morph", "typescript"].includes(name)), `turnspec ${args.join(" ")}`).toEqual([]);
     }
   });

@@ -41,6 +41,9 @@ const NOTIFICATIONS = [
   "item/tool/retry_exhausted", "turn/tool_loop/budget_exceeded", "context/compressing", "context/compressed",
   // turnspec's own extension for questions and handoffs (turn-event-stream.md's QuestionPending and HandoffStarted).
   "turn/question/opened", "turn/question/resolved", "turn/handoff/started",
+  // turnspec's own extension for the invite delivery and the wallet prompts (turn-event-stream.md's InviteDelivery,
+  // WalletLinkPrompt, WalletUpdatePrompt and WalletRevokePrompt).
+  "turn/invite/delivery", "turn/wallet/link_prompt", "turn/wallet/update_prompt", "turn/wallet/revoke_prompt",
 ];
 
 describe("the wire surface", () => {

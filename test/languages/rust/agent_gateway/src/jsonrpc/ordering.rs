@@ -469,14 +469,13 @@ impl OrderingChecker {
                 };
                 let earlier = trailed.get(&scope.key).copied();
                 if method != *notification {
+                    // One finding per scope for what follows it.
                     if let Some(earlier) = earlier {
                         if overtaken.insert(scope.key) {
                             reports.push(format!("{method} for {} at frame {} came after {notification} at frame {earlier}; {notification} must come after it", scope.label, at.index));
                         }
                     }
-                    return;
-                }
-                if let Some(earlier) = earlier {
+                } else if let Some(earlier) = earlier {
                     reports.push(format!("{method} for {} at frame {} is a second one: it already came at frame {earlier}", scope.label, at.index));
                 } else {
                     trailed.insert(scope.key, at.index);
