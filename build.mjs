@@ -35,7 +35,8 @@ for (const set of ["strict", "tolerant", "report"]) {
 const copy = (from, to) => cpSync(at(from), at(to), { recursive: true });
 // Read at run time, relative to the compiled modules.
 const conformance = "packages/conformance";
-for (const name of readdirSync(at(conformance, "src"))) if (name.endsWith(".json")) copy(`${conformance}/src/${name}`, `${conformance}/dist/${name}`);
+for (const name of readdirSync(at(conformance, "src")))
+  if (name.endsWith(".json")) copy(`${conformance}/src/${name}`, `${conformance}/dist/${name}`);
 copy(`${conformance}/src/schemas`, `${conformance}/dist/schemas`);
 copy("packages/generator/src/diff/report.schema.json", "packages/generator/dist/diff/report.schema.json");
 

@@ -81,7 +81,9 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
   const rounds = options.rounds ?? 3;
   const connections = options.connections ?? 100;
   const threads = options.threads ?? 10;
-  log(`== PostgreSQL store: throughput and turn/items beside SQLite (${deltas} deltas, ${rounds} rounds), then two instances with ${connections} connections each`);
+  log(
+    `== PostgreSQL store: throughput and turn/items beside SQLite (${deltas} deltas, ${rounds} rounds), then two instances with ${connections} connections each`,
+  );
   const started = await startPostgres();
   if ("skip" in started) {
     log(`  skipped: ${started.skip}`);
@@ -92,12 +94,17 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
   const processes: WebSocketProcess[] = [];
   const links: RawLink[] = [];
   try {
-    const [sqliteGateway, pgGateway] = await Promise.all([startWebSocketGateway({ db: tempDb() }), startWebSocketGateway({ store: await server.createDatabase() })]);
+    const [sqliteGateway, pgGateway] = await Promise.all([
+      startWebSocketGateway({ db: tempDb() }),
+      startWebSocketGateway({ store: await server.createDatabase() }),
+    ]);
     processes.push(sqliteGateway, pgGateway);
     const sessions = await Promise.all([sqliteGateway, pgGateway].map(async (p) => new Session(await webSocketLink(p.url))));
     links.push(...sessions.map((s) => s.link));
     const names = ["SQLite", "PostgreSQL"] as const;
-    const threadIds = await Promise.all(sessions.map(async (s) => (await s.request<{ thread: { id: string } }>("thread/start", {})).thread.id));
+    const threadIds = await Promise.all(
+      sessions.map(async (s) => (await s.request<{ thread: { id: string } }>("thread/start", {})).thread.id),
+    );
     const samples: number[][] = [[], []];
     // Warm-up turn on each, then alternating rounds.
     for (let k = 0; k < 2; k++) await turn(sessions[k]!, threadIds[k]!, "trn_warm", Math.min(deltas, 1000));
@@ -105,10 +112,23 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
       for (const k of round % 2 ? [0, 1] : [1, 0]) samples[k]!.push(await turn(sessions[k]!, threadIds[k]!, `trn_round_${round}`, deltas));
     }
     const rates = samples.map((s) => (deltas * 1000) / median(s));
-    for (let k = 0; k < 2; k++) log(`  throughput on ${names[k]!.padEnd(10)} ${fmtOps(rates[k]!).padStart(14)} (rounds: ${samples[k]!.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
-    rows.push({ name: "throughput websocket: deltas/s, SQLite / PostgreSQL", value: `${fmtOps(rates[0]!)} / ${fmtOps(rates[1]!)}`.replaceAll(" ops/s", ""), target: "", status: "info" });
+    for (let k = 0; k < 2; k++)
+      log(
+        `  throughput on ${names[k]!.padEnd(10)} ${fmtOps(rates[k]!).padStart(14)} (rounds: ${samples[k]!.map((ms) => ms.toFixed(0)).join(", ")} ms)`,
+      );
+    rows.push({
+      name: "throughput websocket: deltas/s, SQLite / PostgreSQL",
+      value: `${fmtOps(rates[0]!)} / ${fmtOps(rates[1]!)}`.replaceAll(" ops/s", ""),
+      target: "",
+      status: "info",
+    });
     const rateRatio = rates[1]! / rates[0]!;
-    rows.push({ name: "  PostgreSQL / SQLite", value: `${rateRatio.toFixed(2)}×`, target: "≥ 0.7×", status: rateRatio >= 0.7 ? "PASS" : "MISS" });
+    rows.push({
+      name: "  PostgreSQL / SQLite",
+      value: `${rateRatio.toFixed(2)}×`,
+      target: "≥ 0.7×",
+      status: rateRatio >= 0.7 ? "PASS" : "MISS",
+    });
 
     const itemsMs: number[] = [];
     for (let k = 0; k < 2; k++) {
@@ -160,7 +180,7 @@ async function crossInstance(
   const threadIds: string[] = [];
   for (let t = 0; t < threads; t++) threadIds.push((await onA[0]!.request<{ thread: { id: string } }>("thread/start", {})).thread.id);
   // Connection i follows thread i mod threads, on both instances.
-  await Promise.all([...onA, ...onB].map((s, i) => s.request("thread/get", { thread_id: threadIds[i % connections % threads] })));
+  await Promise.all([...onA, ...onB].map((s, i) => s.request("thread/get", { thread_id: threadIds[(i % connections) % threads] })));
   /** Per thread and sequence: when the first connection of A received it. */
   const sentAt = new Map<string, number>();
   const arrivals: { key: string; at: number }[] = [];
@@ -185,7 +205,9 @@ async function crossInstance(
       if (k) arrivals.push({ key: k, at });
     };
   }
-  await Promise.all(threadIds.map((threadId, t) => onA[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_cross_${t}`, input: input(deltas) })));
+  await Promise.all(
+    threadIds.map((threadId, t) => onA[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_cross_${t}`, input: input(deltas) })),
+  );
   await allEnded;
   // The last notifications on B may still be on their way.
   const expected = sentAt.size * (connections / threads);
@@ -212,6 +234,10 @@ if (isMain(import.meta.url)) {
   const deltas = numberOption("deltas");
   const rounds = numberOption("rounds");
   const connections = numberOption("connections");
-  const rows = await runClusterBench({ ...(deltas ? { deltas } : {}), ...(rounds ? { rounds } : {}), ...(connections ? { connections } : {}) });
+  const rows = await runClusterBench({
+    ...(deltas ? { deltas } : {}),
+    ...(rounds ? { rounds } : {}),
+    ...(connections ? { connections } : {}),
+  });
   console.log(`\n${resultTable(rows)}`);
 }

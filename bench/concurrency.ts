@@ -28,7 +28,9 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions = {})
   const log = options.log ?? ((line: string) => console.log(line));
   const threads = options.threads ?? 1000;
   const deltas = options.deltas ?? 50;
-  log(`== concurrency: ${threads} threads on ${threads} WebSocket connections, one turn each at once (${deltas} deltas, a file write with an approval), turnspec serve on SQLite`);
+  log(
+    `== concurrency: ${threads} threads on ${threads} WebSocket connections, one turn each at once (${deltas} deltas, a file write with an approval), turnspec serve on SQLite`,
+  );
   const gateway = await startWebSocketGateway({ db: tempDb() });
   const cwd = mkdtempSync(join(tmpdir(), "turnspec-concurrency-"));
   const startRss = gateway.rss();
@@ -39,7 +41,9 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions = {})
     const idleRss = gateway.rss();
     const peak = watchPeakRss(gateway.pid);
     const t0 = now();
-    const ends = await Promise.all(clients.map((c, i) => runTurn(c, threadIds[i]!, `trn_concurrent_${i}`, { deltas, writeFile: `out-${i}.txt`, approval: true })));
+    const ends = await Promise.all(
+      clients.map((c, i) => runTurn(c, threadIds[i]!, `trn_concurrent_${i}`, { deltas, writeFile: `out-${i}.txt`, approval: true })),
+    );
     const wallMs = now() - t0;
     const peakRss = peak.stop();
     const failed = ends.filter((e) => e.method !== "turn/completed");
@@ -47,15 +51,34 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions = {})
     problems.push(...clients.flatMap((c) => c.protocolErrors));
     const events = clients.reduce((n, c) => n + c.received.length, 0);
     await Promise.all(clients.map((c) => c.client.close()));
-    log(`  ${threads - failed.length} of ${threads} turns completed in ${(wallMs / 1000).toFixed(2)} s; ${events} notifications received, ${problems.length} differences from turn/items`);
+    log(
+      `  ${threads - failed.length} of ${threads} turns completed in ${(wallMs / 1000).toFixed(2)} s; ${events} notifications received, ${problems.length} differences from turn/items`,
+    );
     for (const problem of problems.slice(0, 5)) log(`    ${problem}`);
     const perConnection = (idleRss - startRss) / threads;
-    log(`  gateway RSS: ${mib(startRss)} before any connection, ${mib(idleRss)} with ${threads} idle connections (${(perConnection / 1024).toFixed(1)} KiB each), peak ${mib(peakRss)} while the turns ran`);
+    log(
+      `  gateway RSS: ${mib(startRss)} before any connection, ${mib(idleRss)} with ${threads} idle connections (${(perConnection / 1024).toFixed(1)} KiB each), peak ${mib(peakRss)} while the turns ran`,
+    );
     const complete = failed.length === 0 && problems.length === 0;
     return [
-      { name: `concurrency: ${threads} turns at once, all complete, none lost`, value: `${threads - failed.length}/${threads} completed, ${problems.length} differences`, target: "all, 0", status: complete ? "PASS" : "MISS" },
-      { name: "concurrency: wall time / notifications", value: `${(wallMs / 1000).toFixed(2)} s, ${fmtOps((events * 1000) / wallMs).replace("ops", "notifications")}`, target: "(info)", status: "info" },
-      { name: "concurrency: gateway peak RSS / RSS per idle connection", value: `${mib(peakRss)} / ${(perConnection / 1024).toFixed(1)} KiB (idle ${mib(idleRss)})`, target: "(info)", status: "info" },
+      {
+        name: `concurrency: ${threads} turns at once, all complete, none lost`,
+        value: `${threads - failed.length}/${threads} completed, ${problems.length} differences`,
+        target: "all, 0",
+        status: complete ? "PASS" : "MISS",
+      },
+      {
+        name: "concurrency: wall time / notifications",
+        value: `${(wallMs / 1000).toFixed(2)} s, ${fmtOps((events * 1000) / wallMs).replace("ops", "notifications")}`,
+        target: "(info)",
+        status: "info",
+      },
+      {
+        name: "concurrency: gateway peak RSS / RSS per idle connection",
+        value: `${mib(peakRss)} / ${(perConnection / 1024).toFixed(1)} KiB (idle ${mib(idleRss)})`,
+        target: "(info)",
+        status: "info",
+      },
     ];
   } finally {
     await gateway.stop();

@@ -79,15 +79,101 @@ class Rng {
 // Vocabulary
 
 const WORDS = [
-  "the", "a", "to", "of", "and", "in", "is", "for", "that", "this", "with", "it", "on", "we", "can", "be",
-  "module", "function", "schema", "gateway", "client", "server", "request", "response", "turn", "thread",
-  "validator", "protocol", "notification", "stream", "delta", "field", "type", "union", "variant", "error",
-  "config", "project", "workspace", "tests", "build", "file", "directory", "import", "export", "interface",
-  "permission", "sandbox", "policy", "network", "process", "command", "output", "result", "cursor", "page",
-  "first", "then", "next", "finally", "because", "however", "instead", "also", "only", "every", "each",
-  "reads", "writes", "checks", "returns", "calls", "parses", "emits", "loads", "renders", "updates",
-  "architecture", "dependency", "package", "runtime", "handler", "dispatcher", "transport", "registry",
-  "naïve", "résumé", "→", "✅", "`npm test`", "`src/index.ts`", "\"strict\"", "(optional)", "e.g.", "—",
+  "the",
+  "a",
+  "to",
+  "of",
+  "and",
+  "in",
+  "is",
+  "for",
+  "that",
+  "this",
+  "with",
+  "it",
+  "on",
+  "we",
+  "can",
+  "be",
+  "module",
+  "function",
+  "schema",
+  "gateway",
+  "client",
+  "server",
+  "request",
+  "response",
+  "turn",
+  "thread",
+  "validator",
+  "protocol",
+  "notification",
+  "stream",
+  "delta",
+  "field",
+  "type",
+  "union",
+  "variant",
+  "error",
+  "config",
+  "project",
+  "workspace",
+  "tests",
+  "build",
+  "file",
+  "directory",
+  "import",
+  "export",
+  "interface",
+  "permission",
+  "sandbox",
+  "policy",
+  "network",
+  "process",
+  "command",
+  "output",
+  "result",
+  "cursor",
+  "page",
+  "first",
+  "then",
+  "next",
+  "finally",
+  "because",
+  "however",
+  "instead",
+  "also",
+  "only",
+  "every",
+  "each",
+  "reads",
+  "writes",
+  "checks",
+  "returns",
+  "calls",
+  "parses",
+  "emits",
+  "loads",
+  "renders",
+  "updates",
+  "architecture",
+  "dependency",
+  "package",
+  "runtime",
+  "handler",
+  "dispatcher",
+  "transport",
+  "registry",
+  "naïve",
+  "résumé",
+  "→",
+  "✅",
+  "`npm test`",
+  "`src/index.ts`",
+  '"strict"',
+  "(optional)",
+  "e.g.",
+  "—",
 ];
 const SENTENCE_END = [".", ".", ".", ":", "!", "?", ".\n\n", ".\n"];
 const PROMPTS = [
@@ -103,21 +189,44 @@ const PROMPTS = [
   "Résumé the last three turns in this thread for the weekly report ✅",
 ];
 const PATHS = [
-  "src/index.ts", "src/transport/stdio.ts", "src/transport/websocket.ts", "src/rpc/dispatcher.ts",
-  "package.json", "README.md", "docs/protocol.md", "test/dispatcher.test.ts", "schemas/turn.json",
-  "generator/emit/validators.ts", "bench/run.ts", "CHANGELOG.md", ".github/workflows/ci.yml",
+  "src/index.ts",
+  "src/transport/stdio.ts",
+  "src/transport/websocket.ts",
+  "src/rpc/dispatcher.ts",
+  "package.json",
+  "README.md",
+  "docs/protocol.md",
+  "test/dispatcher.test.ts",
+  "schemas/turn.json",
+  "generator/emit/validators.ts",
+  "bench/run.ts",
+  "CHANGELOG.md",
+  ".github/workflows/ci.yml",
 ];
 const COMMANDS = [
-  "npm test", "npm run build", "git status --short", "git log --oneline -n 20", "ls -la src",
-  "rg -n \"TODO\" src", "node --version", "npx tsc --noEmit", "cat package.json", "pytest -q",
-  "make lint", "du -sh node_modules",
+  "npm test",
+  "npm run build",
+  "git status --short",
+  "git log --oneline -n 20",
+  "ls -la src",
+  'rg -n "TODO" src',
+  "node --version",
+  "npx tsc --noEmit",
+  "cat package.json",
+  "pytest -q",
+  "make lint",
+  "du -sh node_modules",
 ];
 const SKILLS = ["workspace/documents", "workspace/weather", "workspace/spreadsheets", "builtin/pdf", "team/release-notes"];
 const MCP_SERVERS = ["resend", "github", "linear", "postgres", "filesystem", "slack"];
 const MCP_TOOLS = ["send_email", "add_contact", "create_issue", "list_pull_requests", "query", "read_file", "post_message"];
 const MODELS: readonly (readonly [string, string])[] = [
-  ["openai", "gpt-5.4"], ["openai", "gpt-5.4-mini"], ["anthropic", "claude-sonnet-4.5"], ["anthropic", "claude-opus-4.1"],
-  ["google", "gemini-2.5-pro"], ["openrouter", "qwen3-coder"],
+  ["openai", "gpt-5.4"],
+  ["openai", "gpt-5.4-mini"],
+  ["anthropic", "claude-sonnet-4.5"],
+  ["anthropic", "claude-opus-4.1"],
+  ["google", "gemini-2.5-pro"],
+  ["openrouter", "qwen3-coder"],
 ];
 const DOMAINS = ["github.com", "api.github.com", "registry.npmjs.org", "docs.python.org", "example.com", "developer.mozilla.org"];
 const TOOL_NAMES = ["shell", "apply_patch", "web_search", "web_fetch", "download", "task", "resend__send_email", "github__create_issue"];
@@ -231,13 +340,29 @@ class Simulator {
       case 7:
         return { type: "artifact", artifactId: this.id("art", this.rng.int(1, 5000)) };
       case 8:
-        return { type: "mention", name: this.rng.pick(["repo", "docs", "issue", "design"]), path: `app://github/${this.rng.pick(["repo", "issues/42", "pulls/7"])}` };
+        return {
+          type: "mention",
+          name: this.rng.pick(["repo", "docs", "issue", "design"]),
+          path: `app://github/${this.rng.pick(["repo", "issues/42", "pulls/7"])}`,
+        };
       case 9:
-        return { type: "file", url: `https://files.example.com/${this.rng.hex(10)}.pdf`, ...(this.rng.chance(0.6) ? { name: "report.pdf", mimeType: "application/pdf" } : {}) };
+        return {
+          type: "file",
+          url: `https://files.example.com/${this.rng.hex(10)}.pdf`,
+          ...(this.rng.chance(0.6) ? { name: "report.pdf", mimeType: "application/pdf" } : {}),
+        };
       case 10:
-        return { type: "audio", url: `https://files.example.com/${this.rng.hex(10)}.m4a`, ...(this.rng.chance(0.5) ? { mimeType: "audio/mp4" } : {}) };
+        return {
+          type: "audio",
+          url: `https://files.example.com/${this.rng.hex(10)}.m4a`,
+          ...(this.rng.chance(0.5) ? { mimeType: "audio/mp4" } : {}),
+        };
       default:
-        return { type: "video", url: `https://files.example.com/${this.rng.hex(10)}.mp4`, ...(this.rng.chance(0.5) ? { mimeType: "video/mp4" } : {}) };
+        return {
+          type: "video",
+          url: `https://files.example.com/${this.rng.hex(10)}.mp4`,
+          ...(this.rng.chance(0.5) ? { mimeType: "video/mp4" } : {}),
+        };
     }
   }
 
@@ -246,16 +371,28 @@ class Simulator {
     switch (this.rng.int(0, 2)) {
       case 0: {
         const slug = this.rng.pick(SKILLS);
-        return { id: `cap_skill_${i}`, ...(label ? { label: slug.split("/")[1] } : {}), kind: { type: "skill", slug, sourceKind: this.rng.pick(["workspace", "builtin", "team"]) } };
+        return {
+          id: `cap_skill_${i}`,
+          ...(label ? { label: slug.split("/")[1] } : {}),
+          kind: { type: "skill", slug, sourceKind: this.rng.pick(["workspace", "builtin", "team"]) },
+        };
       }
       case 1: {
         const name = this.rng.pick(MCP_SERVERS);
-        return { id: `cap_${name}_${i}`, ...(label ? { label: name } : {}), kind: { type: "mcpServer", name, scopeKind: this.rng.pick(["workspace", "user"]) } };
+        return {
+          id: `cap_${name}_${i}`,
+          ...(label ? { label: name } : {}),
+          kind: { type: "mcpServer", name, scopeKind: this.rng.pick(["workspace", "user"]) },
+        };
       }
       default: {
         const serverName = this.rng.pick(MCP_SERVERS);
         const rawToolName = this.rng.pick(MCP_TOOLS);
-        return { id: `cap_${serverName}_${rawToolName}_${i}`, ...(label ? { label: `${serverName} / ${rawToolName}` } : {}), kind: { type: "mcpTool", serverName, rawToolName, scopeKind: "workspace" } };
+        return {
+          id: `cap_${serverName}_${rawToolName}_${i}`,
+          ...(label ? { label: `${serverName} / ${rawToolName}` } : {}),
+          kind: { type: "mcpTool", serverName, rawToolName, scopeKind: "workspace" },
+        };
       }
     }
   }
@@ -275,7 +412,13 @@ class Simulator {
       dynamic_skill_tool: b(false),
       computer_use: b(false),
       task_subagent: b(false),
-      ...(extra ? { allowed_tools: this.rng.some(TOOL_NAMES, 1, 3), denied_tools: this.rng.some(TOOL_NAMES, 0, 2), allowed_paths: ["/Users/alex/Code/pioneer"] } : {}),
+      ...(extra
+        ? {
+            allowed_tools: this.rng.some(TOOL_NAMES, 1, 3),
+            denied_tools: this.rng.some(TOOL_NAMES, 0, 2),
+            allowed_paths: ["/Users/alex/Code/pioneer"],
+          }
+        : {}),
     };
   }
 
@@ -313,7 +456,9 @@ class Simulator {
       },
       process: {
         shell: unrestricted ? "allow" : "ask",
-        environment: unrestricted ? { mode: "inherit_all" } : { mode: "allow_list", allowed_variables: ["PATH", "HOME", "LANG", "TERM", "TMPDIR"] },
+        environment: unrestricted
+          ? { mode: "inherit_all" }
+          : { mode: "allow_list", allowed_variables: ["PATH", "HOME", "LANG", "TERM", "TMPDIR"] },
         timeout_cap_ms: unrestricted ? null : 600000,
         command_risk_rules: unrestricted
           ? []
@@ -323,7 +468,9 @@ class Simulator {
               { pattern: "^curl .*\\| *sh", behavior: "deny", reason: "remote script execution" },
             ],
       },
-      network: unrestricted ? { mode: "enabled", allow_domains: [], deny_domains: [] } : { mode: "disabled", allow_domains: this.rng.some(DOMAINS, 0, 3), deny_domains: [] },
+      network: unrestricted
+        ? { mode: "enabled", allow_domains: [], deny_domains: [] }
+        : { mode: "disabled", allow_domains: this.rng.some(DOMAINS, 0, 3), deny_domains: [] },
       approval: { scopes: unrestricted ? [] : ["allow_once", "allow_for_turn"] },
       backend: {
         kind: backendKind,
@@ -331,7 +478,10 @@ class Simulator {
         capabilities: ["filesystem", "process", ...(unrestricted ? ["network"] : [])],
       },
       enforcement: degraded
-        ? { status: "partially_active", degradations: [{ capability: "network", reason: "backend_unsupported", detail: "the sandbox backend cannot filter domains" }] }
+        ? {
+            status: "partially_active",
+            degradations: [{ capability: "network", reason: "backend_unsupported", detail: "the sandbox backend cannot filter domains" }],
+          }
         : { status: "active", degradations: [] },
       ...(child
         ? {
@@ -351,11 +501,17 @@ class Simulator {
     return {
       compiler_version: "0.1.0",
       profile: this.rng.pick(["assistant_full", "assistant_chat", "task_subagent"]),
-      section_ids: this.rng.some(["identity_base", "assistant_safety", "skills_runtime_prompt", "tool_guidelines", "workspace_context", "memory"], 2, 6),
+      section_ids: this.rng.some(
+        ["identity_base", "assistant_safety", "skills_runtime_prompt", "tool_guidelines", "workspace_context", "memory"],
+        2,
+        6,
+      ),
       fingerprint_stable: `sha256:${this.rng.hex(64)}`,
       fingerprint_dynamic: `sha256:${this.rng.hex(64)}`,
       fingerprint_full: `sha256:${this.rng.hex(64)}`,
-      diagnostics: this.rng.chance(0.3) ? [{ severity: "warning", message: "skill prompt truncated to budget", section_id: "skills_runtime_prompt" }] : [],
+      diagnostics: this.rng.chance(0.3)
+        ? [{ severity: "warning", message: "skill prompt truncated to budget", section_id: "skills_runtime_prompt" }]
+        : [],
     };
   }
 
@@ -392,10 +548,26 @@ class Simulator {
     const threadNo = ++this.threadCounter;
     this.threadId = this.id("thr", threadNo);
     this.workspaceId = this.id("ws", this.rng.int(1, 3));
-    const params = { workspace_id: this.workspaceId, cwd: "/Users/alex/Code/pioneer", model_provider: provider, model, mode: this.rng.pick(["Chat", "Agent"]) };
+    const params = {
+      workspace_id: this.workspaceId,
+      cwd: "/Users/alex/Code/pioneer",
+      model_provider: provider,
+      model,
+      mode: this.rng.pick(["Chat", "Agent"]),
+    };
     const id = this.request("thread/start", params);
     this.tick(5, 40);
-    this.response("thread/start", id, { thread: { id: this.threadId, workspace_id: this.workspaceId, cwd: params.cwd, model_provider: provider, model, mode: params.mode, created_at: this.iso() } });
+    this.response("thread/start", id, {
+      thread: {
+        id: this.threadId,
+        workspace_id: this.workspaceId,
+        cwd: params.cwd,
+        model_provider: provider,
+        model,
+        mode: params.mode,
+        created_at: this.iso(),
+      },
+    });
   }
 
   /** A new thread with one to four turns. */
@@ -418,23 +590,48 @@ class Simulator {
     const [provider, model] = rng.pick(MODELS);
     const capabilities = rng.chance(0.6) ? Array.from({ length: rng.int(1, 4) }, (_, i) => this.capability(i)) : undefined;
     const input = Array.from({ length: rng.int(1, 4) }, () => this.userInput());
-    if (!input.some((i) => (i as { type: string }).type === "text")) input.unshift({ type: "text", text: rng.pick(PROMPTS), textElements: [] });
+    if (!input.some((i) => (i as { type: string }).type === "text"))
+      input.unshift({ type: "text", text: rng.pick(PROMPTS), textElements: [] });
     const backendChoice = rng.int(0, 5);
     const executionBackend =
-      backendChoice === 0 ? { type: "apiProvider", provider } : backendChoice === 1 ? { type: "cliAgentRuntime", runtime_id: "codex", runtime_kind: "codex" } : backendChoice === 2 ? { type: "acpAgentRuntime", runtime_id: "acp_claude" } : undefined;
+      backendChoice === 0
+        ? { type: "apiProvider", provider }
+        : backendChoice === 1
+          ? { type: "cliAgentRuntime", runtime_id: "codex", runtime_kind: "codex" }
+          : backendChoice === 2
+            ? { type: "acpAgentRuntime", runtime_id: "acp_claude" }
+            : undefined;
     const child = rng.chance(0.1);
 
     // turn/start
     const startParams = {
       ...base,
       ...(rng.chance(0.7) ? { mode: turnMode } : {}),
-      ...(mode ? { permission_profile: { mode, ...(rng.chance(0.2) ? { allowed_tools: ["shell"], denied_tools: ["computer_use"], allowed_paths: ["/Users/alex/Code/pioneer"] } : {}) } } : {}),
+      ...(mode
+        ? {
+            permission_profile: {
+              mode,
+              ...(rng.chance(0.2)
+                ? { allowed_tools: ["shell"], denied_tools: ["computer_use"], allowed_paths: ["/Users/alex/Code/pioneer"] }
+                : {}),
+            },
+          }
+        : {}),
       ...(rng.chance(0.25) ? { sandbox_policy: { mode: "FullAccess" } } : {}),
       input,
       ...(capabilities ? { capabilities } : {}),
       ...(rng.chance(0.4) ? { model, model_provider: provider } : {}),
       ...(executionBackend ? { execution_backend: executionBackend } : {}),
-      ...(executionBackend?.type === "cliAgentRuntime" ? { cli_runtime_options: { effort: rng.pick(["low", "medium", "high"]), personality: "concise", ...(rng.chance(0.5) ? { summary: "auto", sandbox: "workspace-write" } : {}), steer_if_active: rng.chance(0.5) } } : {}),
+      ...(executionBackend?.type === "cliAgentRuntime"
+        ? {
+            cli_runtime_options: {
+              effort: rng.pick(["low", "medium", "high"]),
+              personality: "concise",
+              ...(rng.chance(0.5) ? { summary: "auto", sandbox: "workspace-write" } : {}),
+              steer_if_active: rng.chance(0.5),
+            },
+          }
+        : {}),
     };
     const startId = this.request("turn/start", startParams);
     this.tick(20, 200);
@@ -454,7 +651,18 @@ class Simulator {
       permission_profile: profile,
       security,
       ...(resolutions.length ? { capabilities: resolutions } : {}),
-      ...(child ? { parent_turn_id: this.id("trn", Math.max(1, this.turnCounter - 1)), parent_thread_id: this.id("thr", Math.max(1, this.threadCounter - 1)), actor: { kind: "agent", identity_id: this.id("idn", 3), execution_id: this.id("exe", this.turnCounter), presentation: this.presentation() } } : { actor: { kind: "user" } }),
+      ...(child
+        ? {
+            parent_turn_id: this.id("trn", Math.max(1, this.turnCounter - 1)),
+            parent_thread_id: this.id("thr", Math.max(1, this.threadCounter - 1)),
+            actor: {
+              kind: "agent",
+              identity_id: this.id("idn", 3),
+              execution_id: this.id("exe", this.turnCounter),
+              presentation: this.presentation(),
+            },
+          }
+        : { actor: { kind: "user" } }),
       ...extra,
     });
     const promptManifest = turnMode === "Agent" && rng.chance(0.7) ? this.promptManifest() : null;
@@ -464,7 +672,18 @@ class Simulator {
       return {
         capabilityId: (c as { id: string }).id,
         status: accepted ? "accepted" : "rejected",
-        reason: accepted ? "explicit_composer_capability" : rng.pick(["not_found", "disabled_by_policy", "validation_rejected", "security_blocked", "dependency_missing", "catalog_missing", "tool_missing", "provider_unsupported"]),
+        reason: accepted
+          ? "explicit_composer_capability"
+          : rng.pick([
+              "not_found",
+              "disabled_by_policy",
+              "validation_rejected",
+              "security_blocked",
+              "dependency_missing",
+              "catalog_missing",
+              "tool_missing",
+              "provider_unsupported",
+            ]),
         ...(accepted ? {} : { message: "the capability could not be resolved for this turn" }),
       };
     });
@@ -474,15 +693,41 @@ class Simulator {
 
     if (rng.chance(0.15)) {
       const before = rng.int(40, 400);
-      this.notify("context/compressing", { ...base, sequence: this.seq(), reason: "summarized", messages_before: before, estimated_tokens: rng.int(80000, 190000) });
+      this.notify("context/compressing", {
+        ...base,
+        sequence: this.seq(),
+        reason: "summarized",
+        messages_before: before,
+        estimated_tokens: rng.int(80000, 190000),
+      });
       this.tick(500, 4000);
-      this.notify("context/compressed", { ...base, sequence: this.seq(), reason: rng.pick(["summarized", "truncated"]), summarized_messages: before - 20, messages_after: 21, ...(rng.chance(0.7) ? { summary_preview: this.sentence() } : {}) });
+      this.notify("context/compressed", {
+        ...base,
+        sequence: this.seq(),
+        reason: rng.pick(["summarized", "truncated"]),
+        summarized_messages: before - 20,
+        messages_after: 21,
+        ...(rng.chance(0.7) ? { summary_preview: this.sentence() } : {}),
+      });
     }
 
     let windowIndex = 0;
     let windowId = `win_${turnId}_0`;
-    const limits = { max_agent_rounds_per_window: 40, max_tool_calls_per_window: 120, max_wall_clock_ms_per_window: 900000, max_provider_tokens_per_window: 400000 };
-    if (turnMode === "Agent") this.notify("turn/execution_window/started", { ...base, sequence: this.seq(), window_id: windowId, window_index: 0, limits, status: "running" });
+    const limits = {
+      max_agent_rounds_per_window: 40,
+      max_tool_calls_per_window: 120,
+      max_wall_clock_ms_per_window: 900000,
+      max_provider_tokens_per_window: 400000,
+    };
+    if (turnMode === "Agent")
+      this.notify("turn/execution_window/started", {
+        ...base,
+        sequence: this.seq(),
+        window_id: windowId,
+        window_index: 0,
+        limits,
+        status: "running",
+      });
 
     const workItems: object[] = [];
     const itemStart = (item: Record<string, unknown>): number => {
@@ -556,19 +801,65 @@ class Simulator {
       }
       // Execution window boundary.
       if (turnMode === "Agent" && round < rounds - 1 && rng.chance(0.12)) {
-        const reason = rng.pick(["max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "provider_failure_continuation", "runtime_shutdown_continuation"]);
-        const observed = { agent_rounds: round + 1, tool_calls: toolCalls, wall_clock_ms: rng.int(1000, 900000), provider_tokens: rng.int(1000, 400000) };
-        this.notify("turn/execution_window/exhausted", { ...base, sequence: this.seq(), window_id: windowId, reason, observed, status: "exhausted" });
+        const reason = rng.pick([
+          "max_agent_rounds_per_window",
+          "max_tool_calls_per_window",
+          "max_wall_clock_ms_per_window",
+          "max_provider_tokens_per_window",
+          "provider_failure_continuation",
+          "runtime_shutdown_continuation",
+        ]);
+        const observed = {
+          agent_rounds: round + 1,
+          tool_calls: toolCalls,
+          wall_clock_ms: rng.int(1000, 900000),
+          provider_tokens: rng.int(1000, 400000),
+        };
+        this.notify("turn/execution_window/exhausted", {
+          ...base,
+          sequence: this.seq(),
+          window_id: windowId,
+          reason,
+          observed,
+          status: "exhausted",
+        });
         const checkpoint = `chk_${rng.hex(16)}`;
-        this.notify("turn/execution_window/checkpointed", { ...base, sequence: this.seq(), window_id: windowId, checkpoint_id: checkpoint, status: "checkpointed" });
+        this.notify("turn/execution_window/checkpointed", {
+          ...base,
+          sequence: this.seq(),
+          window_id: windowId,
+          checkpoint_id: checkpoint,
+          status: "checkpointed",
+        });
         const previous = windowId;
         windowId = `win_${turnId}_${++windowIndex}`;
-        this.notify("turn/execution_window/continued", { ...base, sequence: this.seq(), previous_window_id: previous, window_id: windowId, window_index: windowIndex, checkpoint_id: checkpoint, reason });
-        this.notify("turn/execution_window/started", { ...base, sequence: this.seq(), window_id: windowId, window_index: windowIndex, limits, status: "running" });
+        this.notify("turn/execution_window/continued", {
+          ...base,
+          sequence: this.seq(),
+          previous_window_id: previous,
+          window_id: windowId,
+          window_index: windowIndex,
+          checkpoint_id: checkpoint,
+          reason,
+        });
+        this.notify("turn/execution_window/started", {
+          ...base,
+          sequence: this.seq(),
+          window_id: windowId,
+          window_index: windowIndex,
+          limits,
+          status: "running",
+        });
       }
       if (turnMode === "Agent" && rng.chance(0.04)) {
         const budget = rng.pick(["rounds", "tool_calls"]);
-        this.notify("turn/tool_loop/budget_exceeded", { ...base, sequence: this.seq(), budget, limit: budget === "rounds" ? 40 : 120, observed: budget === "rounds" ? 41 : 121 });
+        this.notify("turn/tool_loop/budget_exceeded", {
+          ...base,
+          sequence: this.seq(),
+          budget,
+          limit: budget === "rounds" ? 40 : 120,
+          observed: budget === "rounds" ? 41 : 121,
+        });
       }
     }
 
@@ -579,7 +870,8 @@ class Simulator {
       const created = itemStart({ type: "agentMessage", id, status: "in_progress", text: "", partial: true });
       deltas("item/agent_message/delta", id, "agent_message", this.fragments(text, 3, 14));
       const done: Record<string, unknown> = { type: "agentMessage", id, status: "completed", text };
-      if (rng.chance(0.4)) done.markdown_ast = { type: "root", children: [{ type: "paragraph", children: [{ type: "text", value: text.slice(0, 80) }] }] };
+      if (rng.chance(0.4))
+        done.markdown_ast = { type: "root", children: [{ type: "paragraph", children: [{ type: "text", value: text.slice(0, 80) }] }] };
       itemDone(done, created);
       if (rng.chance(0.2)) this.notify("item/updated", { ...base, sequence: this.seq(), item_id: id, item: { ...done, partial: false } });
     }
@@ -596,28 +888,65 @@ class Simulator {
     } else if (turnMode === "Agent" && rng.chance(0.05)) {
       const recovery = `rec_${this.pad(++this.miscCounter)}`;
       const totals = { agent_rounds: 80, tool_calls: toolCalls, wall_clock_ms: 1800000, provider_tokens: 800000 };
-      this.notify("turn/execution_window/blocked", { ...base, sequence: this.seq(), window_id: windowId, reason: "max_wall_clock_ms_per_window", totals, recovery_job_id: recovery });
-      this.notify("turn/blocked", { ...base, sequence: this.seq(), turn: turnModel("Blocked", { blocked: { reason: "execution window budget exhausted", recovery_job_id: recovery } }), reason: "execution window budget exhausted", recovery_job_id: recovery });
+      this.notify("turn/execution_window/blocked", {
+        ...base,
+        sequence: this.seq(),
+        window_id: windowId,
+        reason: "max_wall_clock_ms_per_window",
+        totals,
+        recovery_job_id: recovery,
+      });
+      this.notify("turn/blocked", {
+        ...base,
+        sequence: this.seq(),
+        turn: turnModel("Blocked", { blocked: { reason: "execution window budget exhausted", recovery_job_id: recovery } }),
+        reason: "execution window budget exhausted",
+        recovery_job_id: recovery,
+      });
       const id = this.request("turn/resume", { ...base, recovery_job_id: recovery });
       this.response("turn/resume", id, { turn: turnModel("InProgress"), recovery_job_id: recovery });
-      this.notify("turn/completed", { ...base, sequence: this.seq(), turn: turnModel("Completed", { completed_at: this.iso(), usage }), usage });
+      this.notify("turn/completed", {
+        ...base,
+        sequence: this.seq(),
+        turn: turnModel("Completed", { completed_at: this.iso(), usage }),
+        usage,
+      });
     } else {
-      this.notify("turn/completed", { ...base, sequence: this.seq(), turn: turnModel("Completed", { completed_at: this.iso(), usage }), usage });
+      this.notify("turn/completed", {
+        ...base,
+        sequence: this.seq(),
+        turn: turnModel("Completed", { completed_at: this.iso(), usage }),
+        usage,
+      });
     }
     const startedMicros = createdAt ? Date.parse(createdAt) * 1000 : 0;
     const work = {
       blockId: `blk_${turnId}`,
       turnId,
-      presentation: { title: (rng.pick(PROMPTS) as string).slice(0, 48), ...(rng.chance(0.5) ? { subtitle: `${workItems.length} steps` } : {}), collapsed: rng.chance(0.5) },
+      presentation: {
+        title: (rng.pick(PROMPTS) as string).slice(0, 48),
+        ...(rng.chance(0.5) ? { subtitle: `${workItems.length} steps` } : {}),
+        collapsed: rng.chance(0.5),
+      },
       state: blockState,
       counts: { total: workItems.length, inProgress: 0, completed: workItems.length - (failed ? 1 : 0), failed: failed ? 1 : 0 },
-      cursors: { oldest: workItems.length ? "00000001" : null, newest: workItems.length ? String(workItems.length).padStart(8, "0") : null },
+      cursors: {
+        oldest: workItems.length ? "00000001" : null,
+        newest: workItems.length ? String(workItems.length).padStart(8, "0") : null,
+      },
       startedAtUnixMicros: startedMicros,
       endedAtUnixMicros: this.clockMs * 1000,
       elapsedMs: this.clockMs - Date.parse(createdAt),
     };
     this.projectionVersion++;
-    this.notify("turn/work/state/changed", { threadId, turnId, projectionVersion: this.projectionVersion, sourceHighWatermark: this.sequence, projectionUpdatedAtUnixMicros: this.micros(), work });
+    this.notify("turn/work/state/changed", {
+      threadId,
+      turnId,
+      projectionVersion: this.projectionVersion,
+      sourceHighWatermark: this.sequence,
+      projectionUpdatedAtUnixMicros: this.micros(),
+      work,
+    });
     this.notify("thread/timeline/blocks/changed", { threadId, changedBlockIds: [`blk_${turnId}`] });
 
     // The client expands the turn's work: one or more pages of TurnWorkItem rows.
@@ -638,7 +967,12 @@ class Simulator {
         projectionUpdatedAtUnixMicros: this.micros(),
         work,
         items: workItems.slice(startIdx, end),
-        page: { beforeCursor: startIdx > 0 ? String(startIdx).padStart(8, "0") : null, afterCursor: end < workItems.length ? String(end + 1).padStart(8, "0") : null, hasMoreBefore: startIdx > 0, hasMoreAfter: end < workItems.length },
+        page: {
+          beforeCursor: startIdx > 0 ? String(startIdx).padStart(8, "0") : null,
+          afterCursor: end < workItems.length ? String(end + 1).padStart(8, "0") : null,
+          hasMoreBefore: startIdx > 0,
+          hasMoreAfter: end < workItems.length,
+        },
       });
       anchor = { kind: "before", cursor: String(startIdx).padStart(8, "0") };
       end = startIdx;
@@ -660,8 +994,19 @@ class Simulator {
     }
     if (rng.chance(0.15)) {
       const id = this.request("turn/items", { ...base, after_sequence: 0, limit: 50 });
-      const events = Array.from({ length: rng.int(1, 4) }, (_, i) => ({ sequence: i + 1, method: "item/completed", params: { item_id: this.id("itm", this.itemCounter - i) }, recorded_at: this.iso() }));
-      this.response("turn/items", id, { thread_id: threadId, workspace_id: this.workspaceId, turn_id: turnId, events, last_sequence: this.sequence });
+      const events = Array.from({ length: rng.int(1, 4) }, (_, i) => ({
+        sequence: i + 1,
+        method: "item/completed",
+        params: { item_id: this.id("itm", this.itemCounter - i) },
+        recorded_at: this.iso(),
+      }));
+      this.response("turn/items", id, {
+        thread_id: threadId,
+        workspace_id: this.workspaceId,
+        turn_id: turnId,
+        events,
+        last_sequence: this.sequence,
+      });
     }
     if (rng.chance(0.1)) {
       const id = this.request("turn/get", base);
@@ -684,18 +1029,61 @@ class Simulator {
     const rng = this.rng;
     const id = newItemId();
     const toolCallId = `call_${rng.hex(24)}`;
-    const kind = rng.pick(["commandExecution", "commandExecution", "fileChange", "fileChange", "webSearch", "webFetch", "download", "dynamicToolCall", "dynamicToolCall", "task", "systemEvent"]);
+    const kind = rng.pick([
+      "commandExecution",
+      "commandExecution",
+      "fileChange",
+      "fileChange",
+      "webSearch",
+      "webFetch",
+      "download",
+      "dynamicToolCall",
+      "dynamicToolCall",
+      "task",
+      "systemEvent",
+    ]);
 
     // Permission prompt first, where the mode asks.
     const action =
-      kind === "commandExecution" ? "shell_command" : kind === "fileChange" ? "file_write" : kind === "webSearch" || kind === "webFetch" || kind === "download" ? "network" : kind === "dynamicToolCall" ? "mcp_write_or_unknown" : kind === "task" ? "task_subagent" : undefined;
+      kind === "commandExecution"
+        ? "shell_command"
+        : kind === "fileChange"
+          ? "file_write"
+          : kind === "webSearch" || kind === "webFetch" || kind === "download"
+            ? "network"
+            : kind === "dynamicToolCall"
+              ? "mcp_write_or_unknown"
+              : kind === "task"
+                ? "task_subagent"
+                : undefined;
     const asks = action !== undefined && mode !== "full_access" && !(mode === "auto_accept_edits" && action === "file_write");
     let declined = false;
     if (asks && rng.chance(0.6)) {
       const requestId = this.id("perm", ++this.permCounter);
       const scopeHash = `sha256:${rng.hex(32)}`;
-      const toolName = kind === "commandExecution" ? "shell" : kind === "fileChange" ? "apply_patch" : kind === "dynamicToolCall" ? rng.pick(["resend__send_email", "github__create_issue"]) : kind === "task" ? "task" : "web_fetch";
-      this.notify("turn/permission/audit", { ...base, sequence: this.seq(), audit_id: `aud_${rng.hex(12)}`, kind: "request_opened", request_id: requestId, tool_name: toolName, action, behavior: "ask", decided_by: "policy", scope_hash: scopeHash, recorded_at: this.iso() });
+      const toolName =
+        kind === "commandExecution"
+          ? "shell"
+          : kind === "fileChange"
+            ? "apply_patch"
+            : kind === "dynamicToolCall"
+              ? rng.pick(["resend__send_email", "github__create_issue"])
+              : kind === "task"
+                ? "task"
+                : "web_fetch";
+      this.notify("turn/permission/audit", {
+        ...base,
+        sequence: this.seq(),
+        audit_id: `aud_${rng.hex(12)}`,
+        kind: "request_opened",
+        request_id: requestId,
+        tool_name: toolName,
+        action,
+        behavior: "ask",
+        decided_by: "policy",
+        scope_hash: scopeHash,
+        recorded_at: this.iso(),
+      });
       this.notify("turn/permission/request/opened", {
         ...base,
         sequence: this.seq(),
@@ -710,7 +1098,12 @@ class Simulator {
           scope_hash: scopeHash,
           reason: `${mode} mode asks before ${action!.replace(/_/g, " ")}`,
           ...(rng.chance(0.7) ? { summary: kind === "commandExecution" ? `Run \`${rng.pick(COMMANDS)}\`` : `Use ${toolName}` } : {}),
-          details: kind === "commandExecution" ? { command: rng.pick(COMMANDS), cwd: "/Users/alex/Code/pioneer" } : kind === "fileChange" ? { path: rng.pick(PATHS), change_kind: "modify" } : { target: rng.pick(DOMAINS) },
+          details:
+            kind === "commandExecution"
+              ? { command: rng.pick(COMMANDS), cwd: "/Users/alex/Code/pioneer" }
+              : kind === "fileChange"
+                ? { path: rng.pick(PATHS), change_kind: "modify" }
+                : { target: rng.pick(DOMAINS) },
           allowed_scopes: ["allow_once", "allow_for_turn"],
           ...(kind === "fileChange" && rng.chance(0.2) ? { outside_paths: ["/etc/hosts"], sandbox_escape: true } : {}),
           item_id: id,
@@ -720,13 +1113,52 @@ class Simulator {
       });
       this.tick(800, 20000);
       const resolution = rng.pick(["allow_once", "allow_once", "allow_for_turn", "allow_for_turn", "deny"] as const);
-      const rid = this.request("turn/permission/request/respond", { request_id: requestId, resolution, ...(rng.chance(0.5) ? { resolve_token: `rt_${rng.hex(20)}` } : {}) });
-      this.response("turn/permission/request/respond", rid, { request_id: requestId, thread_id: base.thread_id, turn_id: base.turn_id, resolution, resolved_at: this.iso() });
-      this.notify("turn/permission/request/resolved", { ...base, sequence: this.seq(), request_id: requestId, resolution, resolved_at: this.iso(), ...(rng.chance(0.5) ? { scope_hash: scopeHash } : {}) });
-      this.notify("turn/permission/audit", { ...base, sequence: this.seq(), audit_id: `aud_${rng.hex(12)}`, kind: "request_resolved", request_id: requestId, tool_name: toolName, action, resolution, decided_by: "resolution", recorded_at: this.iso() });
+      const rid = this.request("turn/permission/request/respond", {
+        request_id: requestId,
+        resolution,
+        ...(rng.chance(0.5) ? { resolve_token: `rt_${rng.hex(20)}` } : {}),
+      });
+      this.response("turn/permission/request/respond", rid, {
+        request_id: requestId,
+        thread_id: base.thread_id,
+        turn_id: base.turn_id,
+        resolution,
+        resolved_at: this.iso(),
+      });
+      this.notify("turn/permission/request/resolved", {
+        ...base,
+        sequence: this.seq(),
+        request_id: requestId,
+        resolution,
+        resolved_at: this.iso(),
+        ...(rng.chance(0.5) ? { scope_hash: scopeHash } : {}),
+      });
+      this.notify("turn/permission/audit", {
+        ...base,
+        sequence: this.seq(),
+        audit_id: `aud_${rng.hex(12)}`,
+        kind: "request_resolved",
+        request_id: requestId,
+        tool_name: toolName,
+        action,
+        resolution,
+        decided_by: "resolution",
+        recorded_at: this.iso(),
+      });
       declined = resolution === "deny";
     } else if (action !== undefined && rng.chance(0.1)) {
-      this.notify("turn/permission/audit", { ...base, sequence: this.seq(), audit_id: `aud_${rng.hex(12)}`, kind: "decision_allowed", tool_name: "shell", action, behavior: "allow", decided_by: rng.pick(["policy", "turn_grant", "config"]), recorded_at: this.iso(), ...(rng.chance(0.3) ? { profile: this.profileSnapshot(mode, "composer") } : {}) });
+      this.notify("turn/permission/audit", {
+        ...base,
+        sequence: this.seq(),
+        audit_id: `aud_${rng.hex(12)}`,
+        kind: "decision_allowed",
+        tool_name: "shell",
+        action,
+        behavior: "allow",
+        decided_by: rng.pick(["policy", "turn_grant", "config"]),
+        recorded_at: this.iso(),
+        ...(rng.chance(0.3) ? { profile: this.profileSnapshot(mode, "composer") } : {}),
+      });
     }
 
     const args = (extra: object) => ({ ...extra });
@@ -738,9 +1170,26 @@ class Simulator {
       case "commandExecution": {
         const command = rng.pick(COMMANDS);
         const cwd = "/Users/alex/Code/pioneer";
-        const created = itemStart({ type: "commandExecution", ...common("in_progress"), command, cwd, arguments: args({ command, cwd, timeout_ms: 120000 }) });
+        const created = itemStart({
+          type: "commandExecution",
+          ...common("in_progress"),
+          command,
+          cwd,
+          arguments: args({ command, cwd, timeout_ms: 120000 }),
+        });
         if (declined) {
-          itemDone({ type: "commandExecution", ...common(finalStatus), command, cwd, arguments: args({ command, cwd }), outcome, error: { message: "the user declined the command", retryable: false } }, created);
+          itemDone(
+            {
+              type: "commandExecution",
+              ...common(finalStatus),
+              command,
+              cwd,
+              arguments: args({ command, cwd }),
+              outcome,
+              error: { message: "the user declined the command", retryable: false },
+            },
+            created,
+          );
           return false;
         }
         this.maybeRecovery(base, id);
@@ -754,73 +1203,251 @@ class Simulator {
           this.notify("item/command_execution/output_delta", { ...base, sequence: this.seq(), item_id: id, stream, delta: chunk });
         }
         const exit = rng.chance(0.85) ? 0 : 1;
-        itemDone({ type: "commandExecution", ...common(exit === 0 ? "completed" : "failed"), command, cwd, stdout: stdout.slice(0, 4000), stderr: exit ? "error: 2 tests failed\n" : "", exit_code: exit, duration_ms: rng.int(30, 90000), timed_out: false, arguments: args({ command, cwd }), output_policy: this.outputPolicy(stdout.length), outcome: exit === 0 ? "success" : "error", ...(exit ? { error: { message: "exit code 1", retryable: false } } : {}) }, created);
+        itemDone(
+          {
+            type: "commandExecution",
+            ...common(exit === 0 ? "completed" : "failed"),
+            command,
+            cwd,
+            stdout: stdout.slice(0, 4000),
+            stderr: exit ? "error: 2 tests failed\n" : "",
+            exit_code: exit,
+            duration_ms: rng.int(30, 90000),
+            timed_out: false,
+            arguments: args({ command, cwd }),
+            output_policy: this.outputPolicy(stdout.length),
+            outcome: exit === 0 ? "success" : "error",
+            ...(exit ? { error: { message: "exit code 1", retryable: false } } : {}),
+          },
+          created,
+        );
         return false;
       }
       case "fileChange": {
         const path = rng.pick(PATHS);
         const change_kind = rng.pick(["add", "modify", "modify", "delete"]);
-        const created = itemStart({ type: "fileChange", ...common("in_progress"), path, change_kind, arguments: args({ path, patch_format: "unified" }) });
+        const created = itemStart({
+          type: "fileChange",
+          ...common("in_progress"),
+          path,
+          change_kind,
+          arguments: args({ path, patch_format: "unified" }),
+        });
         const diff = `--- a/${path}\n+++ b/${path}\n@@ -${rng.int(1, 200)},6 +${rng.int(1, 200)},8 @@\n${Array.from({ length: rng.int(3, 12) }, () => `${rng.pick(["+", "-", " "])}  ${this.words(2, 8)}`).join("\n")}\n`;
         if (!declined) deltas("item/file_change/output_delta", id, "file_change", this.fragments(diff, 60, 200));
-        itemDone({ type: "fileChange", ...common(finalStatus), path, change_kind, ...(declined ? {} : { diff, output: "patch applied" }), arguments: args({ path, patch_format: "unified" }), output_policy: this.outputPolicy(diff.length), outcome }, created);
+        itemDone(
+          {
+            type: "fileChange",
+            ...common(finalStatus),
+            path,
+            change_kind,
+            ...(declined ? {} : { diff, output: "patch applied" }),
+            arguments: args({ path, patch_format: "unified" }),
+            output_policy: this.outputPolicy(diff.length),
+            outcome,
+          },
+          created,
+        );
         return false;
       }
       case "webSearch": {
         const query = this.words(2, 6);
         const created = itemStart({ type: "webSearch", ...common("in_progress"), query, arguments: args({ query, max_results: 5 }) });
-        const results = declined ? [] : Array.from({ length: rng.int(1, 5) }, () => ({ title: this.words(3, 8), url: `https://${rng.pick(DOMAINS)}/${rng.hex(6)}`, snippet: this.sentence() }));
-        itemDone({ type: "webSearch", ...common(finalStatus), query, results, arguments: args({ query, max_results: 5 }), output_policy: this.outputPolicy(800), outcome }, created);
+        const results = declined
+          ? []
+          : Array.from({ length: rng.int(1, 5) }, () => ({
+              title: this.words(3, 8),
+              url: `https://${rng.pick(DOMAINS)}/${rng.hex(6)}`,
+              snippet: this.sentence(),
+            }));
+        itemDone(
+          {
+            type: "webSearch",
+            ...common(finalStatus),
+            query,
+            results,
+            arguments: args({ query, max_results: 5 }),
+            output_policy: this.outputPolicy(800),
+            outcome,
+          },
+          created,
+        );
         return false;
       }
       case "webFetch": {
         const url = `https://${rng.pick(DOMAINS)}/docs/${rng.hex(6)}`;
         const created = itemStart({ type: "webFetch", ...common("in_progress"), url, arguments: args({ url }) });
         const content = this.paragraph(2, 6);
-        itemDone({ type: "webFetch", ...common(finalStatus), url, ...(declined ? {} : { status_code: rng.pick([200, 200, 200, 301, 404]), content_type: "text/html", bytes: content.length, content }), arguments: args({ url }), output_policy: this.outputPolicy(content.length), outcome }, created);
+        itemDone(
+          {
+            type: "webFetch",
+            ...common(finalStatus),
+            url,
+            ...(declined
+              ? {}
+              : { status_code: rng.pick([200, 200, 200, 301, 404]), content_type: "text/html", bytes: content.length, content }),
+            arguments: args({ url }),
+            output_policy: this.outputPolicy(content.length),
+            outcome,
+          },
+          created,
+        );
         return false;
       }
       case "download": {
         const url = `https://${rng.pick(DOMAINS)}/files/${rng.hex(6)}.tar.gz`;
-        const created = itemStart({ type: "download", ...common("in_progress"), url, arguments: args({ url, destination: "/tmp/pioneer/turn" }) });
-        itemDone({ type: "download", ...common(finalStatus), url, ...(declined ? {} : { path: `/tmp/pioneer/turn/${rng.hex(6)}.tar.gz`, bytes: rng.int(1000, 50_000_000) }), arguments: args({ url, destination: "/tmp/pioneer/turn" }), outcome }, created);
+        const created = itemStart({
+          type: "download",
+          ...common("in_progress"),
+          url,
+          arguments: args({ url, destination: "/tmp/pioneer/turn" }),
+        });
+        itemDone(
+          {
+            type: "download",
+            ...common(finalStatus),
+            url,
+            ...(declined ? {} : { path: `/tmp/pioneer/turn/${rng.hex(6)}.tar.gz`, bytes: rng.int(1000, 50_000_000) }),
+            arguments: args({ url, destination: "/tmp/pioneer/turn" }),
+            outcome,
+          },
+          created,
+        );
         return false;
       }
       case "dynamicToolCall": {
         const server = rng.pick(MCP_SERVERS);
         const tool = `${server}__${rng.pick(MCP_TOOLS)}`;
         const toolArgs = { to: "team@example.com", subject: this.words(3, 6), body: this.sentence() };
-        const created = itemStart({ type: "dynamicToolCall", ...common("in_progress"), tool_name: tool, server_name: server, arguments: toolArgs, recovery_policy: { max_attempts: 3, backoff_ms: 500 } });
+        const created = itemStart({
+          type: "dynamicToolCall",
+          ...common("in_progress"),
+          tool_name: tool,
+          server_name: server,
+          arguments: toolArgs,
+          recovery_policy: { max_attempts: 3, backoff_ms: 500 },
+        });
         if (!declined) {
           for (let i = 0; i < rng.int(1, 5); i++) {
             this.tick(50, 600);
-            this.notify("item/tool/progress", { ...base, sequence: this.seq(), item_id: id, stream: "tool_progress", delta: `${rng.pick(["connecting", "sending", "waiting for reply", "parsing result"])}…` });
+            this.notify("item/tool/progress", {
+              ...base,
+              sequence: this.seq(),
+              item_id: id,
+              stream: "tool_progress",
+              delta: `${rng.pick(["connecting", "sending", "waiting for reply", "parsing result"])}…`,
+            });
           }
           // A recoverable tool failure now and then.
           if (rng.chance(0.15)) {
             const attempts = rng.int(1, 3);
-            for (let a = 1; a <= attempts; a++) this.notify("item/tool/retry_scheduled", { ...base, sequence: this.seq(), item_id: id, tool_name: tool, attempt: a, max_attempts: 3, delay_ms: 500 * a, error: "HTTP 503 from the MCP server" });
+            for (let a = 1; a <= attempts; a++)
+              this.notify("item/tool/retry_scheduled", {
+                ...base,
+                sequence: this.seq(),
+                item_id: id,
+                tool_name: tool,
+                attempt: a,
+                max_attempts: 3,
+                delay_ms: 500 * a,
+                error: "HTTP 503 from the MCP server",
+              });
             if (rng.chance(0.12)) {
-              this.notify("item/tool/retry_exhausted", { ...base, sequence: this.seq(), item_id: id, tool_name: tool, attempts: 3, error: "HTTP 503 from the MCP server" });
-              itemDone({ type: "dynamicToolCall", ...common("failed"), tool_name: tool, server_name: server, arguments: toolArgs, error: { message: "HTTP 503 from the MCP server", retryable: true }, outcome: "error", recovery: { attempts: 3, exhausted: true } }, created);
+              this.notify("item/tool/retry_exhausted", {
+                ...base,
+                sequence: this.seq(),
+                item_id: id,
+                tool_name: tool,
+                attempts: 3,
+                error: "HTTP 503 from the MCP server",
+              });
+              itemDone(
+                {
+                  type: "dynamicToolCall",
+                  ...common("failed"),
+                  tool_name: tool,
+                  server_name: server,
+                  arguments: toolArgs,
+                  error: { message: "HTTP 503 from the MCP server", retryable: true },
+                  outcome: "error",
+                  recovery: { attempts: 3, exhausted: true },
+                },
+                created,
+              );
               return true;
             }
-            this.notify("item/tool/retry_resolved", { ...base, sequence: this.seq(), item_id: id, tool_name: tool, attempts, outcome: "succeeded" });
+            this.notify("item/tool/retry_resolved", {
+              ...base,
+              sequence: this.seq(),
+              item_id: id,
+              tool_name: tool,
+              attempts,
+              outcome: "succeeded",
+            });
           }
         }
-        itemDone({ type: "dynamicToolCall", ...common(finalStatus), tool_name: tool, server_name: server, ...(declined ? {} : { progress: "done", output: JSON.stringify({ id: rng.hex(10), ok: true }) }), arguments: toolArgs, output_policy: this.outputPolicy(120), outcome }, created);
+        itemDone(
+          {
+            type: "dynamicToolCall",
+            ...common(finalStatus),
+            tool_name: tool,
+            server_name: server,
+            ...(declined ? {} : { progress: "done", output: JSON.stringify({ id: rng.hex(10), ok: true }) }),
+            arguments: toolArgs,
+            output_policy: this.outputPolicy(120),
+            outcome,
+          },
+          created,
+        );
         return false;
       }
       case "task": {
         const prompt = this.sentence();
         const childThread = this.id("thr", this.threadCounter + 1000);
-        const created = itemStart({ type: "task", id, status: "in_progress", prompt, tool_call_id: toolCallId, actor: { kind: "agent", identity_id: this.id("idn", 7), presentation: this.presentation() } });
-        itemDone({ type: "task", id, status: finalStatus, prompt, tool_call_id: toolCallId, ...(declined ? { error: { message: "the user declined the subagent" } } : { child_thread_id: childThread, child_turn_id: this.id("trn", this.turnCounter + 1000), route_id: `rte_${rng.hex(12)}`, result: this.paragraph(1, 3) }), actor: { kind: "agent", identity_id: this.id("idn", 7), execution_id: this.id("exe", this.turnCounter), presentation: this.presentation() } }, created);
+        const created = itemStart({
+          type: "task",
+          id,
+          status: "in_progress",
+          prompt,
+          tool_call_id: toolCallId,
+          actor: { kind: "agent", identity_id: this.id("idn", 7), presentation: this.presentation() },
+        });
+        itemDone(
+          {
+            type: "task",
+            id,
+            status: finalStatus,
+            prompt,
+            tool_call_id: toolCallId,
+            ...(declined
+              ? { error: { message: "the user declined the subagent" } }
+              : {
+                  child_thread_id: childThread,
+                  child_turn_id: this.id("trn", this.turnCounter + 1000),
+                  route_id: `rte_${rng.hex(12)}`,
+                  result: this.paragraph(1, 3),
+                }),
+            actor: {
+              kind: "agent",
+              identity_id: this.id("idn", 7),
+              execution_id: this.id("exe", this.turnCounter),
+              presentation: this.presentation(),
+            },
+          },
+          created,
+        );
         return false;
       }
       default: {
         const level = rng.pick(["info", "info", "warning", "error"]);
-        const item = { type: "systemEvent", id, status: "completed", level, message: this.sentence(), ...(rng.chance(0.5) ? { code: rng.pick(["rate_limited", "context_trimmed", "model_fallback"]) } : {}) };
+        const item = {
+          type: "systemEvent",
+          id,
+          status: "completed",
+          level,
+          message: this.sentence(),
+          ...(rng.chance(0.5) ? { code: rng.pick(["rate_limited", "context_trimmed", "model_fallback"]) } : {}),
+        };
         const created = itemStart(item);
         itemDone(item, created);
         return false;
@@ -833,17 +1460,55 @@ class Simulator {
     const rng = this.rng;
     if (!rng.chance(0.12)) return;
     const job = `rec_${this.pad(++this.miscCounter)}`;
-    this.notify("item/timeout_detected", { ...base, sequence: this.seq(), item_id: itemId, deadline_ms: 120000, elapsed_ms: rng.int(120000, 130000), attempt: 1 });
-    this.notify("item/recovery_opened", { ...base, sequence: this.seq(), item_id: itemId, recovery_job_id: job, reason: rng.pick(["timeout", "provider_failure", "tool_failure", "runtime_shutdown", "execution_window_exhausted"]), ...(rng.chance(0.2) ? { exhaustion_reason: "max_wall_clock_ms_per_window" } : {}) });
+    this.notify("item/timeout_detected", {
+      ...base,
+      sequence: this.seq(),
+      item_id: itemId,
+      deadline_ms: 120000,
+      elapsed_ms: rng.int(120000, 130000),
+      attempt: 1,
+    });
+    this.notify("item/recovery_opened", {
+      ...base,
+      sequence: this.seq(),
+      item_id: itemId,
+      recovery_job_id: job,
+      reason: rng.pick(["timeout", "provider_failure", "tool_failure", "runtime_shutdown", "execution_window_exhausted"]),
+      ...(rng.chance(0.2) ? { exhaustion_reason: "max_wall_clock_ms_per_window" } : {}),
+    });
     const attempts = rng.int(1, 3);
     for (let a = 1; a <= attempts; a++) {
       this.notify("item/recovery_attached", { ...base, sequence: this.seq(), item_id: itemId, recovery_job_id: job, attempt: a });
-      this.notify("item/retry_scheduled", { ...base, sequence: this.seq(), item_id: itemId, attempt: a, max_attempts: 3, delay_ms: 1000 * a, next_attempt_at: new Date(this.clockMs + 1000 * a).toISOString(), error: "deadline exceeded" });
+      this.notify("item/retry_scheduled", {
+        ...base,
+        sequence: this.seq(),
+        item_id: itemId,
+        attempt: a,
+        max_attempts: 3,
+        delay_ms: 1000 * a,
+        next_attempt_at: new Date(this.clockMs + 1000 * a).toISOString(),
+        error: "deadline exceeded",
+      });
       this.tick(1000, 3000);
       this.notify("item/retry_attempt_started", { ...base, sequence: this.seq(), item_id: itemId, attempt: a });
     }
-    if (rng.chance(0.85)) this.notify("item/recovery_succeeded", { ...base, sequence: this.seq(), item_id: itemId, attempt: attempts, ...(rng.chance(0.7) ? { recovery_job_id: job } : {}) });
-    else this.notify("item/recovery_exhausted", { ...base, sequence: this.seq(), item_id: itemId, attempts, error: "deadline exceeded on every attempt", recovery_job_id: rng.chance(0.5) ? job : null });
+    if (rng.chance(0.85))
+      this.notify("item/recovery_succeeded", {
+        ...base,
+        sequence: this.seq(),
+        item_id: itemId,
+        attempt: attempts,
+        ...(rng.chance(0.7) ? { recovery_job_id: job } : {}),
+      });
+    else
+      this.notify("item/recovery_exhausted", {
+        ...base,
+        sequence: this.seq(),
+        item_id: itemId,
+        attempts,
+        error: "deadline exceeded on every attempt",
+        recovery_job_id: rng.chance(0.5) ? job : null,
+      });
   }
 
   /** agent/route/create and its projection; sometimes list and revoke. */
@@ -865,14 +1530,26 @@ class Simulator {
       destination_workspace_id: this.workspaceId,
       destination_gateway_id: rng.pick(["gw_local", "gw_remote_eu"]),
     };
-    const disclosureRequest = rng.chance(0.7) ? { text: true, artifacts: rng.chance(0.5), context: rng.chance(0.3), userInput: false, resultReturn: rng.pick(["none", "summary_only", "full_result"]) } : undefined;
+    const disclosureRequest = rng.chance(0.7)
+      ? {
+          text: true,
+          artifacts: rng.chance(0.5),
+          context: rng.chance(0.3),
+          userInput: false,
+          resultReturn: rng.pick(["none", "summary_only", "full_result"]),
+        }
+      : undefined;
     const expires = rng.chance(0.6) ? new Date(this.clockMs + 3_600_000).toISOString() : undefined;
     const params = {
       kind,
       ...src,
-      ...(kind === "execution_bound" ? { destination_execution_id: this.id("exe", this.turnCounter + 1), destination_capsule_id: `cap_${rng.hex(12)}` } : {}),
+      ...(kind === "execution_bound"
+        ? { destination_execution_id: this.id("exe", this.turnCounter + 1), destination_capsule_id: `cap_${rng.hex(12)}` }
+        : {}),
       ...dest,
-      ...(kind === "identity_bound" ? { destination_identity_id: this.id("idn", rng.int(1, 40)), destination_execution_profile: "default" } : {}),
+      ...(kind === "identity_bound"
+        ? { destination_identity_id: this.id("idn", rng.int(1, 40)), destination_execution_profile: "default" }
+        : {}),
       allowed_actions: actions,
       ...(disclosureRequest ? { disclosure: disclosureRequest } : {}),
       source_policy_generation: rng.int(1, 9),
@@ -890,7 +1567,13 @@ class Simulator {
       kind,
       status,
       allowed_actions: actions,
-      disclosure: { text: disclosureRequest?.text ?? true, artifacts: disclosureRequest?.artifacts ?? false, context: disclosureRequest?.context ?? false, userInput: false, resultReturn: disclosureRequest?.resultReturn ?? "summary_only" },
+      disclosure: {
+        text: disclosureRequest?.text ?? true,
+        artifacts: disclosureRequest?.artifacts ?? false,
+        context: disclosureRequest?.context ?? false,
+        userInput: false,
+        resultReturn: disclosureRequest?.resultReturn ?? "summary_only",
+      },
       generation,
       source_policy_generation: params.source_policy_generation,
       destination_policy_generation: params.destination_policy_generation,
@@ -903,7 +1586,12 @@ class Simulator {
       destination_execution_id: (params as { destination_execution_id?: string }).destination_execution_id ?? null,
       destination_capsule_id: (params as { destination_capsule_id?: string }).destination_capsule_id ?? null,
       ...dest,
-      ...(kind === "identity_bound" ? { destination_identity_id: (params as { destination_identity_id?: string }).destination_identity_id!, destination_execution_profile: "default" } : {}),
+      ...(kind === "identity_bound"
+        ? {
+            destination_identity_id: (params as { destination_identity_id?: string }).destination_identity_id!,
+            destination_execution_profile: "default",
+          }
+        : {}),
       created_at: this.iso(),
       updated_at: this.iso(),
       idempotency_key: params.idempotency_key,
@@ -912,10 +1600,18 @@ class Simulator {
     this.response("agent/route/create", id, created);
     if (rng.chance(0.4)) {
       const lid = this.request("agent/route/list", { source_execution_id: src.source_execution_id, limit: 20 });
-      this.response("agent/route/list", lid, { routes: [created, projection("expired", 2)], next_cursor: rng.chance(0.5) ? `cur_${rng.hex(8)}` : null });
+      this.response("agent/route/list", lid, {
+        routes: [created, projection("expired", 2)],
+        next_cursor: rng.chance(0.5) ? `cur_${rng.hex(8)}` : null,
+      });
     }
     if (rng.chance(0.3)) {
-      const rid = this.request("agent/route/revoke", { route_id: routeId, expected_generation: 1, reason: "task finished", idempotency_key: `idem_${rng.hex(16)}` });
+      const rid = this.request("agent/route/revoke", {
+        route_id: routeId,
+        expected_generation: 1,
+        reason: "task finished",
+        idempotency_key: `idem_${rng.hex(16)}`,
+      });
       this.tick(5, 50);
       this.response("agent/route/revoke", rid, projection("revoked", 2));
     }
@@ -941,14 +1637,21 @@ export function assertCorpusValid(corpus: readonly CorpusMessage[]): void {
     const parsed = JSON.parse(m.text) as { params?: unknown; result?: unknown };
     const classified = classify(parsed);
     if (classified.kind !== m.kind) {
-      problems.push(`#${i} ${m.method}: classified as ${classified.kind}${classified.kind === "invalid" ? ` (${classified.reason})` : ""}, expected ${m.kind}`);
+      problems.push(
+        `#${i} ${m.method}: classified as ${classified.kind}${classified.kind === "invalid" ? ` (${classified.reason})` : ""}, expected ${m.kind}`,
+      );
       return;
     }
     const result = validate(m.type, payloadOf(parsed, m.kind), "strict");
-    if (!result.ok) problems.push(`#${i} ${m.kind} ${m.method} (${m.type}): ${result.errors.map((e) => `${e.pointer || "(value)"}: ${e.message}`).join("; ")}`);
+    if (!result.ok)
+      problems.push(
+        `#${i} ${m.kind} ${m.method} (${m.type}): ${result.errors.map((e) => `${e.pointer || "(value)"}: ${e.message}`).join("; ")}`,
+      );
   });
   if (problems.length) {
-    throw new Error(`bench corpus: ${problems.length} of ${corpus.length} messages are not valid in strict mode:\n  ${problems.slice(0, 20).join("\n  ")}`);
+    throw new Error(
+      `bench corpus: ${problems.length} of ${corpus.length} messages are not valid in strict mode:\n  ${problems.slice(0, 20).join("\n  ")}`,
+    );
   }
 }
 
@@ -968,6 +1671,8 @@ if (isMain(import.meta.url)) {
   const started = performance.now();
   const corpus = buildCorpus();
   const info = describeCorpus(corpus);
-  console.log(`corpus: ${info.messages} messages, ${(info.bytes / 1024).toFixed(0)} KiB, built and checked in ${(performance.now() - started).toFixed(0)} ms`);
+  console.log(
+    `corpus: ${info.messages} messages, ${(info.bytes / 1024).toFixed(0)} KiB, built and checked in ${(performance.now() - started).toFixed(0)} ms`,
+  );
   for (const [method, n] of info.byMethod) console.log(`  ${String(n).padStart(6)}  ${method}`);
 }

@@ -22,7 +22,8 @@ function serveBaseline(transport: Transport): void {
   transport.onmessage = (frame) => {
     const request = JSON.parse(frame) as StreamRequest;
     const { count, method, params } = request.params;
-    for (let sequence = 1; sequence <= count; sequence++) void transport.send(JSON.stringify({ jsonrpc: "2.0", method, params: { ...params, sequence } }));
+    for (let sequence = 1; sequence <= count; sequence++)
+      void transport.send(JSON.stringify({ jsonrpc: "2.0", method, params: { ...params, sequence } }));
     void transport.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: { sent: count } }));
   };
   void transport.start();

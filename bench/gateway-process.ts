@@ -37,8 +37,12 @@ export async function useCompiledPackage(log: (line: string) => void = (line) =>
   const cli = join(ROOT, "packages", "turnspec", "bin", "turnspec.js");
   const { default: ts } = await import("typescript");
   const source = readFileSync(join(ROOT, "bench", "echo-server.ts"), "utf8");
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext }, fileName: "echo-server.ts" });
-  if (/from "\.\.?\//.test(outputText)) throw new Error("bench/echo-server.ts imports a module by path: the compiled baseline can import only packages");
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+    fileName: "echo-server.ts",
+  });
+  if (/from "\.\.?\//.test(outputText))
+    throw new Error("bench/echo-server.ts imports a module by path: the compiled baseline can import only packages");
   // Beside the repository's node_modules, so that its imports of @turnspec/rpc resolve to the compiled package.
   const folder = join(ROOT, "node_modules", ".cache", "turnspec-bench");
   mkdirSync(folder, { recursive: true });
@@ -91,7 +95,8 @@ export function rssOf(pid: number): number {
 export function cpuTimeNs(pid: number): number | undefined {
   try {
     let total = 0;
-    for (const task of readdirSync(`/proc/${pid}/task`)) total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
     return total;
   } catch {
     return undefined;
@@ -105,7 +110,11 @@ export function cpuTimeNs(pid: number): number | undefined {
  * charging it to whatever runs next. Returns at once where CPU time cannot be read.
  */
 export async function untilQuiet(pids: readonly number[], maxMs = 1000): Promise<void> {
-  const total = () => pids.reduce<number | undefined>((sum, pid) => (sum === undefined ? undefined : ((n) => (n === undefined ? undefined : sum + n))(cpuTimeNs(pid))), 0);
+  const total = () =>
+    pids.reduce<number | undefined>(
+      (sum, pid) => (sum === undefined ? undefined : ((n) => (n === undefined ? undefined : sum + n))(cpuTimeNs(pid))),
+      0,
+    );
   const deadline = Date.now() + maxMs;
   let before = total();
   while (before !== undefined && Date.now() < deadline) {
@@ -236,7 +245,10 @@ function startStdioProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdi
 }
 
 /** Starts a server that prints "listening on ws://…" on stderr; resolves with that URL. */
-async function startWebSocketProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): Promise<WebSocketProcess> {
+async function startWebSocketProcess(
+  args: readonly string[],
+  cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-")),
+): Promise<WebSocketProcess> {
   const child = spawn(process.execPath, [...profiling(), ...args], { cwd, stdio: ["ignore", "ignore", "pipe"] });
   const stderr = collectStderr(child);
   const url = await new Promise<string>((resolve, reject) => {

@@ -43,7 +43,11 @@ interface Run {
 
 function turnspec(args: readonly string[], cacheDir: string): { wallMs: number; stdout: string } {
   const t0 = now();
-  const child = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: "utf8", env: { ...process.env, TURNSPEC_CACHE_DIR: cacheDir } });
+  const child = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, TURNSPEC_CACHE_DIR: cacheDir },
+  });
   const wallMs = now() - t0;
   if (child.status !== 0) throw new Error(`turnspec ${args.join(" ")} exited with ${child.status}: ${child.stderr || child.stdout}`);
   return { wallMs, stdout: child.stdout };
@@ -62,7 +66,8 @@ function generateRounds(): { cold: Run; warm: Run; check: number } {
   try {
     const cold = run();
     if (!existsSync(join(out, "validators.strict.ts"))) throw new Error("turnspec generate wrote no validators.strict.ts");
-    if (readdirSync(cacheDir).length !== 1) throw new Error(`turnspec generate left ${readdirSync(cacheDir).length} entries in its cache folder, not 1`);
+    if (readdirSync(cacheDir).length !== 1)
+      throw new Error(`turnspec generate left ${readdirSync(cacheDir).length} entries in its cache folder, not 1`);
     const warm = run();
     const check = turnspec([...args, "--check"], cacheDir).wallMs;
     return { cold, warm, check };
@@ -122,7 +127,9 @@ export async function runGenerateBench(options: GenerateBenchOptions = {}): Prom
   const log = options.log ?? ((line: string) => console.log(line));
   const runs = options.runs ?? 3;
   ensureBuilt(log);
-  log(`== generate: \`node packages/turnspec/bin/turnspec.js generate --out <fresh temp dir>\` with an empty cache, then again unchanged; median of ${runs} rounds`);
+  log(
+    `== generate: \`node packages/turnspec/bin/turnspec.js generate --out <fresh temp dir>\` with an empty cache, then again unchanged; median of ${runs} rounds`,
+  );
   const rounds: { cold: Run; warm: Run; check: number }[] = [];
   for (let i = 0; i < runs; i++) {
     const round = generateRounds();
@@ -145,14 +152,31 @@ export async function runGenerateBench(options: GenerateBenchOptions = {}): Prom
   }
   const startup = median(help);
   const node = median(bare);
-  log(`  start-up: \`turnspec --help\` ${(startup / 1000).toFixed(3)} s, \`node -e 0\` ${(node / 1000).toFixed(3)} s (medians of 9, alternating)`);
+  log(
+    `  start-up: \`turnspec --help\` ${(startup / 1000).toFixed(3)} s, \`node -e 0\` ${(node / 1000).toFixed(3)} s (medians of 9, alternating)`,
+  );
 
   const rows: ResultRow[] = [
-    { name: "turnspec generate, cold (wall, fresh process, empty cache)", value: `${(cold / 1000).toFixed(2)} s`, target: "≤ 1.0 s", status: cold <= 1000 ? "PASS" : "MISS" },
+    {
+      name: "turnspec generate, cold (wall, fresh process, empty cache)",
+      value: `${(cold / 1000).toFixed(2)} s`,
+      target: "≤ 1.0 s",
+      status: cold <= 1000 ? "PASS" : "MISS",
+    },
     { name: "  of which the command reports", value: `${(coldReported / 1000).toFixed(2)} s`, target: "(info)", status: "info" },
-    { name: "turnspec generate, unchanged schemas (cache hit)", value: `${(warm / 1000).toFixed(3)} s`, target: "≤ 0.3 s", status: warm <= 300 ? "PASS" : "MISS" },
+    {
+      name: "turnspec generate, unchanged schemas (cache hit)",
+      value: `${(warm / 1000).toFixed(3)} s`,
+      target: "≤ 0.3 s",
+      status: warm <= 300 ? "PASS" : "MISS",
+    },
     { name: "  turnspec generate --check, unchanged", value: `${(check / 1000).toFixed(3)} s`, target: "(info)", status: "info" },
-    { name: "turnspec --help / node -e 0", value: `${(startup / node).toFixed(2)}× (${(startup / 1000).toFixed(3)} / ${(node / 1000).toFixed(3)} s)`, target: "≤ 1.3×", status: startup / node <= 1.3 ? "PASS" : "MISS" },
+    {
+      name: "turnspec --help / node -e 0",
+      value: `${(startup / node).toFixed(2)}× (${(startup / 1000).toFixed(3)} / ${(node / 1000).toFixed(3)} s)`,
+      target: "≤ 1.3×",
+      status: startup / node <= 1.3 ? "PASS" : "MISS",
+    },
   ];
 
   if (options.phases ?? true) {
@@ -175,7 +199,12 @@ export async function runGenerateBench(options: GenerateBenchOptions = {}): Prom
           .join("\n"),
       );
       for (const [name, ms] of list.filter(([phase]) => phase.startsWith("further language"))) {
-        rows.push({ name: `generate: ${name.replace(" (emit, same process)", "")}, added`, value: `+${(ms / 1000).toFixed(2)} s`, target: "≤ +0.3 s", status: ms <= 300 ? "PASS" : "MISS" });
+        rows.push({
+          name: `generate: ${name.replace(" (emit, same process)", "")}, added`,
+          value: `+${(ms / 1000).toFixed(2)} s`,
+          target: "≤ +0.3 s",
+          status: ms <= 300 ? "PASS" : "MISS",
+        });
       }
     }
   }

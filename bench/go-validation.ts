@@ -46,7 +46,10 @@ export async function runGoValidationBench(options: GoValidationBenchOptions = {
     const binary = join(dir, "bench-go");
     execFileSync("go", ["build", "-o", binary, "./bench/go"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
     const rounds = quick ? 7 : 21;
-    const go = JSON.parse(execFileSync(binary, [corpusFile, String(rounds)], { encoding: "utf8", maxBuffer: 1 << 20 })) as Record<string, number>;
+    const go = JSON.parse(execFileSync(binary, [corpusFile, String(rounds)], { encoding: "utf8", maxBuffer: 1 << 20 })) as Record<
+      string,
+      number
+    >;
 
     const strict = await compiledModule("validators.strict.ts");
     const fns = corpus.map((m) => strict[m.type]!);
@@ -58,13 +61,20 @@ export async function runGoValidationBench(options: GoValidationBenchOptions = {
           name: "ts",
           pass: () => {
             let ok = 0;
-            for (let i = 0; i < texts.length; i++) if (fns[i]!(payloadOf(JSON.parse(texts[i]!) as { params?: unknown; result?: unknown }, kinds[i]!))) ok++;
+            for (let i = 0; i < texts.length; i++)
+              if (fns[i]!(payloadOf(JSON.parse(texts[i]!) as { params?: unknown; result?: unknown }, kinds[i]!))) ok++;
             if (ok !== texts.length) throw new Error(`${texts.length - ok} valid messages were rejected`);
             return ok;
           },
         },
       ],
-      { ...(quick ? { warmupMs: 1000, minWarmupRounds: 10, maxWarmupMs: 4000, rounds } : { warmupMs: 3000, minWarmupRounds: 30, maxWarmupMs: 15000, rounds }), minSampleMs: 40, clock: cpuNow },
+      {
+        ...(quick
+          ? { warmupMs: 1000, minWarmupRounds: 10, maxWarmupMs: 4000, rounds }
+          : { warmupMs: 3000, minWarmupRounds: 30, maxWarmupMs: 15000, rounds }),
+        minSampleMs: 40,
+        clock: cpuNow,
+      },
     );
     const tsNs = (median(ts.samples.get("ts")!) * 1e6) / corpus.length;
     const goNs = go["parse+validate+decode"]!;
@@ -72,8 +82,18 @@ export async function runGoValidationBench(options: GoValidationBenchOptions = {
     log(`TypeScript: JSON.parse + validate ${fmtNs(tsNs)}/msg`);
     log(`Go: parse ${fmtNs(go.parse!)}, + validate ${fmtNs(go["parse+validate"]!)}, + decode into the Go type ${fmtNs(goNs)}/msg`);
     return [
-      { name: "decode + validate: TypeScript (JSON.parse, generated validator)", value: `${fmtNs(tsNs)}/msg`, target: "(info)", status: "info" },
-      { name: "decode + validate: Go (parse, generated validator, typed decode)", value: `${fmtNs(goNs)}/msg`, target: "(info)", status: "info" },
+      {
+        name: "decode + validate: TypeScript (JSON.parse, generated validator)",
+        value: `${fmtNs(tsNs)}/msg`,
+        target: "(info)",
+        status: "info",
+      },
+      {
+        name: "decode + validate: Go (parse, generated validator, typed decode)",
+        value: `${fmtNs(goNs)}/msg`,
+        target: "(info)",
+        status: "info",
+      },
       { name: "  Go: parse + validate, no typed decode", value: `${fmtNs(go["parse+validate"]!)}/msg`, target: "(info)", status: "info" },
       { name: "  Go / TypeScript, per message", value: `${(goNs / tsNs).toFixed(2)}×`, target: "(info)", status: "info" },
     ];

@@ -61,7 +61,8 @@ async function measure(server: PostgresServer, instances: number, connections: n
       }),
     );
     const threadIds: string[] = [];
-    for (let t = 0; t < threads; t++) threadIds.push((await sessions[t]!.request<{ thread: { id: string } }>("thread/start", {})).thread.id);
+    for (let t = 0; t < threads; t++)
+      threadIds.push((await sessions[t]!.request<{ thread: { id: string } }>("thread/start", {})).thread.id);
     await Promise.all(sessions.map((s, i) => s.request("thread/get", { thread_id: threadIds[i % threads] })));
     const key = (text: string) => {
       const turn = /"turn_id":"([^"]+)"/.exec(text)?.[1];
@@ -91,7 +92,11 @@ async function measure(server: PostgresServer, instances: number, connections: n
       });
     });
     const t0 = now();
-    await Promise.all(threadIds.map((threadId, t) => sessions[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_${instances}_${t}`, input: input(deltas) })));
+    await Promise.all(
+      threadIds.map((threadId, t) =>
+        sessions[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_${instances}_${t}`, input: input(deltas) }),
+      ),
+    );
     await allEnded;
     if (failures.length > 0) throw new Error(`${failures.length} turns did not complete, the first: ${failures[0]}`);
     const expected = sentAt.size * ((connections - threads) / threads);
@@ -117,8 +122,11 @@ export async function runInstancesBench(options: InstancesBenchOptions = {}): Pr
   const deltas = options.deltas ?? 500;
   const connections = options.connections ?? 150;
   const threads = options.threads ?? 15;
-  if (connections % threads !== 0 || connections / threads < 2) throw new Error(`--connections (${connections}) must be a multiple of --threads (${threads}), at least twice it`);
-  log(`== instances on one PostgreSQL database: ${threads} turns of ${deltas} deltas at once, ${connections} connections spread over 1, then 3 instances`);
+  if (connections % threads !== 0 || connections / threads < 2)
+    throw new Error(`--connections (${connections}) must be a multiple of --threads (${threads}), at least twice it`);
+  log(
+    `== instances on one PostgreSQL database: ${threads} turns of ${deltas} deltas at once, ${connections} connections spread over 1, then 3 instances`,
+  );
   const started = await startPostgres();
   if ("skip" in started) {
     log(`  skipped: ${started.skip}`);
@@ -159,6 +167,10 @@ if (isMain(import.meta.url)) {
   const deltas = numberOption("deltas");
   const connections = numberOption("connections");
   const threads = numberOption("threads");
-  const rows = await runInstancesBench({ ...(deltas ? { deltas } : {}), ...(connections ? { connections } : {}), ...(threads ? { threads } : {}) });
+  const rows = await runInstancesBench({
+    ...(deltas ? { deltas } : {}),
+    ...(connections ? { connections } : {}),
+    ...(threads ? { threads } : {}),
+  });
   console.log(`\n${resultTable(rows)}`);
 }

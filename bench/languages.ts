@@ -29,7 +29,10 @@ const PYTHON = join(root, ".venv/bin/python");
 export async function runLanguagesBench(options: { readonly quick?: boolean } = {}): Promise<ResultRow[]> {
   const log = (line: string) => console.log(line);
   log("== languages: decode + validate per message, TypeScript and the generated Python package, vs pydantic alone");
-  const corpus = buildCorpus({ minMessages: options.quick ? 2000 : 6000 }).map((m) => ({ type: m.type, json: JSON.stringify(payloadOf(JSON.parse(m.text) as object, m.kind)) }));
+  const corpus = buildCorpus({ minMessages: options.quick ? 2000 : 6000 }).map((m) => ({
+    type: m.type,
+    json: JSON.stringify(payloadOf(JSON.parse(m.text) as object, m.kind)),
+  }));
   log(`corpus: ${corpus.length} payloads of bench/corpus.ts, strict mode, every one valid`);
   const rounds = options.quick ? 3 : 9;
 
@@ -41,7 +44,9 @@ export async function runLanguagesBench(options: { readonly quick?: boolean } = 
   };
   for (let i = 0; i < 3; i++) tsRound();
   const ts = median(Array.from({ length: rounds }, tsRound));
-  const rows: ResultRow[] = [{ name: "decode + validate: TypeScript (JSON.parse + generated)", value: `${fmtNs(ts)}/msg`, target: "", status: "info" }];
+  const rows: ResultRow[] = [
+    { name: "decode + validate: TypeScript (JSON.parse + generated)", value: `${fmtNs(ts)}/msg`, target: "", status: "info" },
+  ];
   log(`TypeScript, JSON.parse + generated validators: ${fmtNs(ts)}/msg`);
 
   if (!existsSync(PYTHON)) {

@@ -126,8 +126,7 @@ function rounds(variants: readonly Variant[], options: RoundsOptions): RoundsRes
   const started = now();
   let warmupRounds = 0;
   const history = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-  const hasSettled = () =>
-    [...history.values()].every((h) => h.length >= 20 && median(h.slice(-10)) >= 0.97 * median(h.slice(-20, -10)));
+  const hasSettled = () => [...history.values()].every((h) => h.length >= 20 && median(h.slice(-10)) >= 0.97 * median(h.slice(-20, -10)));
   let settled = false;
   for (;;) {
     for (const v of order(warmupRounds)) {
@@ -233,7 +232,10 @@ function newestIn(dir: string, skip: (name: string) => boolean = () => false): n
 export function ensureBuilt(log: (line: string) => void = (line) => console.log(line)): void {
   const folders = ["generated", ...readdirSync(join(REPO, "packages")).map((name) => join("packages", name))];
   const stale = folders.filter((folder) => {
-    const sources = folder === "generated" ? newestIn(join(REPO, folder), (name) => name === "dist" || name === "LICENSE" || name.endsWith(".tsbuildinfo")) : newestIn(join(REPO, folder, "src"));
+    const sources =
+      folder === "generated"
+        ? newestIn(join(REPO, folder), (name) => name === "dist" || name === "LICENSE" || name.endsWith(".tsbuildinfo"))
+        : newestIn(join(REPO, folder, "src"));
     return newestIn(join(REPO, folder, "dist")) < sources;
   });
   if (stale.length === 0) return;

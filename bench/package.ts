@@ -67,32 +67,51 @@ export async function runPackageBench(options: { readonly log?: (line: string) =
   log("== package: each package packed, and installed alone as its user installs it");
   const work = mkdtempSync(join(tmpdir(), "turnspec-package-bench-"));
   try {
-    const packed = JSON.parse(execFileSync("npm", ["pack", "--workspaces", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" })) as Packed[];
+    const packed = JSON.parse(
+      execFileSync("npm", ["pack", "--workspaces", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" }),
+    ) as Packed[];
     const workspaces = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { workspaces: string[] }).workspaces;
-    const manifests = new Map(workspaces.map((dir) => {
-      const manifest = JSON.parse(readFileSync(join(ROOT, dir, "package.json"), "utf8")) as { name: string; dependencies?: Record<string, string> };
-      return [manifest.name, manifest] as const;
-    }));
+    const manifests = new Map(
+      workspaces.map((dir) => {
+        const manifest = JSON.parse(readFileSync(join(ROOT, dir, "package.json"), "utf8")) as {
+          name: string;
+          dependencies?: Record<string, string>;
+        };
+        return [manifest.name, manifest] as const;
+      }),
+    );
     for (const p of packed) log(`  ${p.name}: ${kib(p.size)} packed, ${kib(p.unpackedSize)} unpacked`);
 
     // The client developer's install.
     const app = join(work, "client-app");
     mkdirSync(app);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "client-app", private: true, type: "module" }));
-    const tarballs = workspaceDependencies("@turnspec/client", manifests).map((name) => join(work, packed.find((p) => p.name === name)!.filename));
-    const install = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", ...tarballs], { cwd: app, encoding: "utf8" });
+    const tarballs = workspaceDependencies("@turnspec/client", manifests).map((name) =>
+      join(work, packed.find((p) => p.name === name)!.filename),
+    );
+    const install = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", ...tarballs], {
+      cwd: app,
+      encoding: "utf8",
+    });
     if (install.status !== 0) throw new Error(`npm install of @turnspec/client failed: ${install.stderr}`);
     const names = installedNames(app);
     const bytes = bytesIn(join(app, "node_modules"));
     const native = names.filter((name) => {
-      const manifest = JSON.parse(readFileSync(join(app, "node_modules", name, "package.json"), "utf8")) as { gypfile?: boolean; scripts?: Record<string, string> };
+      const manifest = JSON.parse(readFileSync(join(app, "node_modules", name, "package.json"), "utf8")) as {
+        gypfile?: boolean;
+        scripts?: Record<string, string>;
+      };
       return manifest.gypfile === true || ["preinstall", "install", "postinstall"].some((s) => manifest.scripts?.[s] !== undefined);
     });
     log(`  @turnspec/client installed alone: ${names.join(", ")}`);
 
     // What generated TypeScript imports, from a fresh generation of this repository's protocol.
     const out = join(work, "generated");
-    execFileSync(process.execPath, [join(ROOT, "packages/turnspec/bin/turnspec.js"), "generate", "--schemas", join(ROOT, "schemas"), "--out", out], { cwd: ROOT });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "packages/turnspec/bin/turnspec.js"), "generate", "--schemas", join(ROOT, "schemas"), "--out", out],
+      { cwd: ROOT },
+    );
     const imported = new Set<string>();
     for (const file of readdirSync(out).filter((f) => f.endsWith(".ts"))) {
       for (const match of readFileSync(join(out, file), "utf8").matchAll(/from "([^".][^"]*)"/g)) imported.add(match[1]!);
@@ -102,19 +121,27 @@ export async function runPackageBench(options: { readonly log?: (line: string) =
     // The browser entry, bundled for a page that streams one turn.
     const page = join(app, "page");
     mkdirSync(page);
-    writeFileSync(join(page, "main.ts"), `import { connectBrowserWebSocket, GatewayConnection } from "@turnspec/client/browser";
+    writeFileSync(
+      join(page, "main.ts"),
+      `import { connectBrowserWebSocket, GatewayConnection } from "@turnspec/client/browser";
 const connection = await GatewayConnection.open({ connect: () => connectBrowserWebSocket("ws://127.0.0.1:8787/", { token: "t" }) });
 for await (const event of connection.streamTurn({ thread_id: "thr_1", turn_id: "trn_1", input: [{ type: "text", text: "hi", textElements: [] }] })) {
   if (event.type === "text_delta") document.body.append(event.delta);
 }
-`);
+`,
+    );
     const { build } = await import("vite");
     await build({
       configFile: false,
       logLevel: "silent",
       root: page,
       resolve: { conditions: ["browser", "module", "import", "default"] },
-      build: { outDir: join(page, "dist"), emptyOutDir: true, lib: { entry: join(page, "main.ts"), formats: ["es"], fileName: () => "page.js" }, minify: true },
+      build: {
+        outDir: join(page, "dist"),
+        emptyOutDir: true,
+        lib: { entry: join(page, "main.ts"), formats: ["es"], fileName: () => "page.js" },
+        minify: true,
+      },
     });
     const bundle = readFileSync(join(page, "dist", "page.js"));
     const gzipped = gzipSync(bundle).length;
@@ -126,11 +153,36 @@ for await (const event of connection.streamTurn({ thread_id: "thr_1", turn_id: "
     return [
       { name: "@turnspec/client alone: packages", value: String(names.length), target: "≤ 5", status: names.length <= 5 ? "PASS" : "MISS" },
       { name: "@turnspec/client alone: on disk", value: mb(bytes), target: "≤ 5 MB", status: bytes <= 5 * MB ? "PASS" : "MISS" },
-      { name: "@turnspec/client alone: native builds", value: native.length ? native.join(", ") : "none", target: "none", status: native.length === 0 ? "PASS" : "MISS" },
-      { name: "@turnspec/rpc runtime dependencies", value: String(rpcDependencies.length), target: "0", status: rpcDependencies.length === 0 ? "PASS" : "MISS" },
-      { name: "generated TypeScript imports", value: [...imported].sort().join(", ") || "nothing", target: "@turnspec/rpc only", status: [...imported].every((s) => s === "@turnspec/rpc") ? "PASS" : "MISS" },
-      { name: "browser bundle, one streamed turn (gzipped)", value: `${kib(bundle.length)} (${kib(gzipped)})`, target: "(info)", status: "info" },
-      { name: "repository node_modules without Codex", value: mb(repoBytes), target: "≤ 300 MB", status: repoBytes <= 300 * MB ? "PASS" : "MISS" },
+      {
+        name: "@turnspec/client alone: native builds",
+        value: native.length ? native.join(", ") : "none",
+        target: "none",
+        status: native.length === 0 ? "PASS" : "MISS",
+      },
+      {
+        name: "@turnspec/rpc runtime dependencies",
+        value: String(rpcDependencies.length),
+        target: "0",
+        status: rpcDependencies.length === 0 ? "PASS" : "MISS",
+      },
+      {
+        name: "generated TypeScript imports",
+        value: [...imported].sort().join(", ") || "nothing",
+        target: "@turnspec/rpc only",
+        status: [...imported].every((s) => s === "@turnspec/rpc") ? "PASS" : "MISS",
+      },
+      {
+        name: "browser bundle, one streamed turn (gzipped)",
+        value: `${kib(bundle.length)} (${kib(gzipped)})`,
+        target: "(info)",
+        status: "info",
+      },
+      {
+        name: "repository node_modules without Codex",
+        value: mb(repoBytes),
+        target: "≤ 300 MB",
+        status: repoBytes <= 300 * MB ? "PASS" : "MISS",
+      },
     ];
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -41,7 +41,8 @@ export function resultsMarkdown(rows: readonly ResultRow[], run: RunInfo): strin
 export function withResults(text: string, results: string, file = BENCHMARKS_PAGE): string {
   const start = text.indexOf(RESULTS_START);
   const end = text.indexOf(RESULTS_END);
-  if (start < 0 || end < start) throw new Error(`${file} has no results section: it needs the lines ${RESULTS_START} and ${RESULTS_END}, in that order`);
+  if (start < 0 || end < start)
+    throw new Error(`${file} has no results section: it needs the lines ${RESULTS_START} and ${RESULTS_END}, in that order`);
   return `${text.slice(0, start + RESULTS_START.length)}\n${results}\n${text.slice(end)}`;
 }
 

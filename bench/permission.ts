@@ -26,7 +26,9 @@ export async function runPermissionBench(options: PermissionBenchOptions = {}): 
   const log = options.log ?? ((line: string) => console.log(line));
   const requests = options.requests ?? 300;
   const turns = Math.ceil(requests / (CALLS_PER_STEP * STEPS_PER_TURN));
-  log(`== permission round trip: ${turns * CALLS_PER_STEP * STEPS_PER_TURN} approval requests over WebSocket (turnspec serve, SQLite store), answered allow_once as soon as they open`);
+  log(
+    `== permission round trip: ${turns * CALLS_PER_STEP * STEPS_PER_TURN} approval requests over WebSocket (turnspec serve, SQLite store), answered allow_once as soon as they open`,
+  );
   const gateway = await startWebSocketGateway({ db: tempDb(), config: { limits: { max_agent_rounds: STEPS_PER_TURN + 5 } } });
   const s = await startStrictClient(await connectWebSocket(gateway.url));
   const toResolved: number[] = [];
@@ -40,7 +42,11 @@ export async function runPermissionBench(options: PermissionBenchOptions = {}): 
       if (n.method === "turn/permission/request/opened") {
         const { request } = n.params;
         open.set(request.request_id, { openedAt: at, itemId: request.item_id });
-        void s.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+        void s.client.turnPermissionRequestRespond({
+          request_id: request.request_id,
+          resolve_token: request.resolve_token,
+          resolution: "allow_once",
+        });
       } else if (n.method === "turn/permission/request/resolved") {
         const entry = open.get(n.params.request_id);
         if (!entry) return;
@@ -57,13 +63,22 @@ export async function runPermissionBench(options: PermissionBenchOptions = {}): 
     const { thread } = await s.client.threadStart({});
     for (let t = 0; t < turns; t++) {
       const steps = Array.from({ length: STEPS_PER_TURN }, (_, step) => ({
-        tools: Array.from({ length: CALLS_PER_STEP }, (_, call) => ({ tool: "write_file", args: { path: `approved-${t}-${step}-${call}.txt`, content: "approved\n" } })),
+        tools: Array.from({ length: CALLS_PER_STEP }, (_, call) => ({
+          tool: "write_file",
+          args: { path: `approved-${t}-${step}-${call}.txt`, content: "approved\n" },
+        })),
       }));
       const turnId = `trn_permission_${t}`;
       const terminal = s.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);
-      await s.client.turnStart({ thread_id: thread.id, turn_id: turnId, permission_profile: { mode: "supervised" }, input: [{ type: "text", text: scriptMessage([...steps, { say: "all written" }]), textElements: [] }] });
+      await s.client.turnStart({
+        thread_id: thread.id,
+        turn_id: turnId,
+        permission_profile: { mode: "supervised" },
+        input: [{ type: "text", text: scriptMessage([...steps, { say: "all written" }]), textElements: [] }],
+      });
       const end = await terminal;
-      if (end.method !== "turn/completed") throw new Error(`the permission turn ended ${end.method}: ${JSON.stringify(end.params).slice(0, 300)}`);
+      if (end.method !== "turn/completed")
+        throw new Error(`the permission turn ended ${end.method}: ${JSON.stringify(end.params).slice(0, 300)}`);
     }
     if (s.protocolErrors.length > 0) throw new Error(`the gateway sent invalid frames: ${s.protocolErrors.slice(0, 3).join("; ")}`);
   } finally {
@@ -75,8 +90,18 @@ export async function runPermissionBench(options: PermissionBenchOptions = {}): 
   log(`  opened → resolved:      p50 ${ms(p(toResolved, 0.5))}, p99 ${ms(p(toResolved, 0.99))} (${toResolved.length} requests)`);
   log(`  opened → tool started:  p50 ${ms(p(toStarted, 0.5))}, p99 ${ms(p(toStarted, 0.99))} (${toStarted.length} requests)`);
   return [
-    { name: "permission: opened → resolved (p50 / p99)", value: `${ms(p(toResolved, 0.5))} / ${ms(p(toResolved, 0.99))}`, target: "(info)", status: "info" },
-    { name: "permission: opened → tool started (p50 / p99)", value: `${ms(p(toStarted, 0.5))} / ${ms(p(toStarted, 0.99))}`, target: "(info)", status: "info" },
+    {
+      name: "permission: opened → resolved (p50 / p99)",
+      value: `${ms(p(toResolved, 0.5))} / ${ms(p(toResolved, 0.99))}`,
+      target: "(info)",
+      status: "info",
+    },
+    {
+      name: "permission: opened → tool started (p50 / p99)",
+      value: `${ms(p(toStarted, 0.5))} / ${ms(p(toStarted, 0.99))}`,
+      target: "(info)",
+      status: "info",
+    },
   ];
 }
 

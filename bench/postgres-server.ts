@@ -86,7 +86,9 @@ async function start(): Promise<PostgresServer> {
     new Promise<void>((resolve, reject) => {
       const command = asRoot ? "runuser" : join(bin, tool);
       const argv = asRoot ? ["-u", "postgres", "--", join(bin, tool), ...args] : args;
-      execFile(command, argv, { timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${tool} failed: ${stderr || error.message}`)) : resolve()));
+      execFile(command, argv, { timeout: 60_000 }, (error, _stdout, stderr) =>
+        error ? reject(new Error(`${tool} failed: ${stderr || error.message}`)) : resolve(),
+      );
     });
   const data = join(dir, "data");
   const port = await freePort();

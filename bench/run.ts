@@ -34,12 +34,21 @@ const quick = args.includes("--quick");
 
 const started = performance.now();
 const startedAt = new Date();
-const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
 const loadBefore = load();
-console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), load average ${load()}${quick ? ", quick mode" : ""}\n`);
+console.log(
+  `turnspec bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), load average ${load()}${quick ? ", quick mode" : ""}\n`,
+);
 
 const benches: [string, () => Promise<ResultRow[]>][] = [
-  ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
+  [
+    "validation",
+    () =>
+      args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }),
+  ],
   ["languages", () => runLanguagesBench({ quick })],
   ["go-validation", () => runGoValidationBench({ quick })],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
@@ -69,7 +78,9 @@ for (const [name, run] of benches) {
 
 const targets = rows.filter((r) => r.status !== "info");
 const passed = targets.filter((r) => r.status === "PASS").length;
-console.log(`== results (${((performance.now() - started) / 1000).toFixed(0)} s; load average now ${load()}; ${passed} of ${targets.length} targets met)`);
+console.log(
+  `== results (${((performance.now() - started) / 1000).toFixed(0)} s; load average now ${load()}; ${passed} of ${targets.length} targets met)`,
+);
 console.log(resultTable(rows));
 
 if (only || quick) {

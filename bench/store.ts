@@ -38,7 +38,13 @@ function appendRound(store: EventStore, turnId: string, n: number): number {
   store.createTurn(THREAD, turnId, new Date().toISOString());
   const t0 = now();
   for (let i = 0; i < n; i++) {
-    store.append(turnId, "item/agent_message/delta", (sequence) => ({ thread_id: THREAD, turn_id: turnId, sequence, item_id: `${turnId}_item_1`, delta: `word${i} ` }));
+    store.append(turnId, "item/agent_message/delta", (sequence) => ({
+      thread_id: THREAD,
+      turn_id: turnId,
+      sequence,
+      item_id: `${turnId}_item_1`,
+      delta: `word${i} `,
+    }));
   }
   return now() - t0;
 }
@@ -53,7 +59,12 @@ interface ReadCosts {
 /** Runs a turn of about `events` events on an in-process gateway over `store`, then times turn/items and turn/work/page. */
 async function readCosts(store: EventStore, events: number, calls: number): Promise<ReadCosts> {
   const cwd = mkdtempSync(join(tmpdir(), "turnspec-store-bench-"));
-  const gateway = new Gateway({ store, config: resolveConfig({ tools: { default_cwd: cwd } }), providers: new Map([["scripted", new ScriptedProvider()]]), tools: builtinTools() });
+  const gateway = new Gateway({
+    store,
+    config: resolveConfig({ tools: { default_cwd: cwd } }),
+    providers: new Map([["scripted", new ScriptedProvider()]]),
+    tools: builtinTools(),
+  });
   const [clientSide, serverSide] = createInMemoryPair();
   const connection = gateway.connect(serverSide);
   const client = new ProtocolClient(clientSide, { validateIncoming: false });
@@ -61,9 +72,15 @@ async function readCosts(store: EventStore, events: number, calls: number): Prom
   try {
     const { thread } = await client.threadStart({ cwd });
     const turnId = "trn_store_bench";
-    const done = new Promise<void>((resolve) => client.onAny((n) => (n.method === "turn/completed" || n.method === "turn/failed") && resolve()));
+    const done = new Promise<void>((resolve) =>
+      client.onAny((n) => (n.method === "turn/completed" || n.method === "turn/failed") && resolve()),
+    );
     // The other events of a turn (started, items, audits, completed) come on top of the deltas.
-    await client.turnStart({ thread_id: thread.id, turn_id: turnId, input: [{ type: "text", text: planMessage({ deltas: events - 8 }), textElements: [] }] });
+    await client.turnStart({
+      thread_id: thread.id,
+      turn_id: turnId,
+      input: [{ type: "text", text: planMessage({ deltas: events - 8 }), textElements: [] }],
+    });
     await done;
     const count = store.lastSequence(turnId);
     const time = async (frame: string) => {
@@ -76,12 +93,23 @@ async function readCosts(store: EventStore, events: number, calls: number): Prom
       }
       return median(samples);
     };
-    const itemsMs = await time(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "turn/items", params: { thread_id: thread.id, turn_id: turnId } }));
-    const workPageMs = await time(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "turn/work/page", params: { threadId: thread.id, turnId, anchor: { kind: "newest" }, limit: 50 } }));
+    const itemsMs = await time(
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "turn/items", params: { thread_id: thread.id, turn_id: turnId } }),
+    );
+    const workPageMs = await time(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "turn/work/page",
+        params: { threadId: thread.id, turnId, anchor: { kind: "newest" }, limit: 50 },
+      }),
+    );
     // Five ids of the turn's rows (as many as it has, up to five), and one it never had.
     const page = await client.turnWorkPage({ threadId: thread.id, turnId, anchor: { kind: "oldest" }, limit: 4 });
     const ids = [...page.items.map((row) => row.workItemId), "work_never_existed"].slice(0, 5);
-    const workItemsMs = await time(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "turn/work/items/get", params: { threadId: thread.id, turnId, workItemIds: ids } }));
+    const workItemsMs = await time(
+      JSON.stringify({ jsonrpc: "2.0", id: 3, method: "turn/work/items/get", params: { threadId: thread.id, turnId, workItemIds: ids } }),
+    );
     return { events: count, itemsMs, workPageMs, workItemsMs };
   } finally {
     await gateway.close();
@@ -94,33 +122,54 @@ export async function runStoreBench(options: StoreBenchOptions = {}): Promise<Re
   const appends = options.appends ?? 10_000;
   const rounds = options.rounds ?? 5;
   const events = options.events ?? 10_001;
-  log(`== event store: ${appends} appends per round, SQLite (WAL, file) vs memory, ${rounds} alternating rounds; turn/items and turn/work/page on a ${events}-event turn`);
+  log(
+    `== event store: ${appends} appends per round, SQLite (WAL, file) vs memory, ${rounds} alternating rounds; turn/items and turn/work/page on a ${events}-event turn`,
+  );
   const sqlite = new SqliteEventStore(tempDb());
   const memory = new MemoryEventStore();
   const rows: ResultRow[] = [];
   try {
-    for (const store of [sqlite, memory]) store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: tmpdir(), mode: "Agent", created_at: new Date().toISOString() });
+    for (const store of [sqlite, memory])
+      store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: tmpdir(), mode: "Agent", created_at: new Date().toISOString() });
     appendRound(sqlite, "trn_warm_sqlite", 2000);
     appendRound(memory, "trn_warm_memory", 2000);
     const s: number[] = [];
     const m: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      const pair = [() => s.push(appendRound(sqlite, `trn_append_${round}`, appends)), () => m.push(appendRound(memory, `trn_append_${round}`, appends))];
+      const pair = [
+        () => s.push(appendRound(sqlite, `trn_append_${round}`, appends)),
+        () => m.push(appendRound(memory, `trn_append_${round}`, appends)),
+      ];
       if (round % 2) pair.reverse();
       for (const run of pair) run();
     }
     const sRate = (appends * 1000) / median(s);
     const mRate = (appends * 1000) / median(m);
     log(`  append: SQLite ${fmtOps(sRate)}, memory ${fmtOps(mRate)}; SQLite / memory ${(sRate / mRate).toFixed(3)}`);
-    rows.push({ name: "store append: SQLite (WAL) / memory", value: `${fmtOps(sRate)} / ${fmtOps(mRate)} = ${(sRate / mRate).toFixed(3)}×`, target: "(info)", status: "info" });
+    rows.push({
+      name: "store append: SQLite (WAL) / memory",
+      value: `${fmtOps(sRate)} / ${fmtOps(mRate)} = ${(sRate / mRate).toFixed(3)}×`,
+      target: "(info)",
+      status: "info",
+    });
   } finally {
     sqlite.close();
   }
-  for (const [name, store] of [["SQLite", new SqliteEventStore(tempDb())], ["memory", new MemoryEventStore()]] as const) {
+  for (const [name, store] of [
+    ["SQLite", new SqliteEventStore(tempDb())],
+    ["memory", new MemoryEventStore()],
+  ] as const) {
     try {
       const costs = await readCosts(store, events, 7);
-      log(`  ${name}: a ${costs.events}-event turn: turn/items ${costs.itemsMs.toFixed(1)} ms, turn/work/page (newest 50) ${costs.workPageMs.toFixed(2)} ms, turn/work/items/get (5 ids) ${costs.workItemsMs.toFixed(2)} ms (median of 7, dispatcher to serialized reply)`);
-      rows.push({ name: `${costs.events}-event turn on ${name}: turn/items`, value: `${costs.itemsMs.toFixed(1)} ms`, target: "(info)", status: "info" });
+      log(
+        `  ${name}: a ${costs.events}-event turn: turn/items ${costs.itemsMs.toFixed(1)} ms, turn/work/page (newest 50) ${costs.workPageMs.toFixed(2)} ms, turn/work/items/get (5 ids) ${costs.workItemsMs.toFixed(2)} ms (median of 7, dispatcher to serialized reply)`,
+      );
+      rows.push({
+        name: `${costs.events}-event turn on ${name}: turn/items`,
+        value: `${costs.itemsMs.toFixed(1)} ms`,
+        target: "(info)",
+        status: "info",
+      });
       const met = costs.workPageMs <= 5 && costs.workItemsMs <= 2;
       rows.push({
         name: `  turn/work/page newest 50 / turn/work/items/get 5 ids`,

@@ -22,7 +22,17 @@
  * Run alone: node --import ./scripts/from-source.mjs bench/throughput.ts [--deltas N] [--rounds N]
  */
 import { createRequire } from "node:module";
-import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, untilQuiet, type ServeProcess, type StdioProcess, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
+import {
+  startBaseline,
+  startStdioGateway,
+  startWebSocketGateway,
+  tempDb,
+  untilQuiet,
+  type ServeProcess,
+  type StdioProcess,
+  type WebSocketProcess,
+  useCompiledPackage,
+} from "./gateway-process.js";
 import { fmtOps, isMain, median, now, numberOption, resultTable, type ResultRow } from "./lib.js";
 import { stdioLink, webSocketLink, type RawLink } from "./raw-link.js";
 import { planMessage } from "./turn-driver.js";
@@ -47,7 +57,10 @@ const DELTA_FRAME = `{"jsonrpc":"2.0","method":"${DELTA}",`;
 const WARM_UP_ROUNDS = 3;
 
 // better-sqlite3 ships no types: the little the long turn reads is declared here.
-const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as new (file: string, options: { readonly: boolean }) => {
+const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as new (
+  file: string,
+  options: { readonly: boolean },
+) => {
   prepare(sql: string): { all(...params: unknown[]): unknown[] };
   close(): void;
 };
@@ -98,7 +111,11 @@ async function gatewayRound(session: RawSession, deltas: number, turnNo: number)
     };
   });
   const t0 = now();
-  await session.request("turn/start", { thread_id: thread.id, turn_id: `trn_throughput_${turnNo}`, input: [{ type: "text", text: planMessage({ deltas }), textElements: [] }] });
+  await session.request("turn/start", {
+    thread_id: thread.id,
+    turn_id: `trn_throughput_${turnNo}`,
+    input: [{ type: "text", text: planMessage({ deltas }), textElements: [] }],
+  });
   const terminal = await done;
   const ms = now() - t0;
   if (!terminal.includes("turn/completed")) throw new Error(`the throughput turn did not complete: ${terminal.slice(0, 300)}`);
@@ -107,7 +124,11 @@ async function gatewayRound(session: RawSession, deltas: number, turnNo: number)
 }
 
 /** The baseline sends `deltas` notifications shaped like the gateway's. */
-async function baselineRound(session: RawSession, deltas: number, template: { method: string; params: Record<string, unknown> }): Promise<Round> {
+async function baselineRound(
+  session: RawSession,
+  deltas: number,
+  template: { method: string; params: Record<string, unknown> },
+): Promise<Round> {
   let count = 0;
   session.onNotification = (text) => {
     if (text.startsWith(DELTA_FRAME)) count++;
@@ -137,7 +158,11 @@ async function start(transport: "stdio" | "websocket"): Promise<Servers> {
     return { sqlite: link(startStdioGateway({ db: tempDb() })), memory: link(startStdioGateway()), baseline: link(startBaseline("stdio")) };
   }
   const link = async (p: WebSocketProcess): Promise<Server> => ({ process: p, link: await webSocketLink(p.url) });
-  const [sqlite, memory, baseline] = await Promise.all([startWebSocketGateway({ db: tempDb() }), startWebSocketGateway(), startBaseline("websocket")]);
+  const [sqlite, memory, baseline] = await Promise.all([
+    startWebSocketGateway({ db: tempDb() }),
+    startWebSocketGateway(),
+    startBaseline("websocket"),
+  ]);
   return { sqlite: await link(sqlite), memory: await link(memory), baseline: await link(baseline) };
 }
 
@@ -145,7 +170,9 @@ export async function runThroughputBench(options: ThroughputBenchOptions = {}): 
   const log = options.log ?? ((line: string) => console.log(line));
   const deltas = options.deltas ?? 10_000;
   const rounds = options.rounds ?? 9;
-  log(`== notification throughput: a scripted turn of ${deltas} deltas (turnspec serve on SQLite, and on the memory store) vs a bare JSON-RPC server on the same transport sending ${deltas} equally sized notifications; ${rounds} rounds, order rotated`);
+  log(
+    `== notification throughput: a scripted turn of ${deltas} deltas (turnspec serve on SQLite, and on the memory store) vs a bare JSON-RPC server on the same transport sending ${deltas} equally sized notifications; ${rounds} rounds, order rotated`,
+  );
   const rows: ResultRow[] = [];
   for (const transport of ["stdio", "websocket"] as const) {
     const servers = await start(transport);
@@ -180,11 +207,27 @@ export async function runThroughputBench(options: ThroughputBenchOptions = {}): 
       const [sRate, mRate, bRate] = variants.map(([, samples]) => rate(samples)) as [number, number, number];
       const frameBytes = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", ...template }));
       log(`  ${transport} (~${frameBytes} bytes per notification):`);
-      for (const [name, samples] of variants) log(`    ${name.padEnd(22)} ${fmtOps(rate(samples)).padStart(14)} (rounds: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
+      for (const [name, samples] of variants)
+        log(`    ${name.padEnd(22)} ${fmtOps(rate(samples)).padStart(14)} (rounds: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
       log(`    gateway / bare server: ${(sRate / bRate).toFixed(2)} on SQLite, ${(mRate / bRate).toFixed(2)} on the memory store`);
-      rows.push({ name: `throughput ${transport}: deltas/s, SQLite / memory / bare`, value: `${fmtOps(sRate)} / ${fmtOps(mRate)} / ${fmtOps(bRate)}`.replaceAll(" ops/s", ""), target: "", status: "info" });
-      rows.push({ name: `throughput ${transport}: gateway / bare server`, value: `${(sRate / bRate).toFixed(2)}×`, target: "≥ 0.5×", status: sRate / bRate >= 0.5 ? "PASS" : "MISS" });
-      rows.push({ name: `  the same on the memory store`, value: `${(mRate / bRate).toFixed(2)}×`, target: "≥ 0.7×", status: mRate / bRate >= 0.7 ? "PASS" : "MISS" });
+      rows.push({
+        name: `throughput ${transport}: deltas/s, SQLite / memory / bare`,
+        value: `${fmtOps(sRate)} / ${fmtOps(mRate)} / ${fmtOps(bRate)}`.replaceAll(" ops/s", ""),
+        target: "",
+        status: "info",
+      });
+      rows.push({
+        name: `throughput ${transport}: gateway / bare server`,
+        value: `${(sRate / bRate).toFixed(2)}×`,
+        target: "≥ 0.5×",
+        status: sRate / bRate >= 0.5 ? "PASS" : "MISS",
+      });
+      rows.push({
+        name: `  the same on the memory store`,
+        value: `${(mRate / bRate).toFixed(2)}×`,
+        target: "≥ 0.7×",
+        status: mRate / bRate >= 0.7 ? "PASS" : "MISS",
+      });
     } finally {
       const all = [servers.sqlite, servers.memory, servers.baseline];
       await Promise.all(all.map((s) => s.link.close()));
@@ -227,7 +270,11 @@ async function longTurn(deltas: number, log: (line: string) => void): Promise<Re
         else if (text.includes('"method":"turn/completed"') || text.includes('"method":"turn/failed"')) resolve();
       };
     });
-    await session.request("turn/start", { thread_id: thread.id, turn_id: "trn_long", input: [{ type: "text", text: planMessage({ deltas }), textElements: [] }] });
+    await session.request("turn/start", {
+      thread_id: thread.id,
+      turn_id: "trn_long",
+      input: [{ type: "text", text: planMessage({ deltas }), textElements: [] }],
+    });
     await done;
     if (arrived.length !== deltas) throw new Error(`the long turn streamed ${arrived.length} deltas, not ${deltas}`);
     const appended = appendTimes(db, "trn_long");
@@ -235,13 +282,23 @@ async function longTurn(deltas: number, log: (line: string) => void): Promise<Re
     // Milliseconds per 1,000 deltas from delta `start` to delta `stop` (exclusive).
     const per1000 = (at: readonly number[], start: number, stop: number) => ((at[stop - 1]! - at[start]!) * window) / (stop - 1 - start);
     const ends = (at: readonly number[]) => ({ first: per1000(at, 0, end), last: per1000(at, deltas - end, deltas) });
-    const tenths = (at: readonly number[]) => Array.from({ length: 10 }, (_, k) => per1000(at, (k * deltas) / 10, ((k + 1) * deltas) / 10).toFixed(2)).join(", ");
+    const tenths = (at: readonly number[]) =>
+      Array.from({ length: 10 }, (_, k) => per1000(at, (k * deltas) / 10, ((k + 1) * deltas) / 10).toFixed(2)).join(", ");
     const { first, last } = ends(appended);
     const ratio = last / first;
     const seen = ends(arrived);
-    log(`  one turn of ${deltas} deltas on SQLite, stdio: appended at ${first.toFixed(2)} ms per ${window} deltas over the first ${end}, ${last.toFixed(2)} ms over the last ${end}; last / first ${ratio.toFixed(2)} (each tenth: ${tenths(appended)})`);
-    log(`    as the client received them: ${seen.first.toFixed(2)} and ${seen.last.toFixed(2)} ms per ${window} (each tenth: ${tenths(arrived)})`);
-    return { name: `long turn: ms per ${window} deltas appended, last / first ${end} of ${deltas}`, value: `${ratio.toFixed(2)}× (${last.toFixed(2)} / ${first.toFixed(2)} ms)`, target: "≤ 1.10×", status: ratio <= 1.1 ? "PASS" : "MISS" };
+    log(
+      `  one turn of ${deltas} deltas on SQLite, stdio: appended at ${first.toFixed(2)} ms per ${window} deltas over the first ${end}, ${last.toFixed(2)} ms over the last ${end}; last / first ${ratio.toFixed(2)} (each tenth: ${tenths(appended)})`,
+    );
+    log(
+      `    as the client received them: ${seen.first.toFixed(2)} and ${seen.last.toFixed(2)} ms per ${window} (each tenth: ${tenths(arrived)})`,
+    );
+    return {
+      name: `long turn: ms per ${window} deltas appended, last / first ${end} of ${deltas}`,
+      value: `${ratio.toFixed(2)}× (${last.toFixed(2)} / ${first.toFixed(2)} ms)`,
+      target: "≤ 1.10×",
+      status: ratio <= 1.1 ? "PASS" : "MISS",
+    };
   } finally {
     await link.close();
     await process.stop();
@@ -253,8 +310,12 @@ function appendTimes(file: string, turnId: string): number[] {
   const sqlite = new BetterSqlite3(file, { readonly: true });
   try {
     // The file holds a turn's events in runs, with each run's methods and times as [value, count] pairs (runtime/store/sqlite-writer.ts).
-    const runs = sqlite.prepare("SELECT methods, recorded_at FROM event_runs WHERE turn_id = ? ORDER BY last_sequence").all(turnId) as { methods: string; recorded_at: string }[];
-    const expand = (pairs: string) => (JSON.parse(pairs) as [string, number][]).flatMap(([value, count]) => Array<string>(count).fill(value));
+    const runs = sqlite.prepare("SELECT methods, recorded_at FROM event_runs WHERE turn_id = ? ORDER BY last_sequence").all(turnId) as {
+      methods: string;
+      recorded_at: string;
+    }[];
+    const expand = (pairs: string) =>
+      (JSON.parse(pairs) as [string, number][]).flatMap(([value, count]) => Array<string>(count).fill(value));
     return runs.flatMap((run) => {
       const times = expand(run.recorded_at);
       return expand(run.methods).flatMap((method, i) => (method === DELTA ? [Date.parse(times[i]!)] : []));

@@ -23,10 +23,14 @@ export interface TurnPlan {
 /** The user message that plays a plan on the scripted model. */
 export function planMessage(plan: TurnPlan): string {
   const words = Array.from({ length: plan.deltas }, (_, i) => `w${i}`).join(" ");
-  return scriptMessage([...(plan.writeFile ? [{ tool: "write_file", args: { path: plan.writeFile, content: `written by ${plan.writeFile}\n` } }] : []), { say: words, chunks: plan.deltas, ...(plan.delayMs ? { delay_ms: plan.delayMs } : {}) }]);
+  return scriptMessage([
+    ...(plan.writeFile ? [{ tool: "write_file", args: { path: plan.writeFile, content: `written by ${plan.writeFile}\n` } }] : []),
+    { say: words, chunks: plan.deltas, ...(plan.delayMs ? { delay_ms: plan.delayMs } : {}) },
+  ]);
 }
 
-const isTerminal = (n: AnyNotification, turnId: string) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId;
+const isTerminal = (n: AnyNotification, turnId: string) =>
+  (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId;
 
 /** The notifications a client received for one turn, in order. */
 export function receivedFor(client: StrictClient, turnId: string): AnyNotification[] {
@@ -40,14 +44,25 @@ export function receivedFor(client: StrictClient, turnId: string): AnyNotificati
 export function autoApprove(client: StrictClient): () => void {
   return client.client.onAny((n) => {
     if (n.method !== "turn/permission/request/opened") return;
-    void client.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" }).catch(() => undefined);
+    void client.client
+      .turnPermissionRequestRespond({
+        request_id: n.params.request.request_id,
+        resolve_token: n.params.request.resolve_token,
+        resolution: "allow_once",
+      })
+      .catch(() => undefined);
   });
 }
 
 /** Starts a turn of the plan in a thread; resolves once the gateway has accepted it. */
 export async function startTurn(client: StrictClient, threadId: string, turnId: string, plan: TurnPlan): Promise<void> {
   const mode: TurnPermissionMode = plan.approval ? "supervised" : "full_access";
-  await client.client.turnStart({ thread_id: threadId, turn_id: turnId, permission_profile: { mode }, input: [{ type: "text", text: planMessage(plan), textElements: [] }] });
+  await client.client.turnStart({
+    thread_id: threadId,
+    turn_id: turnId,
+    permission_profile: { mode },
+    input: [{ type: "text", text: planMessage(plan), textElements: [] }],
+  });
 }
 
 /** Starts a turn of the plan in a thread and resolves with its terminal notification. */
@@ -63,15 +78,25 @@ export async function runTurn(client: StrictClient, threadId: string, turnId: st
  * `prefix`, the live events need only be the first of the kept ones (a client cut off
  * before the turn ended).
  */
-export function compareWithItems(turnId: string, live: readonly AnyNotification[], items: TurnItemsResponse, options: { prefix?: boolean } = {}): string[] {
+export function compareWithItems(
+  turnId: string,
+  live: readonly AnyNotification[],
+  items: TurnItemsResponse,
+  options: { prefix?: boolean } = {},
+): string[] {
   const seen = live.map((n) => JSON.stringify({ method: n.method, params: n.params }));
   const kept = items.events.map((e) => JSON.stringify({ method: e.method, params: e.params }));
   const problems: string[] = [];
-  if (options.prefix ? seen.length > kept.length : seen.length !== kept.length) problems.push(`${turnId}: received ${seen.length} events live, turn/items has ${kept.length}`);
+  if (options.prefix ? seen.length > kept.length : seen.length !== kept.length)
+    problems.push(`${turnId}: received ${seen.length} events live, turn/items has ${kept.length}`);
   const firstDiff = seen.findIndex((k, i) => k !== kept[i]);
-  if (firstDiff >= 0) problems.push(`${turnId}: event ${firstDiff + 1} differs: live ${seen[firstDiff]!.slice(0, 200)} vs kept ${kept[firstDiff]?.slice(0, 200)}`);
+  if (firstDiff >= 0)
+    problems.push(
+      `${turnId}: event ${firstDiff + 1} differs: live ${seen[firstDiff]!.slice(0, 200)} vs kept ${kept[firstDiff]?.slice(0, 200)}`,
+    );
   const gaps = items.events.filter((e, i) => e.sequence !== i + 1);
-  if (gaps.length > 0) problems.push(`${turnId}: sequences are not 1…${items.events.length} without gaps (first off: ${gaps[0]!.sequence})`);
+  if (gaps.length > 0)
+    problems.push(`${turnId}: sequences are not 1…${items.events.length} without gaps (first off: ${gaps[0]!.sequence})`);
   return problems;
 }
 

@@ -43,7 +43,20 @@ import { ajvOptions, createAjv, emitStandalone, schemasFor } from "../packages/g
 import { loadSchemas } from "../packages/generator/src/load.js";
 import { GENERATED_HEADER } from "../packages/generator/src/generate.js";
 import { buildCorpus, describeCorpus, payloadOf, type CorpusMessage } from "./corpus.js";
-import { cpuNow, fmtNs, fmtOps, isMain, median, now, quantile, resultTable, runRounds, table, type ResultRow, type Variant } from "./lib.js";
+import {
+  cpuNow,
+  fmtNs,
+  fmtOps,
+  isMain,
+  median,
+  now,
+  quantile,
+  resultTable,
+  runRounds,
+  table,
+  type ResultRow,
+  type Variant,
+} from "./lib.js";
 
 export interface ValidationBenchOptions {
   readonly quick?: boolean;
@@ -122,10 +135,17 @@ const HELPERS_URL = pathToFileURL(fileURLToPath(new URL("../packages/rpc/dist/va
  */
 export async function compiledModule(file: string): Promise<Record<string, Validator>> {
   const source = readFileSync(fileURLToPath(new URL(`../generated/${file}`, import.meta.url)), "utf8");
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: false }, fileName: file });
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: false },
+    fileName: file,
+  });
   // The support module's helpers (ucs2length: lengths count code points) from the built @turnspec/rpc.
-  const linked = outputText.replace(/^import \{ validatorHelper \} from "@turnspec\/rpc";$/m, `import { validatorHelper } from ${JSON.stringify(HELPERS_URL)};`);
-  if (/^import (?!type)(?!\{ validatorHelper \} from "file:)/m.test(linked)) throw new Error(`${file} compiled to a module with run-time imports other than the support module's helpers; the bench loads it alone`);
+  const linked = outputText.replace(
+    /^import \{ validatorHelper \} from "@turnspec\/rpc";$/m,
+    `import { validatorHelper } from ${JSON.stringify(HELPERS_URL)};`,
+  );
+  if (/^import (?!type)(?!\{ validatorHelper \} from "file:)/m.test(linked))
+    throw new Error(`${file} compiled to a module with run-time imports other than the support module's helpers; the bench loads it alone`);
   const dir = mkdtempSync(join(tmpdir(), "turnspec-bench-"));
   try {
     const path = join(dir, file.replace(/\.ts$/, ".mjs"));
@@ -257,24 +277,43 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
   let t0 = now();
   const corpus = buildCorpus();
   const info = describeCorpus(corpus);
-  log(`corpus: ${info.messages} messages, ${(info.bytes / 1024).toFixed(0)} KiB, ${info.byMethod.length} kinds (seeded; every message checked valid in strict mode; ${(now() - t0).toFixed(0)} ms)`);
-  log(`  mix: ${info.byMethod.slice(0, 6).map(([m, n]) => `${m} ${((100 * n) / info.messages).toFixed(1)}%`).join(", ")}, …`);
+  log(
+    `corpus: ${info.messages} messages, ${(info.bytes / 1024).toFixed(0)} KiB, ${info.byMethod.length} kinds (seeded; every message checked valid in strict mode; ${(now() - t0).toFixed(0)} ms)`,
+  );
+  log(
+    `  mix: ${info.byMethod
+      .slice(0, 6)
+      .map(([m, n]) => `${m} ${((100 * n) / info.messages).toFixed(1)}%`)
+      .join(", ")}, …`,
+  );
 
   t0 = now();
   const runtime = runtimeValidators();
-  log(`run-time ajv: ${runtime.size} strict schemas compiled in ${(now() - t0).toFixed(0)} ms, before timing (Ajv2020, the generator's ajvOptions, no code option)`);
+  log(
+    `run-time ajv: ${runtime.size} strict schemas compiled in ${(now() - t0).toFixed(0)} ms, before timing (Ajv2020, the generator's ajvOptions, no code option)`,
+  );
   const generated = (await compiledModule("validators.strict.ts")) as unknown as Record<string, RawValidator>;
   // The comparison only means something if generated/ holds what the generator makes of schemas/ today.
   const fresh = emitStandalone(loadSchemas(SCHEMAS), "strict", "@turnspec/rpc", GENERATED_HEADER);
   const onDisk = readFileSync(fileURLToPath(new URL("../generated/validators.strict.ts", import.meta.url)), "utf8");
-  if (onDisk !== fresh) log("WARNING: generated/validators.strict.ts is not what `turnspec generate` makes of schemas/ now: run it first, or the two variants compare different code");
+  if (onDisk !== fresh)
+    log(
+      "WARNING: generated/validators.strict.ts is not what `turnspec generate` makes of schemas/ now: run it first, or the two variants compare different code",
+    );
 
   const w = workload(corpus);
   const variants: Variant[] = [parseVariant(w), validateVariant(GEN, w, generated), validateVariant(RT, w, runtime), readVariant(w)];
-  const plan = { ...(quick ? { warmupMs: 1500, minWarmupRounds: 30, maxWarmupMs: 8000, rounds: 7, minSampleMs: 40 } : { warmupMs: 4000, minWarmupRounds: 80, maxWarmupMs: 30000, rounds: 21, minSampleMs: 60 }), clock: cpuNow };
+  const plan = {
+    ...(quick
+      ? { warmupMs: 1500, minWarmupRounds: 30, maxWarmupMs: 8000, rounds: 7, minSampleMs: 40 }
+      : { warmupMs: 4000, minWarmupRounds: 80, maxWarmupMs: 30000, rounds: 21, minSampleMs: 60 }),
+    clock: cpuNow,
+  };
   t0 = now();
   const { samples, passesPerSample, warmupRounds, settled } = runRounds(variants, plan);
-  log(`${plan.rounds} alternating rounds after ${warmupRounds} warm-up rounds (${settled ? "settled" : "NOT settled: stopped at the time limit"}); ≥ ${plan.minSampleMs} ms of CPU time per sample, full GC before each; median per variant (${((now() - t0) / 1000).toFixed(1)} s)`);
+  log(
+    `${plan.rounds} alternating rounds after ${warmupRounds} warm-up rounds (${settled ? "settled" : "NOT settled: stopped at the time limit"}); ≥ ${plan.minSampleMs} ms of CPU time per sample, full GC before each; median per variant (${((now() - t0) / 1000).toFixed(1)} s)`,
+  );
 
   const n = corpus.length;
   const med = (name: string) => median(samples.get(name)!);
@@ -288,23 +327,50 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
       ["variant", "per message", "throughput", "MB/s of JSON", "passes/sample"],
       variants.map((v) => {
         const ms = med(v.name);
-        return [v.name, fmtNs((ms * 1e6) / n), fmtOps((n * 1000) / ms), (info.bytes / 1e6 / (ms / 1000)).toFixed(0), String(passesPerSample.get(v.name))];
+        return [
+          v.name,
+          fmtNs((ms * 1e6) / n),
+          fmtOps((n * 1000) / ms),
+          (info.bytes / 1e6 / (ms / 1000)).toFixed(0),
+          String(passesPerSample.get(v.name)),
+        ];
       }),
       [1, 2, 3, 4],
     ),
   );
   const speedup = rtMs / genMs;
   const costRatio = genMs / parseMs;
-  log(`generated vs run-time ajv: ${speedup.toFixed(3)}× (ratio of medians; paired per-round ratios, interquartile ${iqr(perRound(RT, GEN))})`);
-  log(`validate / JSON.parse cost: generated ${costRatio.toFixed(3)}, run-time ajv ${(rtMs / parseMs).toFixed(3)} (paired per-round generated/parse, interquartile ${iqr(perRound(GEN, PARSE))})`);
+  log(
+    `generated vs run-time ajv: ${speedup.toFixed(3)}× (ratio of medians; paired per-round ratios, interquartile ${iqr(perRound(RT, GEN))})`,
+  );
+  log(
+    `validate / JSON.parse cost: generated ${costRatio.toFixed(3)}, run-time ajv ${(rtMs / parseMs).toFixed(3)} (paired per-round generated/parse, interquartile ${iqr(perRound(GEN, PARSE))})`,
+  );
   const readMs = med(READ);
-  log(`reading every value once, no checks: ${(readMs / parseMs).toFixed(3)} of JSON.parse; the generated validators cost ${(genMs / readMs).toFixed(3)}× that (paired per-round, interquartile ${iqr(perRound(GEN, READ))})`);
+  log(
+    `reading every value once, no checks: ${(readMs / parseMs).toFixed(3)} of JSON.parse; the generated validators cost ${(genMs / readMs).toFixed(3)}× that (paired per-round, interquartile ${iqr(perRound(GEN, READ))})`,
+  );
 
   const rows: ResultRow[] = [
-    { name: "JSON.parse (whole message)", value: `${fmtOps((n * 1000) / parseMs)}, ${fmtNs((parseMs * 1e6) / n)}/msg`, target: "(baseline)", status: "info" },
-    { name: "validate: generated (precompiled)", value: `${fmtOps((n * 1000) / genMs)}, ${fmtNs((genMs * 1e6) / n)}/msg`, target: "", status: "info" },
+    {
+      name: "JSON.parse (whole message)",
+      value: `${fmtOps((n * 1000) / parseMs)}, ${fmtNs((parseMs * 1e6) / n)}/msg`,
+      target: "(baseline)",
+      status: "info",
+    },
+    {
+      name: "validate: generated (precompiled)",
+      value: `${fmtOps((n * 1000) / genMs)}, ${fmtNs((genMs * 1e6) / n)}/msg`,
+      target: "",
+      status: "info",
+    },
     { name: "validate: run-time ajv", value: `${fmtOps((n * 1000) / rtMs)}, ${fmtNs((rtMs * 1e6) / n)}/msg`, target: "", status: "info" },
-    { name: "generated vs run-time ajv (speed)", value: `${speedup.toFixed(3)}×`, target: "≥ 1.0×", status: speedup >= 1.0 ? "PASS" : "MISS" },
+    {
+      name: "generated vs run-time ajv (speed)",
+      value: `${speedup.toFixed(3)}×`,
+      target: "≥ 1.0×",
+      status: speedup >= 1.0 ? "PASS" : "MISS",
+    },
     { name: "validate cost / JSON.parse cost", value: costRatio.toFixed(3), target: "≤ 0.10", status: costRatio <= 0.1 ? "PASS" : "MISS" },
     { name: "  reading every value once, no checks / JSON.parse", value: (readMs / parseMs).toFixed(3), target: "(info)", status: "info" },
   ];
@@ -320,9 +386,20 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
       ["run-time ajv with the generator's compiler", runtimeValidators("generator")],
       ["generated tolerant (validators.tolerant.ts, by tsc)", await compiledModule("validators.tolerant.ts")],
     ];
-    const wv: Variant[] = [parseVariant(w), validateVariant(GEN, w, generated), ...whatIfs.map(([name, fns]) => validateVariant(name, w, fns))];
-    const r = runRounds(wv, { ...(quick ? { warmupMs: 1500, minWarmupRounds: 30, maxWarmupMs: 8000, rounds: 7, minSampleMs: 40 } : { warmupMs: 3000, minWarmupRounds: 60, maxWarmupMs: 30000, rounds: 21, minSampleMs: 50 }), clock: cpuNow });
-    log(`${r.samples.get(PARSE)!.length} alternating rounds after ${r.warmupRounds} warm-up rounds (${r.settled ? "settled" : "NOT settled: stopped at the time limit"})`);
+    const wv: Variant[] = [
+      parseVariant(w),
+      validateVariant(GEN, w, generated),
+      ...whatIfs.map(([name, fns]) => validateVariant(name, w, fns)),
+    ];
+    const r = runRounds(wv, {
+      ...(quick
+        ? { warmupMs: 1500, minWarmupRounds: 30, maxWarmupMs: 8000, rounds: 7, minSampleMs: 40 }
+        : { warmupMs: 3000, minWarmupRounds: 60, maxWarmupMs: 30000, rounds: 21, minSampleMs: 50 }),
+      clock: cpuNow,
+    });
+    log(
+      `${r.samples.get(PARSE)!.length} alternating rounds after ${r.warmupRounds} warm-up rounds (${r.settled ? "settled" : "NOT settled: stopped at the time limit"})`,
+    );
     const p = median(r.samples.get(PARSE)!);
     const c = median(r.samples.get(CONTROL)!);
     const paired = (name: string) => median(r.samples.get(CONTROL)!.map((x, i) => x / r.samples.get(name)![i]!));
@@ -338,7 +415,12 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
     );
     for (const [name] of whatIfs.slice(1)) {
       const ms = median(r.samples.get(name)!);
-      rows.push({ name: `what-if: ${name}`, value: `${paired(name).toFixed(2)}× the control's speed (paired); cost/parse ${(ms / p).toFixed(3)}, control ${(c / p).toFixed(3)}`, target: "(info)", status: "info" });
+      rows.push({
+        name: `what-if: ${name}`,
+        value: `${paired(name).toFixed(2)}× the control's speed (paired); cost/parse ${(ms / p).toFixed(3)}, control ${(c / p).toFixed(3)}`,
+        target: "(info)",
+        status: "info",
+      });
     }
   }
 
@@ -351,17 +433,37 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
     const bytesOf = (ms: CorpusMessage[]) => ms.reduce((s, m) => s + m.text.length, 0);
     const chosen = [...groups].sort((a, b) => bytesOf(b[1]) - bytesOf(a[1])).slice(0, quick ? 6 : 12);
     const covered = chosen.reduce((s, [, ms]) => s + ms.length, 0);
-    log(`\nper message kind: the ${chosen.length} kinds with the most bytes (${((100 * covered) / n).toFixed(0)}% of messages), each timed alone (informational):`);
+    log(
+      `\nper message kind: the ${chosen.length} kinds with the most bytes (${((100 * covered) / n).toFixed(0)}% of messages), each timed alone (informational):`,
+    );
     const out: string[][] = [];
     for (const [key, msgs] of chosen) {
       const gw = workload(msgs);
-      const r = runRounds([parseVariant(gw), validateVariant(GEN, gw, generated), validateVariant(RT, gw, runtime)], { warmupMs: quick ? 100 : 250, minWarmupRounds: 3, maxWarmupMs: quick ? 300 : 1000, rounds: quick ? 3 : 7, minSampleMs: 15, clock: cpuNow });
+      const r = runRounds([parseVariant(gw), validateVariant(GEN, gw, generated), validateVariant(RT, gw, runtime)], {
+        warmupMs: quick ? 100 : 250,
+        minWarmupRounds: 3,
+        maxWarmupMs: quick ? 300 : 1000,
+        rounds: quick ? 3 : 7,
+        minSampleMs: 15,
+        clock: cpuNow,
+      });
       const [p, g, rt] = [PARSE, GEN, RT].map((v) => median(r.samples.get(v)!)) as [number, number, number];
       const per = (ms: number) => fmtNs((ms * 1e6) / msgs.length);
-      out.push([key, String(msgs.length), String(Math.round(bytesOf(msgs) / msgs.length)), per(p), per(g), per(rt), (g / p).toFixed(3), (rt / g).toFixed(3)]);
+      out.push([
+        key,
+        String(msgs.length),
+        String(Math.round(bytesOf(msgs) / msgs.length)),
+        per(p),
+        per(g),
+        per(rt),
+        (g / p).toFixed(3),
+        (rt / g).toFixed(3),
+      ]);
     }
     log(table(["kind", "msgs", "avg bytes", "parse", "generated", "run-time", "gen/parse", "rt/gen"], out, [1, 2, 3, 4, 5, 6, 7]));
-    log("(one kind at a time, the validators see few object shapes; the mixed corpus above is the realistic, polymorphic case and costs more)");
+    log(
+      "(one kind at a time, the validators see few object shapes; the mixed corpus above is the realistic, polymorphic case and costs more)",
+    );
   }
 
   return rows;
@@ -369,6 +471,10 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
 
 if (isMain(import.meta.url)) {
   const args = new Set(process.argv.slice(2));
-  const rows = await runValidationBench({ quick: args.has("--quick"), breakdown: !args.has("--no-breakdown"), whatIf: !args.has("--no-what-if") });
+  const rows = await runValidationBench({
+    quick: args.has("--quick"),
+    breakdown: !args.has("--no-breakdown"),
+    whatIf: !args.has("--no-what-if"),
+  });
   console.log(`\n${resultTable(rows)}`);
 }

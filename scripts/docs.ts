@@ -40,11 +40,24 @@ export function proseFiles(root = ROOT): string[] {
 
 /** Every markdown file of the documentation, generated pages included. */
 export function markdownFiles(root = ROOT): string[] {
-  const cli = existsSync(join(root, CLI_DIR)) ? readdirSync(join(root, CLI_DIR)).filter((f) => f.endsWith(".md")).map((f) => `${CLI_DIR}/${f}`) : [];
+  const cli = existsSync(join(root, CLI_DIR))
+    ? readdirSync(join(root, CLI_DIR))
+        .filter((f) => f.endsWith(".md"))
+        .map((f) => `${CLI_DIR}/${f}`)
+    : [];
   return [...proseFiles(root), ...cli.sort()];
 }
 
-const FENCE_LANG: Record<string, string> = { ".ts": "ts", ".js": "js", ".sh": "sh", ".json": "json", ".jsonl": "jsonl", ".yml": "yaml", ".yaml": "yaml", ".md": "md" };
+const FENCE_LANG: Record<string, string> = {
+  ".ts": "ts",
+  ".js": "js",
+  ".sh": "sh",
+  ".json": "json",
+  ".jsonl": "jsonl",
+  ".yml": "yaml",
+  ".yaml": "yaml",
+  ".md": "md",
+};
 
 /** Thrown for a marker the build cannot fill: names the file and line. */
 export class DocsError extends Error {
@@ -94,7 +107,12 @@ export function embed(file: string, text: string, root = ROOT): string {
  * with the repository's absolute path taken out so that the output reads the same on every machine.
  */
 function runForDocs(command: string, root: string): string {
-  const run = spawnSync("sh", ["-c", command], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" }, timeout: 120_000 });
+  const run = spawnSync("sh", ["-c", command], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+    timeout: 120_000,
+  });
   if (run.error) throw new DocsError(`cannot run ${command}: ${run.error.message}`);
   return `${run.stdout}${run.stderr}`.split(`${root}/`).join("").split(root).join(".");
 }
@@ -126,7 +144,11 @@ export function parseCommands(help: string): CliCommand[] {
 
 function turnspec(args: string[], root: string): string {
   // Not a terminal: yargs wraps at 80 columns, the same on every machine.
-  return execFileSync(process.execPath, [join(root, "bin/turnspec.js"), ...args], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  return execFileSync(process.execPath, [join(root, "bin/turnspec.js"), ...args], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
 }
 
 /** The first `# ` heading of a markdown file, for naming it in a link. */
@@ -145,8 +167,11 @@ export function cliPages(root = ROOT): Map<string, string> {
   for (const command of commands) {
     const page = `${CLI_DIR}/${command.name}.md`;
     // A guide that links to this page is a guide about the command: linked back from it.
-    const back = guides.filter((g) => linkTargets(g.text).some((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && join(dirname(g.path), t) === page));
-    const seeAlso = back.length === 0 ? "" : `Guides: ${back.map((g) => `[${title(g.text, g.path)}](${relative(CLI_DIR, g.path)})`).join(", ")}.\n\n`;
+    const back = guides.filter((g) =>
+      linkTargets(g.text).some((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && join(dirname(g.path), t) === page),
+    );
+    const seeAlso =
+      back.length === 0 ? "" : `Guides: ${back.map((g) => `[${title(g.text, g.path)}](${relative(CLI_DIR, g.path)})`).join(", ")}.\n\n`;
     pages.set(
       page,
       `${header(`\`turnspec ${command.name} --help\``)}# \`${command.usage}\`\n\n${command.describe}\n\n${seeAlso}\`\`\`text\n${turnspec([command.name, "--help"], root).trimEnd()}\n\`\`\`\n`,
@@ -162,7 +187,9 @@ export function cliPages(root = ROOT): Map<string, string> {
 
 /** The link targets of a markdown text outside code blocks, as written (without anchors). */
 export function linkTargets(text: string): string[] {
-  return links(text).map((l) => l.target.split("#")[0]!).filter((t) => t !== "");
+  return links(text)
+    .map((l) => l.target.split("#")[0]!)
+    .filter((t) => t !== "");
 }
 
 /** Every inline link and image outside fenced code blocks and code spans, with its line. */
@@ -227,7 +254,12 @@ export function brokenLinks(root = ROOT, files = markdownFiles(root)): BrokenLin
     for (const { target, line } of links(text)) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
       const [path, anchor] = target.split("#") as [string, string | undefined];
-      const resolvedPath = path === "" ? file : relative(root, resolve(root, dirname(file), decodeURIComponent(path))).split("\\").join("/");
+      const resolvedPath =
+        path === ""
+          ? file
+          : relative(root, resolve(root, dirname(file), decodeURIComponent(path)))
+              .split("\\")
+              .join("/");
       if (resolvedPath.startsWith("..")) {
         broken.push({ file, line, target, resolved: resolvedPath, problem: "leads outside the repository" });
         continue;
@@ -236,7 +268,12 @@ export function brokenLinks(root = ROOT, files = markdownFiles(root)): BrokenLin
         broken.push({ file, line, target, resolved: resolvedPath, problem: "no such file" });
         continue;
       }
-      if (anchor !== undefined && anchor !== "" && resolvedPath.endsWith(".md") && !anchors(readFileSync(join(root, resolvedPath), "utf8")).has(anchor)) {
+      if (
+        anchor !== undefined &&
+        anchor !== "" &&
+        resolvedPath.endsWith(".md") &&
+        !anchors(readFileSync(join(root, resolvedPath), "utf8")).has(anchor)
+      ) {
         broken.push({ file, line, target, resolved: resolvedPath, problem: `no heading #${anchor} in ${resolvedPath}` });
       }
     }

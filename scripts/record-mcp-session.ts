@@ -166,8 +166,14 @@ class TappedTransport implements SdkTransport {
   }
 }
 
-const isNotification = (method: string, test: (params: Record<string, unknown>) => boolean = () => true) => (entry: Entry) =>
-  entry.from === "server" && "method" in entry.message && !("id" in entry.message) && entry.message.method === method && test((entry.message.params ?? {}) as Record<string, unknown>);
+const isNotification =
+  (method: string, test: (params: Record<string, unknown>) => boolean = () => true) =>
+  (entry: Entry) =>
+    entry.from === "server" &&
+    "method" in entry.message &&
+    !("id" in entry.message) &&
+    entry.message.method === method &&
+    test((entry.message.params ?? {}) as Record<string, unknown>);
 const isResponseTo = (from: Side) => (entry: Entry) => entry.from === from && !("method" in entry.message);
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
@@ -225,8 +231,10 @@ async function record(): Promise<Recorder> {
     const params = request.params;
     let result: ElicitResult;
     if (params.mode === "url") result = { action: "accept" };
-    else if ("interpretation" in (params.requestedSchema.properties ?? {})) result = { action: "accept", content: { interpretation: "technical" } };
-    else if ("favoriteColor" in (params.requestedSchema.properties ?? {})) result = { action: "accept", content: { name: "Ada Lovelace", favoriteColor: "Blue", agreeToTerms: true } };
+    else if ("interpretation" in (params.requestedSchema.properties ?? {}))
+      result = { action: "accept", content: { interpretation: "technical" } };
+    else if ("favoriteColor" in (params.requestedSchema.properties ?? {}))
+      result = { action: "accept", content: { name: "Ada Lovelace", favoriteColor: "Blue", agreeToTerms: true } };
     else
       result = {
         action: "accept",
@@ -261,7 +269,10 @@ async function record(): Promise<Recorder> {
 
   try {
     // The server asks for the roots 350 ms after notifications/initialized, then logs what it got.
-    const rootsSynced = recorder.next("log of the first roots/list", isNotification("notifications/message", (p) => String(p.data).startsWith("Roots updated")));
+    const rootsSynced = recorder.next(
+      "log of the first roots/list",
+      isNotification("notifications/message", (p) => String(p.data).startsWith("Roots updated")),
+    );
     await client.connect(transport);
     await rootsSynced;
 
@@ -308,7 +319,10 @@ async function record(): Promise<Recorder> {
       argument: { name: "name", value: "" },
       context: { arguments: { department: "Engineering" } },
     });
-    await client.complete({ ref: { type: "ref/resource", uri: "demo://resource/dynamic/text/{resourceId}" }, argument: { name: "resourceId", value: "7" } });
+    await client.complete({
+      ref: { type: "ref/resource", uri: "demo://resource/dynamic/text/{resourceId}" },
+      argument: { name: "resourceId", value: "7" },
+    });
 
     // The tools that answer at once.
     await call("echo", { message: "Hello from the recorded session" });
@@ -326,15 +340,24 @@ async function record(): Promise<Recorder> {
     await call("gzip-file-as-resource", { ...gzip, name: "inline.txt.gz", outputType: "resource" });
 
     // Simulated logging: one message at once, then every 5 s until toggled off.
-    const logged = recorder.next("a simulated log message", isNotification("notifications/message", (p) => String(p.data).includes("-level message") || String(p.data).includes("level-message")));
+    const logged = recorder.next(
+      "a simulated log message",
+      isNotification("notifications/message", (p) => String(p.data).includes("-level message") || String(p.data).includes("level-message")),
+    );
     await call("toggle-simulated-logging");
     await logged;
     await call("toggle-simulated-logging");
 
     // Progress, then a request the client cancels (no progress token, so nothing more comes of it).
-    await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 0.4, steps: 2 } }, CallToolResultSchema, { onprogress: () => undefined });
+    await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 0.4, steps: 2 } }, CallToolResultSchema, {
+      onprogress: () => undefined,
+    });
     const abort = new AbortController();
-    const cancelled = client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 1 } }, CallToolResultSchema, { signal: abort.signal });
+    const cancelled = client.callTool(
+      { name: "trigger-long-running-operation", arguments: { duration: 1, steps: 1 } },
+      CallToolResultSchema,
+      { signal: abort.signal },
+    );
     await sleep(200);
     abort.abort("the recorded session cancels this call");
     await cancelled.then(
@@ -347,7 +370,10 @@ async function record(): Promise<Recorder> {
 
     // The roots change: the server asks for them again and logs the count.
     roots = [...roots, { uri: "file:///workspace/library", name: "library" }];
-    const rootsAgain = recorder.next("log of the second roots/list", isNotification("notifications/message", (p) => String(p.data).startsWith("Roots updated: 2")));
+    const rootsAgain = recorder.next(
+      "log of the second roots/list",
+      isNotification("notifications/message", (p) => String(p.data).startsWith("Roots updated: 2")),
+    );
     await client.sendRootsListChanged();
     await rootsAgain;
     await call("get-roots-list");
@@ -355,7 +381,12 @@ async function record(): Promise<Recorder> {
     // The server's own requests, answered by the handlers above.
     await call("trigger-sampling-request", { prompt: "Name a colour.", maxTokens: 20 });
     await call("trigger-elicitation-request");
-    const urlArgs = { url: "https://example.com/authorize", message: "Open the page to authorize.", elicitationId: "recorded-elicitation", errorPath: true };
+    const urlArgs = {
+      url: "https://example.com/authorize",
+      message: "Open the page to authorize.",
+      elicitationId: "recorded-elicitation",
+      errorPath: true,
+    };
     await client.callTool({ name: "trigger-url-elicitation", arguments: urlArgs }).then(
       () => {
         throw new Error("trigger-url-elicitation with errorPath was expected to fail with -32042");
@@ -367,16 +398,25 @@ async function record(): Promise<Recorder> {
     await call("trigger-url-elicitation", urlArgs);
 
     // A tool run as a server task: its clarification request is delivered through tasks/result.
-    const inputRequired = recorder.next("task status input_required", isNotification("notifications/tasks/status", (p) => p.status === "input_required"));
+    const inputRequired = recorder.next(
+      "task status input_required",
+      isNotification("notifications/tasks/status", (p) => p.status === "input_required"),
+    );
     const created = await client.request(
-      { method: "tools/call", params: { name: "simulate-research-query", arguments: { topic: "Python", ambiguous: true }, task: { ttl: 60_000 } } },
+      {
+        method: "tools/call",
+        params: { name: "simulate-research-query", arguments: { topic: "Python", ambiguous: true }, task: { ttl: 60_000 } },
+      },
       CreateTaskResultSchema,
     );
     await inputRequired;
     await client.experimental.tasks.getTask(created.task.taskId);
     await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
     await client.experimental.tasks.listTasks();
-    const firstStatus = recorder.next("first status of the second task", isNotification("notifications/tasks/status", (p) => p.status === "working" && p.statusMessage === "Gathering sources..."));
+    const firstStatus = recorder.next(
+      "first status of the second task",
+      isNotification("notifications/tasks/status", (p) => p.status === "working" && p.statusMessage === "Gathering sources..."),
+    );
     const second = await client.request(
       { method: "tools/call", params: { name: "simulate-research-query", arguments: { topic: "tides" }, task: { ttl: 60_000 } } },
       CreateTaskResultSchema,
@@ -390,7 +430,11 @@ async function record(): Promise<Recorder> {
     await call("trigger-elicitation-request-async");
 
     const called = new Set(
-      recorder.entries.flatMap((entry) => (entry.from === "client" && "method" in entry.message && entry.message.method === "tools/call" ? [String((entry.message.params as { name: string }).name)] : [])),
+      recorder.entries.flatMap((entry) =>
+        entry.from === "client" && "method" in entry.message && entry.message.method === "tools/call"
+          ? [String((entry.message.params as { name: string }).name)]
+          : [],
+      ),
     );
     const uncalled = toolNames.filter((name) => !called.has(name));
     if (uncalled.length > 0) throw new Error(`tools not called: ${uncalled.join(", ")}`);
@@ -413,7 +457,10 @@ async function main(): Promise<void> {
   const text = recorder.jsonl();
   const counts = new Map<string, number>();
   for (const entry of recorder.entries) {
-    const key = "method" in entry.message ? `${entry.from} ${entry.message.method}${"id" in entry.message ? "" : " (notification)"}` : `${entry.from} response`;
+    const key =
+      "method" in entry.message
+        ? `${entry.from} ${entry.message.method}${"id" in entry.message ? "" : " (notification)"}`
+        : `${entry.from} response`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   process.stdout.write(`${recorder.entries.length} frames\n`);
@@ -426,7 +473,9 @@ async function main(): Promise<void> {
       // A missing file differs.
     }
     if (committed !== text) {
-      process.stderr.write(`${out} differs from a new recording; run \`node --import ./scripts/from-source.mjs scripts/record-mcp-session.ts\` to rewrite it\n`);
+      process.stderr.write(
+        `${out} differs from a new recording; run \`node --import ./scripts/from-source.mjs scripts/record-mcp-session.ts\` to rewrite it\n`,
+      );
       process.exitCode = 1;
     }
     return;

@@ -16,8 +16,12 @@ export function chromiumMissing(test: string): string | undefined {
   if (existsSync(CHROMIUM_PATH)) return undefined;
   const reason = `${CHROMIUM_PATH} is not installed`;
   if (process.env.CI === "true") {
-    throw new Error(`${test}: ${reason}, and CI=true does not let browser tests be skipped; install Chromium (apt-get install chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `${test}: ${reason}, and CI=true does not let browser tests be skipped; install Chromium (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
   }
-  console.warn(`${test} skipped: ${reason}; to run it, install Chromium (apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary`);
+  console.warn(
+    `${test} skipped: ${reason}; to run it, install Chromium (apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary`,
+  );
   return reason;
 }

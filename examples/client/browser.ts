@@ -7,7 +7,12 @@ export async function runTurn(url: string, token: string, text: string, output: 
   try {
     const { thread } = await connection.client.threadStart({});
     const answer = output.appendChild(document.createElement("p"));
-    const turn = { thread_id: thread.id, turn_id: `trn_${Date.now()}`, input: [{ type: "text" as const, text, textElements: [] }], permission_profile: { mode: "supervised" as const } };
+    const turn = {
+      thread_id: thread.id,
+      turn_id: `trn_${Date.now()}`,
+      input: [{ type: "text" as const, text, textElements: [] }],
+      permission_profile: { mode: "supervised" as const },
+    };
     for await (const event of connection.streamTurn(turn)) {
       if (event.type === "text_delta") answer.textContent = event.text;
       if (event.type === "approval_pending") {

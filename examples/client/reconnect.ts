@@ -10,7 +10,12 @@ connection.onChange((change) => console.log(`[connection ${change.type}]`));
 const { thread } = await connection.client.threadStart({});
 const turnId = `trn_${Date.now()}`;
 
-const script = { script: [{ tool: "shell", args: { command: "echo working" } }, { say: "Finished while you were away.", chunks: 2 }] };
+const script = {
+  script: [
+    { tool: "shell", args: { command: "echo working" } },
+    { say: "Finished while you were away.", chunks: 2 },
+  ],
+};
 const turn = { thread_id: thread.id, turn_id: turnId, input: [{ type: "text" as const, text: JSON.stringify(script), textElements: [] }] };
 
 // Streams across reconnects by itself: a dropped connection is caught up from turn/items.

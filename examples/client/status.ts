@@ -15,7 +15,12 @@ connection.client.onAny((notification) => {
 });
 
 const script = { script: [{ tool: "shell", args: { command: "echo checked" } }, { say: "Checked." }] };
-const turn = { thread_id: thread.id, turn_id: turnId, input: [{ type: "text" as const, text: JSON.stringify(script), textElements: [] }], permission_profile: { mode: "supervised" as const } };
+const turn = {
+  thread_id: thread.id,
+  turn_id: turnId,
+  input: [{ type: "text" as const, text: JSON.stringify(script), textElements: [] }],
+  permission_profile: { mode: "supervised" as const },
+};
 for await (const event of connection.streamTurn(turn)) {
   if (event.type === "approval_pending") await event.respond("allow_once");
 }

@@ -6,7 +6,11 @@ const connection = await GatewayConnection.open({ connect: () => spawnStdioTrans
 const { thread } = await connection.client.threadStart({});
 
 const script = { script: [{ say: "Hello over stdio.", chunks: 2 }] };
-const turn = { thread_id: thread.id, turn_id: "trn_stdio", input: [{ type: "text" as const, text: JSON.stringify(script), textElements: [] }] };
+const turn = {
+  thread_id: thread.id,
+  turn_id: "trn_stdio",
+  input: [{ type: "text" as const, text: JSON.stringify(script), textElements: [] }],
+};
 for await (const event of connection.streamTurn(turn)) {
   if (event.type === "text_delta") process.stdout.write(event.delta);
   if (event.type === "done") console.log(`\n[${event.status}]`);

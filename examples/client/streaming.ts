@@ -6,7 +6,12 @@ const connection = await GatewayConnection.open({ connect: () => connectWebSocke
 const { thread } = await connection.client.threadStart({});
 
 // The gateway's default model is scripted: this input is its script. A real model takes plain text.
-const script = { script: [{ tool: "shell", args: { command: "echo hello" } }, { say: "The command said hello.", chunks: 3 }] };
+const script = {
+  script: [
+    { tool: "shell", args: { command: "echo hello" } },
+    { say: "The command said hello.", chunks: 3 },
+  ],
+};
 const turn = {
   thread_id: thread.id,
   turn_id: `trn_${Date.now()}`,

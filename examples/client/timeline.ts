@@ -13,7 +13,11 @@ const apply = (input: TimelineInput) => {
   timeline = reduceTimeline(timeline, input);
   // Rows a notification named are fetched by id; the reducer ignores answers older than what it holds.
   if (timeline.staleIds.length > 0) {
-    refreshes.push(client.turnWorkItemsGet({ threadId: thread.id, turnId, workItemIds: [...timeline.staleIds] }).then((response) => apply({ kind: "items", response })));
+    refreshes.push(
+      client
+        .turnWorkItemsGet({ threadId: thread.id, turnId, workItemIds: [...timeline.staleIds] })
+        .then((response) => apply({ kind: "items", response })),
+    );
   }
 };
 client.on("turn/work/items/changed", (notification) => apply({ kind: "items_changed", notification }));
@@ -24,8 +28,14 @@ const finished = new Promise<void>((resolve) => {
     if (id === turnId && work.state !== "running" && work.state !== "awaiting_approval") resolve();
   });
 });
-const script = { script: [{ tool: "shell", args: { command: "echo first" } }, { tool: "shell", args: { command: "echo second" } }, { say: "Both done." }] };
-await client.turnStart({ thread_id: thread.id, turn_id: turnId, input: [{ type: "text", text: JSON.stringify(script), textElements: [] }] });
+const script = {
+  script: [{ tool: "shell", args: { command: "echo first" } }, { tool: "shell", args: { command: "echo second" } }, { say: "Both done." }],
+};
+await client.turnStart({
+  thread_id: thread.id,
+  turn_id: turnId,
+  input: [{ type: "text", text: JSON.stringify(script), textElements: [] }],
+});
 await finished;
 await Promise.all(refreshes); // answers still on their way are applied before the connection closes
 

@@ -3,7 +3,10 @@ import { readFileSync } from "node:fs";
 import { createOrderingChecker } from "@turnspec/protocol";
 
 const file = process.argv[2] ?? "examples/validate/swapped.jsonl";
-const frames = readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+const frames = readFileSync(file, "utf8")
+  .trimEnd()
+  .split("\n")
+  .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 const checker = createOrderingChecker();
 for (const frame of frames) {
@@ -12,5 +15,6 @@ for (const frame of frames) {
   checker.accept(frame, "method" in frame && "id" in frame ? "client_to_server" : "server_to_client");
 }
 // The transcript may stop while a turn still runs.
-for (const v of [...checker.violations, ...checker.end({ openTurnsAllowed: true })]) console.log(`${v.rule} (frame ${v.frameIndex}): ${v.message}`);
+for (const v of [...checker.violations, ...checker.end({ openTurnsAllowed: true })])
+  console.log(`${v.rule} (frame ${v.frameIndex}): ${v.message}`);
 console.log(`${frames.length} frames, ${checker.violations.length} violations`);

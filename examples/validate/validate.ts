@@ -1,7 +1,13 @@
 // Check values against the generated validators: strict for what you send, tolerant for what you receive.
 import { isTurnStartParams, validate, validateParams } from "@turnspec/protocol";
 
-const params = { thread_id: "thr_1", turn_id: "trn_1", input: [{ type: "text", text: "Hello", textElements: [] }], permission_profile: { mode: "admin" }, priority: "high" };
+const params = {
+  thread_id: "thr_1",
+  turn_id: "trn_1",
+  input: [{ type: "text", text: "Hello", textElements: [] }],
+  permission_profile: { mode: "admin" },
+  priority: "high",
+};
 
 // Strict: unknown fields and unknown enum values are errors. Every issue names its JSON pointer.
 const strict = validate("TurnStartParams", params);

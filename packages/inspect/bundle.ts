@@ -34,7 +34,8 @@ export async function bundleInspectorPage(options: BundleOptions = {}): Promise<
         name: "no-node-builtins",
         enforce: "pre",
         resolveId(id, importer) {
-          if (NODE_BUILTINS.has(id) || id.startsWith("node:")) throw new Error(`the inspector page imports the Node built-in "${id}" from ${importer ?? "the entry"}`);
+          if (NODE_BUILTINS.has(id) || id.startsWith("node:"))
+            throw new Error(`the inspector page imports the Node built-in "${id}" from ${importer ?? "the entry"}`);
           return null;
         },
       },

@@ -56,10 +56,23 @@ describe("a turn on an ACP agent", () => {
       { run: "echo", args: ["from the terminal"] },
     ];
     const end = await gw.runTurn(onAgent(thread, "trn_acp", steps));
-    expect(end).toMatchObject({ method: "turn/completed", params: { turn: { execution_backend: { type: "acpAgentRuntime", runtime_id: "fixture" } } } });
+    expect(end).toMatchObject({
+      method: "turn/completed",
+      params: { turn: { execution_backend: { type: "acpAgentRuntime", runtime_id: "fixture" } } },
+    });
     const events = ofTurn(gw.received, "trn_acp");
     const items = completedItems(events);
-    expect(items.map((i) => i.type)).toEqual(["userMessage", "reasoning", "agentMessage", "commandExecution", "fileChange", "dynamicToolCall", "agentMessage", "commandExecution", "agentMessage"]);
+    expect(items.map((i) => i.type)).toEqual([
+      "userMessage",
+      "reasoning",
+      "agentMessage",
+      "commandExecution",
+      "fileChange",
+      "dynamicToolCall",
+      "agentMessage",
+      "commandExecution",
+      "agentMessage",
+    ]);
     expect(items[1]).toMatchObject({ text: "Planning the work." });
     expect(items[3]).toMatchObject({ command: "ls", status: "completed", outcome: "success", stdout: "tool ran" });
     expect(items[4]).toMatchObject({ path: join(cwd, "out.txt"), change_kind: "add", status: "completed" });
@@ -91,11 +104,25 @@ describe("a turn on an ACP agent", () => {
     const first = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_perm");
     if (first.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(first.params.request).toMatchObject({ tool_name: "write_file", action: "file_write" });
-    await gw.client.turnPermissionRequestRespond({ request_id: first.params.request.request_id, resolve_token: first.params.request.resolve_token, resolution: "allow_for_turn" });
-    const second = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== first.params.request.request_id);
+    await gw.client.turnPermissionRequestRespond({
+      request_id: first.params.request.request_id,
+      resolve_token: first.params.request.resolve_token,
+      resolution: "allow_for_turn",
+    });
+    const second = await gw.waitFor(
+      (n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== first.params.request.request_id,
+    );
     if (second.method !== "turn/permission/request/opened") throw new Error("unreachable");
-    expect(second.params.request).toMatchObject({ tool_name: "write_file", action: "file_write", summary: expect.stringContaining("denied.txt") });
-    await gw.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolve_token: second.params.request.resolve_token, resolution: "deny" });
+    expect(second.params.request).toMatchObject({
+      tool_name: "write_file",
+      action: "file_write",
+      summary: expect.stringContaining("denied.txt"),
+    });
+    await gw.client.turnPermissionRequestRespond({
+      request_id: second.params.request.request_id,
+      resolve_token: second.params.request.resolve_token,
+      resolution: "deny",
+    });
     const end = await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_perm");
     expect(end.method).toBe("turn/completed");
     const events = ofTurn(gw.received, "trn_perm");
@@ -105,7 +132,9 @@ describe("a turn on an ACP agent", () => {
     expect(said(events)).toMatch(/^permission: always\. error: Resource not found/);
     expect(said(events)).toContain("did not run: the user denied this call");
     expect(said(events)).toContain("finished");
-    expect(completedItems(events).find((i) => i.type === "fileChange" && i.path === join(cwd, "denied.txt"))).toMatchObject({ status: "declined" });
+    expect(completedItems(events).find((i) => i.type === "fileChange" && i.path === join(cwd, "denied.txt"))).toMatchObject({
+      status: "declined",
+    });
     expect(existsSync(join(cwd, "denied.txt"))).toBe(false);
   }, 60_000);
 
@@ -124,7 +153,10 @@ describe("a turn on an ACP agent", () => {
     await gw.client.turnStart(onAgent(thread, "trn_stop", [{ say: "working" }, { wait_for_cancel: true }]));
     await gw.waitFor((n) => n.method === "item/agent_message/delta" && n.params.turn_id === "trn_stop");
     await gw.gateway.close();
-    expect(gw.gateway.turnState("trn_stop")?.turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    expect(gw.gateway.turnState("trn_stop")?.turn).toMatchObject({
+      status: "Blocked",
+      blocked: { reason: "runtime_shutdown_continuation" },
+    });
     await gw.client.turnResume({ thread_id: thread, turn_id: "trn_stop" });
     const end = await gw.waitFor((n) => n.method === "turn/failed" && n.params.turn_id === "trn_stop");
     expect(end).toMatchObject({ params: { error: { message: expect.stringContaining("cannot be continued") } } });
@@ -134,16 +166,26 @@ describe("a turn on an ACP agent", () => {
     const gw = await start();
     const thread = await gw.thread();
     const { turn } = await gw.client.turnStart(
-      onAgent(thread, "trn_caps", "hi", { capabilities: [{ id: "cap_fs", kind: { type: "mcpServer", name: "fs", scopeKind: "workspace" } }] }),
+      onAgent(thread, "trn_caps", "hi", {
+        capabilities: [{ id: "cap_fs", kind: { type: "mcpServer", name: "fs", scopeKind: "workspace" } }],
+      }),
     );
-    expect(turn.capabilities).toEqual([{ capabilityId: "cap_fs", status: "rejected", reason: "provider_unsupported", message: expect.stringContaining("fixture") }]);
+    expect(turn.capabilities).toEqual([
+      { capabilityId: "cap_fs", status: "rejected", reason: "provider_unsupported", message: expect.stringContaining("fixture") },
+    ]);
   }, 60_000);
 
   it("refuses what it cannot keep to on an agent: Chat mode and a model of the client's choosing", async () => {
     const gw = await start();
     const thread = await gw.thread();
-    await expect(gw.client.turnStart(onAgent(thread, "trn_chat", "hi", { mode: "Chat" }))).rejects.toMatchObject({ reason: "execution_backend_unavailable", data: { detail: expect.stringContaining("Chat-mode") } });
-    await expect(gw.client.turnStart(onAgent(thread, "trn_model", "hi", { model: "gpt-x" }))).rejects.toMatchObject({ reason: "execution_backend_unavailable", data: { detail: expect.stringContaining("chooses its own model") } });
+    await expect(gw.client.turnStart(onAgent(thread, "trn_chat", "hi", { mode: "Chat" }))).rejects.toMatchObject({
+      reason: "execution_backend_unavailable",
+      data: { detail: expect.stringContaining("Chat-mode") },
+    });
+    await expect(gw.client.turnStart(onAgent(thread, "trn_model", "hi", { model: "gpt-x" }))).rejects.toMatchObject({
+      reason: "execution_backend_unavailable",
+      data: { detail: expect.stringContaining("chooses its own model") },
+    });
   }, 60_000);
 
   it("fails the turn, naming the agent, when the agent cannot start", async () => {

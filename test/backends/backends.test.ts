@@ -37,11 +37,23 @@ const mcpServer = (id: string, name: string): TurnCapability => ({ id, kind: { t
 
 describe("an execution backend the gateway does not serve", () => {
   const refused: [string, Partial<TurnStartParams>, RegExp][] = [
-    ["a CLI agent runtime", { execution_backend: { type: "cliAgentRuntime", runtime_id: "codex", runtime_kind: "codex" } }, /no CLI agent runtime/],
+    [
+      "a CLI agent runtime",
+      { execution_backend: { type: "cliAgentRuntime", runtime_id: "codex", runtime_kind: "codex" } },
+      /no CLI agent runtime/,
+    ],
     ["an ACP agent runtime", { execution_backend: { type: "acpAgentRuntime", runtime_id: "claude" } }, /no ACP agent runtime/],
-    ["an API provider it has not configured", { execution_backend: { type: "apiProvider", provider: "anthropic" } }, /anthropic is not configured.*scripted/],
+    [
+      "an API provider it has not configured",
+      { execution_backend: { type: "apiProvider", provider: "anthropic" } },
+      /anthropic is not configured.*scripted/,
+    ],
     ["a model_provider it has not configured", { model_provider: "anthropic" }, /model_provider anthropic is not a provider/],
-    ["a model_provider contradicting the backend", { model_provider: "other", execution_backend: { type: "apiProvider", provider: "scripted" } }, /contradicts/],
+    [
+      "a model_provider contradicting the backend",
+      { model_provider: "other", execution_backend: { type: "apiProvider", provider: "scripted" } },
+      /contradicts/,
+    ],
     ["cli_runtime_options without a CLI runtime", { cli_runtime_options: { effort: "high" } }, /cli_runtime_options applies only/],
   ];
   it.each(refused)("refuses %s with the registered reason, and nothing runs", async (_name, extra, detail) => {
@@ -50,7 +62,11 @@ describe("an execution backend the gateway does not serve", () => {
     const params: TurnStartParams = { thread_id: thread, turn_id: "trn_refused", input: text(script({ say: "must not run" })), ...extra };
     const error = await gw.client.turnStart(params).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
-    expect(error).toMatchObject({ code: -32008, reason: "execution_backend_unavailable", data: { detail: expect.stringMatching(detail), available: { apiProvider: ["scripted"] } } });
+    expect(error).toMatchObject({
+      code: -32008,
+      reason: "execution_backend_unavailable",
+      data: { detail: expect.stringMatching(detail), available: { apiProvider: ["scripted"] } },
+    });
     if (extra.execution_backend) expect((error as RpcError).data).toMatchObject({ execution_backend: extra.execution_backend });
     await expect(gw.client.turnGet({ thread_id: thread, turn_id: "trn_refused" })).rejects.toMatchObject({ reason: "turn_not_found" });
     // The thread is free: the refused turn never started, and the same id can be used.
@@ -61,7 +77,12 @@ describe("an execution backend the gateway does not serve", () => {
   it("serves apiProvider for a configured provider", async () => {
     const gw = await start();
     const thread = await gw.thread();
-    const end = await gw.runTurn({ thread_id: thread, turn_id: "trn_api", execution_backend: { type: "apiProvider", provider: "scripted" }, input: text(script({ say: "ok" })) });
+    const end = await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_api",
+      execution_backend: { type: "apiProvider", provider: "scripted" },
+      input: text(script({ say: "ok" })),
+    });
     expect(end).toMatchObject({ method: "turn/completed", params: { turn: { model_provider: "scripted" } } });
   });
 });
@@ -83,25 +104,47 @@ describe("named providers", () => {
     const endpoint = (model: string) => ({ base_url: "http://127.0.0.1:9/v1", model });
     const gw = await start({
       config: { providers: { openai_compatible: { local: endpoint("local-7b"), remote: endpoint("remote-large") } } },
-      providers: new Map<string, ModelProvider>([["scripted", new ScriptedProvider()], ["local", local], ["remote", remote]]),
+      providers: new Map<string, ModelProvider>([
+        ["scripted", new ScriptedProvider()],
+        ["local", local],
+        ["remote", remote],
+      ]),
     });
     const thread = await gw.thread();
-    await gw.runTurn({ thread_id: thread, turn_id: "trn_local", execution_backend: { type: "apiProvider", provider: "local" }, input: text("hi") });
+    await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_local",
+      execution_backend: { type: "apiProvider", provider: "local" },
+      input: text("hi"),
+    });
     await gw.runTurn({ thread_id: thread, turn_id: "trn_remote", model_provider: "remote", input: text("hi") });
-    const end = await gw.runTurn({ thread_id: thread, turn_id: "trn_override", execution_backend: { type: "apiProvider", provider: "local" }, model: "local-13b", input: text("hi") });
+    const end = await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_override",
+      execution_backend: { type: "apiProvider", provider: "local" },
+      model: "local-13b",
+      input: text("hi"),
+    });
     expect(local.models).toEqual(["local-7b", "local-13b"]);
     expect(remote.models).toEqual(["remote-large"]);
     expect(end).toMatchObject({ params: { turn: { model_provider: "local", model: "local-13b" } } });
   });
 
   it("refuses a configuration that reuses a built-in provider's name", () => {
-    expect(() => resolveConfig({ providers: { openai_compatible: { scripted: { base_url: "http://x/v1", model: "m" } } } })).toThrow(ConfigError);
+    expect(() => resolveConfig({ providers: { openai_compatible: { scripted: { base_url: "http://x/v1", model: "m" } } } })).toThrow(
+      ConfigError,
+    );
   });
 
   it("takes a named provider as the default, with its model", () => {
-    const config = resolveConfig({ default_provider: "local", providers: { openai_compatible: { local: { base_url: "http://127.0.0.1:9/v1", model: "local-7b" } } } });
+    const config = resolveConfig({
+      default_provider: "local",
+      providers: { openai_compatible: { local: { base_url: "http://127.0.0.1:9/v1", model: "local-7b" } } },
+    });
     expect(config).toMatchObject({ defaultProvider: "local", defaultModel: "local-7b" });
-    expect(() => resolveConfig({ default_provider: "elsewhere" })).toThrow(/default_provider "elsewhere" is not a provider of this gateway \(scripted\)/);
+    expect(() => resolveConfig({ default_provider: "elsewhere" })).toThrow(
+      /default_provider "elsewhere" is not a provider of this gateway \(scripted\)/,
+    );
   });
 });
 
@@ -109,8 +152,16 @@ describe("the MCP server configuration", () => {
   const cases: [string, NonNullable<Parameters<typeof resolveConfig>[0]>["mcp_servers"], RegExp][] = [
     ["neither command nor url", { s: {} }, /mcp_servers\.s: give exactly one of command .* or url/],
     ["both command and url", { s: { command: "x", url: "http://127.0.0.1/mcp" } }, /mcp_servers\.s: give exactly one/],
-    ["headers on a command server", { s: { command: "x", headers: { a: "b" } } }, /mcp_servers\.s\.headers: headers are for a url server only/],
-    ["args on a url server", { s: { url: "http://127.0.0.1/mcp", args: ["a"] } }, /mcp_servers\.s\.args: args is for a command server only/],
+    [
+      "headers on a command server",
+      { s: { command: "x", headers: { a: "b" } } },
+      /mcp_servers\.s\.headers: headers are for a url server only/,
+    ],
+    [
+      "args on a url server",
+      { s: { url: "http://127.0.0.1/mcp", args: ["a"] } },
+      /mcp_servers\.s\.args: args is for a command server only/,
+    ],
     ["a url that does not parse", { s: { url: "not a url" } }, /mcp_servers\.s\.url: "not a url" is not a URL/],
   ];
   it.each(cases)("names the place of %s", (_name, servers, message) => {
@@ -144,10 +195,20 @@ describe("turn capabilities", () => {
       mcpServer("cap_again", "resend"), // the same server under another id
       { id: "cap_empty", kind: { type: "skill", slug: " ", sourceKind: "workspace" } },
     ];
-    const response = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_caps", capabilities, input: text(script({ say: "still ran" })) });
+    const response = await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_caps",
+      capabilities,
+      input: text(script({ say: "still ran" })),
+    });
     const expected = [
       { capabilityId: "cap_docs", status: "rejected", reason: "not_found", message: expect.stringContaining("no skill folders") },
-      { capabilityId: "cap_resend", status: "rejected", reason: "not_found", message: expect.stringContaining("no MCP server named resend") },
+      {
+        capabilityId: "cap_resend",
+        status: "rejected",
+        reason: "not_found",
+        message: expect.stringContaining("no MCP server named resend"),
+      },
       { capabilityId: "cap_tool", status: "rejected", reason: "not_found", message: expect.any(String) },
       { capabilityId: "cap_again", status: "rejected", reason: "validation_rejected", message: expect.stringContaining("cap_resend") },
       { capabilityId: "cap_empty", status: "rejected", reason: "validation_rejected", message: expect.stringContaining("slug") },
@@ -172,7 +233,10 @@ describe("skills", () => {
     const root = mkdtempSync(join(tmpdir(), "turnspec-skills-"));
     const folder = join(root, "skills");
     mkdirSync(join(folder, "weather", "scripts"), { recursive: true });
-    writeFileSync(join(folder, "weather", "SKILL.md"), "---\nname: weather\ndescription: Look up a forecast for a city.\n---\n# Weather\n\nRun scripts/forecast.sh CITY.\n");
+    writeFileSync(
+      join(folder, "weather", "SKILL.md"),
+      "---\nname: weather\ndescription: Look up a forecast for a city.\n---\n# Weather\n\nRun scripts/forecast.sh CITY.\n",
+    );
     writeFileSync(join(folder, "weather", "scripts", "forecast.sh"), "echo sunny\n");
     mkdirSync(join(folder, "broken"));
     writeFileSync(join(folder, "broken", "SKILL.md"), "no front matter here\n");
@@ -199,7 +263,13 @@ describe("skills", () => {
       { tool: "read_skill", args: { skill: "workspace/weather", path: "../../secret.txt" } },
       { say: "sunny" },
     );
-    const { turn } = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_skill", permission_profile: { mode: "supervised" }, capabilities: [skill("cap_weather", "workspace/weather")], input: text(steps) });
+    const { turn } = await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_skill",
+      permission_profile: { mode: "supervised" },
+      capabilities: [skill("cap_weather", "workspace/weather")],
+      input: text(steps),
+    });
     expect(turn.capabilities).toEqual([{ capabilityId: "cap_weather", status: "accepted", reason: "explicit_composer_capability" }]);
     const answered = new Set<string>();
     for (let i = 0; i < 3; i++) {
@@ -207,7 +277,11 @@ describe("skills", () => {
       if (opened.method !== "turn/permission/request/opened") throw new Error("unreachable");
       answered.add(opened.params.request.request_id);
       expect(opened.params.request).toMatchObject({ tool_name: "read_skill", action: "dynamic_skill_tool" });
-      await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolve_token: opened.params.request.resolve_token, resolution: "allow_once" });
+      await gw.client.turnPermissionRequestRespond({
+        request_id: opened.params.request.request_id,
+        resolve_token: opened.params.request.resolve_token,
+        resolution: "allow_once",
+      });
     }
     const end = await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_skill");
     const calls = items(ofTurn(gw.received, "trn_skill"), "dynamicToolCall");
@@ -228,11 +302,20 @@ describe("skills", () => {
     const { turn } = await gw.client.turnStart({
       thread_id: thread,
       turn_id: "trn_bad_skills",
-      capabilities: [skill("cap_broken", "workspace/broken"), skill("cap_team", "team/anything", "team"), skill("cap_absent", "workspace/absent")],
+      capabilities: [
+        skill("cap_broken", "workspace/broken"),
+        skill("cap_team", "team/anything", "team"),
+        skill("cap_absent", "workspace/absent"),
+      ],
       input: text(script({ say: "ok" })),
     });
     expect(turn.capabilities).toEqual([
-      { capabilityId: "cap_broken", status: "rejected", reason: "validation_rejected", message: expect.stringContaining("no front matter") },
+      {
+        capabilityId: "cap_broken",
+        status: "rejected",
+        reason: "validation_rejected",
+        message: expect.stringContaining("no front matter"),
+      },
       { capabilityId: "cap_team", status: "rejected", reason: "catalog_missing", message: expect.stringContaining("cannot be read") },
       { capabilityId: "cap_absent", status: "rejected", reason: "not_found", message: expect.any(String) },
     ]);

@@ -35,7 +35,11 @@ afterEach(async () => {
 async function start(steps: readonly ResponsesStep[]): Promise<Harness> {
   model = await startResponsesServer(steps);
   const codexHome = mkdtempSync(join(tmpdir(), "turnspec-codex-home-"));
-  h = await startHarness({ config: { cli_runtimes: { codex: { kind: "codex", command: CODEX, base_url: model.url, model: "local-model", codex_home: codexHome } } } });
+  h = await startHarness({
+    config: {
+      cli_runtimes: { codex: { kind: "codex", command: CODEX, base_url: model.url, model: "local-model", codex_home: codexHome } },
+    },
+  });
   return h;
 }
 
@@ -53,7 +57,8 @@ const completed = (ns: readonly AnyNotification[]) => ns.flatMap((n) => (n.metho
 function codexMissing(): string | undefined {
   if (existsSync(CODEX) && existsSync(PLATFORM_PACKAGE)) return undefined;
   const install = `npm install --no-save @openai/codex@${CODEX_VERSION}`;
-  if (process.env.CI === "true") throw new Error(`the Codex CLI is not installed, and CI=true does not let its tests be skipped; run ${install}`);
+  if (process.env.CI === "true")
+    throw new Error(`the Codex CLI is not installed, and CI=true does not let its tests be skipped; run ${install}`);
   console.warn(`test/backends/codex.test.ts skipped: the Codex CLI is not installed; to run it, ${install}`);
   return "the Codex CLI is not installed";
 }
@@ -63,11 +68,19 @@ describe.skipIf(codexMissing() !== undefined)("a turn on the Codex CLI", () => {
     const gw = await start([{ say: "Hello from the local endpoint." }, { say: "Second answer." }]);
     const thread = await gw.thread();
     const end = await gw.runTurn(onCodex(thread, "trn_codex", "Say hello"));
-    expect(end).toMatchObject({ method: "turn/completed", params: { turn: { execution_backend: { type: "cliAgentRuntime", runtime_id: "codex" } } } });
+    expect(end).toMatchObject({
+      method: "turn/completed",
+      params: { turn: { execution_backend: { type: "cliAgentRuntime", runtime_id: "codex" } } },
+    });
     const events = ofTurn(gw.received, "trn_codex");
     expect(completed(events).map((i) => i.type)).toEqual(["userMessage", "agentMessage"]);
     expect(completed(events)[1]).toMatchObject({ status: "completed", text: "Hello from the local endpoint." });
-    expect(events.filter((n) => n.method === "item/agent_message/delta").map((n) => (n.params as { delta: string }).delta).join("")).toBe("Hello from the local endpoint.");
+    expect(
+      events
+        .filter((n) => n.method === "item/agent_message/delta")
+        .map((n) => (n.params as { delta: string }).delta)
+        .join(""),
+    ).toBe("Hello from the local endpoint.");
     expect(model!.requests[0]).toMatchObject({ model: "local-model" });
     expect(JSON.stringify(model!.requests[0]!.input)).toContain("Say hello");
 
@@ -79,21 +92,47 @@ describe.skipIf(codexMissing() !== undefined)("a turn on the Codex CLI", () => {
 
   it("asks through the permission API before Codex runs a command in a supervised turn, and runs it once allowed", async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-codex-work-")));
-    const gw = await start([{ call: "exec_command", args: { cmd: "echo hi-from-codex" } }, { say: "It printed." }, { call: "exec_command", args: { cmd: "echo must-not-run" } }, { say: "Denied." }]);
+    const gw = await start([
+      { call: "exec_command", args: { cmd: "echo hi-from-codex" } },
+      { say: "It printed." },
+      { call: "exec_command", args: { cmd: "echo must-not-run" } },
+      { say: "Denied." },
+    ]);
     const thread = await gw.thread({ cwd: dir });
     await gw.client.turnStart(onCodex(thread, "trn_ask", "Run it", { permission_profile: { mode: "supervised" } }));
     const opened = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_ask");
     if (opened.method !== "turn/permission/request/opened") throw new Error("unreachable");
-    expect(opened.params.request).toMatchObject({ tool_name: "shell", action: "shell_command", summary: expect.stringContaining("echo hi-from-codex") });
-    await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolve_token: opened.params.request.resolve_token, resolution: "allow_once" });
+    expect(opened.params.request).toMatchObject({
+      tool_name: "shell",
+      action: "shell_command",
+      summary: expect.stringContaining("echo hi-from-codex"),
+    });
+    await gw.client.turnPermissionRequestRespond({
+      request_id: opened.params.request.request_id,
+      resolve_token: opened.params.request.resolve_token,
+      resolution: "allow_once",
+    });
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_ask");
-    const command = completed(ofTurn(gw.received, "trn_ask")).find((i): i is Extract<TurnItem, { type: "commandExecution" }> => i.type === "commandExecution");
-    expect(command).toMatchObject({ command: "echo hi-from-codex", cwd: dir, status: "completed", outcome: "success", exit_code: 0, stdout: expect.stringContaining("hi-from-codex") });
+    const command = completed(ofTurn(gw.received, "trn_ask")).find(
+      (i): i is Extract<TurnItem, { type: "commandExecution" }> => i.type === "commandExecution",
+    );
+    expect(command).toMatchObject({
+      command: "echo hi-from-codex",
+      cwd: dir,
+      status: "completed",
+      outcome: "success",
+      exit_code: 0,
+      stdout: expect.stringContaining("hi-from-codex"),
+    });
 
     await gw.client.turnStart(onCodex(thread, "trn_deny", "Run another", { permission_profile: { mode: "supervised" } }));
     const second = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_deny");
     if (second.method !== "turn/permission/request/opened") throw new Error("unreachable");
-    await gw.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolve_token: second.params.request.resolve_token, resolution: "deny" });
+    await gw.client.turnPermissionRequestRespond({
+      request_id: second.params.request.request_id,
+      resolve_token: second.params.request.resolve_token,
+      resolution: "deny",
+    });
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_deny");
     const denied = completed(ofTurn(gw.received, "trn_deny")).find((i) => i.type === "commandExecution");
     expect(denied).toMatchObject({ status: "declined" });
@@ -106,7 +145,10 @@ describe.skipIf(codexMissing() !== undefined)("a turn on the Codex CLI", () => {
     await gw.client.turnStart(onCodex(thread, "trn_stop", "Think forever"));
     while (model!.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
     await gw.gateway.close();
-    expect(gw.gateway.turnState("trn_stop")?.turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    expect(gw.gateway.turnState("trn_stop")?.turn).toMatchObject({
+      status: "Blocked",
+      blocked: { reason: "runtime_shutdown_continuation" },
+    });
     await gw.client.turnResume({ thread_id: thread, turn_id: "trn_stop" });
     const end = await gw.waitFor((n) => n.method === "turn/failed" && n.params.turn_id === "trn_stop");
     expect(end).toMatchObject({ params: { error: { message: expect.stringContaining("cannot be continued") } } });
@@ -129,7 +171,9 @@ describe("cli_runtime_options Codex cannot take", () => {
     [{ summary: "verbose" }, /not a Codex reasoning summary/],
     [{ steer_if_active: true }, /steer_if_active cannot be served/],
   ])("refuses %j with execution_backend_unavailable", async (options, detail) => {
-    const gw = await startHarness({ config: { cli_runtimes: { codex: { kind: "codex", base_url: "http://127.0.0.1:9/v1", model: "m" } } } });
+    const gw = await startHarness({
+      config: { cli_runtimes: { codex: { kind: "codex", base_url: "http://127.0.0.1:9/v1", model: "m" } } },
+    });
     h = gw;
     const thread = await gw.thread();
     await expect(gw.client.turnStart(onCodex(thread, "trn_opts", "hi", { cli_runtime_options: options }))).rejects.toMatchObject({
@@ -139,11 +183,21 @@ describe("cli_runtime_options Codex cannot take", () => {
   });
 
   it("refuses a runtime_kind other than the configured runtime's", async () => {
-    const gw = await startHarness({ config: { cli_runtimes: { codex: { kind: "codex", base_url: "http://127.0.0.1:9/v1", model: "m" } } } });
+    const gw = await startHarness({
+      config: { cli_runtimes: { codex: { kind: "codex", base_url: "http://127.0.0.1:9/v1", model: "m" } } },
+    });
     h = gw;
     const thread = await gw.thread();
     await expect(
-      gw.client.turnStart({ thread_id: thread, turn_id: "trn_kind", execution_backend: { type: "cliAgentRuntime", runtime_id: "codex", runtime_kind: "claude" }, input: text("hi") }),
-    ).rejects.toMatchObject({ reason: "execution_backend_unavailable", data: { detail: expect.stringContaining("of kind codex, not claude") } });
+      gw.client.turnStart({
+        thread_id: thread,
+        turn_id: "trn_kind",
+        execution_backend: { type: "cliAgentRuntime", runtime_id: "codex", runtime_kind: "claude" },
+        input: text("hi"),
+      }),
+    ).rejects.toMatchObject({
+      reason: "execution_backend_unavailable",
+      data: { detail: expect.stringContaining("of kind codex, not claude") },
+    });
   });
 });

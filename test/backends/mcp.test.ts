@@ -34,7 +34,11 @@ async function start(dir: string, extra: Partial<GatewayConfig> = {}): Promise<H
       mcp_servers: {
         // The reference filesystem server's annotations are believed: the configuration trusts it.
         fs: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-filesystem"), dir], trusted: true },
-        everything: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-everything"), "stdio"], tool_timeout_ms: 1500 },
+        everything: {
+          command: process.execPath,
+          args: [serverScript("@modelcontextprotocol/server-everything"), "stdio"],
+          tool_timeout_ms: 1500,
+        },
         vanishing: { command: process.execPath, args: [join(import.meta.dirname, "..", "fixtures", "mcp", "vanishing-server.mjs")] },
         broken: { command: process.execPath, args: ["-e", "console.error('no such database'); process.exit(3)"], startup_timeout_ms: 5000 },
       },
@@ -45,10 +49,17 @@ async function start(dir: string, extra: Partial<GatewayConfig> = {}): Promise<H
 }
 
 const server = (id: string, name: string): TurnCapability => ({ id, kind: { type: "mcpServer", name, scopeKind: "workspace" } });
-const tool = (id: string, serverName: string, rawToolName: string): TurnCapability => ({ id, kind: { type: "mcpTool", serverName, rawToolName, scopeKind: "workspace" } });
+const tool = (id: string, serverName: string, rawToolName: string): TurnCapability => ({
+  id,
+  kind: { type: "mcpTool", serverName, rawToolName, scopeKind: "workspace" },
+});
 
 const calls = (ns: readonly AnyNotification[]) =>
-  ns.flatMap((n) => (n.method === "item/completed" && n.params.item.type === "dynamicToolCall" ? [n.params.item as Extract<TurnItem, { type: "dynamicToolCall" }>] : []));
+  ns.flatMap((n) =>
+    n.method === "item/completed" && n.params.item.type === "dynamicToolCall"
+      ? [n.params.item as Extract<TurnItem, { type: "dynamicToolCall" }>]
+      : [],
+  );
 
 function workDir(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-mcp-")));
@@ -66,13 +77,38 @@ describe("an MCP server selected for a turn", () => {
       { tool: "mcp__fs__write_file", args: { path: join(dir, "out.txt"), content: "written over MCP" } },
       { say: "done" },
     );
-    const { turn } = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_fs", capabilities: [server("cap_fs", "fs")], input: text(steps) });
-    expect(turn.capabilities).toEqual([{ capabilityId: "cap_fs", status: "accepted", reason: "explicit_composer_capability", message: expect.stringMatching(/^\d+ tools offered$/) }]);
+    const { turn } = await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_fs",
+      capabilities: [server("cap_fs", "fs")],
+      input: text(steps),
+    });
+    expect(turn.capabilities).toEqual([
+      {
+        capabilityId: "cap_fs",
+        status: "accepted",
+        reason: "explicit_composer_capability",
+        message: expect.stringMatching(/^\d+ tools offered$/),
+      },
+    ]);
     const end = await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_fs");
     expect(end.method).toBe("turn/completed");
     expect(calls(ofTurn(gw.received, "trn_fs"))).toMatchObject([
-      { tool_name: "mcp__fs__read_text_file", server_name: "fs", arguments: { path: join(dir, "notes.txt") }, status: "completed", outcome: "success", output: "first line\nsecond line\n" },
-      { tool_name: "mcp__fs__write_file", server_name: "fs", status: "completed", outcome: "success", tool_result: expect.stringContaining("Successfully wrote") },
+      {
+        tool_name: "mcp__fs__read_text_file",
+        server_name: "fs",
+        arguments: { path: join(dir, "notes.txt") },
+        status: "completed",
+        outcome: "success",
+        output: "first line\nsecond line\n",
+      },
+      {
+        tool_name: "mcp__fs__write_file",
+        server_name: "fs",
+        status: "completed",
+        outcome: "success",
+        tool_result: expect.stringContaining("Successfully wrote"),
+      },
     ]);
     expect(readFileSync(join(dir, "out.txt"), "utf8")).toBe("written over MCP");
   }, 60_000);
@@ -86,11 +122,21 @@ describe("an MCP server selected for a turn", () => {
       { tool: "mcp__fs__write_file", args: { path: join(dir, "denied.txt"), content: "must not be written" } },
       { say: "ok" },
     );
-    await gw.client.turnStart({ thread_id: thread, turn_id: "trn_ask", permission_profile: { mode: "supervised" }, capabilities: [server("cap_fs", "fs")], input: text(steps) });
+    await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_ask",
+      permission_profile: { mode: "supervised" },
+      capabilities: [server("cap_fs", "fs")],
+      input: text(steps),
+    });
     const opened = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_ask");
     if (opened.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(opened.params.request).toMatchObject({ tool_name: "mcp__fs__write_file", action: "mcp_write_or_unknown" });
-    await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolve_token: opened.params.request.resolve_token, resolution: "deny" });
+    await gw.client.turnPermissionRequestRespond({
+      request_id: opened.params.request.request_id,
+      resolve_token: opened.params.request.resolve_token,
+      resolution: "deny",
+    });
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_ask");
     const events = ofTurn(gw.received, "trn_ask");
     expect(events.filter((n) => n.method === "turn/permission/request/opened")).toHaveLength(1);
@@ -107,19 +153,40 @@ describe("an MCP tool selected for a turn", () => {
     const gw = await start(workDir());
     const thread = await gw.thread();
     const steps = script({ tool: "mcp__everything__trigger-long-running-operation", args: { duration: 0.6, steps: 3 } }, { say: "ok" });
-    await gw.runTurn({ thread_id: thread, turn_id: "trn_progress", capabilities: [tool("cap_long", "everything", "trigger-long-running-operation")], input: text(steps) });
+    await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_progress",
+      capabilities: [tool("cap_long", "everything", "trigger-long-running-operation")],
+      input: text(steps),
+    });
     const events = ofTurn(gw.received, "trn_progress");
     // The server's last progress notification may cross its result, after which the SDK drops it.
     const deltas = events.filter((n) => n.method === "item/tool/progress").map((n) => (n.params as { delta: string }).delta);
     expect(deltas.slice(0, 2)).toEqual(["1/3\n", "2/3\n"]);
-    expect(calls(events)).toMatchObject([{ server_name: "everything", outcome: "success", progress: deltas.join(""), output: expect.stringContaining("Long running operation completed") }]);
+    expect(calls(events)).toMatchObject([
+      {
+        server_name: "everything",
+        outcome: "success",
+        progress: deltas.join(""),
+        output: expect.stringContaining("Long running operation completed"),
+      },
+    ]);
   }, 60_000);
 
   it("offers only that tool: another tool of the server is unknown to the turn", async () => {
     const gw = await start(workDir());
     const thread = await gw.thread();
-    const steps = script({ tool: "mcp__everything__get-sum", args: { a: 2, b: 3 } }, { tool: "mcp__everything__echo", args: { message: "hi" } }, { say: "ok" });
-    await gw.runTurn({ thread_id: thread, turn_id: "trn_one", capabilities: [tool("cap_sum", "everything", "get-sum")], input: text(steps) });
+    const steps = script(
+      { tool: "mcp__everything__get-sum", args: { a: 2, b: 3 } },
+      { tool: "mcp__everything__echo", args: { message: "hi" } },
+      { say: "ok" },
+    );
+    await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_one",
+      capabilities: [tool("cap_sum", "everything", "get-sum")],
+      input: text(steps),
+    });
     expect(calls(ofTurn(gw.received, "trn_one"))).toMatchObject([
       { tool_name: "mcp__everything__get-sum", outcome: "success", output: expect.stringContaining("5") },
       { tool_name: "mcp__everything__echo", status: "failed", tool_result: expect.stringContaining("unknown tool") },
@@ -129,11 +196,21 @@ describe("an MCP tool selected for a turn", () => {
   it("reports a call past the server's tool timeout as timed out, to the item and the model, and the turn goes on", async () => {
     const gw = await start(workDir());
     const thread = await gw.thread();
-    const steps = script({ tool: "mcp__everything__trigger-long-running-operation", args: { duration: 5, steps: 1 } }, { say: "it timed out" });
-    const end = await gw.runTurn({ thread_id: thread, turn_id: "trn_slow", capabilities: [server("cap_everything", "everything")], input: text(steps) });
+    const steps = script(
+      { tool: "mcp__everything__trigger-long-running-operation", args: { duration: 5, steps: 1 } },
+      { say: "it timed out" },
+    );
+    const end = await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_slow",
+      capabilities: [server("cap_everything", "everything")],
+      input: text(steps),
+    });
     expect(end.method).toBe("turn/completed");
     const events = ofTurn(gw.received, "trn_slow");
-    expect(calls(events)).toMatchObject([{ status: "failed", outcome: "timed_out", tool_result: expect.stringContaining("did not answer within 1500 ms") }]);
+    expect(calls(events)).toMatchObject([
+      { status: "failed", outcome: "timed_out", tool_result: expect.stringContaining("did not answer within 1500 ms") },
+    ]);
     expect(events.some((n) => n.method === "item/timeout_detected")).toBe(true);
   }, 60_000);
 
@@ -141,7 +218,12 @@ describe("an MCP tool selected for a turn", () => {
     const gw = await start(workDir());
     const thread = await gw.thread();
     const steps = script({ tool: "mcp__vanishing__vanish" }, { tool: "mcp__vanishing__target" }, { say: "gone" });
-    const end = await gw.runTurn({ thread_id: thread, turn_id: "trn_vanish", capabilities: [server("cap_v", "vanishing")], input: text(steps) });
+    const end = await gw.runTurn({
+      thread_id: thread,
+      turn_id: "trn_vanish",
+      capabilities: [server("cap_v", "vanishing")],
+      input: text(steps),
+    });
     expect(end.method).toBe("turn/completed");
     expect(calls(ofTurn(gw.received, "trn_vanish"))).toMatchObject([
       { tool_name: "mcp__vanishing__vanish", outcome: "success" },
@@ -157,23 +239,42 @@ describe("an MCP selection that cannot be honoured", () => {
     const { turn } = await gw.client.turnStart({
       thread_id: thread,
       turn_id: "trn_rejected",
-      capabilities: [server("cap_broken", "broken"), tool("cap_missing", "everything", "no-such-tool"), { id: "cap_scope", kind: { type: "mcpServer", name: "fs", scopeKind: "user" } }],
+      capabilities: [
+        server("cap_broken", "broken"),
+        tool("cap_missing", "everything", "no-such-tool"),
+        { id: "cap_scope", kind: { type: "mcpServer", name: "fs", scopeKind: "user" } },
+      ],
       input: text(script({ say: "ran anyway" })),
     });
     expect(turn.capabilities).toEqual([
-      { capabilityId: "cap_broken", status: "rejected", reason: "dependency_missing", message: expect.stringContaining("no such database") },
+      {
+        capabilityId: "cap_broken",
+        status: "rejected",
+        reason: "dependency_missing",
+        message: expect.stringContaining("no such database"),
+      },
       { capabilityId: "cap_missing", status: "rejected", reason: "tool_missing", message: expect.stringContaining("echo") },
       { capabilityId: "cap_scope", status: "rejected", reason: "not_found", message: expect.stringContaining("scope workspace") },
     ]);
-    const end = await gw.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === "trn_rejected");
+    const end = await gw.waitFor(
+      (n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === "trn_rejected",
+    );
     expect(end.method).toBe("turn/completed");
   }, 60_000);
 
   it("is provider_unsupported in a Chat-mode turn, which calls no tools", async () => {
     const gw = await start(workDir());
     const thread = await gw.thread();
-    const { turn } = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_chat", mode: "Chat", capabilities: [server("cap_fs", "fs")], input: text("hello") });
-    expect(turn.capabilities).toEqual([{ capabilityId: "cap_fs", status: "rejected", reason: "provider_unsupported", message: expect.stringContaining("Chat-mode") }]);
+    const { turn } = await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_chat",
+      mode: "Chat",
+      capabilities: [server("cap_fs", "fs")],
+      input: text("hello"),
+    });
+    expect(turn.capabilities).toEqual([
+      { capabilityId: "cap_fs", status: "rejected", reason: "provider_unsupported", message: expect.stringContaining("Chat-mode") },
+    ]);
   }, 60_000);
 });
 
@@ -196,7 +297,10 @@ describe("an MCP server reached over Streamable HTTP", () => {
 
   it("serves its tools like a stdio one", async () => {
     const port = await freePort();
-    server = spawn(process.execPath, [serverScript("@modelcontextprotocol/server-everything"), "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    server = spawn(process.execPath, [serverScript("@modelcontextprotocol/server-everything"), "streamableHttp"], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     await new Promise<void>((resolve, reject) => {
       server!.stderr!.on("data", (chunk: Buffer) => chunk.toString().includes("listening") && resolve());
       server!.once("exit", (code) => reject(new Error(`server-everything exited (${code})`)));
@@ -204,10 +308,17 @@ describe("an MCP server reached over Streamable HTTP", () => {
     const gw = await start(workDir(), { mcp_servers: { remote: { url: `http://127.0.0.1:${port}/mcp` } } });
     const thread = await gw.thread();
     const steps = script({ tool: "mcp__remote__echo", args: { message: "over http" } }, { say: "ok" });
-    const { turn } = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_http", capabilities: [tool("cap_echo", "remote", "echo")], input: text(steps) });
+    const { turn } = await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_http",
+      capabilities: [tool("cap_echo", "remote", "echo")],
+      input: text(steps),
+    });
     expect(turn.capabilities).toMatchObject([{ status: "accepted" }]);
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_http");
-    expect(calls(ofTurn(gw.received, "trn_http"))).toMatchObject([{ server_name: "remote", outcome: "success", output: expect.stringContaining("over http") }]);
+    expect(calls(ofTurn(gw.received, "trn_http"))).toMatchObject([
+      { server_name: "remote", outcome: "success", output: expect.stringContaining("over http") },
+    ]);
   }, 60_000);
 });
 
@@ -216,7 +327,12 @@ describe("a turn cancelled during an MCP call", () => {
     const gw = await start(workDir());
     const thread = await gw.thread();
     const steps = script({ tool: "mcp__everything__trigger-long-running-operation", args: { duration: 20, steps: 20 } }, { say: "never" });
-    await gw.client.turnStart({ thread_id: thread, turn_id: "trn_cancel", capabilities: [server("cap_everything", "everything")], input: text(steps) });
+    await gw.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_cancel",
+      capabilities: [server("cap_everything", "everything")],
+      input: text(steps),
+    });
     await gw.waitFor((n) => n.method === "item/started" && n.params.turn_id === "trn_cancel" && n.params.item.type === "dynamicToolCall");
     const { turn } = await gw.client.turnCancel({ thread_id: thread, turn_id: "trn_cancel" });
     expect(turn.status).toBe("Interrupted");

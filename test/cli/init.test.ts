@@ -16,14 +16,26 @@ afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 const sink = () => {
   let text = "";
-  return { write: (t: string) => (text += t), get text() { return text; } };
+  return {
+    write: (t: string) => (text += t),
+    get text() {
+      return text;
+    },
+  };
 };
 
 describe("turnspec init", () => {
   it("scaffolds a folder and a config that generate cleanly, and whose messages validate", async () => {
     const out = sink();
     expect(runInit({ dir: "proto", title: "notes protocol" }, out, sink(), cwd)).toBe(0);
-    expect(readdirSync(join(cwd, "proto")).sort()).toEqual(["README.md", "errors.json", "note_add_params.json", "note_add_result.json", "note_added_notification.json", "protocol.json"]);
+    expect(readdirSync(join(cwd, "proto")).sort()).toEqual([
+      "README.md",
+      "errors.json",
+      "note_add_params.json",
+      "note_add_result.json",
+      "note_added_notification.json",
+      "protocol.json",
+    ]);
     expect(out.text).toContain("created turnspec.config.json");
     const config = JSON.parse(readFileSync(join(cwd, "turnspec.config.json"), "utf8"));
     expect(config).toMatchObject({ schemas: "proto", out: "generated" });
@@ -36,9 +48,23 @@ describe("turnspec init", () => {
     expect(readFileSync(join(cwd, "generated/client.ts"), "utf8")).toContain("noteAdd(params: T.NoteAddParams");
 
     const transcript = join(cwd, "session.jsonl");
-    writeFileSync(transcript, ['{"jsonrpc":"2.0","id":1,"method":"note/add","params":{"text":"buy milk"}}', '{"jsonrpc":"2.0","id":1,"result":{"id":"n1"}}', '{"jsonrpc":"2.0","method":"note/added","params":{"id":"n1","text":"buy milk"}}', '{"jsonrpc":"2.0","id":2,"method":"note/add","params":{"text":"x"}}', '{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"Note too long","data":{"reason":"note_too_long"}}}'].join("\n"));
+    writeFileSync(
+      transcript,
+      [
+        '{"jsonrpc":"2.0","id":1,"method":"note/add","params":{"text":"buy milk"}}',
+        '{"jsonrpc":"2.0","id":1,"result":{"id":"n1"}}',
+        '{"jsonrpc":"2.0","method":"note/added","params":{"id":"n1","text":"buy milk"}}',
+        '{"jsonrpc":"2.0","id":2,"method":"note/add","params":{"text":"x"}}',
+        '{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"Note too long","data":{"reason":"note_too_long"}}}',
+      ].join("\n"),
+    );
     const report = sink();
-    expect(await runValidate({ files: [transcript], schemas: join(cwd, "proto"), tolerant: false, json: false }, { out: report, err: sink(), stdin: () => "" })).toBe(0);
+    expect(
+      await runValidate(
+        { files: [transcript], schemas: join(cwd, "proto"), tolerant: false, json: false },
+        { out: report, err: sink(), stdin: () => "" },
+      ),
+    ).toBe(0);
     expect(report.text).toBe("5 values checked: all valid\n");
   }, 60_000);
 

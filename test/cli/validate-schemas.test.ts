@@ -36,7 +36,11 @@ async function run(command: Partial<ValidateCommand>) {
 }
 
 const text = (t: string) => ({ kind: "text", text: t });
-const changed = (version: number) => ({ jsonrpc: "2.0", method: "kv/changed", params: { watch_id: "w1", key: "a", version, value: text("x") } });
+const changed = (version: number) => ({
+  jsonrpc: "2.0",
+  method: "kv/changed",
+  params: { watch_id: "w1", key: "a", version, value: text("x") },
+});
 
 describe("turnspec validate --schemas DIR", () => {
   it("accepts a valid transcript of another protocol", async () => {
@@ -113,14 +117,20 @@ describe("turnspec validate --schemas DIR", () => {
     );
     const refused = await run({ files: [bad], schemas: bothWay });
     expect(refused.code).toBe(1);
-    expect(refused.out).toContain(`${bad}:1 work/start method: is a method only the client sends (client_to_server); here the server sent it; got "work/start"`);
-    expect(refused.out).toContain(`${bad}:3 id: answers no request the server sent (the client's request with this id is waiting, and the client does not answer its own requests); got 0`);
+    expect(refused.out).toContain(
+      `${bad}:1 work/start method: is a method only the client sends (client_to_server); here the server sent it; got "work/start"`,
+    );
+    expect(refused.out).toContain(
+      `${bad}:3 id: answers no request the server sent (the client's request with this id is waiting, and the client does not answer its own requests); got 0`,
+    );
   });
 
   it("says when it cannot tell who sent a frame of a transcript of bare messages", async () => {
     const plain = file("plain.jsonl", { jsonrpc: "2.0", id: 0, method: "ping" }, { jsonrpc: "2.0", id: 0, result: {} });
     const result = await run({ files: [plain], schemas: bothWay });
-    expect(result.out).toContain(`${plain}:1 note: cannot tell who sent this frame: ping may be sent by either side; record the sender ({"from": "client" | "server", "message": …})`);
+    expect(result.out).toContain(
+      `${plain}:1 note: cannot tell who sent this frame: ping may be sent by either side; record the sender ({"from": "client" | "server", "message": …})`,
+    );
     expect(result.out).toContain(`${plain}:2 note: cannot tell who sent this frame: both sides have a request with id 0 waiting`);
     expect(result.out.trim().split("\n").at(-1)).toBe("2 values checked: all valid");
     expect(result.code).toBe(0);
@@ -135,7 +145,7 @@ describe("turnspec validate --schemas DIR", () => {
     expect(missing.err).toContain("no schemas folder at");
     const broken = join(dir, "broken");
     cpSync(kv, broken, { recursive: true });
-    writeFileSync(join(broken, "kv_value_text.json"), "{\n  \"title\": \n");
+    writeFileSync(join(broken, "kv_value_text.json"), '{\n  "title": \n');
     const mistaken = await run({ files: [input], schemas: broken });
     expect(mistaken.code).toBe(2);
     expect(mistaken.err).toContain("kv_value_text.json");

@@ -34,7 +34,10 @@ async function run(command: Partial<ValidateCommand>, stdin = "") {
 
 describe("turnspec validate", () => {
   it("names the limit a value breaks", async () => {
-    const path = file("limits.jsonl", lines({ jsonrpc: "2.0", id: 1, method: "agent/route/list", params: { limit: 500 } }, turnStart({ turn_id: "t".repeat(300) })));
+    const path = file(
+      "limits.jsonl",
+      lines({ jsonrpc: "2.0", id: 1, method: "agent/route/list", params: { limit: 500 } }, turnStart({ turn_id: "t".repeat(300) })),
+    );
     const { out } = await run({ files: [path] });
     expect(out).toContain(`${path}:1 agent/route/list params/limit: must be at most 200; got 500`);
     expect(out).toContain(`${path}:2 turn/start params/turn_id: must be at most 256 characters long; got "ttt`);
@@ -54,22 +57,34 @@ describe("turnspec validate", () => {
     );
     const { out } = await run({ files: [path] });
     expect(out).toContain(`${path}:1 turn/strat method: is not a method of the protocol (did you mean turn/start?); got "turn/strat"`);
-    expect(out).toContain(`${path}:2 turn/compelted method: is not a notification of the protocol (did you mean turn/completed?); got "turn/compelted"`);
-    expect(out).toContain(`${path}:3 error/data/reason: is not an error reason of the protocol (did you mean "turn_not_found"?); got "turn_not_fuond"`);
+    expect(out).toContain(
+      `${path}:2 turn/compelted method: is not a notification of the protocol (did you mean turn/completed?); got "turn/compelted"`,
+    );
+    expect(out).toContain(
+      `${path}:3 error/data/reason: is not an error reason of the protocol (did you mean "turn_not_found"?); got "turn_not_fuond"`,
+    );
     expect(out).toContain(`${path}:4 turn/started method: is not a method of the protocol (it is a notification: it has no id)`);
     expect(out).toContain(`${path}:5 nothing/like/it/at/all method: is not a method of the protocol; got`);
   });
 
   it("reports file, line, method, pointer, expectation and received value", async () => {
-    const path = file("session.jsonl", lines({ jsonrpc: "2.0", method: "turn/started", params: {} }, turnStart({ permission_profile: { mode: "admin" } })));
+    const path = file(
+      "session.jsonl",
+      lines({ jsonrpc: "2.0", method: "turn/started", params: {} }, turnStart({ permission_profile: { mode: "admin" } })),
+    );
     const { code, out } = await run({ files: [path] });
     expect(code).toBe(1);
-    expect(out).toContain(`${path}:2 turn/start params/permission_profile/mode: must be one of full_access, auto_accept_edits, supervised; got "admin"`);
+    expect(out).toContain(
+      `${path}:2 turn/start params/permission_profile/mode: must be one of full_access, auto_accept_edits, supervised; got "admin"`,
+    );
     expect(out).toMatch(new RegExp(`${path}:1 turn/started params/\\w+: is required`));
   });
 
   it("checks a response against the result of the request with the same id earlier in the input", async () => {
-    const path = file("responses.jsonl", lines(turnStart(), { jsonrpc: "2.0", id: 7, result: { turn: { id: "trn_1", status: "Running", prompt_manifest: null } } }));
+    const path = file(
+      "responses.jsonl",
+      lines(turnStart(), { jsonrpc: "2.0", id: 7, result: { turn: { id: "trn_1", status: "Running", prompt_manifest: null } } }),
+    );
     const { code, out } = await run({ files: [path] });
     expect(code).toBe(1);
     expect(out).toContain(`${path}:2 turn/start result/turn/`);
@@ -78,12 +93,11 @@ describe("turnspec validate", () => {
   it("flags a response to no known request, an unknown method and an error code that does not match its reason", async () => {
     const path = file(
       "odd.jsonl",
-      lines(
-        { jsonrpc: "2.0", id: 99, result: {} },
-        { jsonrpc: "2.0", id: 1, method: "turn/explode", params: {} },
-        turnStart(),
-        { jsonrpc: "2.0", id: 7, error: { code: -32002, message: "no", data: { reason: "thread_not_found" } } },
-      ),
+      lines({ jsonrpc: "2.0", id: 99, result: {} }, { jsonrpc: "2.0", id: 1, method: "turn/explode", params: {} }, turnStart(), {
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32002, message: "no", data: { reason: "thread_not_found" } },
+      }),
     );
     const { out } = await run({ files: [path] });
     expect(out).toContain(`${path}:1 id: answers no request seen earlier in the input; got 99`);
@@ -103,10 +117,16 @@ describe("turnspec validate", () => {
     const swapped = file("swapped.jsonl", [...session.slice(0, 5), session[6], session[5], ...session.slice(7)].join("\n") + "\n");
     const { code, out } = await run({ files: [swapped] });
     expect(code).toBe(1);
-    expect(out).toMatch(new RegExp(`${swapped}:6 \\(value\\): breaks ordering rule ITEM-ORDER-STARTED-FIRST: item/command_execution/output_delta for item "[^"]+" .* came before its item/started`));
+    expect(out).toMatch(
+      new RegExp(
+        `${swapped}:6 \\(value\\): breaks ordering rule ITEM-ORDER-STARTED-FIRST: item/command_execution/output_delta for item "[^"]+" .* came before its item/started`,
+      ),
+    );
     // The terminal notification sent twice.
     const twice = file("twice.jsonl", [...session.slice(0, 13), session[12], ...session.slice(13)].join("\n") + "\n");
-    expect((await run({ files: [twice] })).out).toMatch(new RegExp(`${twice}:14 \\(value\\): breaks ordering rule TURN-ORDER-ONE-TERMINAL: `));
+    expect((await run({ files: [twice] })).out).toMatch(
+      new RegExp(`${twice}:14 \\(value\\): breaks ordering rule TURN-ORDER-ONE-TERMINAL: `),
+    );
     // Each file is its own stream, and --no-ordering checks the messages one by one only.
     expect(await run({ files: [swapped], ordering: false })).toMatchObject({ code: 0 });
   });
@@ -130,7 +150,7 @@ describe("turnspec validate", () => {
     expect(strict.out).toContain("rendered_by: is not a known field");
     expect((await run({ files: [path], type: "TurnItem", tolerant: true })).code).toBe(0);
     const wrongTag = await run({ files: [file("tag.json", JSON.stringify({ ...item, type: "hologram" }))], type: "TurnItem" });
-    expect(wrongTag.out).toContain('type: must be one of userMessage, agentMessage, reasoning');
+    expect(wrongTag.out).toContain("type: must be one of userMessage, agentMessage, reasoning");
   });
 
   it("prints findings as JSON with --json", async () => {
@@ -166,7 +186,10 @@ describe("turnspec validate", () => {
     // 10 KB of brackets in the turn's input: enough to exhaust the stack of any recursive walk.
     const deep = JSON.stringify(turnStart()).replace(/"input":\[.*?\]\}\]/, `"input":${"[".repeat(5000)}${"]".repeat(5000)}`);
     expect(deep).toContain("[".repeat(5000));
-    const path = file("deep.jsonl", `${JSON.stringify({ jsonrpc: "2.0", method: "turn/started", params: {} })}\n${deep}\n${JSON.stringify(turnStart({ turn_id: 5 }))}\n`);
+    const path = file(
+      "deep.jsonl",
+      `${JSON.stringify({ jsonrpc: "2.0", method: "turn/started", params: {} })}\n${deep}\n${JSON.stringify(turnStart({ turn_id: 5 }))}\n`,
+    );
     const { code, out, err } = await run({ files: [path] });
     expect(err).toBe("");
     expect(code).toBe(1);

@@ -21,7 +21,10 @@ afterEach(async () => {
   await g.close();
 });
 
-async function setup(options: Parameters<typeof startClientGateway>[0] = {}, turn: NonNullable<Parameters<typeof serveAgUi>[2]>["turn"] = {}) {
+async function setup(
+  options: Parameters<typeof startClientGateway>[0] = {},
+  turn: NonNullable<Parameters<typeof serveAgUi>[2]>["turn"] = {},
+) {
   g = await startClientGateway(options);
   server = await serveAgUi(await g.open(), 0, { turn });
 }
@@ -51,14 +54,30 @@ describe("the AG-UI bridge", () => {
     expect(types.filter((t) => t === "TEXT_MESSAGE_CONTENT").length).toBe(3);
     expect(types.indexOf("TEXT_MESSAGE_START")).toBeLessThan(types.indexOf("TEXT_MESSAGE_CONTENT"));
     expect(types.lastIndexOf("TEXT_MESSAGE_END")).toBeLessThan(types.indexOf("RUN_FINISHED"));
-    const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => (e as unknown as { delta: string }).delta).join("");
+    const text = events
+      .filter((e) => e.type === "TEXT_MESSAGE_CONTENT")
+      .map((e) => (e as unknown as { delta: string }).delta)
+      .join("");
     expect(text).toBe("Hello from the gateway.");
   });
 
   it("streams reasoning and a tool call with its arguments and result", async () => {
     await setup({}, { permission_profile: { mode: "full_access" } });
-    const { types, events } = await run(userAgent(script({ tool: "shell", args: { command: "echo from-the-tool" }, reasoning: "Run it." }, { say: "Done." })), { runId: "run_tool" });
-    expect(types).toEqual(expect.arrayContaining(["REASONING_START", "REASONING_MESSAGE_CONTENT", "REASONING_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]));
+    const { types, events } = await run(
+      userAgent(script({ tool: "shell", args: { command: "echo from-the-tool" }, reasoning: "Run it." }, { say: "Done." })),
+      { runId: "run_tool" },
+    );
+    expect(types).toEqual(
+      expect.arrayContaining([
+        "REASONING_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+      ]),
+    );
     const start = events.find((e) => e.type === "TOOL_CALL_START") as unknown as { toolCallName: string; toolCallId: string };
     expect(start.toolCallName).toBe("commandExecution");
     const args = events.find((e) => e.type === "TOOL_CALL_ARGS") as unknown as { delta: string };
@@ -73,12 +92,18 @@ describe("the AG-UI bridge", () => {
     await setup({}, { permission_profile: { mode: "supervised" } });
     const agent = userAgent(script({ tool: "shell", args: { command: "echo approved-run" } }, { say: "It ran." }));
     const first = await run(agent, { runId: "run_a" });
-    const finished = first.events.at(-1) as unknown as { type: string; outcome: { type: string; interrupts: { id: string; reason: string; toolCallId?: string }[] } };
+    const finished = first.events.at(-1) as unknown as {
+      type: string;
+      outcome: { type: string; interrupts: { id: string; reason: string; toolCallId?: string }[] };
+    };
     expect(finished).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ reason: "tool_approval" }] } });
     const id = finished.outcome.interrupts[0]!.id;
     const started = first.events.find((e) => e.type === "TOOL_CALL_START") as unknown as { toolCallId: string };
     expect(finished.outcome.interrupts[0]).toMatchObject({ toolCallId: started.toolCallId });
-    const second = await run(agent, { runId: "run_b", resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] });
+    const second = await run(agent, {
+      runId: "run_b",
+      resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }],
+    });
     expect(second.types[0]).toBe("RUN_STARTED");
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
     const result = second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string };
@@ -93,19 +118,37 @@ describe("the AG-UI bridge", () => {
     ];
     const agent = userAgent(script({ tool: "ask_question", args: { questions } }, { say: "Thanks." }));
     const first = await run(agent, { runId: "run_q1" });
-    const finished = first.events.at(-1) as unknown as { outcome: { type: string; interrupts: { id: string; reason: string; message: string }[] } };
+    const finished = first.events.at(-1) as unknown as {
+      outcome: { type: string; interrupts: { id: string; reason: string; message: string }[] };
+    };
     expect(finished.outcome.type).toBe("interrupt");
-    expect(finished.outcome.interrupts.map((i) => [i.reason, i.message])).toEqual([["question", "Where should it go?"], ["question", "Which style?"]]);
+    expect(finished.outcome.interrupts.map((i) => [i.reason, i.message])).toEqual([
+      ["question", "Where should it go?"],
+      ["question", "Which style?"],
+    ]);
     const [a, b] = finished.outcome.interrupts;
     // Every open interrupt must be answered (HttpAgent checks it too; the bridge does for any client).
     const partial = await fetch(server.url, {
       method: "POST",
       headers: headersOf(server),
-      body: JSON.stringify({ threadId: "agui-thread", runId: "run_q2", messages: [], tools: [], context: [], resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }] }),
+      body: JSON.stringify({
+        threadId: "agui-thread",
+        runId: "run_q2",
+        messages: [],
+        tools: [],
+        context: [],
+        resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }],
+      }),
     });
     expect(partial.status).toBe(400);
     expect(((await partial.json()) as { error: string }).error).toContain(`not answered: ${b!.id}`);
-    const second = await run(agent, { runId: "run_q3", resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }, { interruptId: b!.id, status: "resolved", payload: { optionId: "a" } }] });
+    const second = await run(agent, {
+      runId: "run_q3",
+      resume: [
+        { interruptId: a!.id, status: "resolved", payload: { optionId: "b" } },
+        { interruptId: b!.id, status: "resolved", payload: { optionId: "a" } },
+      ],
+    });
     const result = second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string };
     expect(result.content).toBe('Target: the user chose "Production"\nStyle: the user chose "Squash"');
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
@@ -114,8 +157,19 @@ describe("the AG-UI bridge", () => {
   it("starts one gateway thread for an AG-UI thread whose first two runs come at once", async () => {
     await setup();
     const bridge = new AgUiBridge(await g.open());
-    const input = (runId: string, text: string) => ({ threadId: "agui-race", runId, state: {}, messages: [{ id: "m1", role: "user" as const, content: text }], tools: [], context: [], forwardedProps: {} });
-    const runs = await Promise.all([bridge.run(input("run_c1", script({ say: "one" }))), bridge.run(input("run_c2", script({ say: "two" })))]);
+    const input = (runId: string, text: string) => ({
+      threadId: "agui-race",
+      runId,
+      state: {},
+      messages: [{ id: "m1", role: "user" as const, content: text }],
+      tools: [],
+      context: [],
+      forwardedProps: {},
+    });
+    const runs = await Promise.all([
+      bridge.run(input("run_c1", script({ say: "one" }))),
+      bridge.run(input("run_c2", script({ say: "two" }))),
+    ]);
     for (const events of runs) for await (const _ of events);
     // The second turn either ran after the first or was refused (one turn at a time), but in the same thread.
     const threads = ["run_c1", "run_c2"].map((turn) => g.harness.store.turnThread(turn)).filter((t) => t !== undefined);
@@ -140,10 +194,19 @@ describe("the AG-UI bridge", () => {
       const res = await post(body);
       return [res.status, ((await res.json()) as { error: string }).error];
     };
-    expect(await refused({ ...base, tools: [{ name: "browser_open", description: "d", parameters: {} }] })).toEqual([400, expect.stringContaining("frontend tools")]);
+    expect(await refused({ ...base, tools: [{ name: "browser_open", description: "d", parameters: {} }] })).toEqual([
+      400,
+      expect.stringContaining("frontend tools"),
+    ]);
     expect(await refused({ ...base, context: [{ description: "d", value: "v" }] })).toEqual([400, expect.stringContaining("context")]);
-    expect(await refused({ ...base, messages: [{ id: "m", role: "assistant", content: "hi" }] })).toEqual([400, expect.stringContaining("user message last")]);
-    expect(await refused({ ...base, resume: [{ interruptId: "nope", status: "resolved" }] })).toEqual([400, expect.stringContaining("names no open interrupt")]);
+    expect(await refused({ ...base, messages: [{ id: "m", role: "assistant", content: "hi" }] })).toEqual([
+      400,
+      expect.stringContaining("user message last"),
+    ]);
+    expect(await refused({ ...base, resume: [{ interruptId: "nope", status: "resolved" }] })).toEqual([
+      400,
+      expect.stringContaining("names no open interrupt"),
+    ]);
     expect(await refused({ runId: "r" })).toEqual([400, expect.stringContaining("not a RunAgentInput")]);
     expect((await fetch(server.url, { headers: headersOf(server) })).status).toBe(405);
   });
@@ -173,9 +236,14 @@ describe("the AG-UI bridge after a restart", () => {
 
     const after = await bridge(file, turn);
     const resumed = new HttpAgent({ url: after.url, threadId: "agui-thread", headers: { authorization: `Bearer ${after.token}` } });
-    const second = await run(resumed, { runId: "run_r2", resume: [{ interruptId: finished.outcome.interrupts[0]!.id, status: "resolved", payload: { resolution: "allow_once" } }] });
+    const second = await run(resumed, {
+      runId: "run_r2",
+      resume: [{ interruptId: finished.outcome.interrupts[0]!.id, status: "resolved", payload: { resolution: "allow_once" } }],
+    });
     expect(second.types[0]).toBe("RUN_STARTED");
-    expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toContain("after-the-restart");
+    expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toContain(
+      "after-the-restart",
+    );
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
     // The next message goes on in the same gateway thread: its history holds the first turn.
     const third = userAgent(script({ say: "Still the same thread." }));
@@ -202,12 +270,27 @@ describe("the AG-UI bridge after a restart", () => {
     const partial = await fetch(after.url, {
       method: "POST",
       headers: headersOf(after),
-      body: JSON.stringify({ threadId: "agui-thread", runId: "run_q_r2", messages: [], tools: [], context: [], resume: [{ interruptId: b!.id, status: "resolved", payload: { optionId: "a" } }] }),
+      body: JSON.stringify({
+        threadId: "agui-thread",
+        runId: "run_q_r2",
+        messages: [],
+        tools: [],
+        context: [],
+        resume: [{ interruptId: b!.id, status: "resolved", payload: { optionId: "a" } }],
+      }),
     });
     expect(partial.status).toBe(400);
     expect(((await partial.json()) as { error: string }).error).toContain(`not answered: ${a!.id}`);
-    const second = await run(agent, { runId: "run_q_r3", resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }, { interruptId: b!.id, status: "resolved", payload: { optionId: "b" } }] });
-    expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toBe('Target: the user chose "Production"\nStyle: the user chose "Merge"');
+    const second = await run(agent, {
+      runId: "run_q_r3",
+      resume: [
+        { interruptId: a!.id, status: "resolved", payload: { optionId: "b" } },
+        { interruptId: b!.id, status: "resolved", payload: { optionId: "b" } },
+      ],
+    });
+    expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toBe(
+      'Target: the user chose "Production"\nStyle: the user chose "Merge"',
+    );
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
   });
 
@@ -221,7 +304,14 @@ describe("the AG-UI bridge after a restart", () => {
     const res = await fetch(after.url, {
       method: "POST",
       headers: headersOf(after),
-      body: JSON.stringify({ threadId: "agui-thread", runId: "run_m2", messages: [], tools: [], context: [], resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] }),
+      body: JSON.stringify({
+        threadId: "agui-thread",
+        runId: "run_m2",
+        messages: [],
+        tools: [],
+        context: [],
+        resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }],
+      }),
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toContain("this bridge has no gateway thread for it");
@@ -247,7 +337,9 @@ describe("the AG-UI bridge after a restart", () => {
     const file = mapFile();
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify({ version: 1, threads: { "agui-thread": 7 } }));
-    expect(() => new AgUiBridge(connection, { threadMapFile: file })).toThrow(`${file} has 7 at /threads/agui-thread, expected a gateway thread id`);
+    expect(() => new AgUiBridge(connection, { threadMapFile: file })).toThrow(
+      `${file} has 7 at /threads/agui-thread, expected a gateway thread id`,
+    );
     writeFileSync(file, "{");
     expect(() => new AgUiBridge(connection, { threadMapFile: file })).toThrow(`the AG-UI thread map ${file} is not JSON`);
   });

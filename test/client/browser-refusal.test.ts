@@ -37,7 +37,9 @@ const refusal = async (url: string, options: Parameters<typeof connectBrowserWeb
 describe("a browser connection the gateway refuses", () => {
   it("names the page's origin and --allow-origin among the likely causes, and the gateway logs the flag", async () => {
     const logs: string[] = [];
-    running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, memory: true }, (m) => logs.push(m));
+    running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, memory: true }, (m) =>
+      logs.push(m),
+    );
     const url = running.server!.url;
     const message = await refusal(url, { token: "the-token", WebSocket: fromPage("http://localhost:5173") });
     expect(message).toContain(`cannot connect to ${url}`);
@@ -45,15 +47,30 @@ describe("a browser connection the gateway refuses", () => {
     expect(message).toContain("the token is wrong");
     expect(message).toContain("the URL is wrong or no gateway listens there");
     expect(message).not.toContain("the-token");
-    expect(logs).toContain("refused a WebSocket upgrade from origin http://localhost:5173: not allowed; start with --allow-origin http://localhost:5173 to allow it");
+    expect(logs).toContain(
+      "refused a WebSocket upgrade from origin http://localhost:5173: not allowed; start with --allow-origin http://localhost:5173 to allow it",
+    );
   });
 
   it("says no token was given when none was, and connects once the origin is allowed and the token given", async () => {
     const logs: string[] = [];
-    running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, memory: true, allowedOrigins: ["http://localhost:5173"] }, (m) => logs.push(m));
+    running = await serve(
+      {
+        stdio: false,
+        port: 0,
+        host: "127.0.0.1",
+        token: "the-token",
+        noAuth: false,
+        memory: true,
+        allowedOrigins: ["http://localhost:5173"],
+      },
+      (m) => logs.push(m),
+    );
     const url = running.server!.url;
     expect(await refusal(url, { WebSocket: fromPage("http://localhost:5173") })).toContain("no token was given (pass options.token)");
-    expect(logs.some((l) => /^refused a WebSocket upgrade from [^ ]+ \(origin http:\/\/localhost:5173\): no bearer token/.test(l))).toBe(true);
+    expect(logs.some((l) => /^refused a WebSocket upgrade from [^ ]+ \(origin http:\/\/localhost:5173\): no bearer token/.test(l))).toBe(
+      true,
+    );
     const transport = await connectBrowserWebSocket(url, { token: "the-token", WebSocket: fromPage("http://localhost:5173") });
     await transport.close();
   });

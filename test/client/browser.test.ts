@@ -29,7 +29,8 @@ const noNodeBuiltins: Plugin = {
   name: "no-node-builtins",
   enforce: "pre",
   resolveId(id, importer) {
-    if (NODE_BUILTINS.has(id) || id.startsWith("node:")) throw new Error(`the browser bundle imports the Node built-in "${id}" from ${importer ?? "the entry"}`);
+    if (NODE_BUILTINS.has(id) || id.startsWith("node:"))
+      throw new Error(`the browser bundle imports the Node built-in "${id}" from ${importer ?? "the entry"}`);
     return null;
   },
 };
@@ -67,7 +68,12 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
     code = await bundle();
     h = await startHarness();
     // The test page is set with setContent: its origin is opaque ("null").
-    server = await startWebSocketServer({ token: "browser-token", allowedOrigins: ["null"], maxFrameBytes: 1024 * 1024, onConnection: (t) => h.gateway.connect(t) });
+    server = await startWebSocketServer({
+      token: "browser-token",
+      allowedOrigins: ["null"],
+      maxFrameBytes: 1024 * 1024,
+      onConnection: (t) => h.gateway.connect(t),
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
   }, 120_000);
 
@@ -120,10 +126,9 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
 
   it("is refused with a clear error, without the token in it, when the token is wrong", async () => {
     const { p } = await page();
-    const message = await p.evaluate(
-      ([url]) => (globalThis as unknown as Page).turnspec.refusedWith(url, "wrong-token"),
-      [server.url] as const,
-    );
+    const message = await p.evaluate(([url]) => (globalThis as unknown as Page).turnspec.refusedWith(url, "wrong-token"), [
+      server.url,
+    ] as const);
     expect(message).toContain(`cannot connect to ${server.url}`);
     // The page's origin (opaque here) is named as a likely cause, with the flag that allows it.
     expect(message).toContain("this page's origin null is not allowed by the gateway (start it with --allow-origin null)");

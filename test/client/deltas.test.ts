@@ -10,7 +10,8 @@ import type { AnyNotification } from "../../generated/registry.js";
 import type { ItemDeltaStream, TurnItem } from "../../generated/types.js";
 import { script, startHarness, text } from "../gateway/harness.js";
 
-type DeltaMethod = "item/agent_message/delta" | "item/command_execution/output_delta" | "item/file_change/output_delta" | "item/tool/progress";
+type DeltaMethod =
+  "item/agent_message/delta" | "item/command_execution/output_delta" | "item/file_change/output_delta" | "item/tool/progress";
 
 /** One kind of item, the streams that extend it, and the item with those fields set. */
 interface Kind {
@@ -46,12 +47,18 @@ interface Plan {
   readonly chunks: readonly (readonly string[])[];
 }
 
-const planArb: fc.Arbitrary<Plan> = fc
-  .constantFrom(...KINDS)
-  .chain((kind) => fc.record({ kind: fc.constant(kind), chunks: fc.tuple(...kind.streams.map(() => fc.array(fc.string({ unit: "grapheme", maxLength: 6 }), { maxLength: 6 }))) }));
+const planArb: fc.Arbitrary<Plan> = fc.constantFrom(...KINDS).chain((kind) =>
+  fc.record({
+    kind: fc.constant(kind),
+    chunks: fc.tuple(...kind.streams.map(() => fc.array(fc.string({ unit: "grapheme", maxLength: 6 }), { maxLength: 6 }))),
+  }),
+);
 
 /** The notifications of the planned items, interleaved by `schedule`, each item's own in order. */
-function notificationsOf(plans: readonly Plan[], schedule: readonly number[]): { notifications: AnyNotification[]; finals: Map<string, TurnItem> } {
+function notificationsOf(
+  plans: readonly Plan[],
+  schedule: readonly number[],
+): { notifications: AnyNotification[]; finals: Map<string, TurnItem> } {
   const finals = new Map<string, TurnItem>();
   const queues = plans.map((plan, index) => {
     const id = `item_${index}`;
@@ -59,14 +66,26 @@ function notificationsOf(plans: readonly Plan[], schedule: readonly number[]): {
     plan.kind.streams.forEach((s, i) => (final[s.field] = plan.chunks[i]!.join("")));
     finals.set(id, plan.kind.make(id, "completed", final));
     const steps: ((sequence: number) => AnyNotification)[] = [
-      (sequence) => ({ method: "item/started", params: { thread_id: "thr", turn_id: "trn", sequence, item_id: id, item: plan.kind.make(id, "in_progress", {}) } }),
+      (sequence) => ({
+        method: "item/started",
+        params: { thread_id: "thr", turn_id: "trn", sequence, item_id: id, item: plan.kind.make(id, "in_progress", {}) },
+      }),
     ];
     plan.kind.streams.forEach((s, i) => {
       for (const delta of plan.chunks[i]!) {
-        steps.push((sequence) => ({ method: s.method, params: { thread_id: "thr", turn_id: "trn", sequence, item_id: id, stream: s.stream, delta } }) as AnyNotification);
+        steps.push(
+          (sequence) =>
+            ({
+              method: s.method,
+              params: { thread_id: "thr", turn_id: "trn", sequence, item_id: id, stream: s.stream, delta },
+            }) as AnyNotification,
+        );
       }
     });
-    steps.push((sequence) => ({ method: "item/completed", params: { thread_id: "thr", turn_id: "trn", sequence, item_id: id, item: finals.get(id)! } }));
+    steps.push((sequence) => ({
+      method: "item/completed",
+      params: { thread_id: "thr", turn_id: "trn", sequence, item_id: id, item: finals.get(id)! },
+    }));
     return steps;
   });
   const notifications: AnyNotification[] = [];
@@ -84,7 +103,11 @@ function notificationsOf(plans: readonly Plan[], schedule: readonly number[]): {
 function checkAgainstCompleted(notifications: readonly AnyNotification[], fieldsOf: (item: TurnItem) => string[]): AccumulatedItems {
   let state = emptyItems;
   for (const n of notifications) {
-    if (n.method === "item/completed" && state.applied[n.params.item_id] !== undefined && n.params.sequence > state.applied[n.params.item_id]!) {
+    if (
+      n.method === "item/completed" &&
+      state.applied[n.params.item_id] !== undefined &&
+      n.params.sequence > state.applied[n.params.item_id]!
+    ) {
       const built = state.items[n.params.item_id] as unknown as Record<string, unknown>;
       const final = n.params.item as unknown as Record<string, unknown>;
       for (const field of fieldsOf(n.params.item)) expect(built[field] ?? "", `${n.params.item_id}.${field}`).toBe(final[field] ?? "");
@@ -94,7 +117,8 @@ function checkAgainstCompleted(notifications: readonly AnyNotification[], fields
   return state;
 }
 
-const fieldsOfKind = (item: TurnItem) => KINDS.find((k) => k.make("x", "completed", {}).type === item.type)?.streams.map((s) => s.field) ?? [];
+const fieldsOfKind = (item: TurnItem) =>
+  KINDS.find((k) => k.make("x", "completed", {}).type === item.type)?.streams.map((s) => s.field) ?? [];
 
 describe("delta accumulation", () => {
   it("rebuilds every item's fields from its deltas, for any chunking and interleaving", () => {
@@ -102,7 +126,11 @@ describe("delta accumulation", () => {
       fc.property(fc.array(planArb, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { maxLength: 40 }), (plans, schedule) => {
         const { notifications, finals } = notificationsOf(plans, schedule);
         const state = checkAgainstCompleted(notifications, fieldsOfKind);
-        expect(state.order).toEqual([...finals.keys()].filter((id) => notifications.some((n) => n.method === "item/started" && n.params.item_id === id)).sort((a, b) => firstSeen(notifications, a) - firstSeen(notifications, b)));
+        expect(state.order).toEqual(
+          [...finals.keys()]
+            .filter((id) => notifications.some((n) => n.method === "item/started" && n.params.item_id === id))
+            .sort((a, b) => firstSeen(notifications, a) - firstSeen(notifications, b)),
+        );
         for (const [id, final] of finals) expect(state.items[id]).toEqual(final);
       }),
     );
@@ -110,18 +138,23 @@ describe("delta accumulation", () => {
 
   it("ignores replayed and duplicated notifications: a delta is never appended twice", () => {
     fc.assert(
-      fc.property(fc.array(planArb, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 30 }), fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 20 }), (plans, schedule, copies) => {
-        const { notifications, finals } = notificationsOf(plans, schedule);
-        // Each copy re-sends an earlier notification at a later point, as a replay after a reconnect would.
-        const delivered = [...notifications];
-        for (const [from, at] of copies) {
-          const original = notifications[from % notifications.length]!;
-          const after = delivered.indexOf(original) + 1;
-          delivered.splice(after + (at % (delivered.length - after + 1)), 0, original);
-        }
-        const state = checkAgainstCompleted(delivered, fieldsOfKind);
-        for (const [id, final] of finals) expect(state.items[id]).toEqual(final);
-      }),
+      fc.property(
+        fc.array(planArb, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 30 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 20 }),
+        (plans, schedule, copies) => {
+          const { notifications, finals } = notificationsOf(plans, schedule);
+          // Each copy re-sends an earlier notification at a later point, as a replay after a reconnect would.
+          const delivered = [...notifications];
+          for (const [from, at] of copies) {
+            const original = notifications[from % notifications.length]!;
+            const after = delivered.indexOf(original) + 1;
+            delivered.splice(after + (at % (delivered.length - after + 1)), 0, original);
+          }
+          const state = checkAgainstCompleted(delivered, fieldsOfKind);
+          for (const [id, final] of finals) expect(state.items[id]).toEqual(final);
+        },
+      ),
     );
   });
 
@@ -129,7 +162,13 @@ describe("delta accumulation", () => {
     const h = await startHarness();
     try {
       const threadId = await h.thread();
-      const input = text(script({ tool: "shell", args: { command: "printf 'one\\ntwo\\n'; printf 'err\\n' >&2" } }, { tool: "write_file", args: { path: "out.txt", content: "hello" } }, { say: "All of it, in pieces.", chunks: 5 }));
+      const input = text(
+        script(
+          { tool: "shell", args: { command: "printf 'one\\ntwo\\n'; printf 'err\\n' >&2" } },
+          { tool: "write_file", args: { path: "out.txt", content: "hello" } },
+          { say: "All of it, in pieces.", chunks: 5 },
+        ),
+      );
       const terminal = await h.runTurn({ thread_id: threadId, turn_id: "trn_deltas", input });
       expect(terminal.method).toBe("turn/completed");
       const ofTurn = h.received.filter((n) => "turn_id" in n.params && n.params.turn_id === "trn_deltas");

@@ -13,7 +13,9 @@ import { startWebSocketServer, type RunningWebSocketServer } from "../../package
 import { startHarness, type Harness } from "../gateway/harness.js";
 
 const DIR = "examples/client";
-const files = readdirSync(DIR).filter((f) => f.endsWith(".ts")).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith(".ts"))
+  .sort();
 const guide = readFileSync("docs/client.md", "utf8");
 
 /** What each Node example must print (all of it, in order, after trimming). */
@@ -21,8 +23,10 @@ const EXPECTED: Record<string, RegExp> = {
   "streaming.ts": /^\[commandExecution\]\n\[approving shell: .+\]\nhello\nThe command said hello\.\n\[Completed\]$/,
   "items.ts": /^printf 'one\\ntwo\\n' -> "one\\ntwo\\n"\nanswer: Two lines\.\nlive and replayed items agree$/,
   "timeline.ts": /^commandExecution completed\ncommandExecution completed\nagentMessage completed\nblock completed, 3 rows$/,
-  "status.ts": /^running \(on the wire: InProgress\)\nawaiting_hitl \(on the wire: InProgress\)\nrunning \(on the wire: InProgress\)\nsucceeded \(on the wire: Completed\)$/,
-  "reconnect.ts": /^\[connection disconnected\]\n\[connection reconnected\]\nFinished while you were away\.\n\[Completed\]\n\[connection closed\]$/,
+  "status.ts":
+    /^running \(on the wire: InProgress\)\nawaiting_hitl \(on the wire: InProgress\)\nrunning \(on the wire: InProgress\)\nsucceeded \(on the wire: Completed\)$/,
+  "reconnect.ts":
+    /^\[connection disconnected\]\n\[connection reconnected\]\nFinished while you were away\.\n\[Completed\]\n\[connection closed\]$/,
   "stdio.ts": /^Hello over stdio\.\n\[Completed\]$/,
 };
 
@@ -56,7 +60,8 @@ describe("the client SDK guide", () => {
             const send = t.send.bind(t);
             t.send = async (frame) => {
               await send(frame);
-              if (frame.includes('"method":"item/started"') && frame.includes('"type":"commandExecution"')) void t.close(1001, "dropped by the test");
+              if (frame.includes('"method":"item/started"') && frame.includes('"type":"commandExecution"'))
+                void t.close(1001, "dropped by the test");
             };
           }
           h.gateway.connect(t);
@@ -70,15 +75,19 @@ describe("the client SDK guide", () => {
     });
 
     it.each(Object.keys(EXPECTED))("%s", async (file) => {
-      const { stdout } = await promisify(execFile)(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, `${DIR}/${file}`], {
-        env: {
-          ...process.env,
-          TURNSPEC_URL: file === "reconnect.ts" ? dropping.url : server.url,
-          TURNSPEC_TOKEN: "guide-token",
-          TURNSPEC_STDIO_COMMAND: `${process.execPath} bin/turnspec.js serve --stdio --memory`,
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, `${DIR}/${file}`],
+        {
+          env: {
+            ...process.env,
+            TURNSPEC_URL: file === "reconnect.ts" ? dropping.url : server.url,
+            TURNSPEC_TOKEN: "guide-token",
+            TURNSPEC_STDIO_COMMAND: `${process.execPath} bin/turnspec.js serve --stdio --memory`,
+          },
+          timeout: 60_000,
         },
-        timeout: 60_000,
-      });
+      );
       expect(stdout.trim()).toMatch(EXPECTED[file]!);
     });
   });

@@ -5,7 +5,14 @@
  * catch-up page is in flight and repeats events the page also holds.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { followTurn, GatewayConnection, streamTurn, TurnClientError, type TurnNotification, type TurnStreamEvent } from "../../packages/client/src/index.js";
+import {
+  followTurn,
+  GatewayConnection,
+  streamTurn,
+  TurnClientError,
+  type TurnNotification,
+  type TurnStreamEvent,
+} from "../../packages/client/src/index.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
 import { connectWebSocket, startWebSocketServer, type WebSocketTransport } from "../../packages/rpc/src/transport/websocket.js";
@@ -62,14 +69,24 @@ describe("reconnect over WebSocket", () => {
     const whileAway = async (request: { request_id: string; resolve_token?: string }) => {
       await serverSide[0]!.close(1001, "dropped by the test");
       const ended = h.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === turnId);
-      await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once", ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) });
+      await h.client.turnPermissionRequestRespond({
+        request_id: request.request_id,
+        resolution: "allow_once",
+        ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}),
+      });
       await ended;
       reconnectGate.open();
     };
 
     const raw: TurnNotification[] = [];
     const rawErrors: Error[] = [];
-    const input = text(script({ tool: "shell", args: { command: "echo one" } }, { tool: "shell", args: { command: "echo two" } }, { say: "Both ran.", chunks: 3 }));
+    const input = text(
+      script(
+        { tool: "shell", args: { command: "echo one" } },
+        { tool: "shell", args: { command: "echo two" } },
+        { say: "Both ran.", chunks: 3 },
+      ),
+    );
     const stream = streamTurn(connection, { thread_id: threadId, turn_id: turnId, input, permission_profile: { mode: "supervised" } });
     const events: TurnStreamEvent[] = [];
     let approvals = 0;
@@ -145,7 +162,11 @@ describe("reconnect over WebSocket", () => {
         if (event.type === "tool_started") await serverSide!.close();
       }
     })().catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "TurnClientError", kind: "connection_lost", message: "could not reconnect to the gateway after 2 attempts: the gateway is unreachable" });
+    expect(error).toMatchObject({
+      name: "TurnClientError",
+      kind: "connection_lost",
+      message: "could not reconnect to the gateway after 2 attempts: the gateway is unreachable",
+    });
     expect(changes).toEqual(["disconnected", "closed"]);
     expect(connection.status).toBe("closed");
     await h.gateway.cancelTurn("trn_gone", "test over");
@@ -157,7 +178,12 @@ describe("reconnect over WebSocket", () => {
  * on the first turn/items of a connection, live notifications sent before the answer
  * (`live`) and after it (`later`).
  */
-function scriptedPeer(log: readonly TurnNotification[], live: readonly TurnNotification[], later: readonly TurnNotification[] = [], asked: { pages: number } = { pages: 0 }): () => Transport {
+function scriptedPeer(
+  log: readonly TurnNotification[],
+  live: readonly TurnNotification[],
+  later: readonly TurnNotification[] = [],
+  asked: { pages: number } = { pages: 0 },
+): () => Transport {
   return () => {
     const [client, server] = createInMemoryPair();
     let answered = false;
@@ -175,8 +201,15 @@ function scriptedPeer(log: readonly TurnNotification[], live: readonly TurnNotif
         jsonrpc: "2.0",
         id: request.id,
         result: {
-          thread_id: "thr", workspace_id: "ws", turn_id: "trn",
-          events: events.map((n) => ({ sequence: n.params.sequence, method: n.method, params: n.params, recorded_at: "2026-01-01T00:00:00Z" })),
+          thread_id: "thr",
+          workspace_id: "ws",
+          turn_id: "trn",
+          events: events.map((n) => ({
+            sequence: n.params.sequence,
+            method: n.method,
+            params: n.params,
+            recorded_at: "2026-01-01T00:00:00Z",
+          })),
           last_sequence: log.at(-1)!.params.sequence,
         },
       });
@@ -196,7 +229,11 @@ describe("the turn feed", () => {
     h = await startHarness();
     cleanups.push(() => h.close());
     const threadId = await h.thread();
-    await h.runTurn({ thread_id: threadId, turn_id: "trn_rec", input: text(script({ tool: "shell", args: { command: "echo rec" } }, { say: "recorded", chunks: 2 })) });
+    await h.runTurn({
+      thread_id: threadId,
+      turn_id: "trn_rec",
+      input: text(script({ tool: "shell", args: { command: "echo rec" } }, { say: "recorded", chunks: 2 })),
+    });
     return h.received
       .filter((n): n is TurnNotification => "sequence" in n.params && "turn_id" in n.params && n.params.turn_id === "trn_rec")
       .map((n) => ({ method: n.method, params: { ...n.params, thread_id: "thr", turn_id: "trn" } }) as TurnNotification);
@@ -235,21 +272,36 @@ describe("the turn feed", () => {
     followTurn(connection, "thr", "trn", { event: (n) => got.push(n.params.sequence), error: (e) => failed.open(e) }, { afterSequence: 1 });
     const error = await failed.promise;
     expect(got).toEqual([2, 3]);
-    expect(error).toMatchObject({ name: "TurnClientError", kind: "invalid_event", message: expect.stringContaining("events 4…6 of turn trn are missing") });
+    expect(error).toMatchObject({
+      name: "TurnClientError",
+      kind: "invalid_event",
+      message: expect.stringContaining("events 4…6 of turn trn are missing"),
+    });
   });
 
   it("reports a gap inside turn/items (the log lost an event but has later ones) instead of asking for the same page again and again", async () => {
     recorded = await record();
     const asked = { pages: 0 };
     // Event 4 is missing from the log, which has everything after it; a live event 6 arrives.
-    const connection = await GatewayConnection.open({ connect: scriptedPeer(recorded.filter((n) => n.params.sequence !== 4), [recorded[5]!], [], asked) });
+    const connection = await GatewayConnection.open({
+      connect: scriptedPeer(
+        recorded.filter((n) => n.params.sequence !== 4),
+        [recorded[5]!],
+        [],
+        asked,
+      ),
+    });
     cleanups.push(() => connection.close());
     const got: number[] = [];
     const failed = gate<Error>();
     followTurn(connection, "thr", "trn", { event: (n) => got.push(n.params.sequence), error: (e) => failed.open(e) }, { afterSequence: 1 });
     const error = await failed.promise;
     expect(got).toEqual([2, 3]);
-    expect(error).toMatchObject({ name: "TurnClientError", kind: "invalid_event", message: expect.stringContaining("events 4…4 of turn trn are missing") });
+    expect(error).toMatchObject({
+      name: "TurnClientError",
+      kind: "invalid_event",
+      message: expect.stringContaining("events 4…4 of turn trn are missing"),
+    });
     expect(asked.pages).toBeLessThanOrEqual(3);
   });
 });

@@ -4,7 +4,14 @@
  * typed error, and abort as turn/cancel; done is always last.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { accumulateItems, replayedNotifications, streamTurn, TurnClientError, type GatewayConnection, type TurnStreamEvent } from "../../packages/client/src/index.js";
+import {
+  accumulateItems,
+  replayedNotifications,
+  streamTurn,
+  TurnClientError,
+  type GatewayConnection,
+  type TurnStreamEvent,
+} from "../../packages/client/src/index.js";
 import { RpcError } from "../../packages/rpc/src/index.js";
 import { script, text } from "../gateway/harness.js";
 import { collect, startClientGateway, type ClientGateway } from "./gateway.js";
@@ -26,17 +33,27 @@ const ofType = <K extends TurnStreamEvent["type"]>(events: readonly TurnStreamEv
 describe("streamTurn", () => {
   it("yields reasoning, a tool's start, output and end, the answer's text as it grows, and done last", async () => {
     const { connection, threadId } = await setup();
-    const input = text(script({ tool: "shell", args: { command: "echo from-the-tool" } }, { say: "The tool said so.", chunks: 3, reasoning: "Read the output." }));
+    const input = text(
+      script(
+        { tool: "shell", args: { command: "echo from-the-tool" } },
+        { say: "The tool said so.", chunks: 3, reasoning: "Read the output." },
+      ),
+    );
     const events = await collect(streamTurn(connection, { thread_id: threadId, turn_id: "trn_stream", input }));
 
     expect(events.at(-1)).toMatchObject({ type: "done", status: "Completed" });
     expect(ofType(events, "done")).toHaveLength(1);
     const started = ofType(events, "tool_started");
     expect(started).toHaveLength(1);
-    expect(started[0]).toMatchObject({ name: "commandExecution", item: { type: "commandExecution", command: "echo from-the-tool", status: "in_progress" } });
+    expect(started[0]).toMatchObject({
+      name: "commandExecution",
+      item: { type: "commandExecution", command: "echo from-the-tool", status: "in_progress" },
+    });
     const output = ofType(events, "tool_output").filter((e) => e.itemId === started[0]!.item.id);
     expect(output.map((e) => e.delta).join("")).toBe("from-the-tool\n");
-    expect(ofType(events, "tool_completed")[0]).toMatchObject({ item: { id: started[0]!.item.id, status: "completed", stdout: "from-the-tool\n" } });
+    expect(ofType(events, "tool_completed")[0]).toMatchObject({
+      item: { id: started[0]!.item.id, status: "completed", stdout: "from-the-tool\n" },
+    });
     expect(ofType(events, "reasoning").map((e) => e.text)).toEqual(["Read the output."]);
     const deltas = ofType(events, "text_delta");
     expect(deltas).toHaveLength(3);
@@ -54,7 +71,12 @@ describe("streamTurn", () => {
     const { connection, threadId } = await setup({ config: { permissions: { require_resolve_token: true } } });
     const input = text(script({ tool: "shell", args: { command: "echo approved" } }, { say: "Ran it." }));
     const events: TurnStreamEvent[] = [];
-    for await (const event of streamTurn(connection, { thread_id: threadId, turn_id: "trn_approval", input, permission_profile: { mode: "supervised" } })) {
+    for await (const event of streamTurn(connection, {
+      thread_id: threadId,
+      turn_id: "trn_approval",
+      input,
+      permission_profile: { mode: "supervised" },
+    })) {
       events.push(event);
       if (event.type === "approval_pending") {
         expect(event.request).toMatchObject({ tool_name: "shell", turn_id: "trn_approval", action: "shell_command" });
@@ -64,7 +86,9 @@ describe("streamTurn", () => {
     }
     const pending = ofType(events, "approval_pending");
     expect(pending).toHaveLength(1);
-    expect(ofType(events, "approval_resolved")).toEqual([expect.objectContaining({ requestId: pending[0]!.request.request_id, resolution: "allow_once" })]);
+    expect(ofType(events, "approval_resolved")).toEqual([
+      expect.objectContaining({ requestId: pending[0]!.request.request_id, resolution: "allow_once" }),
+    ]);
     expect(ofType(events, "tool_completed")[0]).toMatchObject({ item: { status: "completed", stdout: "approved\n" } });
     expect(events.at(-1)).toMatchObject({ type: "done", status: "Completed" });
   });
@@ -74,7 +98,12 @@ describe("streamTurn", () => {
     const input = text(script({ fail: "the request was malformed" }));
     const events = await collect(streamTurn(connection, { thread_id: threadId, turn_id: "trn_fail", input }));
     expect(events.slice(-2)).toEqual([
-      expect.objectContaining({ type: "failed", kind: "provider_error", retryable: false, message: expect.stringContaining("the request was malformed") }),
+      expect.objectContaining({
+        type: "failed",
+        kind: "provider_error",
+        retryable: false,
+        message: expect.stringContaining("the request was malformed"),
+      }),
       expect.objectContaining({ type: "done", status: "Failed" }),
     ]);
   });
@@ -91,7 +120,9 @@ describe("streamTurn", () => {
 
   it("throws a typed error when the gateway refuses the turn, instead of ending silently", async () => {
     const { connection } = await setup();
-    const error = await collect(streamTurn(connection, { thread_id: "thr_missing", turn_id: "trn_refused", input: text("hello") })).catch((e: unknown) => e);
+    const error = await collect(streamTurn(connection, { thread_id: "thr_missing", turn_id: "trn_refused", input: text("hello") })).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(TurnClientError);
     expect(error).toMatchObject({ kind: "rpc_error", message: expect.stringContaining("thr_missing") });
     expect((error as TurnClientError).cause).toBeInstanceOf(RpcError);
@@ -119,7 +150,9 @@ describe("streamTurn", () => {
     const { connection, threadId } = await setup();
     const abort = new AbortController();
     abort.abort();
-    const error = await collect(streamTurn(connection, { thread_id: threadId, turn_id: "trn_never", input: text("hi") }, { signal: abort.signal })).catch((e: unknown) => e);
+    const error = await collect(
+      streamTurn(connection, { thread_id: threadId, turn_id: "trn_never", input: text("hi") }, { signal: abort.signal }),
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "TurnClientError", kind: "aborted" });
     const refused = await connection.client.turnGet({ thread_id: threadId, turn_id: "trn_never" }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ reason: "turn_not_found" });
@@ -132,7 +165,15 @@ describe("streamTurn", () => {
       collect(streamTurn(connection, { thread_id: threadId, turn_id: "trn_a", input: text(script({ say: "alpha", chunks: 2 })) })),
       collect(streamTurn(connection, { thread_id: other, turn_id: "trn_b", input: text(script({ say: "beta", chunks: 2 })) })),
     ]);
-    expect(ofType(a, "text_delta").map((e) => e.delta).join("")).toBe("alpha");
-    expect(ofType(b, "text_delta").map((e) => e.delta).join("")).toBe("beta");
+    expect(
+      ofType(a, "text_delta")
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe("alpha");
+    expect(
+      ofType(b, "text_delta")
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe("beta");
   });
 });

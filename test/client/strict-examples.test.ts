@@ -58,14 +58,18 @@ function compile(files: readonly string[]): string[] {
   };
   const program = ts.createProgram(files, options);
   return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `${d.file.fileName.replace(`${repo}/`, "")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "(options)";
+    const where = d.file
+      ? `${d.file.fileName.replace(`${repo}/`, "")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+      : "(options)";
     return `${where}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
   });
 }
 
 describe("the client guide's TypeScript under strict settings", () => {
   it("compiles: examples/client/*.ts, the ts blocks of docs/client.md and the minimal gateway", () => {
-    const examples = readdirSync(join(repo, "examples/client")).filter((f) => f.endsWith(".ts")).map((f) => join(repo, "examples/client", f));
+    const examples = readdirSync(join(repo, "examples/client"))
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => join(repo, "examples/client", f));
     const blocks = guideBlocks("docs/client.md");
     expect(examples.length).toBeGreaterThan(5);
     expect(blocks.length).toBeGreaterThan(5);

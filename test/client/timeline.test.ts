@@ -48,17 +48,31 @@ const block = (watermark: number): TurnWorkBlock => ({
 
 /** The projection's rows at watermark `w`. */
 function rowsAt(lives: readonly Life[], w: number): TurnWorkItem[] {
-  return lives.flatMap((life, i) => {
-    if (w < life.open || (life.removed !== undefined && w >= life.removed)) return [];
-    const done = w >= life.end;
-    return [row(`work_${i}`, done ? life.final : "in_progress", done ? life.end : life.open, String(life.open).padStart(4, "0") + i)];
-  }).sort((a, b) => (a.orderKey < b.orderKey ? -1 : 1));
+  return lives
+    .flatMap((life, i) => {
+      if (w < life.open || (life.removed !== undefined && w >= life.removed)) return [];
+      const done = w >= life.end;
+      return [row(`work_${i}`, done ? life.final : "in_progress", done ? life.end : life.open, String(life.open).padStart(4, "0") + i)];
+    })
+    .sort((a, b) => (a.orderKey < b.orderKey ? -1 : 1));
 }
 
-const freshness = (w: number, version = 1) => ({ projectionVersion: version, sourceHighWatermark: w, projectionUpdatedAtUnixMicros: w * 1000 });
+const freshness = (w: number, version = 1) => ({
+  projectionVersion: version,
+  sourceHighWatermark: w,
+  projectionUpdatedAtUnixMicros: w * 1000,
+});
 
 function page(lives: readonly Life[], w: number, version = 1): TurnWorkPageResponse {
-  return { workspaceId: "ws", threadId: THREAD, turnId: TURN, ...freshness(w, version), work: block(w), items: rowsAt(lives, w), page: { beforeCursor: null, afterCursor: null, hasMoreBefore: false, hasMoreAfter: false } };
+  return {
+    workspaceId: "ws",
+    threadId: THREAD,
+    turnId: TURN,
+    ...freshness(w, version),
+    work: block(w),
+    items: rowsAt(lives, w),
+    page: { beforeCursor: null, afterCursor: null, hasMoreBefore: false, hasMoreAfter: false },
+  };
 }
 
 function refresh(lives: readonly Life[], w: number, ids: readonly string[]): TurnWorkItemsGetResponse {
@@ -74,8 +88,18 @@ function refresh(lives: readonly Life[], w: number, ids: readonly string[]): Tur
 }
 
 const lifeArb: fc.Arbitrary<Life> = fc
-  .tuple(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 0, max: 5 }), fc.constantFrom<TurnItemStatus>("completed", "failed", "declined", "cancelled"), fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }))
-  .map(([open, length, final, removedAfter]) => ({ open, end: open + length, final, removed: removedAfter === undefined ? undefined : open + length + removedAfter }));
+  .tuple(
+    fc.integer({ min: 1, max: 10 }),
+    fc.integer({ min: 0, max: 5 }),
+    fc.constantFrom<TurnItemStatus>("completed", "failed", "declined", "cancelled"),
+    fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+  )
+  .map(([open, length, final, removedAfter]) => ({
+    open,
+    end: open + length,
+    final,
+    removed: removedAfter === undefined ? undefined : open + length + removedAfter,
+  }));
 
 /** Inputs a client may receive: pages and refreshes of views at any watermark up to `top`, plus change notifications. */
 function inputArb(lives: readonly Life[], top: number): fc.Arbitrary<TimelineInput> {
@@ -83,15 +107,26 @@ function inputArb(lives: readonly Life[], top: number): fc.Arbitrary<TimelineInp
   const w = fc.integer({ min: 1, max: top });
   return fc.oneof(
     w.map((at) => ({ kind: "page", response: page(lives, at) }) as TimelineInput),
-    fc.tuple(w, fc.subarray(ids, { minLength: 1 })).map(([at, some]) => ({ kind: "items", response: refresh(lives, at, some) }) as TimelineInput),
+    fc
+      .tuple(w, fc.subarray(ids, { minLength: 1 }))
+      .map(([at, some]) => ({ kind: "items", response: refresh(lives, at, some) }) as TimelineInput),
     fc.tuple(w, fc.subarray(ids)).map(([at, some]) => {
       const present = new Set(rowsAt(lives, at).map((r) => r.workItemId));
       return {
         kind: "items_changed",
-        notification: { threadId: THREAD, turnId: TURN, ...freshness(at), changedWorkItemIds: some.filter((id) => present.has(id)), removedWorkItemIds: some.filter((id) => !present.has(id) && lives[Number(id.slice(5))]!.open <= at) },
+        notification: {
+          threadId: THREAD,
+          turnId: TURN,
+          ...freshness(at),
+          changedWorkItemIds: some.filter((id) => present.has(id)),
+          removedWorkItemIds: some.filter((id) => !present.has(id) && lives[Number(id.slice(5))]!.open <= at),
+        },
       } as TimelineInput;
     }),
-    w.map((at) => ({ kind: "state_changed", notification: { threadId: THREAD, turnId: TURN, ...freshness(at), work: block(at) } }) as TimelineInput),
+    w.map(
+      (at) =>
+        ({ kind: "state_changed", notification: { threadId: THREAD, turnId: TURN, ...freshness(at), work: block(at) } }) as TimelineInput,
+    ),
   );
 }
 
@@ -109,7 +144,12 @@ function checkNoRegression(before: TimelineState, input: TimelineInput, after: T
   const stale = view.sourceHighWatermark < held;
   // A stale view adds nothing; a fresh one removes what it says is gone.
   for (const id of Object.keys(after.rows)) if (!before.rows[id]) expect(stale, `${id} was added by a stale view`).toBe(false);
-  const removed = input.kind === "items" ? input.response.removedWorkItemIds : input.kind === "items_changed" ? (input.notification.removedWorkItemIds ?? []) : [];
+  const removed =
+    input.kind === "items"
+      ? input.response.removedWorkItemIds
+      : input.kind === "items_changed"
+        ? (input.notification.removedWorkItemIds ?? [])
+        : [];
   if (!stale) for (const id of removed) expect(after.rows[id], `${id} was removed but stayed`).toBeUndefined();
 }
 
@@ -121,11 +161,59 @@ describe("timeline reducer", () => {
   ];
 
   it.each<[string, { given: TimelineInput[]; want: Record<string, TurnItemStatus>; watermark: number }]>([
-    ["applies a page", { given: [{ kind: "page", response: page(lives, 5) }], want: { work_0: "completed", work_1: "in_progress", work_2: "completed" }, watermark: 5 }],
-    ["ignores a page older than the one applied", { given: [{ kind: "page", response: page(lives, 6) }, { kind: "page", response: page(lives, 2) }], want: { work_0: "completed", work_1: "failed", work_2: "completed" }, watermark: 6 }],
-    ["merges a refresh and keeps rows it did not name", { given: [{ kind: "page", response: page(lives, 5) }, { kind: "items", response: refresh(lives, 6, ["work_1"]) }], want: { work_0: "completed", work_1: "failed", work_2: "completed" }, watermark: 6 }],
-    ["drops removed ids", { given: [{ kind: "page", response: page(lives, 5) }, { kind: "items", response: refresh(lives, 7, ["work_2"]) }], want: { work_0: "completed", work_1: "in_progress" }, watermark: 7 }],
-    ["does not bring a removed id back from an older page", { given: [{ kind: "page", response: page(lives, 5) }, { kind: "items", response: refresh(lives, 7, ["work_2"]) }, { kind: "page", response: page(lives, 5) }], want: { work_0: "completed", work_1: "in_progress" }, watermark: 7 }],
+    [
+      "applies a page",
+      {
+        given: [{ kind: "page", response: page(lives, 5) }],
+        want: { work_0: "completed", work_1: "in_progress", work_2: "completed" },
+        watermark: 5,
+      },
+    ],
+    [
+      "ignores a page older than the one applied",
+      {
+        given: [
+          { kind: "page", response: page(lives, 6) },
+          { kind: "page", response: page(lives, 2) },
+        ],
+        want: { work_0: "completed", work_1: "failed", work_2: "completed" },
+        watermark: 6,
+      },
+    ],
+    [
+      "merges a refresh and keeps rows it did not name",
+      {
+        given: [
+          { kind: "page", response: page(lives, 5) },
+          { kind: "items", response: refresh(lives, 6, ["work_1"]) },
+        ],
+        want: { work_0: "completed", work_1: "failed", work_2: "completed" },
+        watermark: 6,
+      },
+    ],
+    [
+      "drops removed ids",
+      {
+        given: [
+          { kind: "page", response: page(lives, 5) },
+          { kind: "items", response: refresh(lives, 7, ["work_2"]) },
+        ],
+        want: { work_0: "completed", work_1: "in_progress" },
+        watermark: 7,
+      },
+    ],
+    [
+      "does not bring a removed id back from an older page",
+      {
+        given: [
+          { kind: "page", response: page(lives, 5) },
+          { kind: "items", response: refresh(lives, 7, ["work_2"]) },
+          { kind: "page", response: page(lives, 5) },
+        ],
+        want: { work_0: "completed", work_1: "in_progress" },
+        watermark: 7,
+      },
+    ],
   ])("%s", (_name, { given, want, watermark }) => {
     const state = given.reduce(reduceTimeline, emptyTimeline(THREAD, TURN));
     expect(Object.fromEntries(timelineRows(state).map((r) => [r.workItemId, r.status]))).toEqual(want);
@@ -140,14 +228,25 @@ describe("timeline reducer", () => {
 
   it("keeps the row with the higher source sequence even when the view carrying the lower one is newer", () => {
     const state = reduceTimeline(emptyTimeline(THREAD, TURN), { kind: "page", response: page(lives, 5) });
-    const lagging = { ...refresh(lives, 6, ["work_1"]), items: [{ ...row("work_1", "in_progress", 1, "00021"), item: { type: "systemEvent" as const, id: "work_1", status: "in_progress" as const, level: "info" as const, message: "older" } }] };
+    const lagging = {
+      ...refresh(lives, 6, ["work_1"]),
+      items: [
+        {
+          ...row("work_1", "in_progress", 1, "00021"),
+          item: { type: "systemEvent" as const, id: "work_1", status: "in_progress" as const, level: "info" as const, message: "older" },
+        },
+      ],
+    };
     expect(state.rows.work_1?.sourceSequence).toBe(2);
     expect(reduceTimeline(state, { kind: "items", response: lagging }).rows.work_1).toEqual(state.rows.work_1);
   });
 
   it("marks ids named by a change notification as stale until a refresh brings them", () => {
     let state = reduceTimeline(emptyTimeline(THREAD, TURN), { kind: "page", response: page(lives, 3) });
-    state = reduceTimeline(state, { kind: "items_changed", notification: { threadId: THREAD, turnId: TURN, ...freshness(6), changedWorkItemIds: ["work_1"] } });
+    state = reduceTimeline(state, {
+      kind: "items_changed",
+      notification: { threadId: THREAD, turnId: TURN, ...freshness(6), changedWorkItemIds: ["work_1"] },
+    });
     expect(state.staleIds).toEqual(["work_1"]);
     // A page sent before the change, answered after it, is older and ignored.
     expect(reduceTimeline(state, { kind: "page", response: page(lives, 5) })).toBe(state);
@@ -181,7 +280,12 @@ describe("timeline reducer", () => {
         }),
         ([ls, top, inputs]) => {
           // The newest full page arrives somewhere in the middle, duplicated at the end.
-          const all: TimelineInput[] = [...inputs.slice(0, inputs.length >> 1), { kind: "page", response: page(ls, top) }, ...inputs.slice(inputs.length >> 1), { kind: "page", response: page(ls, top) }];
+          const all: TimelineInput[] = [
+            ...inputs.slice(0, inputs.length >> 1),
+            { kind: "page", response: page(ls, top) },
+            ...inputs.slice(inputs.length >> 1),
+            { kind: "page", response: page(ls, top) },
+          ];
           let state = emptyTimeline(THREAD, TURN);
           for (const input of all) {
             const next = reduceTimeline(state, input);
@@ -207,7 +311,13 @@ describe("timeline reducer", () => {
         pages.push(h.client.turnWorkPage({ threadId, turnId: "trn_work", anchor: { kind: "newest" } }));
       });
       h.client.on("turn/work/state/changed", (notification) => (state = reduceTimeline(state, { kind: "state_changed", notification })));
-      const input = text(script({ tool: "shell", args: { command: "echo one" } }, { tool: "shell", args: { command: "echo two" } }, { say: "Two commands ran." }));
+      const input = text(
+        script(
+          { tool: "shell", args: { command: "echo one" } },
+          { tool: "shell", args: { command: "echo two" } },
+          { say: "Two commands ran." },
+        ),
+      );
       expect((await h.runTurn({ thread_id: threadId, turn_id: "trn_work", input })).method).toBe("turn/completed");
       // Pages answered in reverse order: the older ones must not undo the newer.
       for (const response of (await Promise.all(pages)).reverse()) state = reduceTimeline(state, { kind: "page", response });

@@ -35,7 +35,10 @@ afterEach(async () => {
 describe.skipIf(server === undefined)("instances on one database, attacked", () => {
   it("records exactly one of two answers to one request sent at once to two instances", async () => {
     const store = await server!.createDatabase();
-    const [a, b] = await Promise.all([startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups), startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups)]);
+    const [a, b] = await Promise.all([
+      startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups),
+      startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups),
+    ]);
     const [onA, onB] = await Promise.all([connectClient(a, cleanups), connectClient(b, cleanups)]);
     for (let round = 0; round < 5; round++) {
       const cwd = mkdtempSync(join(tmpdir(), "turnspec-race-"));
@@ -45,9 +48,20 @@ describe.skipIf(server === undefined)("instances on one database, attacked", () 
       const turnId = `trn_race_${round}`;
       const opened = onB.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === turnId);
       const done = onB.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);
-      await onA.client.turnStart({ thread_id: thread.id, turn_id: turnId, permission_profile: { mode: "supervised" }, input: text(script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "done" })) });
+      await onA.client.turnStart({
+        thread_id: thread.id,
+        turn_id: turnId,
+        permission_profile: { mode: "supervised" },
+        input: text(script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "done" })),
+      });
       const { request } = (await opened).params as { request: TurnPermissionApprovalRequest };
-      const answer = (client: typeof onA, resolution: "allow_once" | "deny") => client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token!, resolution }).then(() => resolution, (e: unknown) => e as RpcError);
+      const answer = (client: typeof onA, resolution: "allow_once" | "deny") =>
+        client.client
+          .turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token!, resolution })
+          .then(
+            () => resolution,
+            (e: unknown) => e as RpcError,
+          );
       const results = await Promise.all([answer(onA, "allow_once"), answer(onB, "deny")]);
       const won = results.filter((r): r is "allow_once" | "deny" => typeof r === "string");
       const lost = results.filter((r): r is RpcError => typeof r !== "string");
@@ -59,14 +73,19 @@ describe.skipIf(server === undefined)("instances on one database, attacked", () 
       expect(resolved).toHaveLength(1);
       expect(resolved[0]!.params).toMatchObject({ resolution: won[0] });
       // The call did what the one recorded answer said, and nothing else.
-      const command = items.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution")!.params.item as { status: string };
+      const command = items.events.find(
+        (e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution",
+      )!.params.item as { status: string };
       expect(command.status === "declined").toBe(won[0] === "deny");
     }
   }, 120_000);
 
   it("does not let a stalled instance go on with a turn another took over; the log loses nothing", async () => {
     const store = await server!.createDatabase();
-    const [a, b] = await Promise.all([startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups), startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups)]);
+    const [a, b] = await Promise.all([
+      startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups),
+      startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups),
+    ]);
     const [onA, onB] = await Promise.all([connectClient(a, cleanups), connectClient(b, cleanups)]);
     const cwd = mkdtempSync(join(tmpdir(), "turnspec-takeover-"));
     const counter = join(cwd, "runs");
@@ -74,7 +93,9 @@ describe.skipIf(server === undefined)("instances on one database, attacked", () 
     await onB.client.threadGet({ thread_id: thread.id });
     // The tool outlives the stall: it ends while A is stopped, and A hears of it only when it wakes.
     const steps = script({ tool: "shell", args: { command: `echo run >> ${counter}; sleep 2` } }, { say: "answered once" });
-    const running = onB.waitFor((n) => n.method === "item/started" && n.params.turn_id === "trn_takeover" && n.params.item.type === "commandExecution");
+    const running = onB.waitFor(
+      (n) => n.method === "item/started" && n.params.turn_id === "trn_takeover" && n.params.item.type === "commandExecution",
+    );
     await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_takeover", input: text(steps) });
     await running;
 
@@ -98,7 +119,9 @@ describe.skipIf(server === undefined)("instances on one database, attacked", () 
     expect(methods.at(-1)).toBe("turn/completed");
     expect(methods.filter((m) => m === "turn/blocked")).toHaveLength(1);
     // One answer: the model's last round ran once, on B.
-    const answers = items.events.filter((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "agentMessage");
+    const answers = items.events.filter(
+      (e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "agentMessage",
+    );
     expect(answers).toHaveLength(1);
     // B's client has the whole log, each event once; what A's client was sent is in it.
     const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));

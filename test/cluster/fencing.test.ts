@@ -33,14 +33,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const isEnd = (turnId: string) => (n: AnyNotification) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId;
+const isEnd = (turnId: string) => (n: AnyNotification) =>
+  (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId;
 const running = (gateway: Instance) => gateway.child.exitCode === null && gateway.child.signalCode === null;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(server === undefined)("an instance stopped past its lease, woken after another took its turn over", () => {
   it("writes nothing more into the turn, stops, and says so once; the turn completes once and each command runs once", async () => {
     const store = await server!.createDatabase();
-    const [a, b] = await Promise.all([startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups), startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups)]);
+    const [a, b] = await Promise.all([
+      startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups),
+      startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS }, cleanups),
+    ]);
     const [onA, onB] = await Promise.all([connectClient(a, cleanups), connectClient(b, cleanups)]);
     const cwd = mkdtempSync(join(tmpdir(), "turnspec-fence-"));
     const runs = join(cwd, "runs");
@@ -53,7 +57,8 @@ describe.skipIf(server === undefined)("an instance stopped past its lease, woken
       { tool: "shell", args: { command: `echo second >> ${runs}; sleep 4; echo second-done` } },
       { say: "answered once" },
     );
-    const commandStarted = (n: AnyNotification) => n.method === "item/started" && n.params.turn_id === "trn_fenced" && n.params.item.type === "commandExecution";
+    const commandStarted = (n: AnyNotification) =>
+      n.method === "item/started" && n.params.turn_id === "trn_fenced" && n.params.item.type === "commandExecution";
     const firstOnA = onB.waitFor(commandStarted);
     const ticking = onB.waitFor((n) => n.method === "item/command_execution/output_delta" && n.params.turn_id === "trn_fenced");
     await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_fenced", input: text(steps) });
@@ -94,7 +99,10 @@ describe.skipIf(server === undefined)("an instance stopped past its lease, woken
     // Each item ends once: A's late end of its command (or a cancel of B's) is not in the log.
     const ended = items.events.filter((e) => e.method === "item/completed").map((e) => e.params.item_id);
     expect(new Set(ended).size).toBe(ended.length);
-    const second = items.events.find((e) => e.method === "item/completed" && e.params.item_id !== firstId && (e.params.item as { type: string }).type === "commandExecution");
+    const second = items.events.find(
+      (e) =>
+        e.method === "item/completed" && e.params.item_id !== firstId && (e.params.item as { type: string }).type === "commandExecution",
+    );
     expect(second?.params.item).toMatchObject({ status: "completed", exit_code: 0 });
     // Each command ran once: the first on A, the second on B.
     expect(readFileSync(runs, "utf8").trim().split("\n")).toEqual(["first", "second"]);
@@ -102,7 +110,9 @@ describe.skipIf(server === undefined)("an instance stopped past its lease, woken
     // A said it once, and is still serving.
     expect(a.stderr().split("fenced off")).toHaveLength(2);
     expect(running(a)).toBe(true);
-    expect(sequenced(onB.received, "trn_fenced")).toEqual(items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params })));
+    expect(sequenced(onB.received, "trn_fenced")).toEqual(
+      items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params })),
+    );
     expect(onB.protocolErrors).toEqual([]);
   }, 120_000);
 });
@@ -127,11 +137,18 @@ async function twoInstances() {
 }
 
 /** Both instances run on, both clients were told the same end of the turn, the log has no gap, and a new turn runs. */
-async function afterTheRestart(setup: Awaited<ReturnType<typeof twoInstances>>, turnId: string, endOnA: Promise<AnyNotification>, endOnB: Promise<AnyNotification>): Promise<AnyNotification> {
+async function afterTheRestart(
+  setup: Awaited<ReturnType<typeof twoInstances>>,
+  turnId: string,
+  endOnA: Promise<AnyNotification>,
+  endOnB: Promise<AnyNotification>,
+): Promise<AnyNotification> {
   const { a, b, onA, onB, thread } = setup;
   // An instance that exits fails the test at once, rather than leave its client waiting.
   const exited = (gateway: Instance, name: string) =>
-    new Promise<never>((_, reject) => gateway.child.once("exit", (code, signal) => reject(new Error(`instance ${name} exited (${code ?? signal}): ${gateway.stderr()}`))));
+    new Promise<never>((_, reject) =>
+      gateway.child.once("exit", (code, signal) => reject(new Error(`instance ${name} exited (${code ?? signal}): ${gateway.stderr()}`))),
+    );
   const [ended, endedOnB] = await Promise.race([Promise.all([endOnA, endOnB]), exited(a, "A"), exited(b, "B")]);
   expect(endedOnB).toEqual(ended);
   if (ended.method === "turn/failed") expect(ended.params).toMatchObject({ turn: { status: "Failed", error: { kind: "internal" } } });
@@ -152,7 +169,10 @@ describe.skipIf(server === undefined)("instances whose database restarts mid-tur
   it("keep running while a command streams its output; the turn ends, and the clients are told", async () => {
     const setup = await twoInstances();
     const { onA, onB, thread } = setup;
-    const streaming = script({ tool: "shell", args: { command: "for i in $(seq 1 150); do echo line-$i; sleep 0.02; done" } }, { say: "streamed" });
+    const streaming = script(
+      { tool: "shell", args: { command: "for i in $(seq 1 150); do echo line-$i; sleep 0.02; done" } },
+      { say: "streamed" },
+    );
     const output = onA.waitFor((n) => n.method === "item/command_execution/output_delta" && n.params.turn_id === "trn_stream");
     const endOnA = onA.waitFor(isEnd("trn_stream"));
     const endOnB = onB.waitFor(isEnd("trn_stream"));
@@ -194,10 +214,16 @@ describe.skipIf(server === undefined)("instances whose database restarts mid-tur
     await expect
       .poll(
         async () => {
-          answered = await onB.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token!, resolution: "allow_once" }).then(
-            () => undefined,
-            (error: unknown) => error as RpcError,
-          );
+          answered = await onB.client
+            .turnPermissionRequestRespond({
+              request_id: request.request_id,
+              resolve_token: request.resolve_token!,
+              resolution: "allow_once",
+            })
+            .then(
+              () => undefined,
+              (error: unknown) => error as RpcError,
+            );
           return answered === undefined || answered.reason === "permission_request_resolved" || answered.reason === "turn_not_active";
         },
         { timeout: 20_000, interval: 500 },
@@ -206,6 +232,7 @@ describe.skipIf(server === undefined)("instances whose database restarts mid-tur
     const ended = await afterTheRestart(setup, "trn_approval", endOnA, endOnB);
     const items = await onB.client.turnItems({ thread_id: thread.id, turn_id: "trn_approval" });
     expect(items.events.filter((e) => e.method === "turn/permission/request/resolved").length).toBeLessThanOrEqual(1);
-    if (ended.method === "turn/completed") expect(items.events.filter((e) => e.method === "turn/permission/request/resolved")).toHaveLength(1);
+    if (ended.method === "turn/completed")
+      expect(items.events.filter((e) => e.method === "turn/permission/request/resolved")).toHaveLength(1);
   }, 120_000);
 });

@@ -28,7 +28,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const instance = (store: string, settings: Record<string, unknown> = {}) => startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS, ...settings }, cleanups);
+const instance = (store: string, settings: Record<string, unknown> = {}) =>
+  startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS, ...settings }, cleanups);
 const clientOf = (gateway: Instance) => connectClient(gateway, cleanups);
 
 function routeParams(workspace: string, source: string, destination: string): AgentDelegationRouteCreateParams {
@@ -77,7 +78,9 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     expect(sequenced(onB.received, "trn_live")).toEqual(logged);
     expect(sequenced(onA.received, "trn_live")).toEqual(logged);
     expect(await onA.client.turnItems({ thread_id: thread.id, turn_id: "trn_live" })).toEqual(items);
-    expect(await onB.client.turnGet({ thread_id: thread.id, turn_id: "trn_live" })).toEqual(await onA.client.turnGet({ thread_id: thread.id, turn_id: "trn_live" }));
+    expect(await onB.client.turnGet({ thread_id: thread.id, turn_id: "trn_live" })).toEqual(
+      await onA.client.turnGet({ thread_id: thread.id, turn_id: "trn_live" }),
+    );
     expect(await onB.client.threadGet({ thread_id: thread.id })).toEqual(await onA.client.threadGet({ thread_id: thread.id }));
     // The work view B folded from the log agrees with A's.
     const page = { threadId: thread.id, turnId: "trn_live", anchor: { kind: "oldest" as const }, limit: 100 };
@@ -117,7 +120,11 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     const onA = await clientOf(a);
     const { thread } = await onA.client.threadStart({});
     const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed" || n.method === "turn/blocked");
-    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 6 * LEASE_TIMEOUT_MS })) });
+    await onA.client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_running",
+      input: text(script({ say: "still mine", delay_ms: 6 * LEASE_TIMEOUT_MS })),
+    });
     // A second instance starts while the turn runs, and keeps running past a lease timeout.
     const b = await instance(store);
     const onB = await clientOf(b);
@@ -142,13 +149,19 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
       input: text(script({ tool: "shell", args: { command: "echo approved-elsewhere" } }, { say: "ran it" })),
     });
     const { request } = (await opened).params as { request: { request_id: string; resolve_token: string } };
-    const answer = await onB.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+    const answer = await onB.client.turnPermissionRequestRespond({
+      request_id: request.request_id,
+      resolve_token: request.resolve_token,
+      resolution: "allow_once",
+    });
     expect(answer).toMatchObject({ request_id: request.request_id, turn_id: "trn_asks", resolution: "allow_once" });
     expect((await done).method).toBe("turn/completed");
     const items = await onA.client.turnItems({ thread_id: thread.id, turn_id: "trn_asks" });
     expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
     expect(items.events.filter((e) => e.method === "turn/permission/request/resolved")).toHaveLength(1);
-    const command = items.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution");
+    const command = items.events.find(
+      (e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution",
+    );
     expect(command?.params.item).toMatchObject({ stdout: "approved-elsewhere\n", status: "completed" });
     const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
     // Both clients got the whole turn in order, the answer B recorded included, each once.
@@ -157,7 +170,13 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     expect(sequenced(onB.received, "trn_asks")).toEqual(logged);
     // Answered once: a second answer, on either instance, is refused.
     for (const client of [onA, onB]) {
-      await expect(client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" })).rejects.toMatchObject({ reason: "permission_request_resolved" });
+      await expect(
+        client.client.turnPermissionRequestRespond({
+          request_id: request.request_id,
+          resolve_token: request.resolve_token,
+          resolution: "deny",
+        }),
+      ).rejects.toMatchObject({ reason: "permission_request_resolved" });
     }
   });
 
@@ -169,25 +188,51 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     await onA.client.threadGet({ thread_id: thread.id });
     const opened = onA.waitFor((n) => n.method === "turn/question/opened");
     const done = onB.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
-    const deploy = { header: "Target", question: "Where should the build be deployed?", options: [{ label: "Staging" }, { label: "Production" }] };
+    const deploy = {
+      header: "Target",
+      question: "Where should the build be deployed?",
+      options: [{ label: "Staging" }, { label: "Production" }],
+    };
     // The turn runs on B; the question reaches the client on A, which answers it there.
-    await onB.client.turnStart({ thread_id: thread.id, turn_id: "trn_q", input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "deploying" })) });
-    const { call_id, index, question } = (await opened).params as { call_id: string; index: number; question: { answer_token: string; options: { id: string }[] } };
-    const answer = { thread_id: thread.id, turn_id: "trn_q", call_id, index, option_id: question.options[1]!.id, answer_token: question.answer_token };
+    await onB.client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_q",
+      input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "deploying" })),
+    });
+    const { call_id, index, question } = (await opened).params as {
+      call_id: string;
+      index: number;
+      question: { answer_token: string; options: { id: string }[] };
+    };
+    const answer = {
+      thread_id: thread.id,
+      turn_id: "trn_q",
+      call_id,
+      index,
+      option_id: question.options[1]!.id,
+      answer_token: question.answer_token,
+    };
     expect(await onA.client.turnQuestionRespond(answer)).toMatchObject({ turn_id: "trn_q", option_id: question.options[1]!.id });
     expect((await done).method).toBe("turn/completed");
     const items = await onB.client.turnItems({ thread_id: thread.id, turn_id: "trn_q" });
     expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
     const resolved = items.events.filter((e) => e.method === "turn/question/resolved");
-    expect(resolved.map((e) => e.params)).toEqual([expect.objectContaining({ resolution: "answered", option_id: question.options[1]!.id })]);
+    expect(resolved.map((e) => e.params)).toEqual([
+      expect.objectContaining({ resolution: "answered", option_id: question.options[1]!.id }),
+    ]);
     await onA.waitFor((n) => n.method === "turn/completed");
     // A replay marks the question already surfaced; its one live delivery did not.
-    const live = (e: (typeof items.events)[number]) => (e.method === "turn/question/opened" ? { ...e.params, already_surfaced: false } : e.params);
+    const live = (e: (typeof items.events)[number]) =>
+      e.method === "turn/question/opened" ? { ...e.params, already_surfaced: false } : e.params;
     const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: live(e) }));
     expect(logged.some((e) => e.method === "turn/question/opened")).toBe(true);
     expect(sequenced(onA.received, "trn_q")).toEqual(logged);
     expect(sequenced(onB.received, "trn_q")).toEqual(logged);
-    for (const client of [onA, onB]) await expect(client.client.turnQuestionRespond(answer)).rejects.toMatchObject({ reason: "question_resolved", data: { resolution: "answered" } });
+    for (const client of [onA, onB])
+      await expect(client.client.turnQuestionRespond(answer)).rejects.toMatchObject({
+        reason: "question_resolved",
+        data: { resolution: "answered" },
+      });
   });
 
   it("decides route creates on two instances one at a time: no cycle of live routes, no source past its limit", async () => {
@@ -195,7 +240,8 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     const settings = { routes: { max_routes_per_source: 3 } };
     const [a, b] = await Promise.all([instance(store, settings), instance(store, settings)]);
     const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
-    const refusal = (outcome: PromiseSettledResult<unknown>) => (outcome.status === "rejected" ? (outcome.reason as { data?: { detail?: string } }).data?.detail : "created");
+    const refusal = (outcome: PromiseSettledResult<unknown>) =>
+      outcome.status === "rejected" ? (outcome.reason as { data?: { detail?: string } }).data?.detail : "created";
     for (let round = 0; round < 5; round++) {
       const { thread: x } = await onA.client.threadStart({});
       const { thread: y } = await onB.client.threadStart({});
@@ -208,10 +254,16 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     }
     const { thread: source } = await onA.client.threadStart({});
     const destinations = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? onA : onB).client.threadStart({})));
-    const creates = await Promise.allSettled(destinations.map(({ thread }, i) => (i % 2 === 0 ? onB : onA).client.agentRouteCreate(routeParams(source.workspace_id, source.id, thread.id))));
+    const creates = await Promise.allSettled(
+      destinations.map(({ thread }, i) =>
+        (i % 2 === 0 ? onB : onA).client.agentRouteCreate(routeParams(source.workspace_id, source.id, thread.id)),
+      ),
+    );
     expect(creates.filter((o) => o.status === "fulfilled")).toHaveLength(3);
     expect(creates.map(refusal).filter((r) => r !== "created")).toEqual(Array(5).fill("edge_limit_exceeded"));
-    const live = (await onB.client.agentRouteList({ source_execution_id: `trn_of_${source.id}` })).routes.filter((r) => r.status === "active");
+    const live = (await onB.client.agentRouteList({ source_execution_id: `trn_of_${source.id}` })).routes.filter(
+      (r) => r.status === "active",
+    );
     expect(live).toHaveLength(3);
   });
 
@@ -240,8 +292,11 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
       turns.push({ thread: thread.id, turn: `trn_owned_${i}` });
     }
     const SLOW_TOOL_THEN_ANSWER = script({ tool: "shell", args: { command: "sleep 20" } }, { say: "finished on the other instance" });
-    const running = turns.map(({ turn }) => onB.waitFor((n) => n.method === "item/started" && n.params.turn_id === turn && n.params.item.type === "commandExecution"));
-    for (const { thread, turn } of turns) await onA.client.turnStart({ thread_id: thread, turn_id: turn, input: text(SLOW_TOOL_THEN_ANSWER) });
+    const running = turns.map(({ turn }) =>
+      onB.waitFor((n) => n.method === "item/started" && n.params.turn_id === turn && n.params.item.type === "commandExecution"),
+    );
+    for (const { thread, turn } of turns)
+      await onA.client.turnStart({ thread_id: thread, turn_id: turn, input: text(SLOW_TOOL_THEN_ANSWER) });
     // Every turn is in its tool call on A, as the client on B saw.
     await Promise.all(running);
 
@@ -260,7 +315,10 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
 
     for (const { thread, turn } of turns) {
       const items = await onB.client.turnItems({ thread_id: thread, turn_id: turn });
-      expect(items.events.map((e) => e.sequence), turn).toEqual(items.events.map((_, i) => i + 1));
+      expect(
+        items.events.map((e) => e.sequence),
+        turn,
+      ).toEqual(items.events.map((_, i) => i + 1));
       const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
       // B's client followed the turn from its start: it got the whole log, in order, each event once.
       expect(sequenced(onB.received, turn), turn).toEqual(logged);

@@ -38,15 +38,21 @@ afterEach(async () => {
 
 const STEPS = 8;
 /** A turn of STEPS shell commands a quarter of a second apart, then an answer. */
-const SLOW_TURN = script(...Array.from({ length: STEPS }, (_, i) => ({ tool: "shell", args: { command: `echo step-${i}` }, delay_ms: 250 })), { say: "all steps done" });
+const SLOW_TURN = script(
+  ...Array.from({ length: STEPS }, (_, i) => ({ tool: "shell", args: { command: `echo step-${i}` }, delay_ms: 250 })),
+  { say: "all steps done" },
+);
 
-const isEnd = (turnId: string) => (n: AnyNotification) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId;
+const isEnd = (turnId: string) => (n: AnyNotification) =>
+  (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId;
 
 async function terminateGatewayBackends(url: string): Promise<void> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'turnspec%' AND pid <> pg_backend_pid()");
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'turnspec%' AND pid <> pg_backend_pid()",
+    );
   } finally {
     await admin.end();
   }
@@ -60,7 +66,8 @@ async function turnThroughADrop(drop: (url: string) => Promise<void>): Promise<v
   const [onA, onB] = await Promise.all([connectClient(a, cleanups), connectClient(b, cleanups)]);
   const { thread } = await onA.client.threadStart({});
   await onB.client.threadGet({ thread_id: thread.id });
-  const commands = (n: AnyNotification) => n.method === "item/completed" && n.params.turn_id === "trn_slow" && (n.params.item as { type: string }).type === "commandExecution";
+  const commands = (n: AnyNotification) =>
+    n.method === "item/completed" && n.params.turn_id === "trn_slow" && (n.params.item as { type: string }).type === "commandExecution";
   const third = new Promise<void>((resolve) => {
     let seen = 0;
     void onB.waitFor((n) => commands(n) && ++seen === 3).then(() => resolve());
@@ -126,11 +133,19 @@ describe.skipIf(server === undefined)("a gateway whose database is away when its
     const [clientSide, serverSide] = createInMemoryPair();
     gateway.connect(serverSide);
     const { client, waitFor } = await startStrictClient(clientSide);
-    cleanups.push(() => store.close(), () => gateway.close(), () => client.close());
+    cleanups.push(
+      () => store.close(),
+      () => gateway.close(),
+      () => client.close(),
+    );
     const { thread } = await client.threadStart({ cwd });
     const running = waitFor((n) => n.method === "item/started" && (n.params.item as { type: string }).type === "commandExecution");
     const ended = waitFor(isEnd("trn_cut"));
-    await client.turnStart({ thread_id: thread.id, turn_id: "trn_cut", input: text(script({ tool: "shell", args: { command: "sleep 2" } }, { say: "never said" })) });
+    await client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_cut",
+      input: text(script({ tool: "shell", args: { command: "sleep 2" } }, { say: "never said" })),
+    });
     await running;
     await server!.shutDown();
     // The command ends while the database is away: nothing of the turn can be written, its end included.

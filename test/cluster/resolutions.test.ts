@@ -36,8 +36,15 @@ async function twoInstances(config: HarnessOptions["config"] = {}): Promise<[Har
   const url = await server!.createDatabase();
   const open = async (now?: () => Date) => {
     const store = new PostgresEventStore(url);
-    const h = await startHarness({ store, config: { permissions: { request_timeout_ms: TIMEOUT_MS }, questions: { timeout_ms: TIMEOUT_MS }, ...config }, ...(now ? { now } : {}) });
-    cleanups.push(() => store.close(), () => h.close());
+    const h = await startHarness({
+      store,
+      config: { permissions: { request_timeout_ms: TIMEOUT_MS }, questions: { timeout_ms: TIMEOUT_MS }, ...config },
+      ...(now ? { now } : {}),
+    });
+    cleanups.push(
+      () => store.close(),
+      () => h.close(),
+    );
     await h.gateway.ready;
     return h;
   };
@@ -51,9 +58,14 @@ function holdUntil(at: number): void {
   }
 }
 
-const ofMethod = (received: readonly AnyNotification[], turnId: string, method: string) => received.filter((n) => n.method === method && "turn_id" in n.params && n.params.turn_id === turnId);
+const ofMethod = (received: readonly AnyNotification[], turnId: string, method: string) =>
+  received.filter((n) => n.method === method && "turn_id" in n.params && n.params.turn_id === turnId);
 
-async function supervisedTurn(a: Harness, b: Harness, turnId: string): Promise<{ thread: string; request: TurnPermissionApprovalRequest; done: Promise<AnyNotification> }> {
+async function supervisedTurn(
+  a: Harness,
+  b: Harness,
+  turnId: string,
+): Promise<{ thread: string; request: TurnPermissionApprovalRequest; done: Promise<AnyNotification> }> {
   const thread = await a.thread();
   await b.client.threadGet({ thread_id: thread });
   const opened = b.waitFor((n) => n.method === "turn/permission/request/opened");
@@ -68,13 +80,25 @@ async function supervisedTurn(a: Harness, b: Harness, turnId: string): Promise<{
   return { thread, request, done };
 }
 
-async function askingTurn(a: Harness, b: Harness, turnId: string): Promise<{ thread: string; opened: TurnQuestionOpenedNotification; done: Promise<AnyNotification> }> {
+async function askingTurn(
+  a: Harness,
+  b: Harness,
+  turnId: string,
+): Promise<{ thread: string; opened: TurnQuestionOpenedNotification; done: Promise<AnyNotification> }> {
   const thread = await a.thread();
   await b.client.threadGet({ thread_id: thread });
   const opened = b.waitFor((n) => n.method === "turn/question/opened");
   const done = a.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);
-  const deploy = { header: "Target", question: "Where should the build be deployed?", options: [{ label: "Staging" }, { label: "Production" }] };
-  await a.client.turnStart({ thread_id: thread, turn_id: turnId, input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "done" })) });
+  const deploy = {
+    header: "Target",
+    question: "Where should the build be deployed?",
+    options: [{ label: "Staging" }, { label: "Production" }],
+  };
+  await a.client.turnStart({
+    thread_id: thread,
+    turn_id: turnId,
+    input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "done" })),
+  });
   return { thread, opened: (await opened).params as TurnQuestionOpenedNotification, done };
 }
 
@@ -84,13 +108,19 @@ describe.skipIf(server === undefined)("resolutions decided once across instances
     const { thread, request, done } = await supervisedTurn(a, b, "trn_answer_wins");
     holdUntil(Date.parse(request.expires_at!));
     // A's timer is due; B's answer is recorded first, in this same turn of the event loop.
-    const answer = b.gateway.approvals.respond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+    const answer = b.gateway.approvals.respond({
+      request_id: request.request_id,
+      resolve_token: request.resolve_token,
+      resolution: "allow_once",
+    });
     expect(answer.resolution).toBe("allow_once");
     expect((await done).method).toBe("turn/completed");
     const items = await a.client.turnItems({ thread_id: thread, turn_id: "trn_answer_wins" });
     const resolved = items.events.filter((e) => e.method === "turn/permission/request/resolved");
     expect(resolved.map((e) => e.params.resolution)).toEqual(["allow_once"]);
-    const command = items.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution");
+    const command = items.events.find(
+      (e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution",
+    );
     expect(command?.params.item).toMatchObject({ stdout: "ran\n", status: "completed" });
     expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
     await b.waitFor((n) => n.method === "turn/completed");
@@ -111,11 +141,23 @@ describe.skipIf(server === undefined)("resolutions decided once across instances
     }, TIMEOUT_MS);
     holdUntil(Date.parse(request.expires_at!) + TIMEOUT_MS);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(refused).toMatchObject({ reason: "permission_request_resolved", data: { request_id: request.request_id, resolution: "expired" } });
+    expect(refused).toMatchObject({
+      reason: "permission_request_resolved",
+      data: { request_id: request.request_id, resolution: "expired" },
+    });
     expect((await done).method).toBe("turn/completed");
     const items = await a.client.turnItems({ thread_id: thread, turn_id: "trn_expiry_wins" });
-    expect(items.events.filter((e) => e.method === "turn/permission/request/resolved").map((e) => e.params.resolution)).toEqual(["expired"]);
-    expect(items.events.some((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution" && (e.params.item as { status: string }).status === "completed")).toBe(false);
+    expect(items.events.filter((e) => e.method === "turn/permission/request/resolved").map((e) => e.params.resolution)).toEqual([
+      "expired",
+    ]);
+    expect(
+      items.events.some(
+        (e) =>
+          e.method === "item/completed" &&
+          (e.params.item as { type: string }).type === "commandExecution" &&
+          (e.params.item as { status: string }).status === "completed",
+      ),
+    ).toBe(false);
   });
 
   it("records an answer to a question on B that meets its expiry on A, and only it", async () => {
@@ -123,11 +165,20 @@ describe.skipIf(server === undefined)("resolutions decided once across instances
     const { thread, opened, done } = await askingTurn(a, b, "trn_q_answer_wins");
     holdUntil(Date.parse(opened.question.expires_at!));
     const option = opened.question.options[1]!.id;
-    const answer = b.gateway.questions.respond({ thread_id: thread, turn_id: "trn_q_answer_wins", call_id: opened.call_id, index: opened.index, option_id: option, answer_token: opened.question.answer_token });
+    const answer = b.gateway.questions.respond({
+      thread_id: thread,
+      turn_id: "trn_q_answer_wins",
+      call_id: opened.call_id,
+      index: opened.index,
+      option_id: option,
+      answer_token: opened.question.answer_token,
+    });
     expect(answer.option_id).toBe(option);
     expect((await done).method).toBe("turn/completed");
     const items = await a.client.turnItems({ thread_id: thread, turn_id: "trn_q_answer_wins" });
-    expect(items.events.filter((e) => e.method === "turn/question/resolved").map((e) => [e.params.resolution, e.params.option_id])).toEqual([["answered", option]]);
+    expect(items.events.filter((e) => e.method === "turn/question/resolved").map((e) => [e.params.resolution, e.params.option_id])).toEqual(
+      [["answered", option]],
+    );
   });
 
   it("refuses an answer to a question on B that meets the expiry recorded on A first", async () => {
@@ -136,7 +187,14 @@ describe.skipIf(server === undefined)("resolutions decided once across instances
     let refused: unknown;
     setTimeout(() => {
       try {
-        b.gateway.questions.respond({ thread_id: thread, turn_id: "trn_q_expiry_wins", call_id: opened.call_id, index: opened.index, option_id: opened.question.options[0]!.id, answer_token: opened.question.answer_token });
+        b.gateway.questions.respond({
+          thread_id: thread,
+          turn_id: "trn_q_expiry_wins",
+          call_id: opened.call_id,
+          index: opened.index,
+          option_id: opened.question.options[0]!.id,
+          answer_token: opened.question.answer_token,
+        });
       } catch (error) {
         refused = error;
       }
@@ -156,6 +214,9 @@ describe.skipIf(server === undefined)("resolutions decided once across instances
     const binding = { request_id: request.request_id, turn_id: request.turn_id, thread_id: request.thread_id };
     expect(new ResolveTokens(secret).verify(request.resolve_token, binding, new Date())).toEqual({ ok: true });
     const kept = (a.store as PostgresEventStore).shared.tokenSecret();
-    expect(new ResolveTokens(kept).verify(request.resolve_token, binding, new Date())).toMatchObject({ ok: false, reason: "bad_signature" });
+    expect(new ResolveTokens(kept).verify(request.resolve_token, binding, new Date())).toMatchObject({
+      ok: false,
+      reason: "bad_signature",
+    });
   });
 });

@@ -18,12 +18,23 @@ export interface Instance {
  * and resolves once it listens; `cleanups` gets what stops it. No token secret is
  * configured unless `config` has one: the instances sign with the one kept in the database.
  */
-export async function startInstance(store: string, config: Record<string, unknown>, cleanups: (() => Promise<unknown> | unknown)[]): Promise<Instance> {
+export async function startInstance(
+  store: string,
+  config: Record<string, unknown>,
+  cleanups: (() => Promise<unknown> | unknown)[],
+): Promise<Instance> {
   const dir = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
   const file = join(dir, "gateway.json");
   writeFileSync(file, JSON.stringify(config));
-  const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", file], { stdio: ["ignore", "ignore", "pipe"] });
-  cleanups.push(() => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
+  const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", file], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  cleanups.push(
+    () =>
+      new Promise((resolve) =>
+        child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")),
+      ),
+  );
   let stderr = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -43,8 +54,15 @@ export async function connectClient(gateway: Instance, cleanups: (() => Promise<
 }
 
 /** The notifications of a turn that carry a log sequence, as a client received them. */
-export function sequenced(received: readonly AnyNotification[], turnId: string): { sequence: number; method: string; params: Record<string, unknown> }[] {
+export function sequenced(
+  received: readonly AnyNotification[],
+  turnId: string,
+): { sequence: number; method: string; params: Record<string, unknown> }[] {
   return received
     .filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params)
-    .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as unknown as Record<string, unknown> }));
+    .map((n) => ({
+      sequence: (n.params as { sequence: number }).sequence,
+      method: n.method,
+      params: n.params as unknown as Record<string, unknown>,
+    }));
 }

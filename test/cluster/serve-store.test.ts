@@ -25,7 +25,11 @@ afterEach(async () => {
 
 describe("turnspec serve --store", () => {
   it("refuses two event logs at once as a usage error", () => {
-    const run = spawnSync("node", ["bin/turnspec.js", "serve", "--stdio", "--store", "postgres://x@127.0.0.1:1/db", "--db", "events.sqlite"], { encoding: "utf8" });
+    const run = spawnSync(
+      "node",
+      ["bin/turnspec.js", "serve", "--stdio", "--store", "postgres://x@127.0.0.1:1/db", "--db", "events.sqlite"],
+      { encoding: "utf8" },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr).toContain("Choose one event log: --store, --db or --memory.");
   });

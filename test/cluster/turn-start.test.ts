@@ -71,22 +71,27 @@ async function failCommitOf(method: string): Promise<void> {
 const heal = () => raw!.query(`DROP TRIGGER doom ON events; DROP FUNCTION doom();`);
 
 describe.skipIf(server === undefined)("turn/start on PostgreSQL", () => {
-  it.each(["turn/started", "item/completed"])("when the commit holding %s fails: an error, no turn row, no lease, the thread free", async (method) => {
-    const thread = await open();
-    await failCommitOf(method);
-    const error = (await h!.client.turnStart({ thread_id: thread, turn_id: "trn_lost", input: text("hi") }).catch((e: unknown) => e)) as RpcError;
-    expect(error.code).toBe(-32603);
-    await heal();
-    expect((await raw!.query(`SELECT turn_id FROM turns`)).rows).toEqual([]);
-    expect((await raw!.query(`SELECT turn_id FROM events`)).rows).toEqual([]);
-    expect((await raw!.query(`SELECT turn_id FROM turn_leases`)).rows).toEqual([]);
-    expect(h!.store.turnsOfThread(thread)).toEqual([]);
-    expect((await h!.client.threadGet({ thread_id: thread })).thread.active_turn_id).toBeUndefined();
-    // The thread runs its next turn, under the same id.
-    const end = await h!.runTurn({ thread_id: thread, turn_id: "trn_lost", input: text("hi") });
-    expect(end.method).toBe("turn/completed");
-    expect((await raw!.query(`SELECT turn_id FROM turns`)).rows).toEqual([{ turn_id: "trn_lost" }]);
-  });
+  it.each(["turn/started", "item/completed"])(
+    "when the commit holding %s fails: an error, no turn row, no lease, the thread free",
+    async (method) => {
+      const thread = await open();
+      await failCommitOf(method);
+      const error = (await h!.client
+        .turnStart({ thread_id: thread, turn_id: "trn_lost", input: text("hi") })
+        .catch((e: unknown) => e)) as RpcError;
+      expect(error.code).toBe(-32603);
+      await heal();
+      expect((await raw!.query(`SELECT turn_id FROM turns`)).rows).toEqual([]);
+      expect((await raw!.query(`SELECT turn_id FROM events`)).rows).toEqual([]);
+      expect((await raw!.query(`SELECT turn_id FROM turn_leases`)).rows).toEqual([]);
+      expect(h!.store.turnsOfThread(thread)).toEqual([]);
+      expect((await h!.client.threadGet({ thread_id: thread })).thread.active_turn_id).toBeUndefined();
+      // The thread runs its next turn, under the same id.
+      const end = await h!.runTurn({ thread_id: thread, turn_id: "trn_lost", input: text("hi") });
+      expect(end.method).toBe("turn/completed");
+      expect((await raw!.query(`SELECT turn_id FROM turns`)).rows).toEqual([{ turn_id: "trn_lost" }]);
+    },
+  );
 
   it("makes a new turn's id wait for another instance's insert still in flight: lost to it if committed, taken if rolled back", async () => {
     const store = new PostgresEventStore(url);
@@ -94,9 +99,15 @@ describe.skipIf(server === undefined)("turn/start on PostgreSQL", () => {
       store.createThread(threadRecord("thr_mine"));
       store.createThread(threadRecord("thr_other"));
       await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
-      for (const [end, wins] of [["COMMIT", false], ["ROLLBACK", true]] as const) {
+      for (const [end, wins] of [
+        ["COMMIT", false],
+        ["ROLLBACK", true],
+      ] as const) {
         const turnId = `trn_${end.toLowerCase()}`;
-        const other = new Worker(OTHER_START, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), turnId, end } });
+        const other = new Worker(OTHER_START, {
+          eval: true,
+          workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), turnId, end },
+        });
         await new Promise((resolve) => other.once("message", resolve));
         // This thread waits in the database (the event loop with it) until the other ends its transaction.
         expect(store.createTurn("thr_mine", turnId, "t"), end).toBe(wins);

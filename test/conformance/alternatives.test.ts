@@ -12,16 +12,25 @@ import { notPassing } from "./reference.js";
 import { certifyWrapped, type Json } from "./wrapped.js";
 
 /** The gateway's own names for two reference tools, and their argument names. */
-const RENAMED = { write_file: { name: "create_file", args: { path: "file_path" } }, read_file: { name: "open_file", args: { path: "file_path" } } } as const;
+const RENAMED = {
+  write_file: { name: "create_file", args: { path: "file_path" } },
+  read_file: { name: "open_file", args: { path: "file_path" } },
+} as const;
 const toGateway = new Map(Object.entries(RENAMED).map(([ref, m]) => [ref, m]));
-const toReference = new Map(Object.entries(RENAMED).map(([ref, m]) => [m.name as string, { ref, args: Object.fromEntries(Object.entries(m.args).map(([a, b]) => [b, a])) }]));
+const toReference = new Map(
+  Object.entries(RENAMED).map(([ref, m]) => [
+    m.name as string,
+    { ref, args: Object.fromEntries(Object.entries(m.args).map(([a, b]) => [b, a])) },
+  ]),
+);
 
 const body = async (req: IncomingMessage) => {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 };
-const renameArgs = (json: string, names: Record<string, string>) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(json) as Record<string, unknown>).map(([k, v]) => [names[k] ?? k, v])));
+const renameArgs = (json: string, names: Record<string, string>) =>
+  JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(json) as Record<string, unknown>).map(([k, v]) => [names[k] ?? k, v])));
 
 /**
  * Between the reference gateway and the scripted model: asks the model without streaming
@@ -31,42 +40,71 @@ const renameArgs = (json: string, names: Record<string, string>) => JSON.stringi
 async function nonStreamingRenamingProxy(modelUrl: string, seen: { calls: number; offeredRenamed: number }) {
   const server = createServer((req, res) => {
     void (async () => {
-      const request = JSON.parse(await body(req)) as { stream?: boolean; stream_options?: unknown; tools?: { function: { name: string; parameters?: { properties?: Record<string, unknown>; required?: string[] } } }[]; messages: { tool_calls?: { function: { name: string; arguments: string } }[] }[] };
+      const request = JSON.parse(await body(req)) as {
+        stream?: boolean;
+        stream_options?: unknown;
+        tools?: { function: { name: string; parameters?: { properties?: Record<string, unknown>; required?: string[] } } }[];
+        messages: { tool_calls?: { function: { name: string; arguments: string } }[] }[];
+      };
       const streamed = request.stream === true;
       for (const tool of request.tools ?? []) {
         const m = toGateway.get(tool.function.name);
         if (!m) continue;
         tool.function.name = m.name;
         const props = tool.function.parameters?.properties ?? {};
-        for (const [a, b] of Object.entries(m.args)) if (a in props) (props[b] = props[a], delete props[a]);
-        if (tool.function.parameters?.required) tool.function.parameters.required = tool.function.parameters.required.map((r) => (m.args as Record<string, string>)[r] ?? r);
+        for (const [a, b] of Object.entries(m.args)) if (a in props) ((props[b] = props[a]), delete props[a]);
+        if (tool.function.parameters?.required)
+          tool.function.parameters.required = tool.function.parameters.required.map((r) => (m.args as Record<string, string>)[r] ?? r);
       }
-      for (const message of request.messages) for (const call of message.tool_calls ?? []) {
-        const m = toGateway.get(call.function.name);
-        if (m) (call.function.name = m.name), (call.function.arguments = renameArgs(call.function.arguments, m.args));
-      }
+      for (const message of request.messages)
+        for (const call of message.tool_calls ?? []) {
+          const m = toGateway.get(call.function.name);
+          if (m) ((call.function.name = m.name), (call.function.arguments = renameArgs(call.function.arguments, m.args)));
+        }
       const { stream: _s, stream_options: _o, ...rest } = request;
       seen.calls++;
       if (rest.tools?.some((t) => t.function.name === "create_file")) seen.offeredRenamed++;
-      const upstream = await fetch(`${modelUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(rest) });
+      const upstream = await fetch(`${modelUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(rest),
+      });
       const text = await upstream.text();
       if (!upstream.ok) return void (res.writeHead(upstream.status, { "content-type": "application/json" }), res.end(text));
-      const completion = JSON.parse(text) as { id: string; model: string; created: number; choices: { message: { content: string | null; reasoning_content?: string; tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[]; usage?: unknown };
+      const completion = JSON.parse(text) as {
+        id: string;
+        model: string;
+        created: number;
+        choices: {
+          message: {
+            content: string | null;
+            reasoning_content?: string;
+            tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+          };
+          finish_reason: string;
+        }[];
+        usage?: unknown;
+      };
       const message = completion.choices[0]!.message;
       for (const call of message.tool_calls ?? []) {
         const back = toReference.get(call.function.name);
-        if (back) (call.function.name = back.ref), (call.function.arguments = renameArgs(call.function.arguments, back.args));
+        if (back) ((call.function.name = back.ref), (call.function.arguments = renameArgs(call.function.arguments, back.args)));
       }
       if (!streamed) return void (res.writeHead(200, { "content-type": "application/json" }), res.end(JSON.stringify(completion)));
       res.writeHead(200, { "content-type": "text/event-stream" });
       const chunk = (delta: Json | Record<string, unknown>, finish_reason: string | null = null, extra: Record<string, unknown> = {}) =>
-        res.write(`data: ${JSON.stringify({ id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model, choices: [{ index: 0, delta, finish_reason }], ...extra })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model, choices: [{ index: 0, delta, finish_reason }], ...extra })}\n\n`,
+        );
       chunk({ role: "assistant", content: "" });
       if (message.reasoning_content) chunk({ reasoning_content: message.reasoning_content });
       if (message.content) chunk({ content: message.content });
       if (message.tool_calls?.length) chunk({ tool_calls: message.tool_calls.map((c, index) => ({ index, ...c })) });
       chunk({}, completion.choices[0]!.finish_reason);
-      if (completion.usage) res.write(`data: ${JSON.stringify({ id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model, choices: [], usage: completion.usage })}\n\n`);
+      if (completion.usage)
+        res.write(
+          `data: ${JSON.stringify({ id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model, choices: [], usage: completion.usage })}\n\n`,
+        );
       res.end("data: [DONE]\n\n");
     })().catch((error: unknown) => (res.writeHead(502), res.end(String(error))));
   });
@@ -87,15 +125,25 @@ function otherIds() {
   const out = new Map<string, string>();
   const back = new Map<string, string>();
   const rewrite = (value: unknown, map: (s: string) => string): unknown =>
-    typeof value === "string" ? map(value) : Array.isArray(value) ? value.map((v) => rewrite(v, map)) : value && typeof value === "object" ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v, map)])) : value;
+    typeof value === "string"
+      ? map(value)
+      : Array.isArray(value)
+        ? value.map((v) => rewrite(v, map))
+        : value && typeof value === "object"
+          ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v, map)]))
+          : value;
   const mine = (s: string) => {
     const m = /^(item|perm|call)_([0-9a-f]{8,32})$/.exec(s);
     if (!m) return s;
     let id = out.get(s);
-    if (!id) (id = `${m[1]}-${out.size + 1}`), out.set(s, id), back.set(id, s);
+    if (!id) ((id = `${m[1]}-${out.size + 1}`), out.set(s, id), back.set(id, s));
     return id;
   };
-  return { toHarness: (frame: Json) => rewrite(frame, mine) as Json, toGateway: (frame: Json) => rewrite(frame, (s) => back.get(s) ?? s) as Json, count: () => out.size };
+  return {
+    toHarness: (frame: Json) => rewrite(frame, mine) as Json,
+    toGateway: (frame: Json) => rewrite(frame, (s) => back.get(s) ?? s) as Json,
+    count: () => out.size,
+  };
 }
 
 describe("readings the documentation allows", () => {

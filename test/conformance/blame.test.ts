@@ -48,7 +48,8 @@ describe("checks that test their statements", () => {
         out(frame, pass) {
           if (frame.method === "item/started" && !firstItem.has(frame.params.turn_id)) firstItem.set(frame.params.turn_id, frame);
           // Before the cancelled turn's terminal: an item that starts and never completes.
-          const copy = frame.method === "turn/failed" && cancelled.has(frame.params.turn_id) ? firstItem.get(frame.params.turn_id) : undefined;
+          const copy =
+            frame.method === "turn/failed" && cancelled.has(frame.params.turn_id) ? firstItem.get(frame.params.turn_id) : undefined;
           if (copy) {
             const item = { ...copy.params.item, id: "item_left_open" };
             pass({ ...copy, params: { ...copy.params, item_id: "item_left_open", item, sequence: frame.params.sequence } });
@@ -60,7 +61,12 @@ describe("checks that test their statements", () => {
       },
       { patterns: ["TURN-*", "ITEM-*"], capabilities: ["core"], level: "core" },
     );
-    expect(result("ITEM-COMPLETED-ONCE")).toMatchObject({ outcome: "fail", message: expect.stringMatching(/ended with turn\/failed\) has items not completed exactly once before it ended: item_left_open \(userMessage\) completed 0 times/) });
+    expect(result("ITEM-COMPLETED-ONCE")).toMatchObject({
+      outcome: "fail",
+      message: expect.stringMatching(
+        /ended with turn\/failed\) has items not completed exactly once before it ended: item_left_open \(userMessage\) completed 0 times/,
+      ),
+    });
   });
 
   it("ITEM-COMPLETED-ONCE fails a gateway that leaves its open items unfinished when a turn is cancelled, naming each item, for every kind of item left open", async () => {
@@ -71,19 +77,23 @@ describe("checks that test their statements", () => {
     const renumber = (frame: Json): Json => {
       const turnId = frame.params?.turn_id as string | undefined;
       const by = turnId === undefined ? 0 : (shift.get(turnId) ?? 0);
-      return by && typeof frame.params.sequence === "number" ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence - by } } : frame;
+      return by && typeof frame.params.sequence === "number"
+        ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence - by } }
+        : frame;
     };
     const named: string[] = [];
     const { failed, errored, result } = await certifyWrapped(
       {
         in(frame, pass) {
           // The scenarios' own cancels; a turn a stopped scenario abandons is not held against the gateway.
-          if (frame.method === "turn/cancel" && frame.params.reason !== "the certification scenario stopped early") leftOpen.set(frame.params.turn_id, new Set(open.get(frame.params.turn_id)?.keys()));
+          if (frame.method === "turn/cancel" && frame.params.reason !== "the certification scenario stopped early")
+            leftOpen.set(frame.params.turn_id, new Set(open.get(frame.params.turn_id)?.keys()));
           pass(frame);
         },
         out(frame, pass) {
           const turnId = frame.params?.turn_id as string | undefined;
-          if (turnId !== undefined && frame.method === "item/started") open.set(turnId, (open.get(turnId) ?? new Map()).set(frame.params.item_id, frame.params.item.type));
+          if (turnId !== undefined && frame.method === "item/started")
+            open.set(turnId, (open.get(turnId) ?? new Map()).set(frame.params.item_id, frame.params.item.type));
           if (turnId !== undefined && frame.method === "item/completed") {
             open.get(turnId)?.delete(frame.params.item_id);
             // Never completed: dropped, and the turn's later events renumbered, so that only the missing completion is wrong.
@@ -101,7 +111,11 @@ describe("checks that test their statements", () => {
     expect(failed).toEqual(["ITEM-COMPLETED-ONCE"]);
     expect(errored).toEqual([]);
     const message = result("ITEM-COMPLETED-ONCE").message!;
-    for (const type of ["agentMessage", "commandExecution", "dynamicToolCall"]) expect(named.some((n) => n.endsWith(`(${type})`)), type).toBe(true);
+    for (const type of ["agentMessage", "commandExecution", "dynamicToolCall"])
+      expect(
+        named.some((n) => n.endsWith(`(${type})`)),
+        type,
+      ).toBe(true);
     for (const item of named) expect(message).toContain(`${item} completed 0 times`);
     expect(message).toMatch(/ended with turn\/failed\) has items not completed exactly once before it ended/);
   });
@@ -115,31 +129,46 @@ describe("checks that test their statements", () => {
     const { failed, errored, result, report } = await certifyWrapped(
       {
         in(frame, pass) {
-          if (frame.method === "turn/permission/request/respond" && frame.params.resolution === "allow_for_turn") granted.add(scopes.get(frame.params.request_id) ?? "");
+          if (frame.method === "turn/permission/request/respond" && frame.params.resolution === "allow_for_turn")
+            granted.add(scopes.get(frame.params.request_id) ?? "");
           pass(frame);
         },
         out(frame, pass, inject) {
-          const request = frame.method === "turn/permission/request/opened" ? (frame.params.request as { request_id: string; turn_id: string; scope_hash: string; resolve_token?: string }) : undefined;
+          const request =
+            frame.method === "turn/permission/request/opened"
+              ? (frame.params.request as { request_id: string; turn_id: string; scope_hash: string; resolve_token?: string })
+              : undefined;
           if (request) {
             scopes.set(request.request_id, request.scope_hash);
             if (granted.has(request.scope_hash)) {
               // The leak: the wrapper answers for the client, and the client never hears of it.
               hidden.add(request.request_id);
               if (typeof frame.params?.sequence === "number") gaps.set(request.turn_id, (gaps.get(request.turn_id) ?? 0) + 1);
-              const params = { request_id: request.request_id, resolution: "allow_once", ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) };
+              const params = {
+                request_id: request.request_id,
+                resolution: "allow_once",
+                ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}),
+              };
               // Once the gateway has finished opening the request.
               setTimeout(() => inject({ jsonrpc: "2.0", id: `wrap-${++next}`, method: "turn/permission/request/respond", params }), 20);
               return;
             }
           }
           const turnId = frame.params?.turn_id ?? frame.params?.request?.turn_id;
-          if ((request && hidden.has(request.request_id)) || (frame.method?.startsWith("turn/permission/") && hidden.has(frame.params?.request_id))) {
+          if (
+            (request && hidden.has(request.request_id)) ||
+            (frame.method?.startsWith("turn/permission/") && hidden.has(frame.params?.request_id))
+          ) {
             // Hidden, and the turn's sequence renumbered so that nothing else shows the gap.
             if (typeof frame.params?.sequence === "number") gaps.set(turnId, (gaps.get(turnId) ?? 0) + 1);
             return;
           }
           const gap = gaps.get(turnId) ?? 0;
-          pass(gap && typeof frame.params?.sequence === "number" ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence - gap } } : frame);
+          pass(
+            gap && typeof frame.params?.sequence === "number"
+              ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence - gap } }
+              : frame,
+          );
         },
       },
       { patterns: ["PERM-*"], capabilities: ["core", "permissions"] },
@@ -147,7 +176,9 @@ describe("checks that test their statements", () => {
     expect(catalogue.find((r) => r.id === "PERM-GRANT-TURN-SCOPED")?.level).toBe("MUST");
     expect(failed).toEqual(["PERM-GRANT-TURN-SCOPED"]);
     expect(errored).toEqual([]);
-    expect(result("PERM-GRANT-TURN-SCOPED").message).toMatch(/the allow_for_turn grant of turn \S+ leaked into the next turn \S+: it ended with turn\/completed without an approval request, and the command ran/);
+    expect(result("PERM-GRANT-TURN-SCOPED").message).toMatch(
+      /the allow_for_turn grant of turn \S+ leaked into the next turn \S+: it ended with turn\/completed without an approval request, and the command ran/,
+    );
     expect(report.certified).toBe(false);
   });
 
@@ -163,10 +194,25 @@ describe("checks that test their statements", () => {
             // Before the second question: the turn blocks, and a blocked turn sends nothing more on its own.
             ended.add(turnId);
             const { turn, thread_id } = started.get(turnId)!.params;
-            pass({ jsonrpc: "2.0", method: "turn/blocked", params: { thread_id, turn_id: turnId, sequence: frame.params.sequence, turn: { ...turn, status: "Blocked" }, reason: "max_tool_calls_per_window", recovery_job_id: "job_wrapped" } });
+            pass({
+              jsonrpc: "2.0",
+              method: "turn/blocked",
+              params: {
+                thread_id,
+                turn_id: turnId,
+                sequence: frame.params.sequence,
+                turn: { ...turn, status: "Blocked" },
+                reason: "max_tool_calls_per_window",
+                recovery_job_id: "job_wrapped",
+              },
+            });
           }
           // Every later event of the turn one further on, so that the sequence shows no gap.
-          pass(ended.has(turnId) && typeof frame.params?.sequence === "number" ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence + 1 } } : frame);
+          pass(
+            ended.has(turnId) && typeof frame.params?.sequence === "number"
+              ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence + 1 } }
+              : frame,
+          );
         },
       },
       { patterns: ["TURN-QUESTION-*"], capabilities: ["core", "surface"] },
@@ -179,15 +225,22 @@ describe("checks that test their statements", () => {
     const { failed, result } = await certifyWrapped(
       {
         out(frame, pass) {
-          if (frame.method === "turn/permission/request/opened") pass({ ...frame, params: { ...frame.params, request: { ...frame.params.request, tool_name: "a_shell" } } });
+          if (frame.method === "turn/permission/request/opened")
+            pass({ ...frame, params: { ...frame.params, request: { ...frame.params.request, tool_name: "a_shell" } } });
           else pass(frame);
         },
       },
-      { patterns: ["PERM-ASK-OPENS-REQUEST", "PERM-ALLOW-ONCE", "PERM-AUDIT", "TURN-ORDER-*", "PERM-ORDER-*"], capabilities: ["core", "permissions"] },
+      {
+        patterns: ["PERM-ASK-OPENS-REQUEST", "PERM-ALLOW-ONCE", "PERM-AUDIT", "TURN-ORDER-*", "PERM-ORDER-*"],
+        capabilities: ["core", "permissions"],
+      },
     );
     expect(failed).toEqual(["PERM-ASK-OPENS-REQUEST"]);
     expect(result("PERM-ASK-OPENS-REQUEST").message).toMatch(/: tool_name is "a_shell", expected "shell" \(the request: \{/);
-    expect(result("PERM-ALLOW-ONCE")).toMatchObject({ outcome: "not_reached", message: expect.stringMatching(/^an earlier step of "asking and allow_once" did not pass \(PERM-ASK-OPENS-REQUEST: /) });
+    expect(result("PERM-ALLOW-ONCE")).toMatchObject({
+      outcome: "not_reached",
+      message: expect.stringMatching(/^an earlier step of "asking and allow_once" did not pass \(PERM-ASK-OPENS-REQUEST: /),
+    });
     for (const id of ["TURN-ORDER-ONE-TERMINAL", "PERM-ORDER-RESOLVED-ONCE"]) expect(result(id).outcome).toBe("pass");
   });
 });
@@ -207,14 +260,17 @@ describe("blame where it belongs", () => {
     expect(failed.filter((id) => capabilityOf.get(id) !== "windows")).toEqual([]);
     expect(report.results.filter((r) => r.capability === "core" && r.outcome !== "pass").map((r) => `${r.id}: ${r.message}`)).toEqual([]);
     expect(report.achievedLevel).toBe("core");
-    expect(report.results.find((r) => r.id === "WIN-EXHAUSTED")?.message).toMatch(/^the gateway never sent turn\/execution_window\/exhausted \(waited 4000 ms\)/);
+    expect(report.results.find((r) => r.id === "WIN-EXHAUSTED")?.message).toMatch(
+      /^the gateway never sent turn\/execution_window\/exhausted \(waited 4000 ms\)/,
+    );
   });
 
   it("one stray field in turn/start results fails RPC-RESPONSE-MATCHES-REQUEST and what covers turn/start; the rest is not reached", async () => {
     const { failed, errored, result } = await certifyWrapped(
       {
         out(frame, pass) {
-          if (frame.id !== undefined && frame.result?.turn && Object.keys(frame.result).length === 1) pass({ ...frame, result: { ...frame.result, stray: 1 } });
+          if (frame.id !== undefined && frame.result?.turn && Object.keys(frame.result).length === 1)
+            pass({ ...frame, result: { ...frame.result, stray: 1 } });
           else pass(frame);
         },
       },
@@ -224,7 +280,10 @@ describe("blame where it belongs", () => {
     expect(failed).toContain("RPC-RESPONSE-MATCHES-REQUEST");
     expect(failed.filter((id) => id !== "RPC-RESPONSE-MATCHES-REQUEST" && !coversOf.get(id)?.includes("turn/start"))).toEqual([]);
     expect(result("RPC-RESPONSE-MATCHES-REQUEST").message).toMatch(/the result of turn\/start is invalid/);
-    expect(result("PERM-DENY")).toMatchObject({ outcome: "not_reached", message: expect.stringMatching(/^the gateway sent an invalid result: the result of turn\/start is invalid/) });
+    expect(result("PERM-DENY")).toMatchObject({
+      outcome: "not_reached",
+      message: expect.stringMatching(/^the gateway sent an invalid result: the result of turn\/start is invalid/),
+    });
   });
 });
 
@@ -244,10 +303,23 @@ describe("every wait is bounded", () => {
           pass(frame);
         },
       },
-      { patterns: ["TURN-GET", "TURN-COMPLETED-NOTIFIED", "TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED"], capabilities: ["core"], level: "core", stepTimeoutMs: 2000, notices },
+      {
+        patterns: ["TURN-GET", "TURN-COMPLETED-NOTIFIED", "TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED"],
+        capabilities: ["core"],
+        level: "core",
+        stepTimeoutMs: 2000,
+        notices,
+      },
     );
-    expect(result("TURN-GET")).toMatchObject({ outcome: "fail", message: expect.stringMatching(/^the gateway never answered: turn\/get got no response within 2000 ms$/) });
-    expect(notices.some((n) => /^waiting \d+ s for the response to turn\/get \(id \d+\) \(scenario "a Chat-mode turn"\); giving up after 2000 ms$/.test(n))).toBe(true);
+    expect(result("TURN-GET")).toMatchObject({
+      outcome: "fail",
+      message: expect.stringMatching(/^the gateway never answered: turn\/get got no response within 2000 ms$/),
+    });
+    expect(
+      notices.some((n) =>
+        /^waiting \d+ s for the response to turn\/get \(id \d+\) \(scenario "a Chat-mode turn"\); giving up after 2000 ms$/.test(n),
+      ),
+    ).toBe(true);
     expect(report.finishedAt).toBeTruthy();
   });
 });

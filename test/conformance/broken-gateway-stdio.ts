@@ -13,7 +13,9 @@ if (name === undefined || !Object.hasOwn(BROKEN, name) || flag !== "--provider-u
 }
 // A crash as a gateway process has one: a traceback on stderr, exit 1.
 const crash = () => {
-  process.stderr.write("Traceback (most recent call last):\n  File \"gw.py\", line 12, in read_frame\njson.decoder.JSONDecodeError: Expecting value: line 1 column 40 (char 39)\n");
+  process.stderr.write(
+    'Traceback (most recent call last):\n  File "gw.py", line 12, in read_frame\njson.decoder.JSONDecodeError: Expecting value: line 1 column 40 (char 39)\n',
+  );
   process.exit(1);
 };
 const broken = createBrokenGateway(name as BrokenGatewayName, providerUrl, crash);

@@ -55,13 +55,20 @@ export const BROKEN = {
 } as const satisfies Record<string, string>;
 
 /** The -32601 answer of a gateway that does not implement the method `message` names. */
-const notImplemented = (message: Message): Message => ({ id: message.id ?? null, error: { code: -32601, message: "Method not found", data: { reason: "method_not_found" } } });
+const notImplemented = (message: Message): Message => ({
+  id: message.id ?? null,
+  error: { code: -32601, message: "Method not found", data: { reason: "method_not_found" } },
+});
 
 /** `value` with every property named `key` removed, at any depth. */
 function without(value: unknown, key: string): unknown {
   if (Array.isArray(value)) return value.map((v) => without(v, key));
   if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== key).map(([k, v]) => [k, without(v, key)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== key)
+      .map(([k, v]) => [k, without(v, key)]),
+  );
 }
 
 export type BrokenGatewayName = keyof typeof BROKEN;
@@ -70,7 +77,9 @@ export type BrokenGatewayName = keyof typeof BROKEN;
 function answeredAs(given: string, passedOn: string): Break {
   const rewritten = new Set<string>();
   const restore = (body: Record<string, unknown> | undefined) =>
-    body && typeof body.request_id === "string" && rewritten.has(body.request_id) && body.resolution === passedOn ? { ...body, resolution: given } : body;
+    body && typeof body.request_id === "string" && rewritten.has(body.request_id) && body.resolution === passedOn
+      ? { ...body, resolution: given }
+      : body;
   return {
     toGateway: (m) => {
       if (m.method !== "turn/permission/request/respond" || m.params?.resolution !== given) return m;
@@ -133,7 +142,9 @@ function breakFor(name: BrokenGatewayName): Break {
           if (m.method === "turn/question/opened") return [{ ...m, params: later(m.params!) }];
           const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
           if (request?.method !== "turn/items" || m.result === undefined) return [m];
-          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).map((e) => (e.method === "turn/question/opened" ? { ...e, params: later(e.params) } : e));
+          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).map((e) =>
+            e.method === "turn/question/opened" ? { ...e, params: later(e.params) } : e,
+          );
           return [{ ...m, result: { ...m.result, events } }];
         },
       };
@@ -143,7 +154,9 @@ function breakFor(name: BrokenGatewayName): Break {
         toClient: (m, sent) => {
           const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
           if (request?.method !== "turn/items" || m.result === undefined) return [m];
-          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).map((e) => (e.method === "turn/question/opened" ? { ...e, params: { ...e.params, already_surfaced: false } } : e));
+          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).map((e) =>
+            e.method === "turn/question/opened" ? { ...e, params: { ...e.params, already_surfaced: false } } : e,
+          );
           return [{ ...m, result: { ...m.result, events } }];
         },
       };
@@ -194,7 +207,9 @@ function breakFor(name: BrokenGatewayName): Break {
           if (isCommand(m.method, m.params)) return [];
           const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
           if (request?.method !== "turn/items" || m.result === undefined) return [m];
-          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).filter((e) => !isCommand(e.method, e.params));
+          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).filter(
+            (e) => !isCommand(e.method, e.params),
+          );
           return [{ ...m, result: { ...m.result, events } }];
         },
       };
@@ -266,7 +281,11 @@ function proxy(gatewaySide: Transport, broken: Break, crash: () => void): void {
     if (typeof parsed !== "object" || parsed === null) return receive?.(frame);
     const answered = Array.isArray(parsed) ? undefined : broken.answer?.(parsed as Message);
     if (answered) return void send(JSON.stringify({ jsonrpc: "2.0", ...answered })).catch(() => undefined);
-    receive?.(JSON.stringify(Array.isArray(parsed) ? parsed.map((m) => (typeof m === "object" && m !== null ? pass(m as Message) : m)) : pass(parsed as Message)));
+    receive?.(
+      JSON.stringify(
+        Array.isArray(parsed) ? parsed.map((m) => (typeof m === "object" && m !== null ? pass(m as Message) : m)) : pass(parsed as Message),
+      ),
+    );
   };
   gatewaySide.send = async (frame) => {
     const parsed = JSON.parse(frame) as Message | Message[];
@@ -284,9 +303,16 @@ function proxy(gatewaySide: Transport, broken: Break, crash: () => void): void {
  * The reference gateway broken by `name`, pointed at the model server at `providerUrl`;
  * `crash` is what a crash does (default: the connection closes).
  */
-export function createBrokenGateway(name: BrokenGatewayName, providerUrl: string, crash?: () => void): { connect(transport: Transport): void; close(): Promise<void> } {
+export function createBrokenGateway(
+  name: BrokenGatewayName,
+  providerUrl: string,
+  crash?: () => void,
+): { connect(transport: Transport): void; close(): Promise<void> } {
   const store = new MemoryEventStore();
-  const config = resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-broken-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } }, { providerUrl });
+  const config = resolveConfig(
+    { tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-broken-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } },
+    { providerUrl },
+  );
   const gateway = createGateway(store, config, () => undefined);
   return {
     connect: (transport) => {

@@ -34,8 +34,16 @@ describe("the requirement catalogue", () => {
 
   it("refers every requirement to a section that exists in what turnspec ships: PROTOCOL.md or a guide under docs/", () => {
     const headings = (file: string) =>
-      new Set([...readFileSync(join(import.meta.dirname, "../..", file === "PROTOCOL.md" ? "generated/PROTOCOL.md" : file), "utf8").matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1]!.trim()));
-    const missing = catalogue.filter((r) => !headings(r.reference.file).has(r.reference.section)).map((r) => `${r.id}: ${r.reference.file} "${r.reference.section}"`);
+      new Set(
+        [
+          ...readFileSync(join(import.meta.dirname, "../..", file === "PROTOCOL.md" ? "generated/PROTOCOL.md" : file), "utf8").matchAll(
+            /^#{1,6} (.+)$/gm,
+          ),
+        ].map((m) => m[1]!.trim()),
+      );
+    const missing = catalogue
+      .filter((r) => !headings(r.reference.file).has(r.reference.section))
+      .map((r) => `${r.id}: ${r.reference.file} "${r.reference.section}"`);
     expect(missing).toEqual([]);
   });
 
@@ -49,7 +57,10 @@ describe("the requirement catalogue", () => {
     const sources = checkSources();
     for (const r of catalogue) {
       expect(r.observes.length, r.id).toBeGreaterThan(20);
-      expect(sources.get(r.id)?.some((s) => s.does.startsWith(r.observes)), r.id).toBe(true);
+      expect(
+        sources.get(r.id)?.some((s) => s.does.startsWith(r.observes)),
+        r.id,
+      ).toBe(true);
     }
   });
 
@@ -61,15 +72,33 @@ describe("the requirement catalogue", () => {
   });
 
   it("checks only requirements of the catalogue: scenarios and ordering rules alike", () => {
-    for (const s of scenarios) for (const id of s.checks) expect(ids.has(id) && !id.startsWith("CLIENT-"), `scenario "${s.name}" checks unknown ${id}`).toBe(true);
-    for (const s of clientScenarios) for (const id of s.checks) expect(id.startsWith("CLIENT-") && ids.has(id), `client scenario "${s.name}" checks ${id}`).toBe(true);
+    for (const s of scenarios)
+      for (const id of s.checks) expect(ids.has(id) && !id.startsWith("CLIENT-"), `scenario "${s.name}" checks unknown ${id}`).toBe(true);
+    for (const s of clientScenarios)
+      for (const id of s.checks) expect(id.startsWith("CLIENT-") && ids.has(id), `client scenario "${s.name}" checks ${id}`).toBe(true);
     for (const rule of orderingRules) expect(ids.has(rule.requirement), `ordering rule ${rule.id}`).toBe(true);
   });
 
   it("stops on a catalogue that breaks its schema, naming the file and the pointer", () => {
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-catalogue-")), "requirements.json");
     const versions = [{ version: "1.0", date: "2026-11-30", summary: "The first catalogue." }];
-    writeFileSync(file, JSON.stringify({ versions, requirements: [{ id: "TURN-X", level: "MUSTN'T", capability: "core", since: "1.0", statement: "A statement long enough.", observes: "What the check observes.", reference: { file: "a.md", section: "s" } }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        versions,
+        requirements: [
+          {
+            id: "TURN-X",
+            level: "MUSTN'T",
+            capability: "core",
+            since: "1.0",
+            statement: "A statement long enough.",
+            observes: "What the check observes.",
+            reference: { file: "a.md", section: "s" },
+          },
+        ],
+      }),
+    );
     expect(() => loadCatalogue(file)).toThrow(CatalogueError);
     expect(() => loadCatalogue(file)).toThrow(`${file}#/requirements/0/level`);
     const { covers: _covers, changes: _changes, ...first } = catalogue[0]!;

@@ -11,7 +11,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildCertificate, keyId, renderCertificate, verifyCertificate, verifyingKey } from "../../packages/conformance/src/report/certificate.js";
+import {
+  buildCertificate,
+  keyId,
+  renderCertificate,
+  verifyCertificate,
+  verifyingKey,
+} from "../../packages/conformance/src/report/certificate.js";
 import { renderJsonReport } from "../../packages/conformance/src/report/json.js";
 import { certifiedReport } from "./report/fixtures.js";
 import { REFERENCE } from "./reference.js";
@@ -52,23 +58,46 @@ describe("a signed certificate", () => {
     expect(verifyCertificate(value, vendor.publicKey)).toMatchObject({ valid: false, reason: expect.stringContaining("it is not JSON") });
     const result = text.replace(/"outcome": "fail"/, '"outcome": "pass"');
     expect(result).not.toBe(text);
-    expect(verifyCertificate(result, vendor.publicKey)).toMatchObject({ valid: false, reason: "its signature does not match its contents: the certificate was changed after it was signed" });
-    expect(verifyCertificate(text.replace('\n  "signature"', '\n   "signature"'), vendor.publicKey)).toMatchObject({ valid: false, reason: expect.stringMatching(/^it is not as it was written: it differs from its own JSON at character \d+$/) });
+    expect(verifyCertificate(result, vendor.publicKey)).toMatchObject({
+      valid: false,
+      reason: "its signature does not match its contents: the certificate was changed after it was signed",
+    });
+    expect(verifyCertificate(text.replace('\n  "signature"', '\n   "signature"'), vendor.publicKey)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/^it is not as it was written: it differs from its own JSON at character \d+$/),
+    });
   });
 
   it("fails verification with another key, with an unsigned certificate, and with another report", () => {
-    expect(verifyCertificate(text, other.publicKey)).toEqual({ valid: false, reason: `it was signed by the key ${keyId(vendor.publicKey)}, not by the given key ${keyId(other.publicKey)}`, file: JSON.parse(text) });
+    expect(verifyCertificate(text, other.publicKey)).toEqual({
+      valid: false,
+      reason: `it was signed by the key ${keyId(vendor.publicKey)}, not by the given key ${keyId(other.publicKey)}`,
+      file: JSON.parse(text),
+    });
     // A signature made over the same certificate by another key does not hold under the vendor's key id either.
     const forged = JSON.parse(renderCertificate(report, other.privateKey)) as { signature: { keyId: string } };
     forged.signature.keyId = keyId(vendor.publicKey);
-    expect(verifyCertificate(`${JSON.stringify(forged, null, 2)}\n`, vendor.publicKey)).toMatchObject({ valid: false, reason: expect.stringContaining("its signature does not match") });
-    expect(verifyCertificate(renderCertificate(report), vendor.publicKey)).toMatchObject({ valid: false, reason: "it is not signed (certify writes a signature with --sign-key)" });
-    expect(verifyCertificate(text, vendor.publicKey, renderJsonReport({ ...report, finishedAt: "2026-12-01T00:00:00.000Z" }))).toMatchObject({ valid: false, reason: expect.stringMatching(/^the report's sha256 is [0-9a-f]{64}, the certificate names [0-9a-f]{64}$/) });
+    expect(verifyCertificate(`${JSON.stringify(forged, null, 2)}\n`, vendor.publicKey)).toMatchObject({
+      valid: false,
+      reason: expect.stringContaining("its signature does not match"),
+    });
+    expect(verifyCertificate(renderCertificate(report), vendor.publicKey)).toMatchObject({
+      valid: false,
+      reason: "it is not signed (certify writes a signature with --sign-key)",
+    });
+    expect(
+      verifyCertificate(text, vendor.publicKey, renderJsonReport({ ...report, finishedAt: "2026-12-01T00:00:00.000Z" })),
+    ).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/^the report's sha256 is [0-9a-f]{64}, the certificate names [0-9a-f]{64}$/),
+    });
   });
 
   it("takes only Ed25519 keys", () => {
     const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 });
-    expect(() => verifyingKey(rsa.publicKey.export({ type: "spki", format: "pem" }) as string, "pub.pem")).toThrow("pub.pem is a rsa key; certificates are signed with Ed25519");
+    expect(() => verifyingKey(rsa.publicKey.export({ type: "spki", format: "pem" }) as string, "pub.pem")).toThrow(
+      "pub.pem is a rsa key; certificates are signed with Ed25519",
+    );
     expect(() => verifyingKey("not a key", "pub.pem")).toThrow("pub.pem is not a PEM public key");
   });
 });
@@ -86,13 +115,29 @@ describe("turnspec certify --sign-key and turnspec certificate verify", () => {
     const json = join(dir, "report.json");
     const run = spawnSync(
       "node",
-      ["bin/turnspec.js", "certify", "--gateway-cmd", REFERENCE, "--only", "RPC-*", "--subject", "turnspec reference gateway", "--json", json, "--certificate", certificate, "--sign-key", key],
+      [
+        "bin/turnspec.js",
+        "certify",
+        "--gateway-cmd",
+        REFERENCE,
+        "--only",
+        "RPC-*",
+        "--subject",
+        "turnspec reference gateway",
+        "--json",
+        json,
+        "--certificate",
+        certificate,
+        "--sign-key",
+        key,
+      ],
       { encoding: "utf8", timeout: 120_000 },
     );
     expect(run.stdout).toContain("turnspec suite 8.0 certifying turnspec reference gateway: ");
     expect(run.status).toBe(0);
 
-    const verify = (file: string, publicKey: string, ...more: string[]) => spawnSync("node", ["bin/turnspec.js", "certificate", "verify", file, "--key", publicKey, ...more], { encoding: "utf8" });
+    const verify = (file: string, publicKey: string, ...more: string[]) =>
+      spawnSync("node", ["bin/turnspec.js", "certificate", "verify", file, "--key", publicKey, ...more], { encoding: "utf8" });
     const ok = verify(certificate, pub, "--report", json);
     expect(ok.stdout).toContain(`${certificate}: valid, signed by key ${keyId(vendor.publicKey)}`);
     expect(ok.stdout).toContain("gateway turnspec reference gateway, node bin/turnspec.js serve --stdio");
@@ -104,13 +149,26 @@ describe("turnspec certify --sign-key and turnspec certificate verify", () => {
     const tampered = join(dir, "tampered.json");
     writeFileSync(tampered, text.replace('"outcome": "pass"', '"outcome": "fail"'));
     const changed = verify(tampered, pub);
-    expect([changed.status, changed.stderr]).toEqual([1, `turnspec certificate verify: ${tampered} does not verify: its signature does not match its contents: the certificate was changed after it was signed\n`]);
+    expect([changed.status, changed.stderr]).toEqual([
+      1,
+      `turnspec certificate verify: ${tampered} does not verify: its signature does not match its contents: the certificate was changed after it was signed\n`,
+    ]);
     const wrongKey = verify(certificate, otherPub);
     expect(wrongKey.status).toBe(1);
     expect(wrongKey.stderr).toContain("does not verify: it was signed by the key");
     const noKey = verify(certificate, join(dir, "missing.pem"));
-    expect([noKey.status, noKey.stderr]).toEqual([2, `turnspec certificate verify: cannot read the key ${join(dir, "missing.pem")}: no such file\n`]);
-    const unsignedRun = spawnSync("node", ["bin/turnspec.js", "certify", "--gateway-cmd", REFERENCE, "--only", "RPC-*", "--sign-key", key], { encoding: "utf8" });
-    expect([unsignedRun.status, unsignedRun.stderr]).toEqual([2, "turnspec certify: --sign-key signs the certificate: give --certificate FILE too\n"]);
+    expect([noKey.status, noKey.stderr]).toEqual([
+      2,
+      `turnspec certificate verify: cannot read the key ${join(dir, "missing.pem")}: no such file\n`,
+    ]);
+    const unsignedRun = spawnSync(
+      "node",
+      ["bin/turnspec.js", "certify", "--gateway-cmd", REFERENCE, "--only", "RPC-*", "--sign-key", key],
+      { encoding: "utf8" },
+    );
+    expect([unsignedRun.status, unsignedRun.stderr]).toEqual([
+      2,
+      "turnspec certify: --sign-key signs the certificate: give --certificate FILE too\n",
+    ]);
   });
 });

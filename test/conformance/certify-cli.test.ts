@@ -14,7 +14,16 @@ describe("turnspec certify (command line)", () => {
     const run = certify("--list");
     expect(run.status).toBe(0);
     const headings = run.stdout.split("\n").filter((l) => /^[a-z]+ \(\d+\)$/.test(l));
-    expect(headings.map((h) => h.split(" ")[0])).toEqual(["core", "permissions", "routes", "work", "windows", "recovery", "surface", "client"]);
+    expect(headings.map((h) => h.split(" ")[0])).toEqual([
+      "core",
+      "permissions",
+      "routes",
+      "work",
+      "windows",
+      "recovery",
+      "surface",
+      "client",
+    ]);
     expect(run.stdout).toMatch(/^ {2}PERM-DENY +MUST +deny keeps the tool from running/m);
   });
 
@@ -35,7 +44,15 @@ describe("turnspec certify (command line)", () => {
 
   const base: CertifyArgs = { gatewayCmd: "never-started", level: "full", only: [], skip: [], list: false, reports: {} };
   const xf = join(mkdtempSync(join(tmpdir(), "turnspec-xf-")), "expected.json");
-  writeFileSync(xf, JSON.stringify({ expected_failures: [{ id: "PERM-DENY", reason: "known" }, { id: "PERM-NOPE", reason: "typo" }] }));
+  writeFileSync(
+    xf,
+    JSON.stringify({
+      expected_failures: [
+        { id: "PERM-DENY", reason: "known" },
+        { id: "PERM-NOPE", reason: "typo" },
+      ],
+    }),
+  );
   it.each([
     [{ explain: "NOPE-1" }, "--explain: unknown requirement id NOPE-1"],
     [{ capabilities: "core,teleport" }, "--capabilities: unknown capability teleport"],
@@ -57,14 +74,30 @@ describe("turnspec certify (command line)", () => {
   });
 
   it("exits 1 when the gateway fails a requirement, and names it", () => {
-    const run = certify("--gateway-cmd", "node --import tsx test/conformance/broken-gateway-stdio.ts stale-revoke-accepted --provider-url {provider_url}", "--capabilities", "core,routes", "--only", "ROUTE-*");
+    const run = certify(
+      "--gateway-cmd",
+      "node --import tsx test/conformance/broken-gateway-stdio.ts stale-revoke-accepted --provider-url {provider_url}",
+      "--capabilities",
+      "core,routes",
+      "--only",
+      "ROUTE-*",
+    );
     expect(run.stdout).toMatch(/✗ ROUTE-REVOKE-STALE/);
     expect(run.status).toBe(1);
   });
 
   it("shows a stray line on stdout as text, and fails the requirement it breaks", () => {
     // A gateway that writes a banner to stdout, where only frames belong.
-    const run = certify("--gateway-cmd", `sh -c 'echo starting up; exec ${REFERENCE}'`, "--capabilities", "core", "--only", "RPC-RESPONSE-MATCHES-REQUEST", "--only", "THREAD-START");
+    const run = certify(
+      "--gateway-cmd",
+      `sh -c 'echo starting up; exec ${REFERENCE}'`,
+      "--capabilities",
+      "core",
+      "--only",
+      "RPC-RESPONSE-MATCHES-REQUEST",
+      "--only",
+      "THREAD-START",
+    );
     expect(run.stdout).toMatch(/✗ RPC-RESPONSE-MATCHES-REQUEST/);
     expect(run.stdout).toContain('the gateway sent a frame no scenario can own: the peer sent a frame that is not JSON: "starting up"');
     expect(run.stdout).toContain("Partial run failed");
@@ -90,9 +123,15 @@ describe("turnspec certify (command line)", () => {
   it("maps argument names too, and names the place of a wrong argument", () => {
     const map = { write_file: { name: "create_file", args: { path: "file_path" } }, read_file: { args: { path: "file_path" } } };
     expect(parseToolMap(JSON.stringify(map))).toEqual(map);
-    expect(() => parseToolMap('{"read_file": {"args": {"file": "f"}}}')).toThrow("--tool-map#/read_file/args/file: not an argument of read_file; its arguments are path");
-    expect(() => parseToolMap('{"shell": {"args": {"command": ""}}}')).toThrow("--tool-map#/shell/args/command: must be the gateway's argument name, a non-empty string");
-    expect(() => parseToolMap('{"shell": {"rename": "x"}}')).toThrow('--tool-map#/shell/rename: unknown field; a tool\'s mapping has "name" and "args"');
+    expect(() => parseToolMap('{"read_file": {"args": {"file": "f"}}}')).toThrow(
+      "--tool-map#/read_file/args/file: not an argument of read_file; its arguments are path",
+    );
+    expect(() => parseToolMap('{"shell": {"args": {"command": ""}}}')).toThrow(
+      "--tool-map#/shell/args/command: must be the gateway's argument name, a non-empty string",
+    );
+    expect(() => parseToolMap('{"shell": {"rename": "x"}}')).toThrow(
+      '--tool-map#/shell/rename: unknown field; a tool\'s mapping has "name" and "args"',
+    );
   });
 
   it("explains the tool contract, with the gateway's names from --tool-map", () => {

@@ -20,7 +20,7 @@ function project(): string {
     [
       'import { spawn } from "node:child_process";',
       `const child = spawn(process.execPath, [${JSON.stringify(turnspec)}, "serve", "--stdio", "--memory", ...process.argv.slice(2)], { stdio: "inherit" });`,
-      "child.on(\"exit\", (code) => process.exit(code ?? 1));",
+      'child.on("exit", (code) => process.exit(code ?? 1));',
       "",
     ].join("\n"),
   );
@@ -28,7 +28,11 @@ function project(): string {
 }
 
 const certify = (cwd: string, ...args: string[]) =>
-  spawnSync("node", [turnspec, "certify", "--capabilities", "core", "--only", "THREAD-START", ...args], { cwd, encoding: "utf8", timeout: 120_000 });
+  spawnSync("node", [turnspec, "certify", "--capabilities", "core", "--only", "THREAD-START", ...args], {
+    cwd,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
 
 describe("certify --gateway-cmd runs the command where the user is", () => {
   it("starts a relative command from the folder certify was run in", () => {

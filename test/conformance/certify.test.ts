@@ -25,7 +25,20 @@ describe("turnspec certify against the reference gateway", () => {
     const out = mkdtempSync(join(tmpdir(), "turnspec-certify-"));
     const run = spawnSync(
       "node",
-      ["bin/turnspec.js", "certify", "--gateway-cmd", REFERENCE, "--capabilities", CLAIMED.join(","), "--json", join(out, "report.json"), "--junit", join(out, "junit.xml"), "--badge", join(out, "badge.json")],
+      [
+        "bin/turnspec.js",
+        "certify",
+        "--gateway-cmd",
+        REFERENCE,
+        "--capabilities",
+        CLAIMED.join(","),
+        "--json",
+        join(out, "report.json"),
+        "--junit",
+        join(out, "junit.xml"),
+        "--badge",
+        join(out, "badge.json"),
+      ],
       { encoding: "utf8", timeout: 120_000 },
     );
     const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RunReport;
@@ -41,11 +54,29 @@ describe("turnspec certify against the reference gateway", () => {
     const model = new ModelServer();
     const providerUrl = await model.start();
     cleanups.push(() => model.close());
-    const child = spawn("node", [resolve("bin/turnspec.js"), "serve", "--port", "0", "--memory", "--token", "cert-secret", "--provider-url", providerUrl, "--question-timeout-ms", String(QUESTION_TIMEOUT_MS)], {
-      cwd: mkdtempSync(join(tmpdir(), "turnspec-certify-ws-")),
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    cleanups.push(() => new Promise((done) => (child.exitCode !== null ? done(undefined) : (child.once("exit", done), child.kill("SIGTERM")))));
+    const child = spawn(
+      "node",
+      [
+        resolve("bin/turnspec.js"),
+        "serve",
+        "--port",
+        "0",
+        "--memory",
+        "--token",
+        "cert-secret",
+        "--provider-url",
+        providerUrl,
+        "--question-timeout-ms",
+        String(QUESTION_TIMEOUT_MS),
+      ],
+      {
+        cwd: mkdtempSync(join(tmpdir(), "turnspec-certify-ws-")),
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    cleanups.push(
+      () => new Promise((done) => (child.exitCode !== null ? done(undefined) : (child.once("exit", done), child.kill("SIGTERM")))),
+    );
     let stderr = "";
     const url = await new Promise<string>((found, fail) => {
       child.stderr.on("data", (chunk: Buffer) => {
@@ -55,7 +86,15 @@ describe("turnspec certify against the reference gateway", () => {
       });
       child.once("exit", (code) => fail(new Error(`serve exited with ${code}: ${stderr}`)));
     });
-    const report = await runCertification({ gatewayUrl: url, token: "cert-secret", model, capabilities: CLAIMED, level: "full", selected: new Set(catalogue.map((r) => r.id)), expectedFailures: [] });
+    const report = await runCertification({
+      gatewayUrl: url,
+      token: "cert-secret",
+      model,
+      capabilities: CLAIMED,
+      level: "full",
+      selected: new Set(catalogue.map((r) => r.id)),
+      expectedFailures: [],
+    });
     expect(notPassing(report)).toEqual([]);
     expect(report).toMatchObject({ achievedLevel: "full", certified: true, gateway: { url } });
   });

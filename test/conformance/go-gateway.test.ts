@@ -21,7 +21,16 @@ describe.skipIf(!GO_AVAILABLE)("the Go gateway", () => {
     const report = join(mkdtempSync(join(tmpdir(), "turnspec-go-gateway-")), "report.json");
     const run = spawnSync(
       "node",
-      [join(repo, "bin/turnspec.js"), "certify", "--gateway-cmd", "go run ./examples/gateways/go --provider-url {provider_url}", "--capabilities", "core,permissions", "--json", report],
+      [
+        join(repo, "bin/turnspec.js"),
+        "certify",
+        "--gateway-cmd",
+        "go run ./examples/gateways/go --provider-url {provider_url}",
+        "--capabilities",
+        "core,permissions",
+        "--json",
+        report,
+      ],
       { cwd: repo, encoding: "utf8", timeout: 300_000 },
     );
     const result = JSON.parse(readFileSync(report, "utf8")) as RunReport;

@@ -27,16 +27,37 @@ describe("the independent gateway", () => {
   it.each([
     ["the generated dispatcher", GATEWAY],
     ["serveConnection", ON_CONNECTION],
-  ])("certifies at Full for core, permissions, routes and work, its tools mapped with --tool-map, served through %s", (_how, gateway) => {
-    const dir = mkdtempSync(join(tmpdir(), "turnspec-independent-"));
-    const run = spawnSync("node", ["bin/turnspec.js", "certify", "--gateway-cmd", gateway, "--capabilities", CLAIMED, "--tool-map", JSON.stringify(TOOL_MAP), "--certificate", join(dir, "certificate.json")], { encoding: "utf8", timeout: 180_000 });
-    const failing = run.stdout.split("\n").filter((l) => /^[✗!]/.test(l) || /^ {4}/.test(l));
-    expect(failing, run.stderr).toEqual([]);
-    expect(run.stdout).toContain("Certified Full (Full requested) for core, permissions, routes, work");
-    expect(run.status).toBe(0);
-    const { certificate } = JSON.parse(readFileSync(join(dir, "certificate.json"), "utf8")) as { certificate: { certified: boolean; certifiedCapabilities: string[] } };
-    expect(certificate).toMatchObject({ certified: true, certifiedCapabilities: ["core", "permissions", "routes", "work"] });
-  }, 200_000);
+  ])(
+    "certifies at Full for core, permissions, routes and work, its tools mapped with --tool-map, served through %s",
+    (_how, gateway) => {
+      const dir = mkdtempSync(join(tmpdir(), "turnspec-independent-"));
+      const run = spawnSync(
+        "node",
+        [
+          "bin/turnspec.js",
+          "certify",
+          "--gateway-cmd",
+          gateway,
+          "--capabilities",
+          CLAIMED,
+          "--tool-map",
+          JSON.stringify(TOOL_MAP),
+          "--certificate",
+          join(dir, "certificate.json"),
+        ],
+        { encoding: "utf8", timeout: 180_000 },
+      );
+      const failing = run.stdout.split("\n").filter((l) => /^[✗!]/.test(l) || /^ {4}/.test(l));
+      expect(failing, run.stderr).toEqual([]);
+      expect(run.stdout).toContain("Certified Full (Full requested) for core, permissions, routes, work");
+      expect(run.status).toBe(0);
+      const { certificate } = JSON.parse(readFileSync(join(dir, "certificate.json"), "utf8")) as {
+        certificate: { certified: boolean; certifiedCapabilities: string[] };
+      };
+      expect(certificate).toMatchObject({ certified: true, certifiedCapabilities: ["core", "permissions", "routes", "work"] });
+    },
+    200_000,
+  );
 
   it("is certified in docs/certify.md with the command and tool map this test uses", () => {
     const page = readFileSync("docs/certify.md", "utf8");
@@ -81,13 +102,26 @@ describe("the independent gateway", () => {
     try {
       const thread = (await call("thread/start", { cwd: tmpdir(), mode: "Agent" })).result!.thread as { id: string };
       expect(thread.id).toMatch(/^thread-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-      const started = await call("turn/start", { thread_id: thread.id, turn_id: "turn-one", input: [{ type: "text", text: "hello" }], mode: "Agent" });
+      const started = await call("turn/start", {
+        thread_id: thread.id,
+        turn_id: "turn-one",
+        input: [{ type: "text", text: "hello" }],
+        mode: "Agent",
+      });
       expect(started.result!.turn).toMatchObject({ id: "turn-one", status: "InProgress" });
       await expect.poll(() => calls.length).toBe(1);
       expect(calls[0]).toMatchObject({ stream: false });
       expect(calls[0]).not.toHaveProperty("stream_options");
-      const tools = (calls[0]!.tools as { function: { name: string; parameters: { required: string[] } } }[]).map((t) => [t.function.name, t.function.parameters.required]);
-      expect(tools).toEqual([["run_command", ["cmd"]], ["create_file", ["file_path", "body"]], ["open_file", ["file_path"]], ["delegate", ["task", "route"]]]);
+      const tools = (calls[0]!.tools as { function: { name: string; parameters: { required: string[] } } }[]).map((t) => [
+        t.function.name,
+        t.function.parameters.required,
+      ]);
+      expect(tools).toEqual([
+        ["run_command", ["cmd"]],
+        ["create_file", ["file_path", "body"]],
+        ["open_file", ["file_path"]],
+        ["delegate", ["task", "route"]],
+      ]);
       const userItem = received.find((f) => f.method === "item/started")!.params!.item as { id: string; type: string };
       expect(userItem).toMatchObject({ type: "userMessage", id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-/) });
 

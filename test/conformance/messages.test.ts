@@ -41,7 +41,15 @@ function placeholders(report: RunReport): string[] {
 async function certify(name: BrokenGatewayName): Promise<RunReport> {
   const broken = await startBrokenGateway(name);
   try {
-    return await runCertification({ transport: broken.transport, model: broken.model, capabilities: CLAIMED, level: "full", selected: all, expectedFailures: [], quietMs: 1000 });
+    return await runCertification({
+      transport: broken.transport,
+      model: broken.model,
+      capabilities: CLAIMED,
+      level: "full",
+      selected: all,
+      expectedFailures: [],
+      quietMs: 1000,
+    });
   } finally {
     await broken.close();
   }
@@ -62,11 +70,15 @@ describe("the messages of a run against each broken gateway", () => {
     return reports.get(name)!;
   };
 
-  it.each(names)("%s: no message holds a placeholder", async (name) => {
-    const r = await report(name);
-    expect(r.results.some((x) => x.outcome === "fail")).toBe(true);
-    expect(placeholders(r)).toEqual([]);
-  }, 600_000);
+  it.each(names)(
+    "%s: no message holds a placeholder",
+    async (name) => {
+      const r = await report(name);
+      expect(r.results.some((x) => x.outcome === "fail")).toBe(true);
+      expect(placeholders(r)).toEqual([]);
+    },
+    600_000,
+  );
 
   it("a gateway that does not implement turn/resume is reported as that, under the requirement that resumes", async () => {
     const r = await report("no-turn-resume");
@@ -78,13 +90,21 @@ describe("the messages of a run against each broken gateway", () => {
 
   it("a gateway that does not implement turn/items is reported as that, under each requirement that reads it, never as a harness error", async () => {
     const r = await report("no-turn-items");
-    for (const id of ["TURN-ITEMS-REPLAY", "TURN-ITEMS-LAST-SEQUENCE"]) expect(r.results.find((x) => x.id === id)).toMatchObject({ outcome: "fail", message: "the gateway does not implement turn/items (-32601)" });
+    for (const id of ["TURN-ITEMS-REPLAY", "TURN-ITEMS-LAST-SEQUENCE"])
+      expect(r.results.find((x) => x.id === id)).toMatchObject({
+        outcome: "fail",
+        message: "the gateway does not implement turn/items (-32601)",
+      });
     expect(r.results.filter((x) => x.outcome === "error").map((x) => `${x.id}: ${x.message}`)).toEqual([]);
   }, 600_000);
 
   it("a gateway that closes the connection on a parse-error probe is the run's stop: one failure, the rest not reached", async () => {
     const r = await report("crashes-on-parse-error");
-    expect(r.stopped).toMatchObject({ summary: "the gateway closed the connection", requirement: "RPC-PARSE-ERROR", after: { frame: '{"jsonrpc": "2.0", "id": 1, "method": ' } });
+    expect(r.stopped).toMatchObject({
+      summary: "the gateway closed the connection",
+      requirement: "RPC-PARSE-ERROR",
+      after: { frame: '{"jsonrpc": "2.0", "id": 1, "method": ' },
+    });
     expect(r.results.filter((x) => x.outcome === "fail").map((x) => x.id)).toEqual(["RPC-PARSE-ERROR"]);
     const notReached = r.results.filter((x) => x.outcome === "not_reached");
     expect(notReached.length).toBe(r.stopped!.notReached);
@@ -98,11 +118,22 @@ describe("a gateway process that crashes on the parse-error probe", () => {
   it("leads the console with the exit, the frame that preceded it and its traceback, once; the rest is not reached", () => {
     const run = spawnSync(
       "node",
-      ["bin/turnspec.js", "certify", "--gateway-cmd", "node --import tsx test/conformance/broken-gateway-stdio.ts crashes-on-parse-error --provider-url {provider_url}", "--capabilities", "core", "--level", "core"],
+      [
+        "bin/turnspec.js",
+        "certify",
+        "--gateway-cmd",
+        "node --import tsx test/conformance/broken-gateway-stdio.ts crashes-on-parse-error --provider-url {provider_url}",
+        "--capabilities",
+        "core",
+        "--level",
+        "core",
+      ],
       { encoding: "utf8", timeout: 300_000 },
     );
     const out = run.stdout;
-    expect(out).toMatch(/^The gateway exited with code 1 after the suite sent \(in "JSON-RPC errors", RPC-PARSE-ERROR\):\n {4}\{"jsonrpc": "2\.0", "id": 1, "method": \n/m);
+    expect(out).toMatch(
+      /^The gateway exited with code 1 after the suite sent \(in "JSON-RPC errors", RPC-PARSE-ERROR\):\n {4}\{"jsonrpc": "2\.0", "id": 1, "method": \n/m,
+    );
     expect(out.split("json.decoder.JSONDecodeError")).toHaveLength(2);
     expect(out).toMatch(/Reported as a failure of RPC-PARSE-ERROR; \d+ requirements were not reached because of it\./);
     // The headline comes before the results it decides.

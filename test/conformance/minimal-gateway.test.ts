@@ -17,11 +17,24 @@ describe("the minimal gateway", () => {
     const report = join(mkdtempSync(join(tmpdir(), "turnspec-minimal-")), "report.json");
     const run = spawnSync(
       "node",
-      [join(repo, "bin/turnspec.js"), "certify", "--gateway-cmd", "node --import tsx gateway.ts --provider-url {provider_url}", "--capabilities", "core", "--level", "core", "--json", report],
+      [
+        join(repo, "bin/turnspec.js"),
+        "certify",
+        "--gateway-cmd",
+        "node --import tsx gateway.ts --provider-url {provider_url}",
+        "--capabilities",
+        "core",
+        "--level",
+        "core",
+        "--json",
+        report,
+      ],
       { cwd: folder, encoding: "utf8", timeout: 180_000 },
     );
     const result = JSON.parse(readFileSync(report, "utf8")) as RunReport;
-    expect(result.results.filter((r) => r.capability === "core" && r.outcome !== "pass").map((r) => `${r.id} ${r.outcome}: ${r.message}`)).toEqual([]);
+    expect(
+      result.results.filter((r) => r.capability === "core" && r.outcome !== "pass").map((r) => `${r.id} ${r.outcome}: ${r.message}`),
+    ).toEqual([]);
     expect(result.status).toBe("certified");
     expect(run.stdout).toContain("Certified");
     expect(run.status, run.stderr).toBe(0);

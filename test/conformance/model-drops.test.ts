@@ -33,10 +33,19 @@ async function droppingProxy(modelUrl: string, point: DropPoint, drops: string[]
       const drop = token !== undefined && !seen.has(token);
       if (token) seen.add(token);
       if (!drop) {
-        const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { "content-type": "application/json", "content-length": body.length } }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+        const forward = httpRequest(
+          {
+            host: upstream.hostname,
+            port: upstream.port,
+            method: req.method,
+            path: req.url,
+            headers: { "content-type": "application/json", "content-length": body.length },
+          },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
         forward.on("error", () => res.destroy());
         forward.end(body);
         return;
@@ -45,29 +54,44 @@ async function droppingProxy(modelUrl: string, point: DropPoint, drops: string[]
       if (point === "before the request body ends") {
         // Half the body is sent, then the connection is closed: the model reads an aborted request.
         const socket = connect(Number(upstream.port), upstream.hostname, () => {
-          socket.write(`POST ${req.url} HTTP/1.1\r\nhost: ${upstream.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`);
+          socket.write(
+            `POST ${req.url} HTTP/1.1\r\nhost: ${upstream.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
+          );
           socket.write(body.subarray(0, Math.floor(body.length / 2)), () => setTimeout(() => socket.destroy(), 20));
         });
         socket.on("error", () => undefined);
         res.destroy();
         return;
       }
-      const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { "content-type": "application/json", "content-length": body.length } }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        let text = "";
-        answer.on("data", (chunk: Buffer) => {
-          text += chunk.toString("utf8");
-          const events = text.split("\n\n").filter(Boolean);
-          const cut = point === "in the middle of the stream" ? events.length >= 2 : text.includes("data: [DONE]");
-          if (!cut) return;
-          // What the gateway gets is cut there too: the events so far, without the last one.
-          res.write(point === "in the middle of the stream" ? `${events.slice(0, 2).join("\n\n")}\n\n` : text.slice(0, text.indexOf("data: [DONE]")));
-          answer.destroy();
-          forward.destroy();
-          res.destroy();
-        });
-        answer.on("error", () => res.destroy());
-      });
+      const forward = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { "content-type": "application/json", "content-length": body.length },
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          let text = "";
+          answer.on("data", (chunk: Buffer) => {
+            text += chunk.toString("utf8");
+            const events = text.split("\n\n").filter(Boolean);
+            const cut = point === "in the middle of the stream" ? events.length >= 2 : text.includes("data: [DONE]");
+            if (!cut) return;
+            // What the gateway gets is cut there too: the events so far, without the last one.
+            res.write(
+              point === "in the middle of the stream"
+                ? `${events.slice(0, 2).join("\n\n")}\n\n`
+                : text.slice(0, text.indexOf("data: [DONE]")),
+            );
+            answer.destroy();
+            forward.destroy();
+            res.destroy();
+          });
+          answer.on("error", () => res.destroy());
+        },
+      );
       forward.on("error", () => res.destroy());
       forward.end(body);
     })().catch(() => res.destroy());
@@ -80,21 +104,30 @@ async function droppingProxy(modelUrl: string, point: DropPoint, drops: string[]
 }
 
 describe("a gateway that drops its connection to the scripted model", () => {
-  it.each<DropPoint>(["before the request body ends", "in the middle of the stream", "before the last chunk"])("%s: the run ends with a verdict for every requirement, and no harness fault", async (point) => {
-    const drops: string[] = [];
-    const notices: string[] = [];
-    const { report, errored } = await certifyWrapped(
-      {},
-      { patterns: ["TURN-*", "ITEM-*", "THREAD-*"], capabilities: ["core"], level: "core", notices, modelProxy: (url) => droppingProxy(url, point, drops) },
-    );
-    expect(drops.length).toBeGreaterThan(3);
-    expect(errored).toEqual([]);
-    const ran = report.results.filter((r) => r.skipReason === undefined);
-    expect(ran.length).toBeGreaterThan(30);
-    for (const r of ran) expect(["pass", "fail", "not_reached"], `${r.id}: ${r.message ?? ""}`).toContain(r.outcome);
-    expect(report.status).toMatch(/^(certified|not_certified|partial_pass|partial_fail|partial_undetermined)$/);
-    if (point === "before the request body ends") expect(notices.some((n) => n.includes("before the request body ended"))).toBe(true);
-  });
+  it.each<DropPoint>(["before the request body ends", "in the middle of the stream", "before the last chunk"])(
+    "%s: the run ends with a verdict for every requirement, and no harness fault",
+    async (point) => {
+      const drops: string[] = [];
+      const notices: string[] = [];
+      const { report, errored } = await certifyWrapped(
+        {},
+        {
+          patterns: ["TURN-*", "ITEM-*", "THREAD-*"],
+          capabilities: ["core"],
+          level: "core",
+          notices,
+          modelProxy: (url) => droppingProxy(url, point, drops),
+        },
+      );
+      expect(drops.length).toBeGreaterThan(3);
+      expect(errored).toEqual([]);
+      const ran = report.results.filter((r) => r.skipReason === undefined);
+      expect(ran.length).toBeGreaterThan(30);
+      for (const r of ran) expect(["pass", "fail", "not_reached"], `${r.id}: ${r.message ?? ""}`).toContain(r.outcome);
+      expect(report.status).toMatch(/^(certified|not_certified|partial_pass|partial_fail|partial_undetermined)$/);
+      if (point === "before the request body ends") expect(notices.some((n) => n.includes("before the request body ended"))).toBe(true);
+    },
+  );
 });
 
 describe("the scripted model server, when a client goes away", () => {
@@ -110,16 +143,22 @@ describe("the scripted model server, when a client goes away", () => {
     server.onDrop = (text) => dropped.push(text);
     await new Promise<void>((done) => {
       const socket = connect(Number(url.port), url.hostname, () => {
-        socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{"model": "m", "mess`, () => {
-          socket.destroy();
-          done();
-        });
+        socket.write(
+          `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{"model": "m", "mess`,
+          () => {
+            socket.destroy();
+            done();
+          },
+        );
       });
     });
     await expect.poll(() => dropped).toEqual([expect.stringContaining("the gateway closed the connection before the request body ended")]);
     const token = ModelServer.newToken();
     server.script(token, [{ reply: { text: "still here" } }]);
-    const answer = await fetch(`${url.href}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", messages: [{ role: "user", content: token }] }) });
+    const answer = await fetch(`${url.href}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: token }] }),
+    });
     expect(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("still here");
   });
 
@@ -129,7 +168,11 @@ describe("the scripted model server, when a client goes away", () => {
     const hold = new Promise<void>((resolve) => (release = resolve));
     const script = server.script(token, [{ reply: { text: "aaaa|bbbb|cccc|dddd", chunks: 4, hold, holdAfterPieces: 2 } }]);
     const controller = new AbortController();
-    const answer = await fetch(`${url.href}/chat/completions`, { method: "POST", signal: controller.signal, body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: token }] }) });
+    const answer = await fetch(`${url.href}/chat/completions`, {
+      method: "POST",
+      signal: controller.signal,
+      body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: token }] }),
+    });
     const reader = answer.body!.getReader();
     let text = "";
     while (!text.includes('"content":"bbbb|"')) text += new TextDecoder().decode((await reader.read()).value);

@@ -16,9 +16,22 @@ describe("ModelServer", () => {
   it("streams the scripted text in pieces, with reasoning, tool calls under the mapped name and usage", async () => {
     const token = ModelServer.newToken();
     const script = server.script(token, [
-      { reply: { reasoning: "thinking", text: "Hello there", chunks: 3, toolCalls: [{ tool: "shell", args: { command: "ls" } }], usage: { prompt_tokens: 7, completion_tokens: 5 } } },
+      {
+        reply: {
+          reasoning: "thinking",
+          text: "Hello there",
+          chunks: 3,
+          toolCalls: [{ tool: "shell", args: { command: "ls" } }],
+          usage: { prompt_tokens: 7, completion_tokens: 5 },
+        },
+      },
     ]);
-    const stream = await client.chat.completions.create({ model: "m", messages: user(`hi ${token}`), stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages: user(`hi ${token}`),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = "";
     let reasoning = "";
     let finish: string | null = null;
@@ -54,12 +67,16 @@ describe("ModelServer", () => {
   it("answers a non-streaming call with reasoning_content beside the content, and tool calls under the mapped tool and argument names", async () => {
     const token = ModelServer.newToken();
     const exchanges: [string, unknown][] = [];
-    const script = server.script(token, [{ reply: { reasoning: "first this", toolCalls: [{ tool: "write_file", args: { path: "a.txt", content: "x" } }] } }]);
+    const script = server.script(token, [
+      { reply: { reasoning: "first this", toolCalls: [{ tool: "write_file", args: { path: "a.txt", content: "x" } }] } },
+    ]);
     script.onExchange = (kind, frame) => exchanges.push([kind, frame]);
     const completion = await client.chat.completions.create({ model: "m", messages: user(token) });
     const message = completion.choices[0]?.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     expect(message.reasoning_content).toBe("first this");
-    expect(message.tool_calls?.map((c) => (c.type === "function" ? [c.function.name, JSON.parse(c.function.arguments)] : c))).toEqual([["create_file", { file_path: "a.txt", content: "x" }]]);
+    expect(message.tool_calls?.map((c) => (c.type === "function" ? [c.function.name, JSON.parse(c.function.arguments)] : c))).toEqual([
+      ["create_file", { file_path: "a.txt", content: "x" }],
+    ]);
     expect(completion.choices[0]?.finish_reason).toBe("tool_calls");
     expect(exchanges).toEqual([
       ["request", { http: "POST /v1/chat/completions", body: expect.objectContaining({ model: "m" }) }],
@@ -99,7 +116,10 @@ describe("ModelServer", () => {
       { reply: { error: { status: 400, message: "model refused" } } },
       { reply: { text: "released", hold: new Promise<void>((resolve) => (release = resolve)) } },
     ]);
-    await expect(client.chat.completions.create({ model: "m", messages: user(token) })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("model refused") });
+    await expect(client.chat.completions.create({ model: "m", messages: user(token) })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("model refused"),
+    });
     const held = client.chat.completions.create({ model: "m", messages: user(token) });
     await script.waitForCall(2);
     release();

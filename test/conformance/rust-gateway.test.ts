@@ -22,7 +22,16 @@ describe.skipIf(!CARGO_AVAILABLE && !inCi)("the Rust gateway", () => {
     const report = join(mkdtempSync(join(tmpdir(), "turnspec-rust-gateway-")), "report.json");
     const run = spawnSync(
       "node",
-      [join(root, "bin/turnspec.js"), "certify", "--gateway-cmd", `${gateway} --provider-url {provider_url}`, "--capabilities", "core,permissions", "--json", report],
+      [
+        join(root, "bin/turnspec.js"),
+        "certify",
+        "--gateway-cmd",
+        `${gateway} --provider-url {provider_url}`,
+        "--capabilities",
+        "core,permissions",
+        "--json",
+        report,
+      ],
       { cwd: root, encoding: "utf8", timeout: 300_000 },
     );
     const result = JSON.parse(readFileSync(report, "utf8")) as RunReport;

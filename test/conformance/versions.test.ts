@@ -30,7 +30,9 @@ describe("the catalogue's versions", () => {
     expect(at("5.0", "TURN-ORDER-COMPACTED-FIRST")?.capability).toBe("windows");
     expect(at("6.0", "TURN-QUESTION-CANCEL")).toBeUndefined();
     expect(requirementsAt(suite, suite.current)).toEqual(suite.requirements);
-    expect(() => requirementsAt(suite, "2.5")).toThrow("unknown suite version 2.5; the versions are 1.0, 2.0, 3.0, 4.0, 5.0, 5.1, 6.0, 7.0, 8.0");
+    expect(() => requirementsAt(suite, "2.5")).toThrow(
+      "unknown suite version 2.5; the versions are 1.0, 2.0, 3.0, 4.0, 5.0, 5.1, 6.0, 7.0, 8.0",
+    );
   });
 
   it("lists what changed between two versions, the added MUSTs among them, marking what may fail an earlier certification", () => {
@@ -41,7 +43,11 @@ describe("the catalogue's versions", () => {
       ["TURN-CAPABILITY-NOT-FOUND", "added", true],
     ]);
     const later = suiteChanges(suite, "4.0", "5.1").changes;
-    expect(later.find((c) => c.id === "TURN-ORDER-COMPACTED-FIRST")).toMatchObject({ kind: "capability", text: "core → windows (MUST)", breaking: true });
+    expect(later.find((c) => c.id === "TURN-ORDER-COMPACTED-FIRST")).toMatchObject({
+      kind: "capability",
+      text: "core → windows (MUST)",
+      breaking: true,
+    });
     expect(later.find((c) => c.id === "TURN-QUESTION-OPEN")).toMatchObject({ kind: "capability", breaking: false });
     expect(later.find((c) => c.id === "TURN-QUESTION-EXPIRE")).toMatchObject({ kind: "added", breaking: false });
   });
@@ -53,13 +59,27 @@ describe("the catalogue's versions", () => {
     expect(run.stdout).toMatch(/^ {2}! added {2}TURN-BACKEND-UNAVAILABLE +MUST of core: /m);
     expect(run.stdout).toMatch(/^ {2}! level {2}PERM-GRANT-TURN-SCOPED +SHOULD → MUST \(permissions\)$/m);
     expect(run.stdout).toContain("MUSTs added since 1.0: TURN-BACKEND-UNAVAILABLE (2.0), TURN-CAPABILITY-NOT-FOUND (2.0)");
-    const explained = spawnSync("node", ["bin/turnspec.js", "certify", "--explain", "PERM-GRANT-TURN-SCOPED", "--suite", "2.0"], { encoding: "utf8" });
+    const explained = spawnSync("node", ["bin/turnspec.js", "certify", "--explain", "PERM-GRANT-TURN-SCOPED", "--suite", "2.0"], {
+      encoding: "utf8",
+    });
     expect(explained.stdout).toContain("PERM-GRANT-TURN-SCOPED (SHOULD, capability permissions)");
     expect(explained.stdout).toContain("since: suite 1.0; SHOULD → MUST in 3.0");
-    const later = spawnSync("node", ["bin/turnspec.js", "certify", "--explain", "TURN-QUESTION-SURFACED", "--suite", "5.0"], { encoding: "utf8" });
-    expect([later.status, later.stderr]).toEqual([2, "turnspec certify: --explain: TURN-QUESTION-SURFACED is not in suite 5.0: it was added in 6.0\n"]);
-    const absent = spawnSync("node", ["bin/turnspec.js", "certify", "--suite", "4.0", "--capabilities", "core,surface", "--gateway-cmd", "true"], { encoding: "utf8" });
-    expect([absent.status, absent.stderr]).toEqual([2, "turnspec certify: --capabilities: suite 4.0 has no surface capability; its capabilities are core, permissions, routes, work, windows, recovery\n"]);
+    const later = spawnSync("node", ["bin/turnspec.js", "certify", "--explain", "TURN-QUESTION-SURFACED", "--suite", "5.0"], {
+      encoding: "utf8",
+    });
+    expect([later.status, later.stderr]).toEqual([
+      2,
+      "turnspec certify: --explain: TURN-QUESTION-SURFACED is not in suite 5.0: it was added in 6.0\n",
+    ]);
+    const absent = spawnSync(
+      "node",
+      ["bin/turnspec.js", "certify", "--suite", "4.0", "--capabilities", "core,surface", "--gateway-cmd", "true"],
+      { encoding: "utf8" },
+    );
+    expect([absent.status, absent.stderr]).toEqual([
+      2,
+      "turnspec certify: --capabilities: suite 4.0 has no surface capability; its capabilities are core, permissions, routes, work, windows, recovery\n",
+    ]);
     const wrong = spawnSync("node", ["bin/turnspec.js", "certify", "--changes", "0.9"], { encoding: "utf8" });
     expect(wrong.status).toBe(2);
     expect(wrong.stderr).toContain("--changes: unknown suite version 0.9");
@@ -83,9 +103,21 @@ describe("the catalogue's versions", () => {
       },
       "#/versions/5/version: 6.0 should be 5.1: nothing in it may fail what 5.0 certified",
     ],
-    ["a level its changes do not lead to", (c) => void (requirement(c, "PERM-GRANT-TURN-SCOPED").level = "SHOULD"), "/level: PERM-GRANT-TURN-SCOPED is SHOULD, but its last level change leaves it MUST"],
-    ["two changes in one version", (c) => void requirement(c, "ITEM-COMPLETED-ONCE").changes!.push({ version: "7.0", level: { from: "MUST", to: "SHOULD" } }), "/changes/2/version: a change of ITEM-COMPLETED-ONCE in 7.0 must come after 7.0"],
-    ["a since naming no version", (c) => void (requirement(c, "TURN-GET").since = "1.5"), "/since: TURN-GET names suite version 1.5, which the catalogue does not list"],
+    [
+      "a level its changes do not lead to",
+      (c) => void (requirement(c, "PERM-GRANT-TURN-SCOPED").level = "SHOULD"),
+      "/level: PERM-GRANT-TURN-SCOPED is SHOULD, but its last level change leaves it MUST",
+    ],
+    [
+      "two changes in one version",
+      (c) => void requirement(c, "ITEM-COMPLETED-ONCE").changes!.push({ version: "7.0", level: { from: "MUST", to: "SHOULD" } }),
+      "/changes/2/version: a change of ITEM-COMPLETED-ONCE in 7.0 must come after 7.0",
+    ],
+    [
+      "a since naming no version",
+      (c) => void (requirement(c, "TURN-GET").since = "1.5"),
+      "/since: TURN-GET names suite version 1.5, which the catalogue does not list",
+    ],
   ];
   it.each(broken)("refuses a history that does not hold together: %s", (_name, edit, message) => {
     const catalogue = JSON.parse(readFileSync(CATALOGUE_FILE, "utf8")) as Catalogue;
@@ -97,7 +129,10 @@ describe("the catalogue's versions", () => {
   });
 });
 
-type Catalogue = { versions: { version: string }[]; requirements: { id: string; since: string; level: string; changes?: { version: string; level?: { from: string; to: string } }[] }[] };
+type Catalogue = {
+  versions: { version: string }[];
+  requirements: { id: string; since: string; level: string; changes?: { version: string; level?: { from: string; to: string } }[] }[];
+};
 const requirement = (c: Catalogue, id: string) => c.requirements.find((r) => r.id === id)!;
 function renumber(c: Catalogue, map: Record<string, string>): void {
   for (const r of c.requirements) {
@@ -123,7 +158,9 @@ describe("certifying against an earlier suite version", () => {
 
     const earlier = await certifyWrapped(beforeBackends, { patterns: ["*"], capabilities: ["core"], level: "core", suite: "1.0" });
     expect(earlier.failed).toEqual([]);
-    expect(earlier.report.results.filter((r) => r.outcome !== "pass" && r.outcome !== "skipped").map((r) => `${r.id}: ${r.message}`)).toEqual([]);
+    expect(
+      earlier.report.results.filter((r) => r.outcome !== "pass" && r.outcome !== "skipped").map((r) => `${r.id}: ${r.message}`),
+    ).toEqual([]);
     expect(earlier.report).toMatchObject({ certified: true, status: "certified", suite: { name: "turnspec", version: "1.0" } });
     expect(earlier.report.results.map((r) => r.id)).toEqual(requirementsAt(suite, "1.0").map((r) => r.id));
   });

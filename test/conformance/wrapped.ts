@@ -50,7 +50,14 @@ export async function certifyWrapped(wrapper: Wrapper, run: WrappedRun) {
   const modelUrl = await model.start();
   const proxy = run.modelProxy ? await run.modelProxy(modelUrl) : undefined;
   const providerUrl = proxy?.url ?? modelUrl;
-  const gateway = createGateway(new MemoryEventStore(), resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-wrapped-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } }, { providerUrl }), () => undefined);
+  const gateway = createGateway(
+    new MemoryEventStore(),
+    resolveConfig(
+      { tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-wrapped-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } },
+      { providerUrl },
+    ),
+    () => undefined,
+  );
   const [clientSide, gatewaySide] = createInMemoryPair();
   // What the gateway is connected to: the gateway's end of the pair, seen through the wrapper.
   const wrapped: Transport = {

@@ -18,10 +18,17 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const dirs: string[] = [];
 afterAll(() => removeAll(dirs));
 
-const closed = (properties: JsonObject, required: string[]): JsonObject => ({ type: "object", additionalProperties: false, required, properties });
+const closed = (properties: JsonObject, required: string[]): JsonObject => ({
+  type: "object",
+  additionalProperties: false,
+  required,
+  properties,
+});
 const BASE: ProtocolSpec = {};
 /** thing/put params gain an optional field: new clients break old strict servers; old clients are fine. */
-const OPTIONAL_ADDED: ProtocolSpec = { params: closed({ id: { type: "string" }, v: { type: "string" }, note: { type: "string" } }, ["id", "v"]) };
+const OPTIONAL_ADDED: ProtocolSpec = {
+  params: closed({ id: { type: "string" }, v: { type: "string" }, note: { type: "string" } }, ["id", "v"]),
+};
 /** v's pattern is rewritten to an equivalent one: no generated string tells them apart, so it stays undetermined. */
 const PATTERN_OLD: ProtocolSpec = { v: { type: "string", pattern: "^[a-z]+$" } };
 const PATTERN_NEW: ProtocolSpec = { v: { type: "string", pattern: "^[a-z][a-z]*$" } };
@@ -29,7 +36,11 @@ const PATTERN_NEW: ProtocolSpec = { v: { type: "string", pattern: "^[a-z][a-z]*$
 async function run(command: Partial<DiffCommand> & { oldDir?: string; newDir: string }) {
   let out = "";
   let err = "";
-  const code = await runDiff({ mode: "strict", category: "wire", format: "text", strictUndetermined: false, ...command }, { write: (t: string) => (out += t) }, { write: (t: string) => (err += t) });
+  const code = await runDiff(
+    { mode: "strict", category: "wire", format: "text", strictUndetermined: false, ...command },
+    { write: (t: string) => (out += t) },
+    { write: (t: string) => (err += t) },
+  );
   return { code, out, err };
 }
 
@@ -41,11 +52,20 @@ describe("turnspec diff (command)", () => {
 
     const broken = await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs) });
     expect(broken.code).toBe(1);
-    expect(broken.out).toContain("ThingPutParams\n  BREAKING  field \"note\" added, optional  [FIELD_ADDED]\n    who breaks: old servers reject what new clients send: ");
-    expect(broken.out).toContain("      old thing_put_params.json#/additionalProperties\n      new thing_put_params.json#/properties/note\n      message: thing/put params\n");
+    expect(broken.out).toContain(
+      'ThingPutParams\n  BREAKING  field "note" added, optional  [FIELD_ADDED]\n    who breaks: old servers reject what new clients send: ',
+    );
+    expect(broken.out).toContain(
+      "      old thing_put_params.json#/additionalProperties\n      new thing_put_params.json#/properties/note\n      message: thing/put params\n",
+    );
     expect(broken.out).toContain('      counterexample: {"id":"x","v":"x","note":"x"}');
     // The direction is named on the who-breaks line only.
-    expect(broken.out.split("\n").filter((l) => /\b(old|new) (clients|servers)\b/.test(l)).every((l) => l.startsWith("    who breaks: "))).toBe(true);
+    expect(
+      broken.out
+        .split("\n")
+        .filter((l) => /\b(old|new) (clients|servers)\b/.test(l))
+        .every((l) => l.startsWith("    who breaks: ")),
+    ).toBe(true);
 
     // The same change is fine for tolerant receivers.
     expect((await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs), mode: "tolerant" })).code).toBe(0);
@@ -55,7 +75,7 @@ describe("turnspec diff (command)", () => {
     const oldDir = writeProtocol(PATTERN_OLD, dirs);
     const newDir = writeProtocol(PATTERN_NEW, dirs);
     const lenient = await run({ oldDir, newDir });
-    expect(lenient.out).toContain("UNDETERMINED  v: pattern \"^[a-z]+$\" → \"^[a-z][a-z]*$\"");
+    expect(lenient.out).toContain('UNDETERMINED  v: pattern "^[a-z]+$" → "^[a-z][a-z]*$"');
     expect(lenient.code).toBe(0);
     expect((await run({ oldDir, newDir, strictUndetermined: true })).code).toBe(1);
   });
@@ -85,7 +105,9 @@ describe("turnspec diff (command)", () => {
 
     const markdown = await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs), format: "markdown" });
     expect(markdown.out).toContain("#### `ThingPutParams`");
-    expect(markdown.out).toContain("| BREAKING | `FIELD_ADDED` | field \"note\" added, optional | `thing_put_params.json#/additionalProperties` | `thing_put_params.json#/properties/note` | old servers reject what new clients send: ");
+    expect(markdown.out).toContain(
+      '| BREAKING | `FIELD_ADDED` | field "note" added, optional | `thing_put_params.json#/additionalProperties` | `thing_put_params.json#/properties/note` | old servers reject what new clients send: ',
+    );
     expect(markdown.out).toContain("| thing/put params |");
     expect(markdown.out).toContain('  {"id":"x","v":"x","note":"x"}');
   });
@@ -105,7 +127,12 @@ describe("turnspec diff (command)", () => {
   it("reads a folder that still uses the old direction names as the current ones", async () => {
     const old = writeProtocol(BASE, dirs);
     const protocolPath = join(old, "protocol.json");
-    writeFileSync(protocolPath, readFileSync(protocolPath, "utf8").replaceAll("client_to_server", "client_to_gateway").replaceAll("server_to_client", "gateway_to_client"));
+    writeFileSync(
+      protocolPath,
+      readFileSync(protocolPath, "utf8")
+        .replaceAll("client_to_server", "client_to_gateway")
+        .replaceAll("server_to_client", "gateway_to_client"),
+    );
     const same = await run({ oldDir: old, newDir: writeProtocol(BASE, dirs), format: "json" });
     expect(same.code).toBe(0);
     expect(JSON.parse(same.out).changes).toEqual([]);
@@ -114,13 +141,20 @@ describe("turnspec diff (command)", () => {
   it("reads the old schemas at a git ref (--against), with the old direction names", async () => {
     const repo = mkdtempSync(join(tmpdir(), "turnspec-diff-git-"));
     dirs.push(repo);
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.test", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdio: "pipe" });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.test", "-c", "commit.gpgsign=false", ...args], {
+        cwd: repo,
+        stdio: "pipe",
+      });
     git("init", "-q");
     cpSync(writeProtocol(BASE, dirs), join(repo, "schemas"), { recursive: true });
     // The committed version still says client_to_gateway / gateway_to_client.
     const protocolPath = join(repo, "schemas", "protocol.json");
     const current = readFileSync(protocolPath, "utf8");
-    writeFileSync(protocolPath, current.replaceAll("client_to_server", "client_to_gateway").replaceAll("server_to_client", "gateway_to_client"));
+    writeFileSync(
+      protocolPath,
+      current.replaceAll("client_to_server", "client_to_gateway").replaceAll("server_to_client", "gateway_to_client"),
+    );
     git("add", ".");
     git("commit", "-q", "-m", "old");
     writeFileSync(protocolPath, current);
@@ -148,7 +182,11 @@ describe("turnspec diff (command)", () => {
   it("never passes a ref that looks like an option to git (--against=--output=FILE)", () => {
     const repo = mkdtempSync(join(tmpdir(), "turnspec-diff-option-"));
     dirs.push(repo);
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.test", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdio: "pipe" });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.test", "-c", "commit.gpgsign=false", ...args], {
+        cwd: repo,
+        stdio: "pipe",
+      });
     git("init", "-q");
     cpSync(writeProtocol(BASE, dirs), join(repo, "schemas"), { recursive: true });
     git("add", ".");
@@ -158,12 +196,22 @@ describe("turnspec diff (command)", () => {
     dirs.push(bin);
     const log = join(bin, "calls.log");
     const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    writeFileSync(join(bin, "git"), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a" >> ${JSON.stringify(log)}; done\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      join(bin, "git"),
+      `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a" >> ${JSON.stringify(log)}; done\nexec ${JSON.stringify(real)} "$@"\n`,
+      { mode: 0o755 },
+    );
     const planted = join(bin, "planted");
     for (const ref of [`--output=${planted}`, "--exec=touch planted", "-p"]) {
-      const run = spawnSync(process.execPath, [join(repoRoot, "bin/turnspec.js"), "diff", `--against=${ref}`], { cwd: repo, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+      const run = spawnSync(process.execPath, [join(repoRoot, "bin/turnspec.js"), "diff", `--against=${ref}`], {
+        cwd: repo,
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      });
       expect(run.status, run.stderr).toBe(2);
-      expect(run.stderr).toContain(`--against ${JSON.stringify(ref)} is not a git ref: a ref cannot start with "-", and this one would be read by git as an option`);
+      expect(run.stderr).toContain(
+        `--against ${JSON.stringify(ref)} is not a git ref: a ref cannot start with "-", and this one would be read by git as an option`,
+      );
       const given = existsSync(log) ? readFileSync(log, "utf8").split("\n") : [];
       expect(given.filter((arg) => arg.includes(ref))).toEqual([]);
     }

@@ -76,17 +76,27 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
       // description of allowed_tools and the x-appends-to-item-field extension keyword.
     });
     for (const c of report.changes.filter((c) => c.flow !== undefined)) {
-      expect([...c.messages!].sort()).toEqual(["item/completed params", "item/started params", "item/updated params", "turn/work/items/get result", "turn/work/page result"]);
+      expect([...c.messages!].sort()).toEqual([
+        "item/completed params",
+        "item/started params",
+        "item/updated params",
+        "turn/work/items/get result",
+        "turn/work/page result",
+      ]);
       expect(c.why).toMatch(/^old clients reject what new servers send: /);
     }
-    const round = report.changes.find((c) => c.change === 'field "round" added, optional' && c.new?.file === "turn_item_agent_message.json")!;
+    const round = report.changes.find(
+      (c) => c.change === 'field "round" added, optional' && c.new?.file === "turn_item_agent_message.json",
+    )!;
     expect(round.subject).toBe("TurnItemAgentMessage");
     expect(round.messages).toContain(round.counterexample!.message);
     expect(round.old).toEqual({ file: "turn_item_agent_message.json", pointer: "/additionalProperties" });
     expect(round.new).toEqual({ file: "turn_item_agent_message.json", pointer: "/properties/round" });
     // The counterexample is a whole value of the first message it names, carrying the item with its new field.
     expect(JSON.stringify(round.counterexample!.value)).toMatch(/\{"type":"agentMessage",[^}]*"round":1/);
-    expect(round.counterexample!.rejection).toMatch(/additionalProperties must NOT have additional properties \{"additionalProperty":"round"\}/);
+    expect(round.counterexample!.rejection).toMatch(
+      /additionalProperties must NOT have additional properties \{"additionalProperty":"round"\}/,
+    );
     // The report --json would print is the one its schema describes.
     const schema = JSON.parse(readFileSync(new URL("../../packages/generator/src/diff/report.schema.json", import.meta.url), "utf8"));
     const validate = new Ajv2020({ strict: true }).compile(schema);
@@ -96,7 +106,12 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
   it(`${FIRST} → ${BEFORE_RENAME} for tolerant receivers: the new fields are accepted; the registry changes remain`, () => {
     const report = diffSchemas(first, beforeRename, { mode: "tolerant" });
     // A tolerant old client ignores unknown fields, so the five messages only changed compatibly.
-    expect(report.changes.filter((c) => c.verdict === "compatible").map((c) => c.subject).sort()).toEqual([
+    expect(
+      report.changes
+        .filter((c) => c.verdict === "compatible")
+        .map((c) => c.subject)
+        .sort(),
+    ).toEqual([
       "item/completed params",
       "item/started params",
       "item/updated params",

@@ -25,7 +25,12 @@ const STANDARD_ERRORS: JsonObject[] = (
   ] as const
 ).map(([code, reason]) => ({ code, reason, message: reason, description: `The standard error ${reason}.`, standard: true }));
 
-export const title = (file: string) => file.replace(/\.json$/, "").split("_").map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+export const title = (file: string) =>
+  file
+    .replace(/\.json$/, "")
+    .split("_")
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join("");
 
 /** What a case may change; everything left out keeps the default protocol. */
 export interface ProtocolSpec {
@@ -46,17 +51,43 @@ export interface ProtocolSpec {
   readonly settings?: JsonObject;
 }
 
-const closed = (properties: JsonObject, required: string[] = Object.keys(properties)): JsonObject => ({ type: "object", additionalProperties: false, required, properties });
+const closed = (properties: JsonObject, required: string[] = Object.keys(properties)): JsonObject => ({
+  type: "object",
+  additionalProperties: false,
+  required,
+  properties,
+});
 
 export const DEFAULT_METHODS: JsonObject[] = [
-  { name: "thing/put", direction: "client_to_server", summary: "Put a thing.", params: { $ref: "thing_put_params.json" }, result: { $ref: "thing_put_result.json" }, errors: ["thing_locked"] },
+  {
+    name: "thing/put",
+    direction: "client_to_server",
+    summary: "Put a thing.",
+    params: { $ref: "thing_put_params.json" },
+    result: { $ref: "thing_put_result.json" },
+    errors: ["thing_locked"],
+  },
 ];
 export const DEFAULT_NOTIFICATIONS: JsonObject[] = [
   { name: "thing/changed", direction: "server_to_client", summary: "A thing changed.", params: { $ref: "thing_changed_params.json" } },
   { name: "thing/gone", direction: "server_to_client", summary: "A thing is gone.", params: { $ref: "thing_gone_params.json" } },
 ];
-export const DEFAULT_ERRORS: JsonObject[] = [...STANDARD_ERRORS, { code: -32010, reason: "thing_locked", message: "Thing locked", description: "The thing is locked." }, { code: -32011, reason: "thing_missing", message: "Thing missing", description: "No such thing." }];
-export const DEFAULT_RULES: JsonObject[] = [{ id: "THING-CHANGED-FIRST", requirement: "THING-CHANGED-FIRST", description: "A thing changes before it is gone.", kind: "precedes", scope: ["thing"], first: "thing/changed", then: ["thing/gone"] }];
+export const DEFAULT_ERRORS: JsonObject[] = [
+  ...STANDARD_ERRORS,
+  { code: -32010, reason: "thing_locked", message: "Thing locked", description: "The thing is locked." },
+  { code: -32011, reason: "thing_missing", message: "Thing missing", description: "No such thing." },
+];
+export const DEFAULT_RULES: JsonObject[] = [
+  {
+    id: "THING-CHANGED-FIRST",
+    requirement: "THING-CHANGED-FIRST",
+    description: "A thing changes before it is gone.",
+    kind: "precedes",
+    scope: ["thing"],
+    first: "thing/changed",
+    then: ["thing/gone"],
+  },
+];
 
 /** Writes the protocol to a fresh temporary folder and returns its path (removed by the caller's clean-up). */
 export function writeProtocol(spec: ProtocolSpec, dirs: string[]): string {
@@ -70,7 +101,13 @@ export function writeProtocol(spec: ProtocolSpec, dirs: string[]): string {
     ...spec.files,
   };
   for (const [file, schema] of Object.entries(files)) {
-    const full = { $schema: "https://json-schema.org/draft/2020-12/schema", $id: BASE + file, title: title(file), description: `The type ${title(file)}.`, ...schema };
+    const full = {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      $id: BASE + file,
+      title: title(file),
+      description: `The type ${title(file)}.`,
+      ...schema,
+    };
     writeFileSync(join(dir, file), JSON.stringify(full, null, 2));
   }
   const protocol = {
@@ -85,7 +122,10 @@ export function writeProtocol(spec: ProtocolSpec, dirs: string[]): string {
     ordering: { keys: { thing: "/thing_id" }, rules: spec.rules ?? DEFAULT_RULES },
   };
   writeFileSync(join(dir, "protocol.json"), JSON.stringify(protocol, null, 2));
-  writeFileSync(join(dir, "errors.json"), JSON.stringify({ description: "The errors of the test protocol.", errors: spec.errors ?? DEFAULT_ERRORS }, null, 2));
+  writeFileSync(
+    join(dir, "errors.json"),
+    JSON.stringify({ description: "The errors of the test protocol.", errors: spec.errors ?? DEFAULT_ERRORS }, null, 2),
+  );
   return dir;
 }
 

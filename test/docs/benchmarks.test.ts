@@ -11,7 +11,15 @@ const rows: ResultRow[] = [
   { name: "throughput | stdio", value: "0.21×", target: "≥ 0.5×", status: "MISS" },
   { name: "store appends", value: "121.0 k/s", target: "", status: "info" },
 ];
-const run: RunInfo = { date: new Date("2026-12-01T10:00:00Z"), seconds: 71.4, node: "20.20.2", cpus: 2, cpuModel: "AMD EPYC", loadBefore: "2.40 2.10 1.90", loadAfter: "2.60 2.20 2.00" };
+const run: RunInfo = {
+  date: new Date("2026-12-01T10:00:00Z"),
+  seconds: 71.4,
+  node: "20.20.2",
+  cpus: 2,
+  cpuModel: "AMD EPYC",
+  loadBefore: "2.40 2.10 1.90",
+  loadAfter: "2.60 2.20 2.00",
+};
 
 describe("the benchmarks page", () => {
   it("gets the table of a full run between its markers, the prose around them untouched", () => {
@@ -46,7 +54,9 @@ describe("the benchmarks page", () => {
   });
 
   it("refuses a page without its results section, naming the file and the lines it needs", () => {
-    expect(() => withResults("# Benchmarks\n", "table", "docs/benchmarks.md")).toThrow(`docs/benchmarks.md has no results section: it needs the lines ${RESULTS_START} and ${RESULTS_END}, in that order`);
+    expect(() => withResults("# Benchmarks\n", "table", "docs/benchmarks.md")).toThrow(
+      `docs/benchmarks.md has no results section: it needs the lines ${RESULTS_START} and ${RESULTS_END}, in that order`,
+    );
   });
 
   it("is committed with its results section, so that a full run can write it", () => {

@@ -47,7 +47,9 @@ describe("the docs build", () => {
     write("examples/a.md", "```sh\necho hi\n```\n");
     write("examples/b.ts", "const x = 1;\n");
     const doc = "# Guide\n\n<!-- examples/b.ts -->\n```ts\nold\n```\n\n<!-- examples/a.md -->\n```\n```\ntext after\n";
-    expect(embed("docs/g.md", doc, root)).toBe("# Guide\n\n<!-- examples/b.ts -->\n```ts\nconst x = 1;\n```\n\n<!-- examples/a.md -->\n````md\n```sh\necho hi\n```\n````\ntext after\n");
+    expect(embed("docs/g.md", doc, root)).toBe(
+      "# Guide\n\n<!-- examples/b.ts -->\n```ts\nconst x = 1;\n```\n\n<!-- examples/a.md -->\n````md\n```sh\necho hi\n```\n````\ntext after\n",
+    );
   });
 
   it("fills a run block with what the command prints, and leaves a filled block as it is", () => {
@@ -58,13 +60,22 @@ describe("the docs build", () => {
   });
 
   it("names the file and line of a marker it cannot fill", () => {
-    expect(() => embed("docs/g.md", "text\n<!-- examples/none.ts -->\n```ts\n```\n", root)).toThrow(new DocsError("docs/g.md:2: embeds examples/none.ts, which does not exist"));
-    expect(() => embed("docs/g.md", "<!-- examples/b.ts -->\nno block\n", root)).toThrow(/docs\/g\.md:1: the marker .* must be followed directly by a fenced code block/);
-    expect(() => embed("docs/g.md", "<!-- examples/b.ts -->\n```ts\nnever closed\n", root)).toThrow(/docs\/g\.md:2: the code block .* is never closed/);
+    expect(() => embed("docs/g.md", "text\n<!-- examples/none.ts -->\n```ts\n```\n", root)).toThrow(
+      new DocsError("docs/g.md:2: embeds examples/none.ts, which does not exist"),
+    );
+    expect(() => embed("docs/g.md", "<!-- examples/b.ts -->\nno block\n", root)).toThrow(
+      /docs\/g\.md:1: the marker .* must be followed directly by a fenced code block/,
+    );
+    expect(() => embed("docs/g.md", "<!-- examples/b.ts -->\n```ts\nnever closed\n", root)).toThrow(
+      /docs\/g\.md:2: the code block .* is never closed/,
+    );
   });
 
   it("finds links to missing files and headings, outside code", () => {
-    write("README.md", "[ok](docs/a.md#second-part) [bad](docs/a.md#nope) [gone](docs/gone.md) [web](https://example.com)\n`[code](docs/x.md)`\n```\n[fenced](docs/y.md)\n```\n");
+    write(
+      "README.md",
+      "[ok](docs/a.md#second-part) [bad](docs/a.md#nope) [gone](docs/gone.md) [web](https://example.com)\n`[code](docs/x.md)`\n```\n[fenced](docs/y.md)\n```\n",
+    );
     write("docs/a.md", "# A\n\n## Second part\n\n[up](../README.md) [self](#a)\n");
     expect(brokenLinks(root, ["README.md", "docs/a.md"]).map((b) => `${b.file}:${b.line} ${b.resolved} ${b.problem}`)).toEqual([
       "README.md:1 docs/a.md no heading #nope in docs/a.md",
@@ -87,11 +98,21 @@ describe("the docs build", () => {
       "  --help     Show help                                                 [boolean]",
     ].join("\n");
     expect(parseCommands(help)).toEqual([
-      { name: "generate", usage: "turnspec generate", describe: "Generate types, validators, registry, client, server, OpenRPC and docs from the schemas" },
+      {
+        name: "generate",
+        usage: "turnspec generate",
+        describe: "Generate types, validators, registry, client, server, OpenRPC and docs from the schemas",
+      },
       { name: "diff", usage: "turnspec diff <old> <new>", describe: "Compare two schema folders" },
-      { name: "a-command-whose-usage-is-long", usage: "turnspec a-command-whose-usage-is-long [files..] [more..]", describe: "Described on the next line" },
+      {
+        name: "a-command-whose-usage-is-long",
+        usage: "turnspec a-command-whose-usage-is-long [files..] [more..]",
+        describe: "Described on the next line",
+      },
     ]);
-    expect(() => parseCommands("turnspec <command>\n\nOptions:\n  --help\n")).toThrow(new DocsError("turnspec --help lists no Commands: section"));
+    expect(() => parseCommands("turnspec <command>\n\nOptions:\n  --help\n")).toThrow(
+      new DocsError("turnspec --help lists no Commands: section"),
+    );
   });
 
   it("makes GitHub's anchors, numbering repeated headings", () => {

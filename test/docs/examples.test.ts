@@ -55,7 +55,9 @@ describe("validating messages (docs/validate.md)", () => {
 
   it("ordering.ts finds the swapped frames, and nothing in the sample session", async () => {
     const swapped = await sh("npx tsx examples/validate/ordering.ts examples/validate/swapped.jsonl");
-    expect(swapped.stdout).toMatch(/^ITEM-ORDER-STARTED-FIRST \(frame 5\): item\/command_execution\/output_delta for item "itm_1" .* came before its item\/started$/m);
+    expect(swapped.stdout).toMatch(
+      /^ITEM-ORDER-STARTED-FIRST \(frame 5\): item\/command_execution\/output_delta for item "itm_1" .* came before its item\/started$/m,
+    );
     expect(swapped.stdout).toMatch(/15 frames, 4 violations\n$/);
     expect((await sh("npx tsx examples/validate/ordering.ts examples/session.jsonl")).stdout).toBe("15 frames, 0 violations\n");
   });
@@ -65,7 +67,10 @@ describe("validating messages (docs/validate.md)", () => {
     expect((await sh("node bin/turnspec.js validate --no-ordering examples/validate/swapped.jsonl")).code).toBe(0);
     const bad = await sh("node bin/turnspec.js validate --json examples/validate/bad-turn-start.jsonl");
     expect(bad.code).toBe(1);
-    expect((JSON.parse(bad.stdout) as { findings: { pointer: string }[] }).findings.map((f) => f.pointer)).toEqual(["params/priority", "params/permission_profile/mode"]);
+    expect((JSON.parse(bad.stdout) as { findings: { pointer: string }[] }).findings.map((f) => f.pointer)).toEqual([
+      "params/priority",
+      "params/permission_profile/mode",
+    ]);
   });
 });
 
@@ -76,7 +81,19 @@ describe("describing a protocol and generating it (docs/protocol.md, docs/genera
       const result = await sh(`node bin/turnspec.js generate --schemas examples/protocol/schemas --out ${out}`);
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
-      expect(readdirSync(out)).toEqual(expect.arrayContaining(["types.ts", "validators.ts", "registry.ts", "client.ts", "server.ts", "openrpc.json", "PROTOCOL.md", "ordering.ts", "index.ts"]));
+      expect(readdirSync(out)).toEqual(
+        expect.arrayContaining([
+          "types.ts",
+          "validators.ts",
+          "registry.ts",
+          "client.ts",
+          "server.ts",
+          "openrpc.json",
+          "PROTOCOL.md",
+          "ordering.ts",
+          "index.ts",
+        ]),
+      );
       expect(readFileSync(join(out, "registry.ts"), "utf8")).toContain('"notes/add"');
     } finally {
       rmSync(out, { recursive: true, force: true });
@@ -106,7 +123,11 @@ describe("describing a protocol and generating it (docs/protocol.md, docs/genera
 describe("running the reference gateway (docs/gateway.md)", () => {
   it("the configuration file is valid and read as written", () => {
     const config = resolveConfig(readConfigFile("examples/gateway/config.json"));
-    expect(config).toMatchObject({ defaultProvider: "openai", openai: { baseURL: "http://127.0.0.1:8080/v1", model: "local-model" }, questionTimeoutMs: 300_000 });
+    expect(config).toMatchObject({
+      defaultProvider: "openai",
+      openai: { baseURL: "http://127.0.0.1:8080/v1", model: "local-model" },
+      questionTimeoutMs: 300_000,
+    });
   });
 
   it.each(commandLines("examples/gateway/serve.sh"))("starts: %s", async (line) => {
@@ -141,9 +162,15 @@ describe("running the reference gateway (docs/gateway.md)", () => {
     const h = await startHarness();
     try {
       const thread = await h.thread();
-      const end = await h.runTurn({ thread_id: thread, turn_id: "trn_script", input: text(readFileSync("examples/gateway/script.json", "utf8")) });
+      const end = await h.runTurn({
+        thread_id: thread,
+        turn_id: "trn_script",
+        input: text(readFileSync("examples/gateway/script.json", "utf8")),
+      });
       expect(end.method).toBe("turn/completed");
-      const completed = h.received.filter((n) => n.method === "item/completed").map((n) => (n.params as { item: { type: string; command?: string; text?: string } }).item);
+      const completed = h.received
+        .filter((n) => n.method === "item/completed")
+        .map((n) => (n.params as { item: { type: string; command?: string; text?: string } }).item);
       expect(completed.map((i) => i.type)).toEqual(expect.arrayContaining(["commandExecution", "agentMessage"]));
       expect(completed.find((i) => i.type === "commandExecution")?.command).toBe("ls");
       expect(completed.find((i) => i.type === "agentMessage")?.text).toBe("The folder holds two files.");
@@ -160,8 +187,11 @@ describe("certifying a gateway (docs/certify.md)", () => {
     const result = await sh("sh -e examples/certify/certify.sh");
     expect(result.stdout).toContain("Certified Full (Full requested)");
     expect(result.code).toBe(0);
-    for (const f of ["report.json", "report.xml", "report.html", "certificate.json", "badge.json"]) expect(existsSync(join(".turnspec/certify", f)), f).toBe(true);
-    expect(JSON.parse(readFileSync(".turnspec/certify/certificate.json", "utf8"))).toMatchObject({ certificate: { level: "full", certified: true } });
+    for (const f of ["report.json", "report.xml", "report.html", "certificate.json", "badge.json"])
+      expect(existsSync(join(".turnspec/certify", f)), f).toBe(true);
+    expect(JSON.parse(readFileSync(".turnspec/certify/certificate.json", "utf8"))).toMatchObject({
+      certificate: { level: "full", certified: true },
+    });
   });
 
   it("the expected-failures file and the tool map are accepted, naming known requirements and reference tools", () => {

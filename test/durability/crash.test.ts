@@ -96,7 +96,12 @@ async function runAndKill(seed: number): Promise<Crash> {
           ? { deltas: 5 + Math.floor(random() * 20) }
           : kind === 1
             ? { deltas: 100 + Math.floor(random() * 200), writeFile: `slow-${c}-${t}.txt`, delayMs: Math.floor(random() * 1500) }
-            : { deltas: 20 + Math.floor(random() * 60), writeFile: `asked-${c}-${t}.txt`, approval: true, delayMs: Math.floor(random() * 800) };
+            : {
+                deltas: 20 + Math.floor(random() * 60),
+                writeFile: `asked-${c}-${t}.txt`,
+                approval: true,
+                delayMs: Math.floor(random() * 800),
+              };
       turns.push({ client: c, threadId: thread.id, turnId, plan, approve: kind === 2 });
     }
   }
@@ -104,7 +109,13 @@ async function runAndKill(seed: number): Promise<Crash> {
     const approved = new Set(turns.filter((t) => t.client === c && t.approve).map((t) => t.turnId));
     session.client.onAny((n) => {
       if (n.method === "turn/permission/request/opened" && approved.has(n.params.turn_id)) {
-        void session.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" }).catch(() => undefined);
+        void session.client
+          .turnPermissionRequestRespond({
+            request_id: n.params.request.request_id,
+            resolve_token: n.params.request.resolve_token,
+            resolution: "allow_once",
+          })
+          .catch(() => undefined);
       }
     });
   }
@@ -149,7 +160,14 @@ describe.each(SEEDS)("a gateway killed with SIGKILL mid-flight (seed %i), restar
     // The cut-off turns come back Blocked, and turn/resume runs them to the end. With no
     // one left to ask, the resumed turns have their approvals granted by this client.
     reader.client.onAny((n) => {
-      if (n.method === "turn/permission/request/opened") void reader.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" }).catch(() => undefined);
+      if (n.method === "turn/permission/request/opened")
+        void reader.client
+          .turnPermissionRequestRespond({
+            request_id: n.params.request.request_id,
+            resolve_token: n.params.request.resolve_token,
+            resolution: "allow_once",
+          })
+          .catch(() => undefined);
     });
     let resumed = 0;
     for (const turn of cutOff) {
@@ -160,8 +178,13 @@ describe.each(SEEDS)("a gateway killed with SIGKILL mid-flight (seed %i), restar
         continue;
       }
       const before = kept.get(turn.turnId)!;
-      expect(before.events.at(-1), turn.turnId).toMatchObject({ method: "turn/blocked", params: { reason: "runtime_shutdown_continuation" } });
-      const terminal = reader.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turn.turnId);
+      expect(before.events.at(-1), turn.turnId).toMatchObject({
+        method: "turn/blocked",
+        params: { reason: "runtime_shutdown_continuation" },
+      });
+      const terminal = reader.waitFor(
+        (n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turn.turnId,
+      );
       await reader.client.turnResume({ thread_id: turn.threadId, turn_id: turn.turnId });
       expect((await terminal).method, turn.turnId).toBe("turn/completed");
       // The resumed turn continues the same log: what was kept stays, in order, without gaps.

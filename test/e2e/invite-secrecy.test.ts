@@ -26,7 +26,17 @@ afterEach(async () => {
 function setUp() {
   const dir = mkdtempSync(join(tmpdir(), "turnspec-invite-"));
   const config = join(dir, "config.json");
-  writeFileSync(config, JSON.stringify({ wallet: { state: "usable", link_url: "https://wallet.example/link", update_url: "https://wallet.example/update", revoke_url: "https://wallet.example/revoke" } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      wallet: {
+        state: "usable",
+        link_url: "https://wallet.example/link",
+        update_url: "https://wallet.example/update",
+        revoke_url: "https://wallet.example/revoke",
+      },
+    }),
+  );
   return { dir, config, db: join(dir, "gateway.sqlite") };
 }
 
@@ -50,10 +60,17 @@ async function runTurn(owner: StrictClient, cwd: string, token: string, others: 
   const { thread } = await owner.client.threadStart({ cwd });
   for (const other of others) await other.client.threadGet({ thread_id: thread.id });
   const ended = owner.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
-  await owner.client.turnStart({ thread_id: thread.id, turn_id: "trn_invite", input: [{ type: "text", text: `Invite <@U042> [${token}]` }], private_delivery: { inviter_display: "Ada" } });
+  await owner.client.turnStart({
+    thread_id: thread.id,
+    turn_id: "trn_invite",
+    input: [{ type: "text", text: `Invite <@U042> [${token}]` }],
+    private_delivery: { inviter_display: "Ada" },
+  });
   expect((await ended).method).toBe("turn/completed");
   // The turn's own events (they carry its sequence), not the derived views' notifications.
-  const methods = owner.received.filter((n) => "sequence" in n.params && "turn_id" in n.params && n.params.turn_id === "trn_invite").map((n) => n.method);
+  const methods = owner.received
+    .filter((n) => "sequence" in n.params && "turn_id" in n.params && n.params.turn_id === "trn_invite")
+    .map((n) => n.method);
   expect(methods.slice(-5)).toEqual([...SURFACED, "turn/completed"]);
   const invite = owner.received.find((n) => n.method === "turn/invite/delivery")!.params as { delivery: { kind: string; code?: string } };
   expect(invite.delivery.kind).toBe("private");
@@ -65,7 +82,10 @@ describe("invites and wallet cards end to end", () => {
   it("over stdio: each card once, the code to this connection live and nowhere in the log, the model's requests or stderr", async () => {
     const { dir, config, db } = setUp();
     const { url, token, script } = await modelWithScript();
-    const transport = spawnStdioTransport("node", [...CLI, "--stdio", "--db", db, "--config", config, "--provider-url", url], { stderr: "collect", cwd: dir });
+    const transport = spawnStdioTransport("node", [...CLI, "--stdio", "--db", db, "--config", config, "--provider-url", url], {
+      stderr: "collect",
+      cwd: dir,
+    });
     const owner = await startStrictClient(transport);
     const { threadId, code } = await runTurn(owner, dir, token);
     const { events } = await owner.client.turnItems({ thread_id: threadId, turn_id: "trn_invite" });
@@ -75,14 +95,21 @@ describe("invites and wallet cards end to end", () => {
     expect(JSON.stringify(script.calls)).not.toContain(code);
     expect(JSON.stringify(script.calls)).toContain("Invite minted for U042");
     expect(transport.stderrText).not.toContain(code);
-    for (const file of readdirSync(dir).filter((f) => f.startsWith("gateway.sqlite"))) expect(readFileSync(join(dir, file)).includes(code), file).toBe(false);
+    for (const file of readdirSync(dir).filter((f) => f.startsWith("gateway.sqlite")))
+      expect(readFileSync(join(dir, file)).includes(code), file).toBe(false);
   });
 
   it("over WebSocket: a second connection gets the same events with the delivery redacted, live and from turn/items", async () => {
     const { dir, config, db } = setUp();
     const { url, token, script } = await modelWithScript();
-    const child: ChildProcess = spawn("node", [...CLI, "--port", "0", "--token", "t0ken-ws", "--db", db, "--config", config, "--provider-url", url], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-    cleanups.push(() => new Promise((done) => (child.exitCode !== null ? done(undefined) : (child.once("exit", done), child.kill("SIGTERM")))));
+    const child: ChildProcess = spawn(
+      "node",
+      [...CLI, "--port", "0", "--token", "t0ken-ws", "--db", db, "--config", config, "--provider-url", url],
+      { cwd: dir, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    cleanups.push(
+      () => new Promise((done) => (child.exitCode !== null ? done(undefined) : (child.once("exit", done), child.kill("SIGTERM")))),
+    );
     let stderr = "";
     const wsUrl = await new Promise<string>((found, fail) => {
       child.stderr!.on("data", (chunk: Buffer) => {
@@ -101,9 +128,16 @@ describe("invites and wallet cards end to end", () => {
     const other = await connect();
     const { threadId, code } = await runTurn(owner, dir, token, [other]);
     await other.waitFor((n) => n.method === "turn/completed");
-    const turnEvents = (s: StrictClient) => s.received.filter((n) => "sequence" in n.params && "turn_id" in n.params).map((n) => [n.method, (n.params as { sequence: number }).sequence]);
+    const turnEvents = (s: StrictClient) =>
+      s.received
+        .filter((n) => "sequence" in n.params && "turn_id" in n.params)
+        .map((n) => [n.method, (n.params as { sequence: number }).sequence]);
     expect(turnEvents(other)).toEqual(turnEvents(owner));
-    expect(other.received.find((n) => n.method === "turn/invite/delivery")!.params).toMatchObject({ target_user_id: "U042", inviter_display: "Ada", delivery: { kind: "redacted" } });
+    expect(other.received.find((n) => n.method === "turn/invite/delivery")!.params).toMatchObject({
+      target_user_id: "U042",
+      inviter_display: "Ada",
+      delivery: { kind: "redacted" },
+    });
     const replay = await other.client.turnItems({ thread_id: threadId, turn_id: "trn_invite" });
     expect(JSON.stringify(other.received) + JSON.stringify(replay)).not.toContain(code);
     expect(other.protocolErrors).toEqual([]);
@@ -111,6 +145,7 @@ describe("invites and wallet cards end to end", () => {
     await owner.client.close();
     await other.client.close();
     expect(stderr).not.toContain(code);
-    for (const file of readdirSync(dir).filter((f) => f.startsWith("gateway.sqlite"))) expect(readFileSync(join(dir, file)).includes(code), file).toBe(false);
+    for (const file of readdirSync(dir).filter((f) => f.startsWith("gateway.sqlite")))
+      expect(readFileSync(join(dir, file)).includes(code), file).toBe(false);
   });
 });

@@ -25,7 +25,10 @@ const chunk = (delta: Record<string, unknown>, finish_reason: string | null = nu
 // First call: a tool call whose arguments arrive in two pieces. Second call: the answer.
 const answers = [
   [
-    chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "shell", arguments: '{"command":' } }] }),
+    chunk({
+      role: "assistant",
+      tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "shell", arguments: '{"command":' } }],
+    }),
     chunk({ tool_calls: [{ index: 0, function: { arguments: '"echo via-openai"}' } }] }),
     chunk({}, "tool_calls"),
   ],
@@ -54,7 +57,9 @@ afterAll(async () => {
 
 describe("turnspec serve --provider-url", () => {
   it("runs an Agent turn against an OpenAI-compatible server: tool call, tool result back to the model, streamed answer", async () => {
-    const transport = spawnStdioTransport("node", ["bin/turnspec.js", "serve", "--stdio", "--memory", "--provider-url", baseURL], { stderr: "collect" });
+    const transport = spawnStdioTransport("node", ["bin/turnspec.js", "serve", "--stdio", "--memory", "--provider-url", baseURL], {
+      stderr: "collect",
+    });
     const client = new ProtocolClient(transport, { validateIncoming: "strict" });
     const received: AnyNotification[] = [];
     let finished!: (n: AnyNotification) => void;
@@ -67,14 +72,20 @@ describe("turnspec serve --provider-url", () => {
     try {
       const cwd = mkdtempSync(join(tmpdir(), "turnspec-openai-"));
       const { thread } = await client.threadStart({ cwd });
-      const { turn } = await client.turnStart({ thread_id: thread.id, turn_id: "trn_openai", input: [{ type: "text", text: "run the command" }] });
+      const { turn } = await client.turnStart({
+        thread_id: thread.id,
+        turn_id: "trn_openai",
+        input: [{ type: "text", text: "run the command" }],
+      });
       expect(turn).toMatchObject({ model_provider: "openai" });
       expect((await terminal).method).toBe("turn/completed");
       const deltas = received.filter((n) => n.method === "item/agent_message/delta").map((n) => (n.params as { delta: string }).delta);
       expect(deltas.join("")).toBe("The command printed via-openai.");
       expect(requests).toHaveLength(2);
       expect(requests[0]).toMatchObject({ stream: true, messages: [{ role: "user", content: "run the command" }] });
-      expect((requests[0]!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(expect.arrayContaining(["shell", "read_file", "write_file", "web_fetch", "spawn_agent"]));
+      expect((requests[0]!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(
+        expect.arrayContaining(["shell", "read_file", "write_file", "web_fetch", "spawn_agent"]),
+      );
       const messages = requests[1]!.messages as { role: string; content?: string; tool_call_id?: string }[];
       expect(messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" });
       expect(messages.at(-1)!.content).toContain("via-openai");

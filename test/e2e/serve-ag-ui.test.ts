@@ -44,7 +44,10 @@ describe("turnspec serve --ag-ui", () => {
     agent.messages = [{ id: "m1", role: "user", content: "hello over AG-UI" }];
     const events: BaseEvent[] = [];
     await agent.runAgent({ runId: "cli-run" }, { onEvent: ({ event }) => void events.push(event) });
-    const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => (e as unknown as { delta: string }).delta).join("");
+    const text = events
+      .filter((e) => e.type === "TEXT_MESSAGE_CONTENT")
+      .map((e) => (e as unknown as { delta: string }).delta)
+      .join("");
     expect(text).toBe("You said: hello over AG-UI");
     expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
   }, 60_000);
@@ -53,7 +56,10 @@ describe("turnspec serve --ag-ui", () => {
     const store = join(mkdtempSync(join(tmpdir(), "turnspec-agui-serve-")), "gateway.sqlite");
     const pairs = () => (JSON.parse(readFileSync(`${store}.ag-ui-threads.json`, "utf8")) as { threads: Record<string, string> }).threads;
     const first = await serveAgUi("--store", store);
-    expect((await say(first, "before the restart", "cli-run-1")).at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    expect((await say(first, "before the restart", "cli-run-1")).at(-1)).toMatchObject({
+      type: "RUN_FINISHED",
+      outcome: { type: "success" },
+    });
     const before = pairs();
     expect(Object.keys(before)).toEqual(["cli-thread"]);
     await new Promise((exited) => (first.child.once("exit", exited), first.child.kill("SIGTERM")));

@@ -27,7 +27,10 @@ async function session(transport: Transport): Promise<Session> {
 }
 
 const scriptedTurn = JSON.stringify({
-  script: [{ tool: "shell", args: { command: "echo from-the-tool" } }, { say: "The tool said from-the-tool.", chunks: 2 }],
+  script: [
+    { tool: "shell", args: { command: "echo from-the-tool" } },
+    { say: "The tool said from-the-tool.", chunks: 2 },
+  ],
 });
 
 /** Runs one scripted turn with a tool call and checks what a client relies on. */
@@ -42,7 +45,9 @@ async function runScriptedTurn(s: Session, cwd: string, turnId: string) {
   const command = live.find((n) => n.method === "item/completed" && n.params.item.type === "commandExecution");
   expect(command?.params).toMatchObject({ item: { stdout: "from-the-tool\n", exit_code: 0, status: "completed" } });
   const items = await s.client.turnItems({ thread_id: thread.id, turn_id: turnId });
-  expect(items.events.map((e) => ({ method: e.method, params: e.params }))).toEqual(live.map((n) => ({ method: n.method, params: n.params })));
+  expect(items.events.map((e) => ({ method: e.method, params: e.params }))).toEqual(
+    live.map((n) => ({ method: n.method, params: n.params })),
+  );
   expect(s.protocolErrors).toEqual([]);
   return thread.id;
 }
@@ -55,7 +60,9 @@ function stdioGateway(args: string[]): ReturnType<typeof spawnStdioTransport> {
 /** Starts `serve --port 0` and resolves with its URL, read from its stderr. */
 async function webSocketGateway(args: string[]): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn("node", [...CLI, "--port", "0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
-  cleanups.push(() => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
+  cleanups.push(
+    () => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))),
+  );
   let stderr = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -109,7 +116,9 @@ describe("turnspec serve --port", () => {
 
   it("prints a generated token when none is given, and accepts it in the query", async () => {
     const child = spawn("node", [...CLI, "--port", "0", "--memory"], { stdio: ["ignore", "ignore", "pipe"] });
-    cleanups.push(() => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
+    cleanups.push(
+      () => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))),
+    );
     let stderr = "";
     const { url, token } = await new Promise<{ url: string; token: string }>((resolve) => {
       child.stderr.on("data", (chunk: Buffer) => {

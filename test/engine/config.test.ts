@@ -15,8 +15,18 @@ function configFile(value: unknown): string {
 describe("execution windows, retries and context in the configuration", () => {
   it("has the documented defaults", () => {
     const config = resolveConfig();
-    expect(config.windowLimits).toEqual({ max_agent_rounds_per_window: 10, max_tool_calls_per_window: 40, max_wall_clock_ms_per_window: 600_000, max_provider_tokens_per_window: 200_000 });
-    expect(config.windowTotals).toEqual({ max_agent_rounds: 40, max_tool_calls: 160, max_wall_clock_ms: 3_600_000, max_provider_tokens: 1_000_000 });
+    expect(config.windowLimits).toEqual({
+      max_agent_rounds_per_window: 10,
+      max_tool_calls_per_window: 40,
+      max_wall_clock_ms_per_window: 600_000,
+      max_provider_tokens_per_window: 200_000,
+    });
+    expect(config.windowTotals).toEqual({
+      max_agent_rounds: 40,
+      max_tool_calls: 160,
+      max_wall_clock_ms: 3_600_000,
+      max_provider_tokens: 1_000_000,
+    });
     expect(config.providerRetry).toEqual({ max_attempts: 4, initial_delay_ms: 1000, backoff_multiplier: 2, max_delay_ms: 30_000 });
     expect(config.toolRetry).toEqual({ max_attempts: 3, initial_delay_ms: 500, backoff_multiplier: 2, max_delay_ms: 10_000 });
     expect(config.context).toEqual({ maxHistoryTokens: 100_000, keepRecentMessages: 8 });
@@ -54,14 +64,19 @@ describe("execution windows, retries and context in the configuration", () => {
 });
 
 describe("the configuration's defaults", () => {
-  const schema = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "schemas", "gateway_config.json"), "utf8")) as Record<string, unknown>;
+  const schema = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "schemas", "gateway_config.json"), "utf8")) as Record<
+    string,
+    unknown
+  >;
 
   /** Every `default` keyword of the schema, by the pointer of its field in a configuration file ("*" for any key or item). */
   function declared(node: unknown, path = ""): [string, unknown][] {
     if (typeof node !== "object" || node === null) return [];
     const n = node as Record<string, unknown>;
     const own: [string, unknown][] = path !== "" && "default" in n ? [[path, n.default]] : [];
-    const properties = Object.entries((n.properties as Record<string, unknown> | undefined) ?? {}).flatMap(([name, sub]) => declared(sub, `${path}/${name}`));
+    const properties = Object.entries((n.properties as Record<string, unknown> | undefined) ?? {}).flatMap(([name, sub]) =>
+      declared(sub, `${path}/${name}`),
+    );
     const each = [n.additionalProperties, n.items].flatMap((sub) => declared(sub, `${path}/*`));
     return [...own, ...properties, ...each];
   }
@@ -76,16 +91,41 @@ describe("the configuration's defaults", () => {
     const config = resolveConfig();
     const read = (path: string) => configDefault(path);
     expect([config.shellTimeoutMs, config.maxShellTimeoutMs, config.webFetchTimeoutMs, config.restrictedMaxShellTimeoutMs]).toEqual(
-      ["/tools/shell_timeout_ms", "/tools/max_shell_timeout_ms", "/tools/web_fetch_timeout_ms", "/tools/restricted_max_shell_timeout_ms"].map(read),
+      [
+        "/tools/shell_timeout_ms",
+        "/tools/max_shell_timeout_ms",
+        "/tools/web_fetch_timeout_ms",
+        "/tools/restricted_max_shell_timeout_ms",
+      ].map(read),
     );
-    expect([config.maxFrameBytes, config.maxBatchSize, config.maxSpawnDepth, config.gatewayId, config.leaseTimeoutMs, config.questionTimeoutMs]).toEqual(
-      ["/limits/max_frame_bytes", "/limits/max_batch_size", "/limits/max_spawn_depth", "/gateway_id", "/lease_timeout_ms", "/questions/timeout_ms"].map(read),
+    expect([
+      config.maxFrameBytes,
+      config.maxBatchSize,
+      config.maxSpawnDepth,
+      config.gatewayId,
+      config.leaseTimeoutMs,
+      config.questionTimeoutMs,
+    ]).toEqual(
+      [
+        "/limits/max_frame_bytes",
+        "/limits/max_batch_size",
+        "/limits/max_spawn_depth",
+        "/gateway_id",
+        "/lease_timeout_ms",
+        "/questions/timeout_ms",
+      ].map(read),
     );
-    expect(config.agent).toMatchObject({ identityId: read("/agent/identity_id"), displayName: read("/agent/display_name"), revision: read("/agent/revision") });
+    expect(config.agent).toMatchObject({
+      identityId: read("/agent/identity_id"),
+      displayName: read("/agent/display_name"),
+      revision: read("/agent/revision"),
+    });
   });
 
   it("refuses a field the schema declares no default for, naming it", () => {
-    expect(() => configDefault("/tools/default_cwd")).toThrow("the configuration schema (gateway_config.json) declares no default for /tools/default_cwd");
+    expect(() => configDefault("/tools/default_cwd")).toThrow(
+      "the configuration schema (gateway_config.json) declares no default for /tools/default_cwd",
+    );
     expect(() => configDefault("/no/such/field")).toThrow("declares no default for /no/such/field");
   });
 

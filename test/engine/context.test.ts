@@ -10,12 +10,20 @@ const assistant = (content: string): ChatMessage => ({ role: "assistant", conten
 describe("estimateTokens", () => {
   it("counts about four characters a token, tool calls included", () => {
     expect(estimateTokens([user("abcd"), assistant("abcdefgh")])).toBe(3);
-    expect(estimateTokens([{ role: "assistant", content: "", tool_calls: [{ id: "c", name: "shell", arguments: '{"command":"ls"}' }] }])).toBe(Math.ceil((5 + 16) / 4));
+    expect(
+      estimateTokens([{ role: "assistant", content: "", tool_calls: [{ id: "c", name: "shell", arguments: '{"command":"ls"}' }] }]),
+    ).toBe(Math.ceil((5 + 16) / 4));
   });
 });
 
 describe("compressHistory", () => {
-  const history: ChatMessage[] = [user(long("first question")), assistant(long("first answer")), user(long("second question")), assistant(long("second answer")), user("now this")];
+  const history: ChatMessage[] = [
+    user(long("first question")),
+    assistant(long("first answer")),
+    user(long("second question")),
+    assistant(long("second answer")),
+    user("now this"),
+  ];
 
   it("leaves a history within the budget alone", () => {
     expect(compressHistory(history, 10_000, 2)).toBeUndefined();
@@ -40,7 +48,15 @@ describe("compressHistory", () => {
 
   it("does not separate a tool result from the assistant message that called the tool", () => {
     const call: ChatMessage = { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "shell", arguments: "{}" }] };
-    const withTools: ChatMessage[] = [user(long("q0")), assistant(long("a0")), user(long("q1")), call, { role: "tool", tool_call_id: "c1", content: long("out") }, assistant(long("a1")), user("next")];
+    const withTools: ChatMessage[] = [
+      user(long("q0")),
+      assistant(long("a0")),
+      user(long("q1")),
+      call,
+      { role: "tool", tool_call_id: "c1", content: long("out") },
+      assistant(long("a1")),
+      user("next"),
+    ];
     // keep_recent 3 would start at the tool result: the cut moves back to the call.
     const result = compressHistory(withTools, 10, 3)!;
     expect(result.summarized).toBe(3);

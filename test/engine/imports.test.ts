@@ -26,7 +26,10 @@ function importGraph(): Map<string, string[]> {
     const targets = [...text.matchAll(/^(?:import|export)\b[^;]*?from\s+"(\.[^"]+)"/gms)]
       .map((m) => resolve(dirname(file), m[1]!.replace(/\.js$/, ".ts")))
       .filter((target) => target.startsWith(`${root}/`));
-    graph.set(relative(root, file), targets.map((t) => relative(root, t)));
+    graph.set(
+      relative(root, file),
+      targets.map((t) => relative(root, t)),
+    );
   }
   return graph;
 }
@@ -97,6 +100,13 @@ describe("the gateway's imports", () => {
   });
 
   it("finds a circle when there is one (the check can fail)", () => {
-    expect(circles(new Map([["a.ts", ["b.ts"]], ["b.ts", ["a.ts"]]]))).toEqual([["a.ts", "b.ts", "a.ts"]]);
+    expect(
+      circles(
+        new Map([
+          ["a.ts", ["b.ts"]],
+          ["b.ts", ["a.ts"]],
+        ]),
+      ),
+    ).toEqual([["a.ts", "b.ts", "a.ts"]]);
   });
 });

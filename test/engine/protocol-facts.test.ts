@@ -15,7 +15,9 @@ interface ParamsSchema {
   readonly properties?: Record<string, { $ref?: string }>;
 }
 
-const protocol = JSON.parse(readFileSync("schemas/protocol.json", "utf8")) as { notifications: { name: string; params: { $ref: string } }[] };
+const protocol = JSON.parse(readFileSync("schemas/protocol.json", "utf8")) as {
+  notifications: { name: string; params: { $ref: string } }[];
+};
 const paramsOf = (name: string): ParamsSchema => {
   const entry = protocol.notifications.find((n) => n.name === name)!;
   return JSON.parse(readFileSync(`schemas/${entry.params.$ref}`, "utf8")) as ParamsSchema;

@@ -59,18 +59,31 @@ function setUp() {
   return { store, log, lost };
 }
 
-const turn: Turn = { id: TURN, thread_id: THREAD, status: "InProgress", created_at: "2026-01-01T00:00:00.000Z", prompt_manifest: null } as Turn;
+const turn: Turn = {
+  id: TURN,
+  thread_id: THREAD,
+  status: "InProgress",
+  created_at: "2026-01-01T00:00:00.000Z",
+  prompt_manifest: null,
+} as Turn;
 
 describe("the turn log", () => {
   it("refuses params their schema refuses, naming the method, and stores nothing", () => {
     const { store, log } = setUp();
-    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "i", stream: "agent_message", delta: 7 as unknown as string })).toThrow(/invalid item\/agent_message\/delta: .*"pointer":"\/delta"/);
+    expect(() =>
+      log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "i", stream: "agent_message", delta: 7 as unknown as string }),
+    ).toThrow(/invalid item\/agent_message\/delta: .*"pointer":"\/delta"/);
     expect(store.lastSequence(TURN)).toBe(0);
   });
 
   it("stores a new turn's first events as prepared, one text per event, those sharing params included", () => {
     const { store, log } = setUp();
-    const item = { type: "userMessage", id: "u", status: "completed", content: [{ type: "text", text: "line one\n\"two\" \u{1F600}", textElements: [] }] };
+    const item = {
+      type: "userMessage",
+      id: "u",
+      status: "completed",
+      content: [{ type: "text", text: 'line one\n"two" \u{1F600}', textElements: [] }],
+    };
     const shared = { item_id: "u", item };
     const prepared = log.prepareFirst(THREAD, TURN, [
       ["item/started", shared],
@@ -82,7 +95,9 @@ describe("the turn log", () => {
     ]);
     expect(prepared.map((event) => event.text)).toEqual(prepared.map((event) => JSON.stringify(event.params)));
     for (const event of prepared) log.recordPrepared(event);
-    expect(store.events(TURN).map((event) => [event.sequence, event.method, event.paramsJson])).toEqual(prepared.map((event, i) => [i + 1, event.method, event.text]));
+    expect(store.events(TURN).map((event) => [event.sequence, event.method, event.paramsJson])).toEqual(
+      prepared.map((event, i) => [i + 1, event.method, event.text]),
+    );
     // Recorded out of place, a prepared event is refused: its text names another sequence.
     expect(() => log.recordPrepared(prepared[0]!)).toThrow(/params.sequence is 1 but the event's sequence is 3/);
   });
@@ -98,7 +113,13 @@ describe("the turn log", () => {
     // Built directly on the store, as a second gateway on the same file would.
     store.append(TURN, "turn/started", (sequence) => ({ thread_id: THREAD, turn_id: TURN, sequence, turn: started }));
     expect(log.state(TURN)?.lastSequence).toBe(1);
-    store.append(TURN, "item/started", (sequence) => ({ thread_id: THREAD, turn_id: TURN, sequence, item_id: "m", item: { type: "agentMessage", id: "m", status: "in_progress", text: "" } }));
+    store.append(TURN, "item/started", (sequence) => ({
+      thread_id: THREAD,
+      turn_id: TURN,
+      sequence,
+      item_id: "m",
+      item: { type: "agentMessage", id: "m", status: "in_progress", text: "" },
+    }));
     log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "hello" });
     const state = log.state(TURN)!;
     expect(state.lastSequence).toBe(3);
@@ -116,7 +137,8 @@ describe("the turn log", () => {
     const lost: string[] = [];
     const log = new TurnLog({ store, newFold: turnFold, clock: { nowIso: () => "2026-01-01T00:00:01.000Z" }, diagnose: () => undefined });
     log.onLost((turnId) => lost.push(turnId));
-    const delta = (text: string) => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: text });
+    const delta = (text: string) =>
+      log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: text });
     delta("first commit");
     store.seal();
     // Recorded while the first commit is in flight: in the second.
@@ -137,10 +159,13 @@ describe("the turn log", () => {
     store.failNext = true;
     log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "lost" });
     expect(lost).toEqual([TURN]);
-    const asRequest = () => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "x" }, "request");
+    const asRequest = () =>
+      log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "x" }, "request");
     expect(asRequest).toThrow("the commit failed (test)");
     expect(asRequest).toThrow("the commit failed (test)");
-    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "y" })).toThrow("the commit failed (test)");
+    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "y" })).toThrow(
+      "the commit failed (test)",
+    );
     // Reported once: the turn's next record goes through.
     expect(log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "z" }).sequence).toBe(2);
   });
@@ -148,7 +173,15 @@ describe("the turn log", () => {
   it("stores a delta as the text JSON.stringify gives for its params, across turns, items and streams", () => {
     const { store, log } = setUp();
     store.createTurn(THREAD, "trn_other", "2026-01-01T00:00:00.000Z");
-    const texts = ["plain", "", 'a "quoted" \\ back\\slash', "line\nbreak\ttab\u0001", "ünïcødé — 😀", "lone \ud800 surrogate", "</script>"];
+    const texts = [
+      "plain",
+      "",
+      'a "quoted" \\ back\\slash',
+      "line\nbreak\ttab\u0001",
+      "ünïcødé — 😀",
+      "lone \ud800 surrogate",
+      "</script>",
+    ];
     const written = texts.flatMap((delta, i) => [
       log.publishDelta(THREAD, TURN, "item/agent_message/delta", `m${i % 2}`, "agent_message", delta),
       log.publishDelta(THREAD, "trn_other", "item/command_execution/output_delta", "cmd", i % 2 ? "stdout" : "stderr", delta),
@@ -162,12 +195,25 @@ describe("the turn log", () => {
     expect(kept.map((e) => e.paramsJson).sort()).toEqual(written.map((e) => e.paramsJson).sort());
     expect(store.events(TURN).map((e) => e.params.delta)).toEqual(texts);
     // The next ordinary event of the store is serialised by the store, not given a delta's text.
-    const next = log.record(THREAD, TURN, "item/started", { item_id: "r", item: { type: "reasoning", id: "r", status: "in_progress", text: "" } });
+    const next = log.record(THREAD, TURN, "item/started", {
+      item_id: "r",
+      item: { type: "reasoning", id: "r", status: "in_progress", text: "" },
+    });
     expect(JSON.parse(next.paramsJson)).toEqual(next.params);
   });
 
   it("writes a delta's text exactly as JSON.stringify does, whatever characters it holds", () => {
-    const characters = [...Array.from({ length: 0x80 }, (_, c) => String.fromCharCode(c)), "\u00e9", "\u2028", "\u2029", "\ufeff", "\ud83d\ude00", "\ud83d", "\ude00", "\ude00\ud83d"];
+    const characters = [
+      ...Array.from({ length: 0x80 }, (_, c) => String.fromCharCode(c)),
+      "\u00e9",
+      "\u2028",
+      "\u2029",
+      "\ufeff",
+      "\ud83d\ude00",
+      "\ud83d",
+      "\ude00",
+      "\ude00\ud83d",
+    ];
     for (const c of characters) {
       for (const text of [c, `word${c}`, `${c}${c} and more`]) expect(jsonString(text)).toBe(JSON.stringify(text));
     }
@@ -175,7 +221,9 @@ describe("the turn log", () => {
 
   it("refuses a delta its schema refuses, naming the method, and stores nothing", () => {
     const { store, log } = setUp();
-    expect(() => log.publishDelta(THREAD, TURN, "item/agent_message/delta", "m", "no_such_stream" as "agent_message", "x")).toThrow(/invalid item\/agent_message\/delta: .*"pointer":"\/stream"/);
+    expect(() => log.publishDelta(THREAD, TURN, "item/agent_message/delta", "m", "no_such_stream" as "agent_message", "x")).toThrow(
+      /invalid item\/agent_message\/delta: .*"pointer":"\/stream"/,
+    );
     expect(store.lastSequence(TURN)).toBe(0);
   });
 });

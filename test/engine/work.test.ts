@@ -7,7 +7,15 @@
  * notification schema as it is appended, so the fixtures are logs a gateway could write.
  */
 import { describe, expect, it } from "vitest";
-import type { Turn, TurnItem, TurnItemStatus, TurnPermissionApprovalResolution, TurnWorkBlockState, TurnWorkItem, TurnWorkPageAnchor } from "../../generated/types.js";
+import type {
+  Turn,
+  TurnItem,
+  TurnItemStatus,
+  TurnPermissionApprovalResolution,
+  TurnWorkBlockState,
+  TurnWorkItem,
+  TurnWorkPageAnchor,
+} from "../../generated/types.js";
 import { notificationIssues, validate, type TypeName } from "../../generated/validators.js";
 import { foldTurn } from "../../packages/gateway/src/log/fold.js";
 import {
@@ -49,7 +57,15 @@ class TurnLog {
     const full = { thread_id: THREAD, turn_id: this.turnId, sequence, ...params };
     const issues = notificationIssues(method, full, "strict");
     if (issues) throw new Error(`fixture builds an invalid ${method}: ${JSON.stringify(issues)}`);
-    const event: StoredEvent = { thread_id: THREAD, turn_id: this.turnId, sequence, method, params: full, paramsJson: JSON.stringify(full), recorded_at: options.recordedAt ?? new Date(this.clock).toISOString() };
+    const event: StoredEvent = {
+      thread_id: THREAD,
+      turn_id: this.turnId,
+      sequence,
+      method,
+      params: full,
+      paramsJson: JSON.stringify(full),
+      recorded_at: options.recordedAt ?? new Date(this.clock).toISOString(),
+    };
     this.events.push(event);
     return event;
   }
@@ -72,7 +88,12 @@ class TurnLog {
       permission_profile: structuredClone(PROFILE) as Turn["permission_profile"],
     };
     this.emit("turn/started", { turn: this.turn });
-    this.emit("turn/permission/audit", { audit_id: "aud_1", kind: "profile_selected", profile: structuredClone(PROFILE), recorded_at: new Date(this.clock).toISOString() });
+    this.emit("turn/permission/audit", {
+      audit_id: "aud_1",
+      kind: "profile_selected",
+      profile: structuredClone(PROFILE),
+      recorded_at: new Date(this.clock).toISOString(),
+    });
     return this;
   }
 
@@ -94,7 +115,14 @@ class TurnLog {
   }
 
   delta(itemId: string, stream: string, delta: string): StoredEvent {
-    const method = { agent_message: "item/agent_message/delta", stdout: "item/command_execution/output_delta", stderr: "item/command_execution/output_delta", file_change: "item/file_change/output_delta", tool_progress: "item/tool/progress", generic: "item/tool/progress" }[stream]!;
+    const method = {
+      agent_message: "item/agent_message/delta",
+      stdout: "item/command_execution/output_delta",
+      stderr: "item/command_execution/output_delta",
+      file_change: "item/file_change/output_delta",
+      tool_progress: "item/tool/progress",
+      generic: "item/tool/progress",
+    }[stream]!;
     return this.emit(method, { item_id: itemId, stream, delta });
   }
 
@@ -116,7 +144,16 @@ class TurnLog {
 
   /** A shell command opened and left running. */
   command(command: string): TurnItem & { type: "commandExecution" } {
-    const item = { type: "commandExecution" as const, id: this.id(), status: "in_progress" as const, round: 1, command, cwd: "/work/project", arguments: { command }, tool_call_id: `call_${this.nextItem}` };
+    const item = {
+      type: "commandExecution" as const,
+      id: this.id(),
+      status: "in_progress" as const,
+      round: 1,
+      command,
+      cwd: "/work/project",
+      arguments: { command },
+      tool_call_id: `call_${this.nextItem}`,
+    };
     this.open(item);
     return item;
   }
@@ -236,11 +273,20 @@ describe("projectWork rows", () => {
   it("makes one row per item except the user's message, in the order they were opened, with their provenance", () => {
     const log = new TurnLog().start().user([{ type: "text", text: "Fix the failing parser test", textElements: [] }]);
     const reasoningId = log.id();
-    const reasoningStarted = log.emit("item/started", { item_id: reasoningId, item: { type: "reasoning", id: reasoningId, status: "in_progress", round: 1, text: "" } });
+    const reasoningStarted = log.emit("item/started", {
+      item_id: reasoningId,
+      item: { type: "reasoning", id: reasoningId, status: "in_progress", round: 1, text: "" },
+    });
     const command = log.command("npm test");
     const commandStarted = log.last;
     // The reasoning finishes after the command opened: order stays by opening, not by finishing.
-    const reasoningDone = log.finishItem({ type: "reasoning", id: reasoningId, status: "completed", round: 1, text: "The test expects ISO dates." });
+    const reasoningDone = log.finishItem({
+      type: "reasoning",
+      id: reasoningId,
+      status: "completed",
+      round: 1,
+      text: "The test expects ISO dates.",
+    });
     log.delta(command.id, "stdout", "1 failing\n");
     const commandDone = log.finishItem({ ...command, status: "failed", stdout: "1 failing\n", exit_code: 1, outcome: "error" });
     log.complete();
@@ -281,7 +327,11 @@ describe("projectWork rows", () => {
 
   it("keeps microsecond digits of recorded_at", () => {
     const log = new TurnLog().start();
-    const started = log.emit("item/started", { item_id: "i1", item: { type: "reasoning", id: "i1", status: "in_progress", text: "" } }, { recordedAt: "2026-03-01T12:00:05.123456Z" });
+    const started = log.emit(
+      "item/started",
+      { item_id: "i1", item: { type: "reasoning", id: "i1", status: "in_progress", text: "" } },
+      { recordedAt: "2026-03-01T12:00:05.123456Z" },
+    );
     const projection = project(log);
     expect(projection.items[0]!.createdAtUnixMicros).toBe(Date.parse("2026-03-01T12:00:05.123Z") * 1000 + 456);
     expect(projection.freshness.projectionUpdatedAtUnixMicros).toBe(projection.items[0]!.createdAtUnixMicros);
@@ -300,11 +350,24 @@ describe("projectWork folds deltas and updates into items", () => {
   log.delta(messageId, "agent_message", "the tests.");
   log.delta(command.id, "stderr", "warning: slow test\n");
   // item/updated carries the whole item as the runner holds it, deltas so far included.
-  log.update({ ...command, stdout: "> vitest run\n", stderr: "warning: slow test\n", output_policy: { truncated: false, max_display_bytes: 65536 } });
+  log.update({
+    ...command,
+    stdout: "> vitest run\n",
+    stderr: "warning: slow test\n",
+    output_policy: { truncated: false, max_display_bytes: 65536 },
+  });
   log.delta(command.id, "stdout", "42 passed\n");
   const lastCommandDelta = log.last;
   const edit = log.id();
-  log.open({ type: "fileChange", id: edit, status: "in_progress", round: 1, path: "/work/project/a.ts", change_kind: "modify", arguments: { path: "a.ts" } });
+  log.open({
+    type: "fileChange",
+    id: edit,
+    status: "in_progress",
+    round: 1,
+    path: "/work/project/a.ts",
+    change_kind: "modify",
+    arguments: { path: "a.ts" },
+  });
   log.delta(edit, "file_change", "patched 3 lines");
   const tool = log.id();
   log.open({ type: "dynamicToolCall", id: tool, status: "in_progress", round: 1, tool_name: "lookup", arguments: {} });
@@ -314,7 +377,11 @@ describe("projectWork folds deltas and updates into items", () => {
   it("appends each stream to its field, on top of item/updated", () => {
     const rows = new Map(project(log).items.map((row) => [row.workItemId, row.item as unknown as Record<string, unknown>]));
     expect(rows.get(messageId)!.text).toBe("Running the tests.");
-    expect(rows.get(command.id)).toMatchObject({ stdout: "> vitest run\n42 passed\n", stderr: "warning: slow test\n", output_policy: { truncated: false, max_display_bytes: 65536 } });
+    expect(rows.get(command.id)).toMatchObject({
+      stdout: "> vitest run\n42 passed\n",
+      stderr: "warning: slow test\n",
+      output_policy: { truncated: false, max_display_bytes: 65536 },
+    });
     expect(rows.get(edit)!.output).toBe("patched 3 lines");
     expect(rows.get(tool)!.progress).toBe("50%…100%");
   });
@@ -348,7 +415,11 @@ describe("projectWork folds deltas and updates into items", () => {
       const prefix = log.events.slice(0, n);
       const state = live.turn.state();
       expect(state?.items, `turn state after event ${n}`).toEqual(foldTurn(prefix)?.items);
-      if (n % 2 === 0) expect(live.view()?.items.map((row) => row.item), `work rows after event ${n}`).toEqual(project(prefix).items.map((row) => row.item));
+      if (n % 2 === 0)
+        expect(
+          live.view()?.items.map((row) => row.item),
+          `work rows after event ${n}`,
+        ).toEqual(project(prefix).items.map((row) => row.item));
       if (state) earlier.push({ state, items: structuredClone([...state.items]) });
     }
     // A state handed out is a snapshot: the deltas folded in after it did not change it.
@@ -360,7 +431,10 @@ describe("projectWork folds deltas and updates into items", () => {
     for (let n = 1; n <= log.events.length; n++) {
       const prefix = log.events.slice(0, n);
       const fold = foldTurn(prefix)!.items.filter((item) => item.type !== "userMessage");
-      expect(project(prefix).items.map((row) => row.item), `after event ${n}`).toEqual(fold);
+      expect(
+        project(prefix).items.map((row) => row.item),
+        `after event ${n}`,
+      ).toEqual(fold);
     }
   });
 });
@@ -380,9 +454,17 @@ describe("projectWork block", () => {
     return { log, running };
   }
 
-  const cases: [string, (log: TurnLog, running: TurnItem & { type: "commandExecution" }) => void, { state: TurnWorkBlockState; ended: boolean; collapsed: boolean; subtitle?: string; counts: [number, number, number, number] }][] = [
+  const cases: [
+    string,
+    (log: TurnLog, running: TurnItem & { type: "commandExecution" }) => void,
+    { state: TurnWorkBlockState; ended: boolean; collapsed: boolean; subtitle?: string; counts: [number, number, number, number] },
+  ][] = [
     ["running", () => {}, { state: "running", ended: false, collapsed: false, counts: [3, 1, 1, 1] }],
-    ["awaiting_approval", (log, running) => void log.requestOpened(running.id), { state: "awaiting_approval", ended: false, collapsed: false, subtitle: "Waiting for approval: Run npm test", counts: [3, 1, 1, 1] }],
+    [
+      "awaiting_approval",
+      (log, running) => void log.requestOpened(running.id),
+      { state: "awaiting_approval", ended: false, collapsed: false, subtitle: "Waiting for approval: Run npm test", counts: [3, 1, 1, 1] },
+    ],
     [
       "running again once the request is answered",
       (log, running) => log.requestResolved(log.requestOpened(running.id), "allow_once"),
@@ -427,12 +509,20 @@ describe("projectWork block", () => {
     act(log, running);
     const turnEnd = log.last;
     // A later audit record is part of the log but neither ends nor extends an ended turn.
-    log.emit("turn/permission/audit", { audit_id: "aud_late", kind: "decision_allowed", recorded_at: new Date(T0).toISOString() }, { stepMs: 5000 });
+    log.emit(
+      "turn/permission/audit",
+      { audit_id: "aud_late", kind: "decision_allowed", recorded_at: new Date(T0).toISOString() },
+      { stepMs: 5000 },
+    );
     const { block } = project(log);
     const [total, inProgress, completed, failed] = want.counts;
     expect(block.state).toBe(want.state);
     expect(block.counts).toEqual({ total, inProgress, completed, failed });
-    expect(block.presentation).toEqual({ title: "Deploy the docs", collapsed: want.collapsed, ...(want.subtitle ? { subtitle: want.subtitle } : {}) });
+    expect(block.presentation).toEqual({
+      title: "Deploy the docs",
+      collapsed: want.collapsed,
+      ...(want.subtitle ? { subtitle: want.subtitle } : {}),
+    });
     const startedAt = micros(log.events[0]!);
     expect(block.startedAtUnixMicros).toBe(startedAt);
     if (want.ended) {
@@ -454,14 +544,33 @@ describe("projectWork block", () => {
     const first = log.message(["Hi."]);
     const second = log.message(["Anything else?"]);
     const { block, ...projection } = project(log);
-    expect(page({ block, ...projection }, { kind: "after", cursor: block.cursors.oldest! }).items.map((r) => r.workItemId)).toEqual([second]);
-    expect(page({ block, ...projection }, { kind: "before", cursor: block.cursors.newest! }).items.map((r) => r.workItemId)).toEqual([first]);
+    expect(page({ block, ...projection }, { kind: "after", cursor: block.cursors.oldest! }).items.map((r) => r.workItemId)).toEqual([
+      second,
+    ]);
+    expect(page({ block, ...projection }, { kind: "before", cursor: block.cursors.newest! }).items.map((r) => r.workItemId)).toEqual([
+      first,
+    ]);
   });
 
   const titles: [string, Record<string, unknown>[], string][] = [
-    ["the first text input", [{ type: "image", url: "https://example.com/a.png" }, { type: "text", text: "Describe this image" }, { type: "text", text: "in detail" }], "Describe this image"],
+    [
+      "the first text input",
+      [
+        { type: "image", url: "https://example.com/a.png" },
+        { type: "text", text: "Describe this image" },
+        { type: "text", text: "in detail" },
+      ],
+      "Describe this image",
+    ],
     ["one line, whitespace collapsed", [{ type: "text", text: "  Fix\n\nthe   build\t" }], "Fix the build"],
-    ["the first text that is not blank", [{ type: "text", text: " \n " }, { type: "text", text: "Second" }], "Second"],
+    [
+      "the first text that is not blank",
+      [
+        { type: "text", text: " \n " },
+        { type: "text", text: "Second" },
+      ],
+      "Second",
+    ],
     ["a fallback without any text", [{ type: "image", url: "https://example.com/a.png" }], "Turn work"],
     ["80 characters exactly, kept whole", [{ type: "text", text: "a".repeat(80) }], "a".repeat(80)],
     ["longer text cut to 80 characters with an ellipsis", [{ type: "text", text: "word ".repeat(40) }], `${"word ".repeat(15)}word…`],
@@ -482,7 +591,11 @@ describe("projectWork freshness", () => {
     const command = log.command("sleep 1");
     log.delta(command.id, "stdout", "a");
     // The host clock is set back a minute between two appends.
-    log.emit("item/command_execution/output_delta", { item_id: command.id, stream: "stdout", delta: "b" }, { recordedAt: new Date(T0 - 60_000).toISOString() });
+    log.emit(
+      "item/command_execution/output_delta",
+      { item_id: command.id, stream: "stdout", delta: "b" },
+      { recordedAt: new Date(T0 - 60_000).toISOString() },
+    );
     log.finishItem({ ...command, status: "completed", stdout: "ab", exit_code: 0, outcome: "success" });
     log.complete();
 
@@ -557,13 +670,22 @@ describe("pageWork", () => {
   it("returns an empty page with no cursors for a block without rows", () => {
     const empty = project(new TurnLog().start().user([{ type: "text", text: "Hi", textElements: [] }]));
     for (const anchor of [{ kind: "newest" }, { kind: "oldest" }] as const) {
-      expect(page(empty, anchor)).toEqual({ items: [], page: { beforeCursor: null, afterCursor: null, hasMoreBefore: false, hasMoreAfter: false } });
+      expect(page(empty, anchor)).toEqual({
+        items: [],
+        page: { beforeCursor: null, afterCursor: null, hasMoreBefore: false, hasMoreAfter: false },
+      });
     }
   });
 
   it("returns an empty page after the newest row, and before the oldest", () => {
-    expect(page(projection, { kind: "after", cursor: projection.block.cursors.newest! }, 5)).toEqual({ items: [], page: { beforeCursor: null, afterCursor: null, hasMoreBefore: true, hasMoreAfter: false } });
-    expect(page(projection, { kind: "before", cursor: projection.block.cursors.oldest! }, 5)).toEqual({ items: [], page: { beforeCursor: null, afterCursor: null, hasMoreBefore: false, hasMoreAfter: true } });
+    expect(page(projection, { kind: "after", cursor: projection.block.cursors.newest! }, 5)).toEqual({
+      items: [],
+      page: { beforeCursor: null, afterCursor: null, hasMoreBefore: true, hasMoreAfter: false },
+    });
+    expect(page(projection, { kind: "before", cursor: projection.block.cursors.oldest! }, 5)).toEqual({
+      items: [],
+      page: { beforeCursor: null, afterCursor: null, hasMoreBefore: false, hasMoreAfter: true },
+    });
   });
 });
 
@@ -652,7 +774,11 @@ describe("pageWork refuses cursors it did not issue", () => {
     ["with a short order key", forge(`${PROJECTION_VERSION}:${TURN}:12`), /is not a turn work cursor/],
     ["of another projection version", forge(`${PROJECTION_VERSION + 1}:${TURN}:000000000005`), /projection version 2, not 1/],
     ["of another turn", other.block.cursors.oldest!, /belongs to turn trn_other, not trn_000000000000000001/],
-    ["naming the user's message, which is no row", forge(`${PROJECTION_VERSION}:${TURN}:${String(userSequence).padStart(12, "0")}`), /names no work item of turn trn_000000000000000001/],
+    [
+      "naming the user's message, which is no row",
+      forge(`${PROJECTION_VERSION}:${TURN}:${String(userSequence).padStart(12, "0")}`),
+      /names no work item of turn trn_000000000000000001/,
+    ],
     ["naming a row that does not exist", forge(`${PROJECTION_VERSION}:${TURN}:999999999999`), /names no work item/],
   ];
   it.each(bad)("%s", (_name, cursor, why) => {
@@ -708,11 +834,26 @@ describe("changedWorkItemIds and blockChanged", () => {
       // The user's message is no row, but it gives the block its title.
       ["user message", () => log.user([{ type: "text", text: "Build it", textElements: [] }]), () => [], true],
       ["a row opens", () => (command = log.command("make")), () => [command.id], true],
-      ["output arrives: the row changes, the summary does not", () => log.delta(command.id, "stdout", "cc -o app\n"), () => [command.id], false],
+      [
+        "output arrives: the row changes, the summary does not",
+        () => log.delta(command.id, "stdout", "cc -o app\n"),
+        () => [command.id],
+        false,
+      ],
       ["an approval is asked", () => (request = log.requestOpened(command.id)), () => [], true],
-      ["an audit record", () => log.emit("turn/permission/audit", { audit_id: "aud_2", kind: "request_opened", recorded_at: new Date(T0).toISOString() }), () => [], false],
+      [
+        "an audit record",
+        () => log.emit("turn/permission/audit", { audit_id: "aud_2", kind: "request_opened", recorded_at: new Date(T0).toISOString() }),
+        () => [],
+        false,
+      ],
       ["the approval is given", () => log.requestResolved(request, "allow_once"), () => [], true],
-      ["the row completes", () => log.finishItem({ ...command, status: "completed", exit_code: 0, outcome: "success", stdout: "cc -o app\n" }), () => [command.id], true],
+      [
+        "the row completes",
+        () => log.finishItem({ ...command, status: "completed", exit_code: 0, outcome: "success", stdout: "cc -o app\n" }),
+        () => [command.id],
+        true,
+      ],
       ["a message opens and streams", () => (message = log.message(["Built."])), () => [message], true],
       ["the turn completes", () => log.complete(), () => [], true],
     ];

@@ -20,7 +20,12 @@ export interface ExchangeOptions {
  * is not what its frame was owed. A final request (a sentinel, answered after everything
  * sent before it has been read) flushes out replies that should not have come.
  */
-export async function exchange(link: RawLink, frames: readonly Buffer[], cuts: readonly number[] = [], options: ExchangeOptions = {}): Promise<string[]> {
+export async function exchange(
+  link: RawLink,
+  frames: readonly Buffer[],
+  cuts: readonly number[] = [],
+  options: ExchangeOptions = {},
+): Promise<string[]> {
   const problems: string[] = [];
   const owed = new Map<string, Owed[]>();
   let remaining = 0;
@@ -84,7 +89,10 @@ export async function exchange(link: RawLink, frames: readonly Buffer[], cuts: r
     problems.push(`${missing.length} owed replies never came, e.g. ${JSON.stringify(missing.slice(0, 5))}`);
     return problems;
   }
-  await link.send([Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: sentinel, method: "thread/get", params: { thread_id: "thr_sentinel" } }))], []);
+  await link.send(
+    [Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: sentinel, method: "thread/get", params: { thread_id: "thr_sentinel" } }))],
+    [],
+  );
   await sentinelReply;
   return problems;
 }
@@ -105,6 +113,9 @@ export async function request(link: RawLink, method: string, params: unknown): P
 /** The problems with a notification the gateway sent: it must be one of the protocol's, valid in strict mode. */
 function notificationProblems(message: { method: unknown; params?: unknown; id?: unknown }): string[] {
   if ("id" in message) return [`the gateway sent a request (${String(message.method)}); it serves requests, it sends none`];
-  const issues = typeof message.method === "string" ? notificationIssues(message.method, message.params ?? {}, "strict") : [{ pointer: "/method", message: "must be a string" }];
+  const issues =
+    typeof message.method === "string"
+      ? notificationIssues(message.method, message.params ?? {}, "strict")
+      : [{ pointer: "/method", message: "must be a string" }];
   return issues ? [`an invalid ${String(message.method)} notification: ${JSON.stringify(issues).slice(0, 300)}`] : [];
 }

@@ -42,9 +42,12 @@ interface Base {
 /** Valid requests of every method: the reference fixtures that are requests, and the corpus's. */
 export const BASES: readonly Base[] = (() => {
   const out: Base[] = [];
-  for (const file of readdirSync(FIXTURES).filter((f) => f.endsWith(".json")).sort()) {
+  for (const file of readdirSync(FIXTURES)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     const doc = JSON.parse(readFileSync(join(FIXTURES, file), "utf8")) as { method?: unknown; params?: Json };
-    if (typeof doc.method === "string" && isMethodName(doc.method) && doc.params !== undefined) out.push({ method: doc.method, params: doc.params });
+    if (typeof doc.method === "string" && isMethodName(doc.method) && doc.params !== undefined)
+      out.push({ method: doc.method, params: doc.params });
   }
   // A few of each method from the corpus, so every method is covered with realistic params.
   const perMethod = new Map<string, number>();
@@ -159,7 +162,8 @@ function setAt(root: Json, path: readonly (string | number)[], value: Json | und
   return root;
 }
 
-const typeOf = (value: Json): string => (value === null ? "null" : Array.isArray(value) ? "array" : Number.isInteger(value) ? "integer" : typeof value);
+const typeOf = (value: Json): string =>
+  value === null ? "null" : Array.isArray(value) ? "array" : Number.isInteger(value) ? "integer" : typeof value;
 
 /** Applies a mutation to (a copy of) valid params; the schema decides where a field is required or an enum. */
 export function mutate(base: Base, mutation: Mutation): Json {
@@ -172,12 +176,20 @@ export function mutate(base: Base, mutation: Mutation): Json {
       const path = pick(all)!;
       const expected = schemaAt(base.method, path)?.type ?? typeOf(getAt(params, path));
       const types = Array.isArray(expected) ? expected : [expected];
-      const replacement = types.includes(typeOf(mutation.value)) || (types.includes("number") && typeof mutation.value === "number") ? `not a ${types.join(" or ")}` : mutation.value;
+      const replacement =
+        types.includes(typeOf(mutation.value)) || (types.includes("number") && typeof mutation.value === "number")
+          ? `not a ${types.join(" or ")}`
+          : mutation.value;
       return setAt(params, path, replacement);
     }
     case "remove": {
       // A required field where the schema lists one, else any field or element.
-      const required = all.filter((p) => p.length > 0 && typeof p[p.length - 1] === "string" && (schemaAt(base.method, p.slice(0, -1))?.required ?? []).includes(String(p[p.length - 1])));
+      const required = all.filter(
+        (p) =>
+          p.length > 0 &&
+          typeof p[p.length - 1] === "string" &&
+          (schemaAt(base.method, p.slice(0, -1))?.required ?? []).includes(String(p[p.length - 1])),
+      );
       const path = pick(required.length > 0 ? required : all.filter((p) => p.length > 0));
       return path ? setAt(params, path, undefined) : params;
     }
@@ -190,7 +202,9 @@ export function mutate(base: Base, mutation: Mutation): Json {
     }
     case "out-of-range": {
       // A value outside an enum or const where the schema has one, else a string where the value was.
-      const enums = all.filter((p) => p.length > 0 && (schemaAt(base.method, p)?.enum !== undefined || schemaAt(base.method, p)?.const !== undefined));
+      const enums = all.filter(
+        (p) => p.length > 0 && (schemaAt(base.method, p)?.enum !== undefined || schemaAt(base.method, p)?.const !== undefined),
+      );
       const path = pick(enums.length > 0 ? enums : all.filter((p) => p.length > 0));
       if (!path) return params;
       const node = schemaAt(base.method, path);
@@ -263,7 +277,10 @@ function valueOf(c: Case, id: () => string, target: Target): Json {
       return { jsonrpc: "2.0", id: id(), error: { code: c.code, message: c.message } };
     case "huge": {
       const base = BASES[c.base % BASES.length]!;
-      return request(base.method, { ...(clone(base.params) as object), x_huge: c.char.repeat(Math.ceil(c.bytes / Buffer.byteLength(c.char))) });
+      return request(base.method, {
+        ...(clone(base.params) as object),
+        x_huge: c.char.repeat(Math.ceil(c.bytes / Buffer.byteLength(c.char))),
+      });
     }
     case "deep": {
       // A placeholder, replaced by the nested text once the message is serialized (see render).
@@ -290,7 +307,12 @@ export function render(c: Case, id: () => string, target: Target = {}): Buffer {
   }
   if (c.kind === "bad-utf8") {
     const base = BASES[c.base % BASES.length]!;
-    const text = JSON.stringify({ jsonrpc: "2.0", id: id(), method: base.method, params: { ...(clone(base.params) as object), x_text: "<>" } });
+    const text = JSON.stringify({
+      jsonrpc: "2.0",
+      id: id(),
+      method: base.method,
+      params: { ...(clone(base.params) as object), x_text: "<>" },
+    });
     const bad = Buffer.from(c.bytes.map((b) => (b === 0x0a || b === 0x0d ? 0xff : b)));
     if (c.inString) {
       const at = text.indexOf("<>") + 1;
@@ -298,7 +320,9 @@ export function render(c: Case, id: () => string, target: Target = {}): Buffer {
     }
     return Buffer.concat([bad, Buffer.from(text)]);
   }
-  const text = JSON.stringify(valueOf(c, id, target)).replace(/"\\u0000deep\\u0000(\d+):([[{])"/g, (_m, depth: string, open: string) => nestedText(Number(depth), open === "["));
+  const text = JSON.stringify(valueOf(c, id, target)).replace(/"\\u0000deep\\u0000(\d+):([[{])"/g, (_m, depth: string, open: string) =>
+    nestedText(Number(depth), open === "["),
+  );
   return Buffer.from(text, "utf8");
 }
 
@@ -335,7 +359,10 @@ function owedByMessage(v: unknown): Owed[] {
     return [{ id, method: v.method }];
   }
   if ("result" in v || "error" in v) {
-    const wellFormed = "id" in v && !("result" in v && "error" in v) && (!("error" in v) || (isObject(v.error) && Number.isInteger(v.error.code) && typeof v.error.message === "string"));
+    const wellFormed =
+      "id" in v &&
+      !("result" in v && "error" in v) &&
+      (!("error" in v) || (isObject(v.error) && Number.isInteger(v.error.code) && typeof v.error.message === "string"));
     return wellFormed ? [] : [{ id: "id" in v ? id : null, reason: "invalid_request" }];
   }
   return [{ id, reason: "invalid_request" }];
@@ -364,12 +391,19 @@ export function replyProblems(reply: unknown, owed: Owed): string[] {
     const error = reply.error;
     if (!isObject(error) || typeof error.message !== "string") return [`${where}: error must be an object with a message`];
     const reason = isObject(error.data) ? error.data.reason : undefined;
-    if (typeof reason !== "string" || !Object.hasOwn(errors, reason)) return [`${where}: error.data.reason ${JSON.stringify(reason)} is not a registered reason`];
+    if (typeof reason !== "string" || !Object.hasOwn(errors, reason))
+      return [`${where}: error.data.reason ${JSON.stringify(reason)} is not a registered reason`];
     const registered = errors[reason as ErrorReason];
     const problems: string[] = [];
-    if (error.code !== registered.code) problems.push(`${where}: code ${String(error.code)} is not the code ${registered.code} registered for "${reason}"`);
+    if (error.code !== registered.code)
+      problems.push(`${where}: code ${String(error.code)} is not the code ${registered.code} registered for "${reason}"`);
     if (owed.reason && reason !== owed.reason) problems.push(`${where}: reason "${reason}", expected "${owed.reason}"`);
-    if (owed.method && isMethodName(owed.method) && !registered.anyMethod && !(methods[owed.method].errors as readonly string[]).includes(reason)) {
+    if (
+      owed.method &&
+      isMethodName(owed.method) &&
+      !registered.anyMethod &&
+      !(methods[owed.method].errors as readonly string[]).includes(reason)
+    ) {
       problems.push(`${where}: "${reason}" is not an error ${owed.method} is registered to return`);
     }
     return problems;
@@ -388,10 +422,26 @@ const json = fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<Json>;
 const base = fc.nat({ max: 10_000 });
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({ op: fc.constant("wrong-type" as const), at: fc.nat(), value: fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string(), fc.constant([]), fc.constant({})) as fc.Arbitrary<Json> }),
+  fc.record({
+    op: fc.constant("wrong-type" as const),
+    at: fc.nat(),
+    value: fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double(),
+      fc.string(),
+      fc.constant([]),
+      fc.constant({}),
+    ) as fc.Arbitrary<Json>,
+  }),
   fc.record({ op: fc.constant("remove" as const), at: fc.nat() }),
   fc.record({ op: fc.constant("add-field" as const), at: fc.nat(), key: fc.string({ minLength: 1, maxLength: 8 }), value: json }),
-  fc.record({ op: fc.constant("out-of-range" as const), at: fc.nat(), value: fc.oneof(fc.constant("NotAVariant"), fc.string({ maxLength: 12 })) }),
+  fc.record({
+    op: fc.constant("out-of-range" as const),
+    at: fc.nat(),
+    value: fc.oneof(fc.constant("NotAVariant"), fc.string({ maxLength: 12 })),
+  }),
 );
 
 /** A single message, as a JSON value (what a batch may hold). */
@@ -404,31 +454,80 @@ const message: fc.Arbitrary<Case> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("envelope" as const),
       base,
-      how: fc.constantFrom<Envelope>("no-jsonrpc", "jsonrpc-1.0", "jsonrpc-number", "id-object", "id-boolean", "id-null", "method-number", "method-empty", "params-string", "params-null", "extra-member"),
+      how: fc.constantFrom<Envelope>(
+        "no-jsonrpc",
+        "jsonrpc-1.0",
+        "jsonrpc-number",
+        "id-object",
+        "id-boolean",
+        "id-null",
+        "method-number",
+        "method-empty",
+        "params-string",
+        "params-null",
+        "extra-member",
+      ),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("unknown-method" as const), method: fc.oneof(fc.constantFrom(...NOTIFICATION_NAMES), fc.string({ minLength: 1, maxLength: 20 })) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("notification" as const), method: fc.oneof(fc.constantFrom(...NOTIFICATION_NAMES, ...Object.keys(methods)), fc.string({ minLength: 1 })), params: fc.dictionary(fc.string({ maxLength: 6 }), json, { maxKeys: 3 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("unknown-method" as const),
+      method: fc.oneof(fc.constantFrom(...NOTIFICATION_NAMES), fc.string({ minLength: 1, maxLength: 20 })),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("notification" as const),
+      method: fc.oneof(fc.constantFrom(...NOTIFICATION_NAMES, ...Object.keys(methods)), fc.string({ minLength: 1 })),
+      params: fc.dictionary(fc.string({ maxLength: 6 }), json, { maxKeys: 3 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("response" as const), result: json }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("error-response" as const), code: fc.integer(), message: fc.string() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("deep" as const), base, depth: fc.integer({ min: 50, max: 12_000 }), inArray: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("deep" as const), base, depth: fc.integer({ min: 50, max: 12_000 }), inArray: fc.boolean() }),
+  },
 );
 
 /** One frame. */
 export const frameCase: fc.Arbitrary<Case> = fc.oneof(
   { weight: 20, arbitrary: message },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("text" as const), text: fc.oneof(fc.string({ minLength: 1 }), fc.string({ unit: "binary", minLength: 1 }), fc.json().map((s) => s.slice(0, Math.max(1, s.length - 1)))) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("text" as const),
+      text: fc.oneof(
+        fc.string({ minLength: 1 }),
+        fc.string({ unit: "binary", minLength: 1 }),
+        fc.json().map((s) => s.slice(0, Math.max(1, s.length - 1))),
+      ),
+    }),
+  },
   { weight: 10, arbitrary: fc.record({ kind: fc.constant("batch" as const), items: fc.array(message, { minLength: 1, maxLength: 12 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "empty-batch" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("long-batch" as const), extra: fc.integer({ min: 1, max: 5 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("huge" as const), base, bytes: fc.integer({ min: 10_000, max: 2 * LIMITS.maxFrameBytes }), char: fc.constantFrom("x", "é", "😀", "\\", '"') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("huge" as const),
+      base,
+      bytes: fc.integer({ min: 10_000, max: 2 * LIMITS.maxFrameBytes }),
+      char: fc.constantFrom("x", "é", "😀", "\\", '"'),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant("bad-utf8" as const),
       base,
       // Bytes no UTF-8 text holds, truncated sequences, overlong forms and encoded surrogates.
-      bytes: fc.array(fc.oneof(fc.constantFrom(0xff, 0xfe, 0xc0, 0xc1, 0xf5, 0x80, 0xbf, 0xe2, 0xf0, 0xed), fc.integer({ min: 0x80, max: 0xff })), { minLength: 1, maxLength: 6 }),
+      bytes: fc.array(
+        fc.oneof(fc.constantFrom(0xff, 0xfe, 0xc0, 0xc1, 0xf5, 0x80, 0xbf, 0xe2, 0xf0, 0xed), fc.integer({ min: 0x80, max: 0xff })),
+        { minLength: 1, maxLength: 6 },
+      ),
       inString: fc.boolean(),
     }),
   },

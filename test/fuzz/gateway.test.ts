@@ -34,7 +34,9 @@ async function fuzz(name: string, seed: number, gateway: ServeProcess, link: Raw
   const nextId = () => `${name}-${++ids}`;
   let cases = 0;
   let died: string | undefined;
-  void gateway.exited.then(({ code, signal }) => (died = `the gateway exited (${signal ?? code}) during the fuzz run: ${gateway.stderr().slice(-2000)}`));
+  void gateway.exited.then(
+    ({ code, signal }) => (died = `the gateway exited (${signal ?? code}) during the fuzz run: ${gateway.stderr().slice(-2000)}`),
+  );
   // A thread for live requests to run in; it is also the warm-up: the memory bound is on growth after the process has settled.
   const { result } = await request(link, "thread/start", {});
   const target = { threadId: (result as { thread: { id: string } }).thread.id };
@@ -81,7 +83,11 @@ describe("fuzzing a running gateway", () => {
   }, 120_000);
 
   afterAll(() => {
-    console.log(`fuzz cases (seeds ${SEED} and ${SEED + 1}): ${Object.entries(counted).map(([name, n]) => `${n} over ${name}`).join(", ")}`);
+    console.log(
+      `fuzz cases (seeds ${SEED} and ${SEED + 1}): ${Object.entries(counted)
+        .map(([name, n]) => `${n} over ${name}`)
+        .join(", ")}`,
+    );
     // The issue's floor: at least 10,000 cases per run, unless FUZZ_RUNS asked for fewer.
     if (process.env.FUZZ_RUNS === undefined && Object.keys(counted).length === 2) {
       expect(Object.values(counted).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10_000);

@@ -16,7 +16,12 @@ afterEach(async () => {
 
 /** Sends raw frames to a gateway and resolves with the next `count` frames it sends back, parsed. */
 async function rawGateway() {
-  const gateway = new Gateway({ store: new MemoryEventStore(), config: resolveConfig({}), providers: new Map([["scripted", new ScriptedProvider()]]), tools: [] });
+  const gateway = new Gateway({
+    store: new MemoryEventStore(),
+    config: resolveConfig({}),
+    providers: new Map([["scripted", new ScriptedProvider()]]),
+    tools: [],
+  });
   const [client, server] = createInMemoryPair();
   gateway.connect(server);
   const replies: unknown[] = [];
@@ -47,7 +52,11 @@ describe("a request whose params hold a value nested deeper than JSON.stringify 
   it("is answered with invalid_params naming the field, without echoing the value", async () => {
     const g = await rawGateway();
     const reply = await g.exchange(`{"jsonrpc":"2.0","id":1,"method":"thread/get","params":{"thread_id":"thr_x","extra":${deep(50_000)}}}`);
-    expect(reply).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32602, data: { reason: "invalid_params", errors: [{ pointer: "/extra", message: "is not a known field" }] } } });
+    expect(reply).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32602, data: { reason: "invalid_params", errors: [{ pointer: "/extra", message: "is not a known field" }] } },
+    });
     expect(JSON.stringify(reply)).not.toContain("[[[");
   });
 
@@ -58,7 +67,10 @@ describe("a request whose params hold a value nested deeper than JSON.stringify 
     );
     expect(reply).toEqual([
       expect.objectContaining({ id: "a", error: expect.objectContaining({ code: -32602 }) }),
-      expect.objectContaining({ id: "b", error: expect.objectContaining({ data: expect.objectContaining({ reason: "thread_not_found" }) }) }),
+      expect.objectContaining({
+        id: "b",
+        error: expect.objectContaining({ data: expect.objectContaining({ reason: "thread_not_found" }) }),
+      }),
     ]);
   });
 });
@@ -75,7 +87,10 @@ describe("a result nested deeper than JSON.stringify can write", () => {
       errors: {},
       onInternalError: (error) => reported.push(error),
     });
-    const reply = await dispatcher.handleFrame(`[{"jsonrpc":"2.0","id":1,"method":"deep"},{"jsonrpc":"2.0","id":2,"method":"missing"}]`, undefined);
+    const reply = await dispatcher.handleFrame(
+      `[{"jsonrpc":"2.0","id":1,"method":"deep"},{"jsonrpc":"2.0","id":2,"method":"missing"}]`,
+      undefined,
+    );
     expect(JSON.parse(reply!)).toEqual([
       { jsonrpc: "2.0", id: 1, error: { code: -32603, message: "Internal error", data: { reason: "internal_error" } } },
       expect.objectContaining({ id: 2, error: expect.objectContaining({ code: -32601 }) }),

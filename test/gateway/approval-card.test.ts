@@ -16,9 +16,19 @@ afterEach(async () => {
 async function requestOf(turnId: string, mode: "supervised" | "full_access", args: Record<string, unknown>) {
   h = await startHarness();
   const thread = await h.thread();
-  const end = h.runTurn({ thread_id: thread, turn_id: turnId, input: text(script({ tool: "shell", args }, { say: "ok" })), permission_profile: { mode } });
-  const { request } = (await h.waitFor((n) => n.method === "turn/permission/request/opened")).params as TurnPermissionRequestOpenedNotification;
-  await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "deny", ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) });
+  const end = h.runTurn({
+    thread_id: thread,
+    turn_id: turnId,
+    input: text(script({ tool: "shell", args }, { say: "ok" })),
+    permission_profile: { mode },
+  });
+  const { request } = (await h.waitFor((n) => n.method === "turn/permission/request/opened"))
+    .params as TurnPermissionRequestOpenedNotification;
+  await h.client.turnPermissionRequestRespond({
+    request_id: request.request_id,
+    resolution: "deny",
+    ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}),
+  });
   await end;
   return request;
 }

@@ -35,7 +35,10 @@ const long = (label: string) => `${label}: ${"lorem ipsum ".repeat(20)}`;
 describe("context compression", () => {
   it("summarizes earlier messages before the provider call when the history is over budget; the log keeps everything", async () => {
     const provider = new RecordingScripted();
-    h = await startHarness({ providers: new Map([["scripted", provider]]), config: { context: { max_history_tokens: 60, keep_recent_messages: 2 } } });
+    h = await startHarness({
+      providers: new Map([["scripted", provider]]),
+      config: { context: { max_history_tokens: 60, keep_recent_messages: 2 } },
+    });
     const thread = await h.thread();
     await h.runTurn({ thread_id: thread, turn_id: "trn_one", input: text(script({ say: long("first answer") })) });
     const firstItems = await h.client.turnItems({ thread_id: thread, turn_id: "trn_one" });
@@ -73,10 +76,16 @@ describe("the prompt manifest", () => {
     const thread = await h.thread();
     const first = await h.runTurn({ thread_id: thread, turn_id: "trn_a", input: text(script({ say: "private words one" })) });
     const second = await h.runTurn({ thread_id: thread, turn_id: "trn_b", input: text(script({ say: "private words two" })) });
-    const manifestOf = (n: typeof first) => (n.params as { turn: { prompt_manifest: Record<string, unknown> | null } }).turn.prompt_manifest!;
+    const manifestOf = (n: typeof first) =>
+      (n.params as { turn: { prompt_manifest: Record<string, unknown> | null } }).turn.prompt_manifest!;
     const a = manifestOf(first);
     const b = manifestOf(second);
-    expect(a).toMatchObject({ compiler_version: "1.0.0", profile: "agent_tools", section_ids: ["agent_mode", "tool_catalog", "conversation_history", "current_turn"], diagnostics: [] });
+    expect(a).toMatchObject({
+      compiler_version: "1.0.0",
+      profile: "agent_tools",
+      section_ids: ["agent_mode", "tool_catalog", "conversation_history", "current_turn"],
+      diagnostics: [],
+    });
     expect(a.fingerprint_full).toMatch(/^[0-9a-f]{64}$/);
     // Same tools and mode: the stable prefix is the same; the conversation differs.
     expect(b.fingerprint_stable).toBe(a.fingerprint_stable);
@@ -95,8 +104,15 @@ describe("the prompt manifest", () => {
     ];
     const manifest = promptManifest({ mode: "Agent", tools, messages });
     const sha = (pairs: unknown[]) => createHash("sha256").update(JSON.stringify(pairs)).digest("hex");
-    const stable = [["agent_mode", "Agent"], ["tool_catalog", tools]];
-    const dynamic = [["history_summary", messages[0]], ["conversation_history", messages.slice(1, 3)], ["current_turn", messages.slice(3)]];
+    const stable = [
+      ["agent_mode", "Agent"],
+      ["tool_catalog", tools],
+    ];
+    const dynamic = [
+      ["history_summary", messages[0]],
+      ["conversation_history", messages.slice(1, 3)],
+      ["current_turn", messages.slice(3)],
+    ];
     expect(manifest.section_ids).toEqual(["agent_mode", "tool_catalog", "history_summary", "conversation_history", "current_turn"]);
     expect(manifest.fingerprint_stable).toBe(sha(stable));
     expect(manifest.fingerprint_dynamic).toBe(sha(dynamic));
@@ -107,6 +123,8 @@ describe("the prompt manifest", () => {
     h = await startHarness();
     const thread = await h.thread({ mode: "Chat" });
     const end = await h.runTurn({ thread_id: thread, turn_id: "trn_chat", input: text("hello") });
-    expect(end.params).toMatchObject({ turn: { prompt_manifest: { profile: "chat", section_ids: ["chat_mode", "conversation_history", "current_turn"] } } });
+    expect(end.params).toMatchObject({
+      turn: { prompt_manifest: { profile: "chat", section_ids: ["chat_mode", "conversation_history", "current_turn"] } },
+    });
   });
 });

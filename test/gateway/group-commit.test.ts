@@ -68,7 +68,9 @@ function failCommitsOf(when: string): void {
 }
 
 const isCommitted = (turnId: string, sequence: number) =>
-  raw.prepare(`SELECT 1 AS one FROM event_runs WHERE turn_id = ? AND first_sequence <= ? AND last_sequence >= ?`).get(turnId, sequence, sequence) !== undefined;
+  raw
+    .prepare(`SELECT 1 AS one FROM event_runs WHERE turn_id = ? AND first_sequence <= ? AND last_sequence >= ?`)
+    .get(turnId, sequence, sequence) !== undefined;
 
 /**
  * The gateway's end of the pair, checking each frame as it is written: every turn event
@@ -81,12 +83,18 @@ function checkingCommits(transport: Transport, uncommitted: string[], sent: stri
     sent.push(frame);
     const message = JSON.parse(frame) as { method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
     const { params, result } = message;
-    if (params && typeof params.turn_id === "string" && typeof params.sequence === "number" && !isCommitted(params.turn_id, params.sequence)) {
+    if (
+      params &&
+      typeof params.turn_id === "string" &&
+      typeof params.sequence === "number" &&
+      !isCommitted(params.turn_id, params.sequence)
+    ) {
       uncommitted.push(`${message.method} ${params.turn_id}#${params.sequence}`);
     }
     if (result && Array.isArray(result.events)) {
       for (const event of result.events as { sequence: number }[]) {
-        if (!isCommitted(result.turn_id as string, event.sequence)) uncommitted.push(`turn/items ${String(result.turn_id)}#${event.sequence}`);
+        if (!isCommitted(result.turn_id as string, event.sequence))
+          uncommitted.push(`turn/items ${String(result.turn_id)}#${event.sequence}`);
       }
     }
     const thread = (result?.thread as { id?: string } | undefined)?.id;
@@ -154,7 +162,10 @@ describe("the gateway on a group-committing store", () => {
 
   it("sends no frame of a group whose commit fails at setImmediate, and ends the turn Failed (internal)", async () => {
     // Every commit holding a delta fails, as a full disk would make it.
-    const { log, sent } = await failingTurn(`instr(NEW.methods, '"item/agent_message/delta"') > 0`, "trn_doomed", { say: words(20), chunks: 20 });
+    const { log, sent } = await failingTurn(`instr(NEW.methods, '"item/agent_message/delta"') > 0`, "trn_doomed", {
+      say: words(20),
+      chunks: 20,
+    });
     expect(sent.filter((frame) => frame.includes('"item/agent_message/delta"'))).toEqual([]);
     expect(log.events.map((e) => e.method)).not.toContain("item/agent_message/delta");
   });
@@ -167,7 +178,13 @@ describe("the gateway on a group-committing store", () => {
       { tool: "write_file", args: { path: "notes.txt", content: "hello\n" } },
       { say: "done" },
     );
-    expect(log.events.map((e) => e.method)).toEqual(["turn/started", "turn/permission/audit", "item/started", "item/completed", "turn/failed"]);
+    expect(log.events.map((e) => e.method)).toEqual([
+      "turn/started",
+      "turn/permission/audit",
+      "item/started",
+      "item/completed",
+      "turn/failed",
+    ]);
   });
 
   it("fails the turn, kills its command and keeps the process, when a commit holding the command's output fails while it prints", async () => {
@@ -180,7 +197,9 @@ describe("the gateway on a group-committing store", () => {
       { tool: "shell", args: { command: "for i in $(seq 1 100); do echo line-$i; sleep 0.02; done" } },
       { say: "never said" },
     );
-    const command = log.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution");
+    const command = log.events.find(
+      (e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution",
+    );
     // Killed before its end: it never printed its last line.
     expect(JSON.stringify(command?.params.item ?? {})).not.toContain("line-100");
     expect(log.events.map((e) => e.method)).not.toContain("item/agent_message/delta");
@@ -190,7 +209,10 @@ describe("the gateway on a group-committing store", () => {
     // Only the commit holding sequence 100 fails: a batch that ends at the limit, mid-stream;
     // the batches after it, which continue the turn, fail with it.
     const deltas = 4 * GROUP_COMMIT_LIMIT;
-    const { log } = await failingTurn("NEW.first_sequence <= 100 AND NEW.last_sequence >= 100", "trn_limit", { say: words(deltas), chunks: deltas });
+    const { log } = await failingTurn("NEW.first_sequence <= 100 AND NEW.last_sequence >= 100", "trn_limit", {
+      say: words(deltas),
+      chunks: deltas,
+    });
     expect(log.events.some((e) => e.sequence === 100)).toBe(false);
     expect(log.events.at(-1)!.method).toBe("turn/failed");
   });
@@ -221,21 +243,36 @@ describe("the gateway on a group-committing store", () => {
         .transaction(() => {
           // A copy of the last event the file holds, as a run of one after it.
           const run = raw
-            .prepare(`SELECT last_sequence AS last, thread_id, methods, recorded_at, ends, params FROM event_runs WHERE turn_id = 'trn_intruded' ORDER BY last_sequence DESC LIMIT 1`)
+            .prepare(
+              `SELECT last_sequence AS last, thread_id, methods, recorded_at, ends, params FROM event_runs WHERE turn_id = 'trn_intruded' ORDER BY last_sequence DESC LIMIT 1`,
+            )
             .get() as { last: number; thread_id: string; methods: string; recorded_at: string; ends: string; params: string };
           const ends = JSON.parse(run.ends) as number[];
           const method = (JSON.parse(run.methods) as [string, number][]).at(-1)![0];
           const time = (JSON.parse(run.recorded_at) as [string, number][]).at(-1)![0];
           raw
-            .prepare(`INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params) VALUES ('trn_intruded', ?, ?, ?, ?, ?, '[]', ?)`)
-            .run(run.last + 1, run.last + 1, run.thread_id, JSON.stringify([[method, 1]]), JSON.stringify([[time, 1]]), run.params.slice(ends.at(-1) ?? 0));
+            .prepare(
+              `INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params) VALUES ('trn_intruded', ?, ?, ?, ?, ?, '[]', ?)`,
+            )
+            .run(
+              run.last + 1,
+              run.last + 1,
+              run.thread_id,
+              JSON.stringify([[method, 1]]),
+              JSON.stringify([[time, 1]]),
+              run.params.slice(ends.at(-1) ?? 0),
+            );
         })
         .immediate();
     });
     h = await startHarness({ store, serverTransport: (t) => checkingCommits(t, uncommitted, sent) });
     const thread = await h.thread();
     const deltas = 8 * GROUP_COMMIT_LIMIT;
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_intruded", input: text(script({ say: words(deltas), chunks: deltas })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_intruded",
+      input: text(script({ say: words(deltas), chunks: deltas })),
+    });
     expect(intruded).toBe(true);
     expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "internal" } });
     const log = await h.client.turnItems({ thread_id: thread, turn_id: "trn_intruded" });
@@ -284,7 +321,9 @@ describe("the gateway on a group-committing store", () => {
     // Any turn/started commit fails: turn/start's answer would report a turn the log lost.
     failCommitsOf("NEW.method = 'turn/started'");
     const thread = await h.thread();
-    await expect(h.client.turnStart({ thread_id: thread, turn_id: "trn_lost", input: text(script({ say: "never said" })) })).rejects.toMatchObject({ code: -32603 });
+    await expect(
+      h.client.turnStart({ thread_id: thread, turn_id: "trn_lost", input: text(script({ say: "never said" })) }),
+    ).rejects.toMatchObject({ code: -32603 });
     expect(ofTurn(h.received, "trn_lost")).toEqual([]);
     expect(h.protocolErrors).toEqual([]);
   });
@@ -297,7 +336,11 @@ describe("frame order", () => {
     h = await startHarness({ store, clientTransport: (t) => recording(t, frames) });
     const thread = await h.thread();
     h.client.on("turn/permission/request/opened", ({ request }) => {
-      void h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+      void h!.client.turnPermissionRequestRespond({
+        request_id: request.request_id,
+        resolve_token: request.resolve_token,
+        resolution: "allow_once",
+      });
     });
     await h.runTurn({
       thread_id: thread,
@@ -357,10 +400,12 @@ describe("a failed commit and an approval's answer", () => {
     h.client.on("turn/permission/request/opened", ({ request }) => {
       // The group holding the answer's first event fails to commit.
       store.doom("turn/permission/request/resolved");
-      h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" }).then(
-        () => answers.push("answered"),
-        (error: { code: number }) => answers.push(error.code),
-      );
+      h!.client
+        .turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" })
+        .then(
+          () => answers.push("answered"),
+          (error: { code: number }) => answers.push(error.code),
+        );
     });
     const answers: (string | number)[] = [];
     const end = await h.runTurn({

@@ -39,12 +39,24 @@ describe("the handoff notice", () => {
   it("is sent once per spawn_agent delegation, naming the child agent, its turn and the reason", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_p", input: text(script({ tool: "spawn_agent", args: { prompt: "Count the files\nin the repo" } }, { say: "done" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_p",
+      input: text(script({ tool: "spawn_agent", args: { prompt: "Count the files\nin the repo" } }, { say: "done" })),
+    });
     expect(end.method).toBe("turn/completed");
     const notices = ofTurn(h.received, "trn_p").filter((n) => n.method === "turn/handoff/started");
     expect(notices).toHaveLength(1);
-    const task = ofTurn(h.received, "trn_p").find((n) => n.method === "item/completed" && (n.params as { item: { type: string } }).item.type === "task")!.params as { item_id: string; item: { child_turn_id: string; child_thread_id: string } };
-    expect(notices[0]!.params).toMatchObject({ item_id: task.item_id, child_turn_id: task.item.child_turn_id, child_thread_id: task.item.child_thread_id, child_agent_id: "agent_reference", reason: "Count the files" });
+    const task = ofTurn(h.received, "trn_p").find(
+      (n) => n.method === "item/completed" && (n.params as { item: { type: string } }).item.type === "task",
+    )!.params as { item_id: string; item: { child_turn_id: string; child_thread_id: string } };
+    expect(notices[0]!.params).toMatchObject({
+      item_id: task.item_id,
+      child_turn_id: task.item.child_turn_id,
+      child_thread_id: task.item.child_thread_id,
+      child_agent_id: "agent_reference",
+      reason: "Count the files",
+    });
     // The notice comes before the child's answer returns to the parent.
     const methods = ofTurn(h.received, "trn_p").map((n) => n.method);
     expect(methods.indexOf("turn/handoff/started")).toBeLessThan(methods.lastIndexOf("item/completed"));
@@ -57,12 +69,19 @@ describe("compaction first", () => {
 
   it("compacts before the first model call only, announces it once before any delta, and folds the same messages in later rounds", async () => {
     const provider = new RecordingScripted();
-    h = await startHarness({ providers: new Map([["scripted", provider]]), config: { context: { max_history_tokens: 60, keep_recent_messages: 2 } } });
+    h = await startHarness({
+      providers: new Map([["scripted", provider]]),
+      config: { context: { max_history_tokens: 60, keep_recent_messages: 2 } },
+    });
     const thread = await h.thread();
     await h.runTurn({ thread_id: thread, turn_id: "trn_1", input: text(script({ say: long("first") })) });
     await h.runTurn({ thread_id: thread, turn_id: "trn_2", input: text(script({ say: long("second") })) });
     const before = provider.requests.length;
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_3", input: text(script({ tool: "read_file", args: { path: "missing.txt" } }, { say: "third" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_3",
+      input: text(script({ tool: "read_file", args: { path: "missing.txt" } }, { say: "third" })),
+    });
     expect(end.method).toBe("turn/completed");
     const methods = ofTurn(h.received, "trn_3").map((n) => n.method);
     expect(methods.filter((m) => m === "context/compressed")).toHaveLength(1);
@@ -77,17 +96,28 @@ describe("compaction first", () => {
 
   it("does not compact midway through a turn that started within its budget", async () => {
     const provider = new RecordingScripted();
-    h = await startHarness({ providers: new Map([["scripted", provider]]), config: { context: { max_history_tokens: 120, keep_recent_messages: 1 } } });
+    h = await startHarness({
+      providers: new Map([["scripted", provider]]),
+      config: { context: { max_history_tokens: 120, keep_recent_messages: 1 } },
+    });
     const thread = await h.thread();
     await h.runTurn({ thread_id: thread, turn_id: "trn_a", input: text(script({ say: "short" })) });
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_b", input: text(script({ tool: "spawn_agent", args: { prompt: script({ say: long("child") }) } }, { say: "fin" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_b",
+      input: text(script({ tool: "spawn_agent", args: { prompt: script({ say: long("child") }) } }, { say: "fin" })),
+    });
     expect(end.method).toBe("turn/completed");
     expect(ofTurn(h.received, "trn_b").some((n) => n.method === "context/compressed")).toBe(false);
   });
 });
 
 describe("the compaction-first rule of the generated checker", () => {
-  const note = (method: string, params: Record<string, unknown>) => ({ jsonrpc: "2.0", method, params: { thread_id: "th", turn_id: "tu", ...params } });
+  const note = (method: string, params: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    method,
+    params: { thread_id: "th", turn_id: "tu", ...params },
+  });
   it("reports context/compressed after a text delta of the turn, and a second one", () => {
     const engine = createOrderingEngine(orderingRules.filter((r) => r.id === "TURN-ORDER-COMPACTED-FIRST"));
     engine.accept(note("item/agent_message/delta", { sequence: 3, item_id: "i", stream: "agent_message", delta: "x" }), "server_to_client");

@@ -41,7 +41,11 @@ export function script(...steps: ScriptStep[]): string {
 export const text = (value: string) => [{ type: "text" as const, text: value, textElements: [] }];
 
 /** An execution_bound route between two threads of the default workspace on this gateway, for `source_execution_id`. */
-export function routeParams(source: string, destination: string, overrides: Partial<AgentDelegationRouteCreateParams> = {}): AgentDelegationRouteCreateParams {
+export function routeParams(
+  source: string,
+  destination: string,
+  overrides: Partial<AgentDelegationRouteCreateParams> = {},
+): AgentDelegationRouteCreateParams {
   return {
     kind: "execution_bound",
     source_execution_id: "trn_source",

@@ -40,7 +40,12 @@ function violations(ns: readonly AnyNotification[]) {
 }
 
 const SURFACED = ["turn/invite/delivery", "turn/wallet/link_prompt", "turn/wallet/update_prompt", "turn/wallet/revoke_prompt"];
-const WALLET = { state: "usable", link_url: "https://wallet.example/link", update_url: "https://wallet.example/update?v=1", revoke_url: "https://wallet.example/revoke" } as const;
+const WALLET = {
+  state: "usable",
+  link_url: "https://wallet.example/link",
+  update_url: "https://wallet.example/update?v=1",
+  revoke_url: "https://wallet.example/revoke",
+} as const;
 
 describe("a turn that mints an invite and asks for every wallet card", () => {
   it("surfaces each once after its last item, the code to the authorised connection only", async () => {
@@ -61,7 +66,12 @@ describe("a turn that mints an invite and asks for every wallet card", () => {
       { tool: "wallet_unlink", args: {} },
       { say: "Done." },
     );
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_inv", input: text(steps), private_delivery: { inviter_display: "Ada" } });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_inv",
+      input: text(steps),
+      private_delivery: { inviter_display: "Ada" },
+    });
     expect(end.method).toBe("turn/completed");
     await other.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_inv");
 
@@ -72,7 +82,11 @@ describe("a turn that mints an invite and asks for every wallet card", () => {
     expect(methods.lastIndexOf("item/completed")).toBeLessThan(methods.indexOf("turn/invite/delivery"));
     expect(violations(h.received)).toEqual([]);
 
-    const invite = mine.find((n) => n.method === "turn/invite/delivery")!.params as { delivery: { kind: string; code?: string }; target_user_id: string; inviter_display: string };
+    const invite = mine.find((n) => n.method === "turn/invite/delivery")!.params as {
+      delivery: { kind: string; code?: string };
+      target_user_id: string;
+      inviter_display: string;
+    };
     expect(invite).toMatchObject({ target_user_id: "U042", inviter_display: "Ada", delivery: { kind: "private" } });
     const code = invite.delivery.code!;
     expect(code.length).toBeGreaterThanOrEqual(16);
@@ -112,11 +126,17 @@ describe("an invite without a private channel", () => {
     const provider = new RecordingScripted();
     h = await startHarness({ providers: new Map([["scripted", provider]]) });
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_none", input: text(script({ tool: "invite_user", args: { target_user_id: "U7" } }, { say: "Could not." })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_none",
+      input: text(script({ tool: "invite_user", args: { target_user_id: "U7" } }, { say: "Could not." })),
+    });
     expect(end.method).toBe("turn/completed");
     const mine = ofTurn(h.received, "trn_none");
     expect(mine.map((n) => n.method)).not.toContain("turn/invite/delivery");
-    const call = mine.find((n) => n.method === "item/completed" && n.params.item.type === "dynamicToolCall")!.params as { item: { status: string } };
+    const call = mine.find((n) => n.method === "item/completed" && n.params.item.type === "dynamicToolCall")!.params as {
+      item: { status: string };
+    };
     expect(call.item.status).toBe("failed");
     expect(JSON.stringify(provider.requests.at(-1)!.messages)).toContain("no private channel");
   });
@@ -124,12 +144,18 @@ describe("an invite without a private channel", () => {
   it("mints one invite per turn: a second call fails", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    const steps = script({ tool: "invite_user", args: { target_user_id: "U1" } }, { tool: "invite_user", args: { target_user_id: "U2" } }, { say: "ok" });
+    const steps = script(
+      { tool: "invite_user", args: { target_user_id: "U1" } },
+      { tool: "invite_user", args: { target_user_id: "U2" } },
+      { say: "ok" },
+    );
     await h.runTurn({ thread_id: thread, turn_id: "trn_two", input: text(steps), private_delivery: { inviter_display: "" } });
     const mine = ofTurn(h.received, "trn_two");
     const invites = mine.filter((n) => n.method === "turn/invite/delivery");
     expect(invites.map((n) => (n.params as { target_user_id: string }).target_user_id)).toEqual(["U1"]);
-    const calls = mine.filter((n) => n.method === "item/completed" && n.params.item.type === "dynamicToolCall").map((n) => (n.params as { item: { status: string } }).item.status);
+    const calls = mine
+      .filter((n) => n.method === "item/completed" && n.params.item.type === "dynamicToolCall")
+      .map((n) => (n.params as { item: { status: string } }).item.status);
     expect(calls).toEqual(["completed", "failed"]);
   });
 });
@@ -146,19 +172,31 @@ describe("the wallet cards", () => {
   it("a paid action with an unusable wallet: the renewal card, not requested, and the update refused", async () => {
     h = await startHarness({ config: { wallet: { ...WALLET, state: "unusable" } } });
     const thread = await h.thread();
-    await h.runTurn({ thread_id: thread, turn_id: "trn_renew", input: text(script({ tool: "wallet_update_limit", args: { new_limit: "5.5" } }, { say: "ok" })) });
+    await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_renew",
+      input: text(script({ tool: "wallet_update_limit", args: { new_limit: "5.5" } }, { say: "ok" })),
+    });
     const mine = ofTurn(h.received, "trn_renew");
-    expect(mine.filter((n) => n.method === "turn/wallet/link_prompt").map((n) => n.params)).toEqual([expect.objectContaining({ link_url: WALLET.link_url, renewal: true, requested: false })]);
+    expect(mine.filter((n) => n.method === "turn/wallet/link_prompt").map((n) => n.params)).toEqual([
+      expect.objectContaining({ link_url: WALLET.link_url, renewal: true, requested: false }),
+    ]);
     expect(mine.map((n) => n.method)).not.toContain("turn/wallet/update_prompt");
   });
 
   it("without the ceremonies' URLs: update and unlink fail and surface nothing", async () => {
     h = await startHarness({ config: { wallet: { state: "usable" } } });
     const thread = await h.thread();
-    await h.runTurn({ thread_id: thread, turn_id: "trn_bare", input: text(script({ tool: "wallet_update_limit", args: { new_limit: "9" } }, { tool: "wallet_unlink", args: {} }, { say: "ok" })) });
+    await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_bare",
+      input: text(script({ tool: "wallet_update_limit", args: { new_limit: "9" } }, { tool: "wallet_unlink", args: {} }, { say: "ok" })),
+    });
     const mine = ofTurn(h.received, "trn_bare");
     expect(mine.map((n) => n.method).filter((m) => SURFACED.includes(m))).toEqual([]);
-    const calls = mine.filter((n) => n.method === "item/completed" && n.params.item.type === "dynamicToolCall").map((n) => (n.params as { item: { status: string } }).item.status);
+    const calls = mine
+      .filter((n) => n.method === "item/completed" && n.params.item.type === "dynamicToolCall")
+      .map((n) => (n.params as { item: { status: string } }).item.status);
     expect(calls).toEqual(["failed", "failed"]);
   });
 });
@@ -171,8 +209,16 @@ describe("turn/start's private_delivery", () => {
     h.gateway.connect(serverSide);
     const loose = new ProtocolClient(clientSide, { validateOutgoing: false });
     await loose.start();
-    const params = { thread_id: thread, turn_id: "trn_bad", input: text("hi"), private_delivery: { inviter_display: "Ada", channel: "dm" } };
-    await expect(loose.turnStart(params as unknown as TurnStartParams)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("private_delivery") });
+    const params = {
+      thread_id: thread,
+      turn_id: "trn_bad",
+      input: text("hi"),
+      private_delivery: { inviter_display: "Ada", channel: "dm" },
+    };
+    await expect(loose.turnStart(params as unknown as TurnStartParams)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("private_delivery"),
+    });
     await loose.close();
   });
 });

@@ -15,11 +15,17 @@ export function usePermissionHarness(): void {
 }
 
 export type Opened = Extract<AnyNotification, { method: "turn/permission/request/opened" }>;
-export const opened = (ns: readonly AnyNotification[]) => ns.filter((n): n is Opened => n.method === "turn/permission/request/opened").map((n) => n.params.request);
+export const opened = (ns: readonly AnyNotification[]) =>
+  ns.filter((n): n is Opened => n.method === "turn/permission/request/opened").map((n) => n.params.request);
 export const audits = (ns: readonly AnyNotification[]) =>
-  ns.filter((n): n is Extract<AnyNotification, { method: "turn/permission/audit" }> => n.method === "turn/permission/audit").map((n) => n.params);
+  ns
+    .filter((n): n is Extract<AnyNotification, { method: "turn/permission/audit" }> => n.method === "turn/permission/audit")
+    .map((n) => n.params);
 export const completed = (ns: readonly AnyNotification[], type: TurnItem["type"]) =>
-  ns.filter((n): n is Extract<AnyNotification, { method: "item/completed" }> => n.method === "item/completed").map((n) => n.params.item).filter((i) => i.type === type);
+  ns
+    .filter((n): n is Extract<AnyNotification, { method: "item/completed" }> => n.method === "item/completed")
+    .map((n) => n.params.item)
+    .filter((i) => i.type === type);
 
 export async function setup(options: HarnessOptions = {}) {
   h = await startHarness(options);
@@ -27,11 +33,18 @@ export async function setup(options: HarnessOptions = {}) {
 }
 
 /** Starts a turn and resolves at its n-th approval request (1-based). */
-export async function startAndWaitForRequest(params: Parameters<Harness["client"]["turnStart"]>[0], n = 1): Promise<TurnPermissionApprovalRequest> {
+export async function startAndWaitForRequest(
+  params: Parameters<Harness["client"]["turnStart"]>[0],
+  n = 1,
+): Promise<TurnPermissionApprovalRequest> {
   await h.client.turnStart(params);
-  const isNth = (x: AnyNotification) => x.method === "turn/permission/request/opened" && x.params.turn_id === params.turn_id && opened(ofTurn(h.received, params.turn_id)).length >= n;
+  const isNth = (x: AnyNotification) =>
+    x.method === "turn/permission/request/opened" &&
+    x.params.turn_id === params.turn_id &&
+    opened(ofTurn(h.received, params.turn_id)).length >= n;
   await h.waitFor(isNth);
   return opened(ofTurn(h.received, params.turn_id))[n - 1]!;
 }
 
-export const terminalOf = (turnId: string) => h.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);
+export const terminalOf = (turnId: string) =>
+  h.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);

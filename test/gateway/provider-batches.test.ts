@@ -17,15 +17,21 @@ class Playing implements ModelProvider {
   }
 }
 
-const deltas = (from: number, to: number): ProviderEvent[] => Array.from({ length: to - from }, (_, i) => ({ type: "text_delta", text: `w${from + i} ` }));
-const events: ProviderEvent[] = [{ type: "reasoning", text: "thinking" }, ...deltas(0, 700), { type: "usage", input_tokens: 3, output_tokens: 700 }];
+const deltas = (from: number, to: number): ProviderEvent[] =>
+  Array.from({ length: to - from }, (_, i) => ({ type: "text_delta", text: `w${from + i} ` }));
+const events: ProviderEvent[] = [
+  { type: "reasoning", text: "thinking" },
+  ...deltas(0, 700),
+  { type: "usage", input_tokens: 3, output_tokens: 700 },
+];
 
 /** What a client sees of a turn, without the ids and times that differ from one gateway to another. */
 function seen(ns: readonly AnyNotification[]): unknown[] {
   return ns.map((n) => {
     const p = n.params as unknown as Record<string, unknown>;
     if (n.method === "item/agent_message/delta") return [n.method, p.sequence, p.delta];
-    if (n.method === "item/completed") return [n.method, p.sequence, (p.item as { type: string; text?: string }).type, (p.item as { text?: string }).text];
+    if (n.method === "item/completed")
+      return [n.method, p.sequence, (p.item as { type: string; text?: string }).type, (p.item as { text?: string }).text];
     if (n.method === "turn/completed") return [n.method, p.sequence, (p.turn as { usage?: unknown }).usage];
     return [n.method, p.sequence];
   });

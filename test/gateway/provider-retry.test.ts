@@ -32,20 +32,40 @@ describe("a retryable provider failure", () => {
   it("is retried with exponential backoff under one recovery job until an attempt succeeds", async () => {
     h = await startHarness({ config: { providers: { retry } } });
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_retry", input: text(script({ say: "third time lucky", fail_attempts: 2, fail_message: "rate limited" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_retry",
+      input: text(script({ say: "third time lucky", fail_attempts: 2, fail_message: "rate limited" })),
+    });
     expect(end.params).toMatchObject({ turn: { status: "Completed" } });
     const events = recoveryEvents(ofTurn(h.received, "trn_retry"));
     const opened = events[0] as { item_id: string; recovery_job_id: string };
     const common = { item_id: opened.item_id };
     expect(events).toEqual([
       expect.objectContaining({ method: "item/recovery_opened", ...common, reason: "provider_failure" }),
-      expect.objectContaining({ method: "item/retry_scheduled", ...common, attempt: 2, max_attempts: 3, delay_ms: 2, error: "rate limited" }),
+      expect.objectContaining({
+        method: "item/retry_scheduled",
+        ...common,
+        attempt: 2,
+        max_attempts: 3,
+        delay_ms: 2,
+        error: "rate limited",
+      }),
       expect.objectContaining({ method: "item/retry_attempt_started", ...common, attempt: 2 }),
-      expect.objectContaining({ method: "item/retry_scheduled", ...common, attempt: 3, max_attempts: 3, delay_ms: 5, error: "rate limited" }),
+      expect.objectContaining({
+        method: "item/retry_scheduled",
+        ...common,
+        attempt: 3,
+        max_attempts: 3,
+        delay_ms: 5,
+        error: "rate limited",
+      }),
       expect.objectContaining({ method: "item/retry_attempt_started", ...common, attempt: 3 }),
       expect.objectContaining({ method: "item/recovery_succeeded", ...common, attempt: 3, recovery_job_id: opened.recovery_job_id }),
     ]);
-    const scheduled = ofTurn(h.received, "trn_retry").find((n) => n.method === "item/retry_scheduled")!.params as { next_attempt_at: string };
+    const scheduled = ofTurn(h.received, "trn_retry").find((n) => n.method === "item/retry_scheduled")!.params as {
+      next_attempt_at: string;
+    };
     expect(Number.isNaN(Date.parse(scheduled.next_attempt_at))).toBe(false);
     // The job hangs on a systemEvent notice in the timeline.
     const notice = ofTurn(h.received, "trn_retry").find((n) => n.method === "item/completed" && n.params.item.id === opened.item_id);
@@ -55,13 +75,27 @@ describe("a retryable provider failure", () => {
   it("blocks the turn with provider_failure_continuation when the attempts run out; turn/resume attaches to the job and recovers", async () => {
     h = await startHarness({ config: { providers: { retry: { ...retry, max_attempts: 2 } } } });
     const thread = await h.thread();
-    await h.client.turnStart({ thread_id: thread, turn_id: "trn_exhaust", input: text(script({ say: "back again", fail_attempts: 3, fail_message: "service unavailable" })) });
+    await h.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_exhaust",
+      input: text(script({ say: "back again", fail_attempts: 3, fail_message: "service unavailable" })),
+    });
     const blocked = await h.waitFor((n) => n.method === "turn/blocked");
     const before = recoveryEvents(ofTurn(h.received, "trn_exhaust"));
     const { item_id: itemId, recovery_job_id: jobId } = before[0] as { item_id: string; recovery_job_id: string };
-    expect(before.map((e) => e.method)).toEqual(["item/recovery_opened", "item/retry_scheduled", "item/retry_attempt_started", "item/recovery_exhausted", "turn/blocked"]);
+    expect(before.map((e) => e.method)).toEqual([
+      "item/recovery_opened",
+      "item/retry_scheduled",
+      "item/retry_attempt_started",
+      "item/recovery_exhausted",
+      "turn/blocked",
+    ]);
     expect(before[3]).toMatchObject({ item_id: itemId, attempts: 2, error: "service unavailable", recovery_job_id: jobId });
-    expect(blocked.params).toMatchObject({ reason: "provider_failure_continuation", recovery_job_id: jobId, turn: { status: "Blocked", blocked: { reason: "provider_failure_continuation", recovery_job_id: jobId } } });
+    expect(blocked.params).toMatchObject({
+      reason: "provider_failure_continuation",
+      recovery_job_id: jobId,
+      turn: { status: "Blocked", blocked: { reason: "provider_failure_continuation", recovery_job_id: jobId } },
+    });
     const window = ofTurn(h.received, "trn_exhaust").find((n) => n.method === "turn/execution_window/exhausted");
     expect(window?.params).toMatchObject({ reason: "provider_failure_continuation", status: "failed" });
 
@@ -84,8 +118,15 @@ describe("a retryable provider failure", () => {
   it("is not retried when the provider says it is not retryable: the turn fails", async () => {
     h = await startHarness({ config: { providers: { retry } } });
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_final", input: text(script({ fail: "bad request", retryable: false })) });
-    expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "provider_error", message: "bad request", retryable: false } });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_final",
+      input: text(script({ fail: "bad request", retryable: false })),
+    });
+    expect(end.params).toMatchObject({
+      turn: { status: "Failed" },
+      error: { kind: "provider_error", message: "bad request", retryable: false },
+    });
     expect(recoveryEvents(ofTurn(h.received, "trn_final"))).toEqual([]);
   });
 

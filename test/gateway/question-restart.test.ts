@@ -23,7 +23,11 @@ describe("a question cut off by a stop", () => {
     open.push(dying);
     const thread = await dying.thread();
     const questions = [{ header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] }];
-    await dying.client.turnStart({ thread_id: thread, turn_id: "trn_cut", input: text(script({ tool: "ask_question", args: { questions } }, { say: "ok" })) });
+    await dying.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_cut",
+      input: text(script({ tool: "ask_question", args: { questions } }, { say: "ok" })),
+    });
     await dying.waitFor((n) => n.method === "turn/question/opened");
 
     // A second gateway opens the file while the first still waits, as after a kill.
@@ -31,7 +35,12 @@ describe("a question cut off by a stop", () => {
     open.push(next);
     const { events } = await next.client.turnItems({ thread_id: thread, turn_id: "trn_cut" });
     const methods = events.map((e) => e.method);
-    expect(events.find((e) => e.method === "turn/question/resolved")?.params).toMatchObject({ thread_id: thread, turn_id: "trn_cut", index: 0, resolution: "cancelled" });
+    expect(events.find((e) => e.method === "turn/question/resolved")?.params).toMatchObject({
+      thread_id: thread,
+      turn_id: "trn_cut",
+      index: 0,
+      resolution: "cancelled",
+    });
     expect(methods.indexOf("turn/question/resolved")).toBeLessThan(methods.indexOf("turn/blocked"));
     const engine = createOrderingEngine(orderingRules);
     for (const e of events) engine.accept({ jsonrpc: "2.0", method: e.method, params: e.params }, "server_to_client");

@@ -44,7 +44,11 @@ describe("a gateway restarted on the same SQLite file", () => {
     const file = sqliteFile();
     const first = await gatewayOn(file);
     const thread = await first.thread();
-    await first.runTurn({ thread_id: thread, turn_id: "trn_keep", input: text(script({ tool: "shell", args: { command: "echo kept" } }, { say: "kept it" })) });
+    await first.runTurn({
+      thread_id: thread,
+      turn_id: "trn_keep",
+      input: text(script({ tool: "shell", args: { command: "echo kept" } }, { say: "kept it" })),
+    });
     const before = {
       thread: await first.client.threadGet({ thread_id: thread }),
       turn: await first.client.turnGet({ thread_id: thread, turn_id: "trn_keep" }),
@@ -65,7 +69,11 @@ describe("a gateway restarted on the same SQLite file", () => {
     const file = sqliteFile();
     const dying = await gatewayOn(file);
     const thread = await dying.thread();
-    await dying.client.turnStart({ thread_id: thread, turn_id: "trn_cut", input: text(script({ say: "never finished", delay_ms: 60_000 })) });
+    await dying.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_cut",
+      input: text(script({ say: "never finished", delay_ms: 60_000 })),
+    });
     await dying.waitFor((n) => n.method === "turn/execution_window/started");
     const seen = (await dying.client.turnItems({ thread_id: thread, turn_id: "trn_cut" })).last_sequence;
 
@@ -87,7 +95,10 @@ describe("a gateway restarted on the same SQLite file", () => {
     const opened = items.events.find((e) => e.method === "item/recovery_opened")!.params;
     expect(opened).toMatchObject({ reason: "runtime_shutdown", recovery_job_id: turn.blocked!.recovery_job_id });
     expect(opened.exhaustion_reason, "only a window-exhaustion job names a window limit").toBeUndefined();
-    expect(items.events.find((e) => e.method === "turn/execution_window/exhausted")!.params).toMatchObject({ reason: "runtime_shutdown_continuation", status: "interrupted" });
+    expect(items.events.find((e) => e.method === "turn/execution_window/exhausted")!.params).toMatchObject({
+      reason: "runtime_shutdown_continuation",
+      status: "interrupted",
+    });
     // Blocked still occupies the thread.
     const busy = await next.client.turnStart({ thread_id: thread, turn_id: "trn_other", input: text("hi") }).catch((e: unknown) => e);
     expect(busy).toMatchObject({ reason: "turn_in_progress", data: { active_turn_status: "Blocked" } });
@@ -105,7 +116,10 @@ describe("a gateway restarted on the same SQLite file", () => {
     const before = await second.client.turnItems({ thread_id: thread, turn_id: "trn_stop" });
     const blocked = before.events.at(-1)!;
     expect(blocked).toMatchObject({ method: "turn/blocked", params: { reason: "runtime_shutdown_continuation" } });
-    const command = before.events.filter((e) => e.method === "item/completed").map((e) => e.params.item as { type: string; status: string }).find((i) => i.type === "commandExecution");
+    const command = before.events
+      .filter((e) => e.method === "item/completed")
+      .map((e) => e.params.item as { type: string; status: string })
+      .find((i) => i.type === "commandExecution");
     expect(command).toMatchObject({ status: "cancelled" });
 
     const done = second.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_stop");
@@ -120,8 +134,16 @@ describe("a gateway restarted on the same SQLite file", () => {
     expect(after.events.slice(0, before.events.length)).toEqual(before.events);
     expect(after.events.map((e) => e.sequence)).toEqual(after.events.map((_, i) => i + 1));
     const resumedPart = after.events.slice(before.events.length);
-    expect(resumedPart.slice(0, 3).map((e) => e.method)).toEqual(["item/recovery_attached", "turn/execution_window/continued", "turn/execution_window/started"]);
-    expect(resumedPart[1]!.params).toMatchObject({ window_index: 1, reason: "runtime_shutdown_continuation", previous_window_id: "win_trn_stop_0" });
+    expect(resumedPart.slice(0, 3).map((e) => e.method)).toEqual([
+      "item/recovery_attached",
+      "turn/execution_window/continued",
+      "turn/execution_window/started",
+    ]);
+    expect(resumedPart[1]!.params).toMatchObject({
+      window_index: 1,
+      reason: "runtime_shutdown_continuation",
+      previous_window_id: "win_trn_stop_0",
+    });
     // The answer is the script's second step: the model saw the cut-off tool call in the history rebuilt from the log.
     const answer = resumedPart.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "agentMessage");
     expect(answer?.params.item).toMatchObject({ text: "finished after the restart", round: 2 });
@@ -133,12 +155,19 @@ describe("a graceful stop", () => {
     const h = await startHarness();
     const thread = await h.thread();
     const child = script({ say: "the child never gets here", delay_ms: 60_000 });
-    await h.client.turnStart({ thread_id: thread, turn_id: "trn_parent", input: text(script({ tool: "spawn_agent", args: { prompt: child } }, { say: "parent done" })) });
+    await h.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_parent",
+      input: text(script({ tool: "spawn_agent", args: { prompt: child } }, { say: "parent done" })),
+    });
     const update = await h.waitFor((n) => n.method === "item/updated" && n.params.turn_id === "trn_parent");
     const childTurnId = (update.params as { item: { child_turn_id: string } }).item.child_turn_id;
     await h.close();
     for (const turnId of ["trn_parent", childTurnId]) {
-      expect(h.gateway.turnState(turnId)!.turn, turnId).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+      expect(h.gateway.turnState(turnId)!.turn, turnId).toMatchObject({
+        status: "Blocked",
+        blocked: { reason: "runtime_shutdown_continuation" },
+      });
     }
     expect(h.protocolErrors).toEqual([]);
   });
@@ -169,9 +198,15 @@ describe("turn/resume", () => {
 
   it("refuses a recovery job the turn does not have, naming the one it can use, and stays blocked", async () => {
     const { h, thread, jobId } = await blockedTurn("trn_wrong");
-    const error = await h.client.turnResume({ thread_id: thread, turn_id: "trn_wrong", recovery_job_id: "rec_not_mine" }).catch((e: unknown) => e);
+    const error = await h.client
+      .turnResume({ thread_id: thread, turn_id: "trn_wrong", recovery_job_id: "rec_not_mine" })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
-    expect(error).toMatchObject({ code: -32007, reason: "recovery_job_not_found", data: { recovery_job_id: "rec_not_mine", active_recovery_job_id: jobId } });
+    expect(error).toMatchObject({
+      code: -32007,
+      reason: "recovery_job_not_found",
+      data: { recovery_job_id: "rec_not_mine", active_recovery_job_id: jobId },
+    });
     expect((error as RpcError).message).toContain(jobId);
     expect((await h.client.turnGet({ thread_id: thread, turn_id: "trn_wrong" })).turn.status).toBe("Blocked");
   });
@@ -193,7 +228,11 @@ describe("turn/resume", () => {
     const file = sqliteFile();
     const first = await gatewayOn(file, { providers: { retry: { max_attempts: 3, initial_delay_ms: 60_000 } } });
     const thread = await first.thread();
-    await first.client.turnStart({ thread_id: thread, turn_id: "trn_retrying", input: text(script({ say: "after the stop", fail_attempts: 1 })) });
+    await first.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_retrying",
+      input: text(script({ say: "after the stop", fail_attempts: 1 })),
+    });
     const opened = await first.waitFor((n) => n.method === "item/recovery_opened");
     await first.waitFor((n) => n.method === "item/retry_scheduled");
     await first.close();
@@ -203,7 +242,9 @@ describe("turn/resume", () => {
     const retryJob = (opened.params as { recovery_job_id: string }).recovery_job_id;
     expect(turn.blocked).toMatchObject({ reason: "runtime_shutdown_continuation" });
     expect(turn.blocked!.recovery_job_id).not.toBe(retryJob);
-    const stale = await h.client.turnResume({ thread_id: thread, turn_id: "trn_retrying", recovery_job_id: retryJob }).catch((e: unknown) => e);
+    const stale = await h.client
+      .turnResume({ thread_id: thread, turn_id: "trn_retrying", recovery_job_id: retryJob })
+      .catch((e: unknown) => e);
     expect(stale).toMatchObject({ reason: "recovery_job_not_found", data: { active_recovery_job_id: turn.blocked!.recovery_job_id } });
     const done = h.waitFor((n) => n.method === "turn/completed");
     await h.client.turnResume({ thread_id: thread, turn_id: "trn_retrying" });
@@ -229,7 +270,10 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
   const sequenced = (received: readonly AnyNotification[], turnId: string) =>
     received.filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params);
   /** Every notification a client received is in the log at its sequence, as sent. */
-  const expectLogged = (events: readonly { sequence: number; method: string; params: Record<string, unknown> }[], seen: readonly AnyNotification[]) => {
+  const expectLogged = (
+    events: readonly { sequence: number; method: string; params: Record<string, unknown> }[],
+    seen: readonly AnyNotification[],
+  ) => {
     const bySequence = new Map(events.map((e) => [e.sequence, e]));
     for (const n of seen) {
       const { sequence } = n.params as { sequence: number };
@@ -281,7 +325,10 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
     const live = sequenced(b.received, "trn_killed");
     expect(live.length).toBeGreaterThan(0);
     expectLogged(final.events, live);
-    const answer = final.events.filter((e) => e.method === "item/completed").map((e) => e.params.item as { type: string }).find((i) => i.type === "agentMessage");
+    const answer = final.events
+      .filter((e) => e.method === "item/completed")
+      .map((e) => e.params.item as { type: string })
+      .find((i) => i.type === "agentMessage");
     expect(answer).toMatchObject({ text: "done after the kill" });
     expect(b.protocolErrors).toEqual([]);
   });
@@ -298,7 +345,12 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
       const c = await startStrictClient(gateway);
       if (run === 1) {
         threadId = (await c.client.threadStart({ cwd: dir })).thread.id;
-        await c.client.turnStart({ thread_id: threadId, turn_id: "trn_twice", permission_profile: { mode: "supervised" }, input: text(script(ask, ask, { say: "third run finishes" })) });
+        await c.client.turnStart({
+          thread_id: threadId,
+          turn_id: "trn_twice",
+          permission_profile: { mode: "supervised" },
+          input: text(script(ask, ask, { say: "third run finishes" })),
+        });
       } else {
         expect((await c.client.turnGet({ thread_id: threadId, turn_id: "trn_twice" })).turn.status).toBe("Blocked");
         await c.client.turnResume({ thread_id: threadId, turn_id: "trn_twice" });

@@ -15,7 +15,11 @@ afterEach(async () => {
 
 /** A command-like tool that streams output around an update of its item. */
 const streaming = defineTool({
-  spec: { name: "stream_then_update", description: "streams stdout, updates its item, streams more", parameters: { type: "object", properties: {}, additionalProperties: false } },
+  spec: {
+    name: "stream_then_update",
+    description: "streams stdout, updates its item, streams more",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+  },
   itemType: "commandExecution",
   permissionAction: "shell_command",
   describe: (_args, ctx) => ({ command: "stream", cwd: ctx.cwd }),
@@ -33,10 +37,19 @@ const streaming = defineTool({
 it("sends in item/updated the item with every output delta streamed before it", async () => {
   h = await startHarness({ tools: [streaming] });
   const thread = await h.thread();
-  const end = await h.runTurn({ thread_id: thread, turn_id: "trn_stream", input: text(script({ tool: "stream_then_update" }, { say: "done" })) });
+  const end = await h.runTurn({
+    thread_id: thread,
+    turn_id: "trn_stream",
+    input: text(script({ tool: "stream_then_update" }, { say: "done" })),
+  });
   expect(end.method).toBe("turn/completed");
   const updates = ofTurn(h.received, "trn_stream").flatMap((n) => (n.method === "item/updated" ? [n.params.item] : []));
   expect(updates).toHaveLength(2);
   expect(updates[0]).toMatchObject({ stdout: "one two ", stderr: "warn ", output_policy: { truncated: false, max_display_bytes: 65536 } });
-  expect(updates[1]).toMatchObject({ stdout: "one two three", stderr: "warn ", output_policy: { truncated: false, max_display_bytes: 65536 }, duration_ms: 5 });
+  expect(updates[1]).toMatchObject({
+    stdout: "one two three",
+    stderr: "warn ",
+    output_policy: { truncated: false, max_display_bytes: 65536 },
+    duration_ms: 5,
+  });
 });

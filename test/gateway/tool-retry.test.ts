@@ -34,7 +34,10 @@ async function flakyServer(failures: number): Promise<string> {
 const TOOL_RETRY = new Set(["item/tool/retry_scheduled", "item/tool/retry_resolved", "item/tool/retry_exhausted", "item/timeout_detected"]);
 const toolRetryEvents = (ns: readonly AnyNotification[]) => flatEvents(ns, TOOL_RETRY);
 const completedTool = (ns: readonly AnyNotification[], type: string) =>
-  ns.filter((n): n is Extract<AnyNotification, { method: "item/completed" }> => n.method === "item/completed").map((n) => n.params.item).find((i) => i.type === type);
+  ns
+    .filter((n): n is Extract<AnyNotification, { method: "item/completed" }> => n.method === "item/completed")
+    .map((n) => n.params.item)
+    .find((i) => i.type === type);
 
 const retry = { max_attempts: 3, initial_delay_ms: 1, max_delay_ms: 2 };
 
@@ -43,7 +46,11 @@ async function fetchTurn(failures: number, turnId: string) {
   const url = await flakyServer(failures);
   h = await startHarness({ config: { tools: { retry } } });
   const thread = await h.thread();
-  const end = await h.runTurn({ thread_id: thread, turn_id: turnId, input: text(script({ tool: "web_fetch", args: { url } }, { say: "that is what the site said" })) });
+  const end = await h.runTurn({
+    thread_id: thread,
+    turn_id: turnId,
+    input: text(script({ tool: "web_fetch", args: { url } }, { say: "that is what the site said" })),
+  });
   const events = ofTurn(h.received, turnId);
   return { end, events, item: completedTool(events, "webFetch")! };
 }
@@ -54,9 +61,29 @@ describe("a retryable tool failure", () => {
     expect(end.method).toBe("turn/completed");
     expect(item).toMatchObject({ status: "completed", outcome: "success", status_code: 200, content: "fresh data" });
     expect(toolRetryEvents(events)).toEqual([
-      expect.objectContaining({ method: "item/tool/retry_scheduled", item_id: item.id, tool_name: "web_fetch", attempt: 2, max_attempts: 3, delay_ms: 1 }),
-      expect.objectContaining({ method: "item/tool/retry_scheduled", item_id: item.id, tool_name: "web_fetch", attempt: 3, max_attempts: 3, delay_ms: 2 }),
-      expect.objectContaining({ method: "item/tool/retry_resolved", item_id: item.id, tool_name: "web_fetch", attempts: 3, outcome: "succeeded" }),
+      expect.objectContaining({
+        method: "item/tool/retry_scheduled",
+        item_id: item.id,
+        tool_name: "web_fetch",
+        attempt: 2,
+        max_attempts: 3,
+        delay_ms: 1,
+      }),
+      expect.objectContaining({
+        method: "item/tool/retry_scheduled",
+        item_id: item.id,
+        tool_name: "web_fetch",
+        attempt: 3,
+        max_attempts: 3,
+        delay_ms: 2,
+      }),
+      expect.objectContaining({
+        method: "item/tool/retry_resolved",
+        item_id: item.id,
+        tool_name: "web_fetch",
+        attempts: 3,
+        outcome: "succeeded",
+      }),
     ]);
     expect((toolRetryEvents(events)[0] as { error: string }).error).toMatch(/^HTTP 503/);
   });
@@ -65,7 +92,11 @@ describe("a retryable tool failure", () => {
     const { end, events, item } = await fetchTurn(100, "trn_down");
     expect(end.method).toBe("turn/completed");
     expect(item).toMatchObject({ status: "failed", outcome: "error", status_code: 503 });
-    expect(toolRetryEvents(events).map((e) => e.method)).toEqual(["item/tool/retry_scheduled", "item/tool/retry_scheduled", "item/tool/retry_exhausted"]);
+    expect(toolRetryEvents(events).map((e) => e.method)).toEqual([
+      "item/tool/retry_scheduled",
+      "item/tool/retry_scheduled",
+      "item/tool/retry_exhausted",
+    ]);
     expect(toolRetryEvents(events)[2]).toMatchObject({ item_id: item.id, tool_name: "web_fetch", attempts: 3 });
   });
 });
@@ -74,13 +105,19 @@ describe("a tool over its deadline", () => {
   it("is reported with item/timeout_detected and ends timed_out, without a retry", { timeout: 15_000 }, async () => {
     h = await startHarness({ config: { tools: { retry } } });
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_slow", input: text(script({ tool: "shell", args: { command: "sleep 20", timeout_ms: 100 } }, { say: "too slow" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_slow",
+      input: text(script({ tool: "shell", args: { command: "sleep 20", timeout_ms: 100 } }, { say: "too slow" })),
+    });
     expect(end.method).toBe("turn/completed");
     const events = ofTurn(h.received, "trn_slow");
     const item = completedTool(events, "commandExecution")!;
     expect(item).toMatchObject({ status: "failed", outcome: "timed_out", timed_out: true });
     const detected = toolRetryEvents(events);
-    expect(detected).toEqual([expect.objectContaining({ method: "item/timeout_detected", item_id: item.id, deadline_ms: 100, attempt: 1 })]);
+    expect(detected).toEqual([
+      expect.objectContaining({ method: "item/timeout_detected", item_id: item.id, deadline_ms: 100, attempt: 1 }),
+    ]);
     expect((detected[0] as { elapsed_ms: number }).elapsed_ms).toBeGreaterThanOrEqual(100);
   });
 });

@@ -3,7 +3,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItem } from "../../generated/types.js";
-import { ProviderError, type ModelProvider, type ProviderEvent, type ProviderRequest } from "../../packages/gateway/src/providers/provider.js";
+import {
+  ProviderError,
+  type ModelProvider,
+  type ProviderEvent,
+  type ProviderRequest,
+} from "../../packages/gateway/src/providers/provider.js";
 import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
 import { RpcError } from "../../packages/rpc/src/index.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
@@ -52,10 +57,19 @@ describe("a scripted turn", () => {
     const thread = await h.thread();
     const order: string[] = [];
     h.client.onAny((n) => order.push(n.method));
-    const response = h.client.turnStart({ thread_id: thread, turn_id: "trn_say", input: text(script({ say: "Hello there, friend.", chunks: 3, tokens: 5 })) });
+    const response = h.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_say",
+      input: text(script({ say: "Hello there, friend.", chunks: 3, tokens: 5 })),
+    });
     const first = h.waitFor(() => true).then(() => order.length);
     const { turn } = await response;
-    expect(turn).toMatchObject({ id: "trn_say", status: "InProgress", prompt_manifest: null, permission_profile: { mode: "full_access", source: "defaulted" } });
+    expect(turn).toMatchObject({
+      id: "trn_say",
+      status: "InProgress",
+      prompt_manifest: null,
+      permission_profile: { mode: "full_access", source: "defaulted" },
+    });
     expect(await first, "the response arrives before the first notification").toBeGreaterThan(0);
     const terminal = await h.waitFor((n) => n.method === "turn/completed");
     expect(terminal.params).toMatchObject({ turn: { status: "Completed", usage: { output_tokens: 5 } } });
@@ -80,10 +94,16 @@ describe("a scripted turn", () => {
   it("persists every notification before sending it: turn/items equals what the client received", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    await h.runTurn({ thread_id: thread, turn_id: "trn_log", input: text(script({ tool: "shell", args: { command: "printf 'a\\nb\\n'" } }, { say: "done" })) });
+    await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_log",
+      input: text(script({ tool: "shell", args: { command: "printf 'a\\nb\\n'" } }, { say: "done" })),
+    });
     const live = ofTurn(h.received, "trn_log");
     const items = await h.client.turnItems({ thread_id: thread, turn_id: "trn_log" });
-    expect(items.events.map((e) => ({ method: e.method, params: e.params }))).toEqual(live.map((n) => ({ method: n.method, params: n.params })));
+    expect(items.events.map((e) => ({ method: e.method, params: e.params }))).toEqual(
+      live.map((n) => ({ method: n.method, params: n.params })),
+    );
     expect(items.events.map((e) => e.sequence)).toEqual(live.map((_, i) => i + 1));
     expect(items.last_sequence).toBe(live.length);
     const page = await h.client.turnItems({ thread_id: thread, turn_id: "trn_log", after_sequence: 3, limit: 2 });
@@ -96,11 +116,29 @@ describe("a scripted turn", () => {
   it("runs a shell tool: stdout and stderr stream as output deltas, exit code and duration on the item", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    await h.runTurn({ thread_id: thread, turn_id: "trn_shell", input: text(script({ tool: "shell", args: { command: "echo out; echo err >&2; exit 3" } }, { say: "saw it" })) });
+    await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_shell",
+      input: text(script({ tool: "shell", args: { command: "echo out; echo err >&2; exit 3" } }, { say: "saw it" })),
+    });
     const deltas = ofTurn(h.received, "trn_shell").filter((n) => n.method === "item/command_execution/output_delta");
-    expect(deltas.map((n) => [n.params.stream, n.params.delta])).toEqual(expect.arrayContaining([["stdout", "out\n"], ["stderr", "err\n"]]));
+    expect(deltas.map((n) => [n.params.stream, n.params.delta])).toEqual(
+      expect.arrayContaining([
+        ["stdout", "out\n"],
+        ["stderr", "err\n"],
+      ]),
+    );
     const command = completedItems(h.received).find((i) => i.type === "commandExecution");
-    expect(command).toMatchObject({ type: "commandExecution", status: "failed", outcome: "error", exit_code: 3, stdout: "out\n", stderr: "err\n", cwd: h.cwd, round: 1 });
+    expect(command).toMatchObject({
+      type: "commandExecution",
+      status: "failed",
+      outcome: "error",
+      exit_code: 3,
+      stdout: "out\n",
+      stderr: "err\n",
+      cwd: h.cwd,
+      round: 1,
+    });
     expect(typeof (command as { duration_ms?: number }).duration_ms).toBe("number");
   });
 
@@ -109,7 +147,10 @@ describe("a scripted turn", () => {
       async function* () {
         yield { type: "tool_calls", calls: [{ id: "c1", name: "read_file", arguments: JSON.stringify({ path: "missing.txt" }) }] };
       },
-      (request) => say(`model saw: ${request.messages.at(-1)?.role === "tool" ? (request.messages.at(-1) as { content: string }).content : "nothing"}`),
+      (request) =>
+        say(
+          `model saw: ${request.messages.at(-1)?.role === "tool" ? (request.messages.at(-1) as { content: string }).content : "nothing"}`,
+        ),
     ]);
     h = await startHarness({ providers: new Map([["scripted", provider]]) });
     const thread = await h.thread();
@@ -125,7 +166,11 @@ describe("a scripted turn", () => {
     h = await startHarness();
     const thread = await h.thread();
     writeFileSync(join(h.cwd, "notes.txt"), "one\ntwo\n");
-    await h.runTurn({ thread_id: thread, turn_id: "trn_write", input: text(script({ tool: "write_file", args: { path: "notes.txt", content: "one\nthree\n" } }, { say: "written" })) });
+    await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_write",
+      input: text(script({ tool: "write_file", args: { path: "notes.txt", content: "one\nthree\n" } }, { say: "written" })),
+    });
     expect(readFileSync(join(h.cwd, "notes.txt"), "utf8")).toBe("one\nthree\n");
     const change = completedItems(h.received).find((i) => i.type === "fileChange");
     expect(change).toMatchObject({ type: "fileChange", status: "completed", change_kind: "modify" });
@@ -142,7 +187,11 @@ describe("a scripted turn", () => {
   it("fails the turn when the script runs out before a final answer", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_short", input: text(script({ tool: "shell", args: { command: "true" } })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_short",
+      input: text(script({ tool: "shell", args: { command: "true" } })),
+    });
     expect(end).toMatchObject({ method: "turn/failed", params: { turn: { status: "Failed" }, error: { kind: "provider_error" } } });
     expect((end.params as { error: { message: string } }).error.message).toMatch(/ended before a final answer/);
   });
@@ -157,8 +206,15 @@ describe("a scripted turn", () => {
     h = await startHarness({ providers: new Map([["scripted", provider]]) });
     const thread = await h.thread();
     const end = await h.runTurn({ thread_id: thread, turn_id: "trn_fail", input: text("go") });
-    expect(end.params).toMatchObject({ error: { kind: "provider_error", message: "upstream reset", retryable: false }, turn: { status: "Failed" } });
-    expect(completedItems(h.received).find((i) => i.type === "agentMessage")).toMatchObject({ partial: true, text: "Half an ans", status: "failed" });
+    expect(end.params).toMatchObject({
+      error: { kind: "provider_error", message: "upstream reset", retryable: false },
+      turn: { status: "Failed" },
+    });
+    expect(completedItems(h.received).find((i) => i.type === "agentMessage")).toMatchObject({
+      partial: true,
+      text: "Half an ans",
+      status: "failed",
+    });
     const after = ofTurn(h.received, "trn_fail");
     expect(after.at(-1)?.method, "nothing follows the terminal notification").toBe("turn/failed");
   });
@@ -198,7 +254,11 @@ describe("a scripted turn", () => {
     h = await startHarness();
     const thread = await h.thread();
     const child = script({ say: "child result" });
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_parent", input: text(script({ tool: "spawn_agent", args: { prompt: child } }, { say: "parent done" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_parent",
+      input: text(script({ tool: "spawn_agent", args: { prompt: child } }, { say: "parent done" })),
+    });
     expect(end.method).toBe("turn/completed");
     const task = completedItems(ofTurn(h.received, "trn_parent")).find((i) => i.type === "task") as Extract<TurnItem, { type: "task" }>;
     expect(task).toMatchObject({ status: "completed", result: "child result", prompt: child });
@@ -219,7 +279,10 @@ describe("a scripted turn", () => {
     });
     expect(end.method).toBe("turn/completed");
     expect(existsSync(marker)).toBe(false);
-    expect(completedItems(h.received).find((i) => i.type === "commandExecution")).toMatchObject({ status: "declined", outcome: "declined" });
+    expect(completedItems(h.received).find((i) => i.type === "commandExecution")).toMatchObject({
+      status: "declined",
+      outcome: "declined",
+    });
   });
 });
 
@@ -229,9 +292,15 @@ describe("a burst of deltas", () => {
     const thread = await h.thread();
     const deltas = 5000;
     const isDelta = (n: AnyNotification) => n.method === "item/agent_message/delta";
-    const terminal = h.runTurn({ thread_id: thread, turn_id: "trn_burst", input: text(script({ say: "word ".repeat(deltas), chunks: deltas })) });
+    const terminal = h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_burst",
+      input: text(script({ say: "word ".repeat(deltas), chunks: deltas })),
+    });
     // The scripted provider yields every delta at once, without waiting on anything.
-    const seenWhenTimerFired = h.waitFor(isDelta).then(() => new Promise<number>((resolve) => setImmediate(() => resolve(h.received.filter(isDelta).length))));
+    const seenWhenTimerFired = h
+      .waitFor(isDelta)
+      .then(() => new Promise<number>((resolve) => setImmediate(() => resolve(h.received.filter(isDelta).length))));
     expect(await terminal).toMatchObject({ method: "turn/completed" });
     expect(await seenWhenTimerFired).toBeLessThan(deltas);
     expect(h.received.filter(isDelta)).toHaveLength(deltas);
@@ -242,13 +311,23 @@ describe("turn rules", () => {
   it("refuses an unknown thread, a reused turn id, and a second active turn with what to do", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    await expect(h.client.turnStart({ thread_id: "thr_none", turn_id: "t0", input: text("x") })).rejects.toMatchObject({ code: -32001, reason: "thread_not_found" });
+    await expect(h.client.turnStart({ thread_id: "thr_none", turn_id: "t0", input: text("x") })).rejects.toMatchObject({
+      code: -32001,
+      reason: "thread_not_found",
+    });
     await h.client.turnStart({ thread_id: thread, turn_id: "trn_slow", input: text(script({ say: "slow", delay_ms: 60_000 })) });
     const busy = await h.client.turnStart({ thread_id: thread, turn_id: "trn_second", input: text("x") }).catch((e: RpcError) => e);
-    expect(busy).toMatchObject({ code: -32003, reason: "turn_in_progress", data: { active_turn_id: "trn_slow", active_turn_status: "InProgress" } });
+    expect(busy).toMatchObject({
+      code: -32003,
+      reason: "turn_in_progress",
+      data: { active_turn_id: "trn_slow", active_turn_status: "InProgress" },
+    });
     expect((busy as RpcError).message).toMatch(/wait for it to finish or cancel it/);
     const other = await h.thread();
-    await expect(h.client.turnStart({ thread_id: other, turn_id: "trn_slow", input: text("x") })).rejects.toMatchObject({ code: -32004, reason: "duplicate_turn_id" });
+    await expect(h.client.turnStart({ thread_id: other, turn_id: "trn_slow", input: text("x") })).rejects.toMatchObject({
+      code: -32004,
+      reason: "duplicate_turn_id",
+    });
     await h.client.turnCancel({ thread_id: thread, turn_id: "trn_slow" });
   });
 
@@ -256,7 +335,11 @@ describe("turn rules", () => {
     h = await startHarness();
     const thread = await h.thread();
     const marker = join(h.cwd, "late");
-    await h.client.turnStart({ thread_id: thread, turn_id: "trn_cancel", input: text(script({ tool: "shell", args: { command: `sleep 30; touch ${marker}` } }, { say: "never" })) });
+    await h.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_cancel",
+      input: text(script({ tool: "shell", args: { command: `sleep 30; touch ${marker}` } }, { say: "never" })),
+    });
     await h.waitFor((n) => n.method === "item/started" && n.params.item.type === "commandExecution");
     const { turn } = await h.client.turnCancel({ thread_id: thread, turn_id: "trn_cancel", reason: "stop please" });
     expect(turn).toMatchObject({ status: "Interrupted", error: { kind: "cancelled", message: "stop please" } });
@@ -272,14 +355,21 @@ describe("turn rules", () => {
   it("answers unknown turns", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    await expect(h.client.turnGet({ thread_id: thread, turn_id: "trn_nope" })).rejects.toMatchObject({ code: -32002, reason: "turn_not_found" });
-    await expect(h.client.turnWorkPage({ threadId: thread, turnId: "trn_nope", anchor: { kind: "newest" } })).rejects.toMatchObject({ code: -32002, reason: "turn_not_found" });
+    await expect(h.client.turnGet({ thread_id: thread, turn_id: "trn_nope" })).rejects.toMatchObject({
+      code: -32002,
+      reason: "turn_not_found",
+    });
+    await expect(h.client.turnWorkPage({ threadId: thread, turnId: "trn_nope", anchor: { kind: "newest" } })).rejects.toMatchObject({
+      code: -32002,
+      reason: "turn_not_found",
+    });
   });
 
   it("lists a thread's turns as timeline blocks, newest page first", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    for (const id of ["trn_a", "trn_b", "trn_c"]) await h.runTurn({ thread_id: thread, turn_id: id, input: text(script({ say: `answer ${id}` })) });
+    for (const id of ["trn_a", "trn_b", "trn_c"])
+      await h.runTurn({ thread_id: thread, turn_id: id, input: text(script({ say: `answer ${id}` })) });
     const first = await h.client.threadTimelinePage({ threadId: thread, limit: 2 });
     expect(first.blocks.map((b) => b.turnId)).toEqual(["trn_b", "trn_c"]);
     expect(first.page.hasMore).toBe(true);

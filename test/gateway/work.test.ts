@@ -27,8 +27,20 @@ describe("turn/work/page and turn/work/items/get", () => {
     await h.runTurn({ thread_id: thread, turn_id: "trn_work", input: text(script(...steps)) });
     const { last_sequence } = await h.client.turnItems({ thread_id: thread, turn_id: "trn_work" });
     const all = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "oldest" }, limit: 100 });
-    expect(all.items.map((i) => i.itemType)).toEqual(["commandExecution", "commandExecution", "reasoning", "commandExecution", "agentMessage"]);
-    expect(all).toMatchObject({ threadId: thread, turnId: "trn_work", workspaceId: "ws_default", sourceHighWatermark: last_sequence, work: { state: "completed", counts: { total: 5 } } });
+    expect(all.items.map((i) => i.itemType)).toEqual([
+      "commandExecution",
+      "commandExecution",
+      "reasoning",
+      "commandExecution",
+      "agentMessage",
+    ]);
+    expect(all).toMatchObject({
+      threadId: thread,
+      turnId: "trn_work",
+      workspaceId: "ws_default",
+      sourceHighWatermark: last_sequence,
+      work: { state: "completed", counts: { total: 5 } },
+    });
     expect(all.page).toMatchObject({ hasMoreBefore: false, hasMoreAfter: false });
 
     for (const limit of [1, 2, 3]) {
@@ -36,14 +48,24 @@ describe("turn/work/page and turn/work/items/get", () => {
       let page = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "newest" }, limit });
       backward.unshift(...page.items.map((i) => i.workItemId));
       while (page.page.hasMoreBefore) {
-        page = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "before", cursor: page.page.beforeCursor! }, limit });
+        page = await h.client.turnWorkPage({
+          threadId: thread,
+          turnId: "trn_work",
+          anchor: { kind: "before", cursor: page.page.beforeCursor! },
+          limit,
+        });
         backward.unshift(...page.items.map((i) => i.workItemId));
       }
       const forward: string[] = [];
       page = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "oldest" }, limit });
       forward.push(...page.items.map((i) => i.workItemId));
       while (page.page.hasMoreAfter) {
-        page = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "after", cursor: page.page.afterCursor! }, limit });
+        page = await h.client.turnWorkPage({
+          threadId: thread,
+          turnId: "trn_work",
+          anchor: { kind: "after", cursor: page.page.afterCursor! },
+          limit,
+        });
         forward.push(...page.items.map((i) => i.workItemId));
       }
       expect(backward).toEqual(all.items.map((i) => i.workItemId));
@@ -51,12 +73,18 @@ describe("turn/work/page and turn/work/items/get", () => {
     }
 
     const [first] = all.items;
-    const refreshed = await h.client.turnWorkItemsGet({ threadId: thread, turnId: "trn_work", workItemIds: [first!.workItemId, "gone_item"] });
+    const refreshed = await h.client.turnWorkItemsGet({
+      threadId: thread,
+      turnId: "trn_work",
+      workItemIds: [first!.workItemId, "gone_item"],
+    });
     expect(refreshed.items).toEqual([first]);
     expect(refreshed.removedWorkItemIds).toEqual(["gone_item"]);
     expect(refreshed.sourceHighWatermark).toBe(last_sequence);
 
-    const bad = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "before", cursor: "not-a-cursor" } }).catch((e: RpcError) => e);
+    const bad = await h.client
+      .turnWorkPage({ threadId: thread, turnId: "trn_work", anchor: { kind: "before", cursor: "not-a-cursor" } })
+      .catch((e: RpcError) => e);
     expect(bad).toMatchObject({ code: -32602, data: { errors: [{ pointer: "/anchor/cursor" }] } });
   });
 
@@ -64,7 +92,10 @@ describe("turn/work/page and turn/work/items/get", () => {
     h = await startHarness();
     const thread = await h.thread();
     await h.runTurn({ thread_id: thread, turn_id: "trn_live", input: text(script(...steps)) });
-    const work = h.received.filter((n): n is Extract<AnyNotification, { method: "turn/work/items/changed" | "turn/work/state/changed" }> => n.method === "turn/work/items/changed" || n.method === "turn/work/state/changed");
+    const work = h.received.filter(
+      (n): n is Extract<AnyNotification, { method: "turn/work/items/changed" | "turn/work/state/changed" }> =>
+        n.method === "turn/work/items/changed" || n.method === "turn/work/state/changed",
+    );
     const marks = work.map((n) => n.params.sourceHighWatermark);
     expect(marks).toEqual([...marks].sort((a, b) => a - b));
     const changed = new Set(work.flatMap((n) => (n.method === "turn/work/items/changed" ? n.params.changedWorkItemIds : [])));
@@ -81,12 +112,21 @@ describe("turn/work/page and turn/work/items/get", () => {
   it("shows the block awaiting approval while a permission request is open", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    await h.client.turnStart({ thread_id: thread, turn_id: "trn_wait", permission_profile: { mode: "supervised" }, input: text(script({ tool: "shell", args: { command: "echo hi" } }, { say: "ok" })) });
+    await h.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_wait",
+      permission_profile: { mode: "supervised" },
+      input: text(script({ tool: "shell", args: { command: "echo hi" } }, { say: "ok" })),
+    });
     const opened = await h.waitFor((n) => n.method === "turn/permission/request/opened");
     const page = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_wait", anchor: { kind: "newest" } });
     expect(page.work.state).toBe("awaiting_approval");
     const { request } = opened.params as { request: { request_id: string; resolve_token?: string } };
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({
+      request_id: request.request_id,
+      resolve_token: request.resolve_token,
+      resolution: "deny",
+    });
     await h.waitFor((n) => n.method === "turn/completed");
   });
 });

@@ -59,7 +59,7 @@ function sample(model: ProtocolModel, schema: Json, base: string, random: () => 
   if (Array.isArray(s.enum)) return structuredClone(pick(s.enum));
   const branches = (s.oneOf ?? s.anyOf) as Json[] | undefined;
   if (Array.isArray(branches)) return sample(model, pick(branches), base, random, depth + 1);
-  const type = Array.isArray(s.type) ? pick(s.type) : s.type ?? (s.properties ? "object" : s.items ? "array" : "string");
+  const type = Array.isArray(s.type) ? pick(s.type) : (s.type ?? (s.properties ? "object" : s.items ? "array" : "string"));
   switch (type) {
     case "object": {
       const out: Record<string, unknown> = {};
@@ -70,7 +70,11 @@ function sample(model: ProtocolModel, schema: Json, base: string, random: () => 
       return out;
     }
     case "array": {
-      const n = pick([Number(s.minItems ?? 0), Math.floor(random() * 3), ...(s.maxItems === undefined ? [] : [Number(s.maxItems), Number(s.maxItems) + 1])]);
+      const n = pick([
+        Number(s.minItems ?? 0),
+        Math.floor(random() * 3),
+        ...(s.maxItems === undefined ? [] : [Number(s.maxItems), Number(s.maxItems) + 1]),
+      ]);
       return Array.from({ length: n }, () => sample(model, (s.items as Json) ?? {}, base, random, depth + 1));
     }
     // Lengths and numbers at and just past their limits, where an off-by-one would show.
@@ -83,8 +87,14 @@ function sample(model: ProtocolModel, schema: Json, base: string, random: () => 
     case "integer":
     case "number": {
       const values = [1 + Math.floor(random() * 5) + (type === "number" ? 0.5 : 0)];
-      for (const [keyword, step] of [["minimum", -1], ["maximum", 1], ["exclusiveMinimum", 0], ["exclusiveMaximum", 0]] as const) {
-        if (typeof s[keyword] === "number") values.push(s[keyword] as number, (s[keyword] as number) + step, (s[keyword] as number) - step || 1);
+      for (const [keyword, step] of [
+        ["minimum", -1],
+        ["maximum", 1],
+        ["exclusiveMinimum", 0],
+        ["exclusiveMaximum", 0],
+      ] as const) {
+        if (typeof s[keyword] === "number")
+          values.push(s[keyword] as number, (s[keyword] as number) + step, (s[keyword] as number) - step || 1);
       }
       return pick(values);
     }
@@ -102,7 +112,26 @@ function oddValues(): unknown[] {
   const sparse: unknown[] = [];
   sparse[2] = "x";
   const hidden = Object.defineProperty({ extra: 1 }, "type", { value: "agentMessage", enumerable: false });
-  return [NaN, Infinity, -Infinity, -0, 1.5, 2 ** 53, "", "x".repeat(300), true, null, [], {}, sparse, Object.create({ inherited: 1 }), Object.create({ type: "userMessage" }), hidden, new Date(0), [1, "a", null]];
+  return [
+    NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    1.5,
+    2 ** 53,
+    "",
+    "x".repeat(300),
+    true,
+    null,
+    [],
+    {},
+    sparse,
+    Object.create({ inherited: 1 }),
+    Object.create({ type: "userMessage" }),
+    hidden,
+    new Date(0),
+    [1, "a", null],
+  ];
 }
 
 const PALETTE = oddValues();
@@ -112,14 +141,16 @@ function mutants(value: unknown, random: () => number, count: number): unknown[]
   const places: { parent: Record<string, unknown> | unknown[]; key: string | number }[] = [];
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) node.forEach((child, i) => (places.push({ parent: node, key: i }), visit(child)));
-    else if (isObject(node)) for (const key of Object.keys(node)) places.push({ parent: node, key }), visit(node[key]);
+    else if (isObject(node)) for (const key of Object.keys(node)) (places.push({ parent: node, key }), visit(node[key]));
   };
   const out: unknown[] = [];
   for (let n = 0; n < count; n++) {
     const copy = structuredClone(value);
     places.length = 0;
     visit(copy);
-    const containers = [copy, ...places.map((p) => (p.parent as Record<string | number, unknown>)[p.key])].filter((c) => Array.isArray(c) || isObject(c));
+    const containers = [copy, ...places.map((p) => (p.parent as Record<string | number, unknown>)[p.key])].filter(
+      (c) => Array.isArray(c) || isObject(c),
+    );
     const op = random();
     if (op < 0.45 && places.length) {
       const { parent, key } = places[Math.floor(random() * places.length)]!;
@@ -154,10 +185,13 @@ function compare(model: ProtocolModel, mode: ValidationMode, valuesOf: (title: s
   for (const [i, type] of model.types.entries()) {
     for (const value of valuesOf(type.title)) {
       const expected = reference[type.title]!(value);
-      if (accepts[i]!(value) !== expected) expect.fail(`${mode} ${type.title}: the accept-only check answered ${!expected}, ajv ${expected}, for ${JSON.stringify(value)}`);
+      if (accepts[i]!(value) !== expected)
+        expect.fail(`${mode} ${type.title}: the accept-only check answered ${!expected}, ajv ${expected}, for ${JSON.stringify(value)}`);
       const got = fast[type.title]!(value);
       if (got !== expected || JSON.stringify(fast[type.title]!.errors) !== JSON.stringify(reference[type.title]!.errors)) {
-        expect.fail(`${mode} ${type.title}: the fast validator answered ${got} with ${JSON.stringify(fast[type.title]!.errors)}, ajv ${expected} with ${JSON.stringify(reference[type.title]!.errors)}, for ${JSON.stringify(value)}`);
+        expect.fail(
+          `${mode} ${type.title}: the fast validator answered ${got} with ${JSON.stringify(fast[type.title]!.errors)}, ajv ${expected} with ${JSON.stringify(reference[type.title]!.errors)}, for ${JSON.stringify(value)}`,
+        );
       }
       if (expected) valid++;
       else invalid++;
@@ -169,7 +203,7 @@ function compare(model: ProtocolModel, mode: ValidationMode, valuesOf: (title: s
 function sampledValues(model: ProtocolModel, seed: number): (title: string) => unknown[] {
   return (title) => {
     const type = model.types.find((t) => t.title === title)!;
-    const random = rng(seed ^ type.title.length * 7919);
+    const random = rng(seed ^ (type.title.length * 7919));
     const values: unknown[] = [...PALETTE];
     for (let i = 0; i < 8; i++) {
       const value = sample(model, type.schema, type.id, random);
@@ -227,6 +261,14 @@ describe("accept-only checks", () => {
     const fast = evaluate(validatorSetCode(m, "strict").code);
     expect(fast.KvWatchParams!({ prefix: "a", window: 10 })).toBe(true);
     expect(fast.KvWatchParams!({ prefix: "a", window: 7 })).toBe(false);
-    compare(m, "strict", (title) => (title === "KvWatchParams" ? [{ prefix: "a", window: 10 }, { prefix: "a", window: 7 }, { prefix: "a", window: "10" }] : []));
+    compare(m, "strict", (title) =>
+      title === "KvWatchParams"
+        ? [
+            { prefix: "a", window: 10 },
+            { prefix: "a", window: 7 },
+            { prefix: "a", window: "10" },
+          ]
+        : [],
+    );
   });
 });

@@ -20,10 +20,16 @@ function miniSchemas(): string {
   return schemas;
 }
 
-async function generate(command: Omit<GenerateCommand, "check" | "typecheck"> & { check?: boolean }): Promise<{ code: number; stdout: string; stderr: string }> {
+async function generate(
+  command: Omit<GenerateCommand, "check" | "typecheck"> & { check?: boolean },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await runGenerate({ check: false, typecheck: false, ...command }, { write: (t: string) => (stdout += t) }, { write: (t: string) => (stderr += t) });
+  const code = await runGenerate(
+    { check: false, typecheck: false, ...command },
+    { write: (t: string) => (stdout += t) },
+    { write: (t: string) => (stderr += t) },
+  );
   return { code, stdout, stderr };
 }
 
@@ -66,7 +72,11 @@ describe("turnspec generate's cache", () => {
     const files = readCache(cacheDir, key)!;
     expect(files.map((f) => f.path)).toEqual(Object.keys(contents(out)));
     // A well-formed entry under the same key is trusted: what it holds is written.
-    writeCache(cacheDir, key, files.map((f) => (f.path === "PROTOCOL.md" ? { ...f, content: `${f.content}entry of the cache\n` } : f)));
+    writeCache(
+      cacheDir,
+      key,
+      files.map((f) => (f.path === "PROTOCOL.md" ? { ...f, content: `${f.content}entry of the cache\n` } : f)),
+    );
     const second = join(tempDir("turnspec-cache-out-"), "gen");
     expect((await generate({ schemasDir: schemas, outDir: second, cacheDir })).code).toBe(0);
     expect(readFileSync(join(second, "PROTOCOL.md"), "utf8")).toMatch(/entry of the cache\n$/);
@@ -102,7 +112,13 @@ describe("turnspec generate's cache", () => {
     const outputs = join(tempDir("turnspec-cache-out-"), "gen");
     expect((await generate({ schemasDir: schemas, outDir: outputs, cacheDir, outputs: ["openrpc"] })).code).toBe(0);
     expect(readdirSync(outputs)).toEqual(["openrpc.json"]);
-    const keys = [cacheKey({ schemasDir: schemas }), cacheKey({ schemasDir: schemas, support: "./my-rpc.js" }), cacheKey({ schemasDir: schemas, outputs: ["openrpc"] }), cacheKey({ schemasDir: schemas, lang: "python" }), cacheKey({ schemasDir: schemas, standalone: true })];
+    const keys = [
+      cacheKey({ schemasDir: schemas }),
+      cacheKey({ schemasDir: schemas, support: "./my-rpc.js" }),
+      cacheKey({ schemasDir: schemas, outputs: ["openrpc"] }),
+      cacheKey({ schemasDir: schemas, lang: "python" }),
+      cacheKey({ schemasDir: schemas, standalone: true }),
+    ];
     expect(new Set(keys).size).toBe(keys.length);
   });
 
@@ -138,7 +154,10 @@ describe("turnspec generate's cache", () => {
     const corruptions = [
       good.slice(0, good.length / 2), // cut short
       "not json",
-      JSON.stringify({ ...parsed, files: parsed.files.map((f: { path: string; content: string }) => (f.path === "types.ts" ? { ...f, content: "export {};\n" } : f)) }), // content that fails its digest
+      JSON.stringify({
+        ...parsed,
+        files: parsed.files.map((f: { path: string; content: string }) => (f.path === "types.ts" ? { ...f, content: "export {};\n" } : f)),
+      }), // content that fails its digest
       JSON.stringify({ ...parsed, key: "0".repeat(64) }), // another key's entry
       JSON.stringify({ ...parsed, files: [{ path: 1 }] }),
     ];

@@ -20,7 +20,11 @@ const tempDir = useTempDirs();
 async function generate(command: Partial<GenerateCommand>) {
   let out = "";
   let err = "";
-  const code = await runGenerate({ check: false, typecheck: false, ...command }, { write: (t: string) => (out += t) }, { write: (t: string) => (err += t) });
+  const code = await runGenerate(
+    { check: false, typecheck: false, ...command },
+    { write: (t: string) => (out += t) },
+    { write: (t: string) => (err += t) },
+  );
   return { code, out, err };
 }
 
@@ -34,7 +38,12 @@ function project(config: unknown): string {
 
 describe("turnspec.config.json", () => {
   it("supplies the schemas and out folders, relative to the config file, and the outputs", async () => {
-    const dir = project({ $schema: "node_modules/turnspec/schemas/meta/config.schema.json", schemas: "proto", out: "gen", outputs: ["openrpc", "docs"] });
+    const dir = project({
+      $schema: "node_modules/turnspec/schemas/meta/config.schema.json",
+      schemas: "proto",
+      out: "gen",
+      outputs: ["openrpc", "docs"],
+    });
     const { code, err } = await generate({ configFile: join(dir, "turnspec.config.json") });
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -77,6 +86,21 @@ describe("turnspec.config.json", () => {
     mkdirSync(out, { recursive: true });
     const { code } = await generate({ schemasDir: mini, outDir: out, outputs: ["server"], typecheck: true });
     expect(code).toBe(0);
-    expect(readdirSync(out).filter((f) => f.endsWith(".ts")).sort()).toEqual(["index.ts", "ordering.ts", "registry.ts", "server.ts", "types.ts", "validators.report.ts", "validators.strict.ts", "validators.tolerant.ts", "validators.ts", "view.ts"]);
+    expect(
+      readdirSync(out)
+        .filter((f) => f.endsWith(".ts"))
+        .sort(),
+    ).toEqual([
+      "index.ts",
+      "ordering.ts",
+      "registry.ts",
+      "server.ts",
+      "types.ts",
+      "validators.report.ts",
+      "validators.strict.ts",
+      "validators.tolerant.ts",
+      "validators.ts",
+      "view.ts",
+    ]);
   }, 60_000);
 });

@@ -34,7 +34,10 @@ type Module = any;
 async function load(name: string): Promise<{ client: Module; server: Module }> {
   const out = join(runDir, name);
   writeToDisk(await generateFiles({ schemasDir: join(repoRoot, "test/fixtures/constructs", name, "schemas") }), out);
-  const [client, server] = await Promise.all([import(/* @vite-ignore */ join(out, "client.ts")), import(/* @vite-ignore */ join(out, "server.ts"))]);
+  const [client, server] = await Promise.all([
+    import(/* @vite-ignore */ join(out, "client.ts")),
+    import(/* @vite-ignore */ join(out, "server.ts")),
+  ]);
   return { client, server };
 }
 
@@ -57,7 +60,9 @@ function recordedPair(): { client: Transport; server: Transport; frames: { from:
 function check(name: string, frames: readonly { from: "client" | "server"; message: unknown }[]): string[] {
   const view = compileProtocol(loadSchemas(join(repoRoot, "test/fixtures/constructs", name, "schemas")));
   const checker = new MessageChecker("strict", { protocol: view });
-  return frames.flatMap((f, i) => checker.check(f.message, i, f.from)).map((f) => `${f.method ?? ""} ${f.part}${f.issue.pointer}: ${f.issue.message}`);
+  return frames
+    .flatMap((f, i) => checker.check(f.message, i, f.from))
+    .map((f) => `${f.method ?? ""} ${f.part}${f.issue.pointer}: ${f.issue.message}`);
 }
 
 /** Sends one raw frame from the client's end and resolves with the server's answer. */
@@ -97,7 +102,11 @@ describe("generated clients and servers of the protocol-level constructs", () =>
     // ping without params leaves them out of the frame.
     expect(wire.frames[0]).toEqual({ from: "client", message: { jsonrpc: "2.0", id: 1, method: "ping" } });
     // Both sides number their own requests: id 1 is on the wire from each.
-    expect(wire.frames.filter((f) => (f.message as { method?: string }).method === "ping").map((f) => [f.from, (f.message as { id: number }).id])).toEqual([
+    expect(
+      wire.frames
+        .filter((f) => (f.message as { method?: string }).method === "ping")
+        .map((f) => [f.from, (f.message as { id: number }).id]),
+    ).toEqual([
       ["client", 1],
       ["server", 1],
     ]);
@@ -139,10 +148,16 @@ describe("generated clients and servers of the protocol-level constructs", () =>
     const bare = s.serveConnection(b, { list: () => ({ items: [] }), get: () => ({ value: "" }), shutdown: () => null });
     await bare.start();
     await a.start();
-    expect(await raw(a, { jsonrpc: "2.0", id: 1, method: "get" })).toMatchObject({ id: 1, error: { code: -32602, data: { errors: [{ pointer: "", message: "are required: the message may not leave its params out" }] } } });
+    expect(await raw(a, { jsonrpc: "2.0", id: 1, method: "get" })).toMatchObject({
+      id: 1,
+      error: { code: -32602, data: { errors: [{ pointer: "", message: "are required: the message may not leave its params out" }] } },
+    });
     expect(await raw(a, { jsonrpc: "2.0", id: 2, method: "shutdown", params: {} })).toMatchObject({ id: 2, error: { code: -32602 } });
     // This protocol takes no batches.
-    expect(await raw(a, [{ jsonrpc: "2.0", id: 3, method: "list" }])).toMatchObject({ id: null, error: { code: -32600, message: "Invalid Request: the protocol does not allow batches" } });
+    expect(await raw(a, [{ jsonrpc: "2.0", id: 3, method: "list" }])).toMatchObject({
+      id: null,
+      error: { code: -32600, message: "Invalid Request: the protocol does not allow batches" },
+    });
     await a.close();
   });
 
@@ -163,7 +178,11 @@ describe("generated clients and servers of the protocol-level constructs", () =>
     await expect(client.balanceGet([a])).resolves.toBe("0x10");
     await expect(client.transfer({ from: a, to: b, amount: 5 })).resolves.toEqual({ ok: true });
     expect(handled).toEqual([[a, "latest"], [a], { from: a, to: b, amount: 5 }]);
-    expect(wire.frames.filter((f) => f.from === "client").map((f) => (f.message as { params: unknown }).params)).toEqual([[a, "latest"], [a], [a, b, 5]]);
+    expect(wire.frames.filter((f) => f.from === "client").map((f) => (f.message as { params: unknown }).params)).toEqual([
+      [a, "latest"],
+      [a],
+      [a, b, 5],
+    ]);
     expect(check("positional", wire.frames)).toEqual([]);
     await expect(client.transfer({ from: a, to: b, amount: 5, memo: "m" })).resolves.toEqual({ ok: true });
     expect(handled.at(-1)).toEqual({ from: a, to: b, amount: 5, memo: "m" });
@@ -174,10 +193,19 @@ describe("generated clients and servers of the protocol-level constructs", () =>
     await bare.start();
     await x.start();
     const wrong = await raw(x, { jsonrpc: "2.0", id: 1, method: "balance/get", params: [a, 12] });
-    expect(wrong).toMatchObject({ id: 1, error: { code: -32602, data: { errors: expect.arrayContaining([expect.objectContaining({ pointer: "/1" })]) } } });
-    expect(await raw(x, { jsonrpc: "2.0", id: 2, method: "transfer", params: { from: a, to: b, amount: 2 } })).toMatchObject({ id: 2, result: { ok: true } });
+    expect(wrong).toMatchObject({
+      id: 1,
+      error: { code: -32602, data: { errors: expect.arrayContaining([expect.objectContaining({ pointer: "/1" })]) } },
+    });
+    expect(await raw(x, { jsonrpc: "2.0", id: 2, method: "transfer", params: { from: a, to: b, amount: 2 } })).toMatchObject({
+      id: 2,
+      result: { ok: true },
+    });
     expect(handled.at(-1)).toEqual({ from: a, to: b, amount: 2 });
-    expect(await raw(x, { jsonrpc: "2.0", id: 3, method: "transfer", params: [a, b, 2, "m", "extra"] })).toMatchObject({ id: 3, error: { code: -32602 } });
+    expect(await raw(x, { jsonrpc: "2.0", id: 3, method: "transfer", params: [a, b, 2, "m", "extra"] })).toMatchObject({
+      id: 3,
+      error: { code: -32602 },
+    });
     await x.close();
   });
 

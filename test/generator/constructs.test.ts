@@ -31,8 +31,18 @@ const GOLDEN = ["types.ts", "registry.ts", "openrpc.json", "PROTOCOL.md"];
 const UPDATE_COMMAND = "UPDATE_GOLDEN=1 npx vitest run test/generator/constructs.test.ts";
 
 interface Cases {
-  readonly values: readonly { readonly type: string; readonly value: unknown; readonly strict: boolean; readonly tolerant: boolean; readonly why: string }[];
-  readonly sessions: readonly { readonly name: string; readonly frames: readonly { readonly from: "client" | "server"; readonly message: unknown }[]; readonly findings: readonly string[] }[];
+  readonly values: readonly {
+    readonly type: string;
+    readonly value: unknown;
+    readonly strict: boolean;
+    readonly tolerant: boolean;
+    readonly why: string;
+  }[];
+  readonly sessions: readonly {
+    readonly name: string;
+    readonly frames: readonly { readonly from: "client" | "server"; readonly message: unknown }[];
+    readonly findings: readonly string[];
+  }[];
 }
 
 const constructs = readdirSync(fixtures)
@@ -61,7 +71,24 @@ afterAll(() => {
 });
 
 it("has one fixture per construct the protocols use", () => {
-  expect(constructs).toEqual(["all-of", "batches", "both-way", "const-tagged", "error-data", "local-defs", "map", "one-of", "open-enum", "open-objects", "optional-params", "positional", "recursive", "scalar-union", "tuple", "union-result"]);
+  expect(constructs).toEqual([
+    "all-of",
+    "batches",
+    "both-way",
+    "const-tagged",
+    "error-data",
+    "local-defs",
+    "map",
+    "one-of",
+    "open-enum",
+    "open-objects",
+    "optional-params",
+    "positional",
+    "recursive",
+    "scalar-union",
+    "tuple",
+    "union-result",
+  ]);
 });
 
 describe.each(constructs)("the %s construct", (name) => {
@@ -86,7 +113,10 @@ describe.each(constructs)("the %s construct", (name) => {
   it("generates the golden types, registry, OpenRPC document and reference", () => {
     const golden = files.filter((f) => GOLDEN.includes(f.path));
     const stale = compareWithDisk(golden, expectedDir);
-    for (const { path } of stale) expect(golden.find((f) => f.path === path)!.content, `${path} differs; if intended, run ${UPDATE_COMMAND}`).toBe(existsSync(join(expectedDir, path)) ? readFileSync(join(expectedDir, path), "utf8") : "");
+    for (const { path } of stale)
+      expect(golden.find((f) => f.path === path)!.content, `${path} differs; if intended, run ${UPDATE_COMMAND}`).toBe(
+        existsSync(join(expectedDir, path)) ? readFileSync(join(expectedDir, path), "utf8") : "",
+      );
     expect(stale).toEqual([]);
   });
 
@@ -127,7 +157,11 @@ describe.each(constructs)("the %s construct", (name) => {
     if (session.findings.length === 0) expect(lines).toEqual([]);
     else {
       expect(lines.length, lines.join("\n")).toBeGreaterThan(0);
-      for (const want of session.findings) expect(lines.some((l) => l.includes(want)), `no finding like "${want}" in:\n${lines.join("\n")}`).toBe(true);
+      for (const want of session.findings)
+        expect(
+          lines.some((l) => l.includes(want)),
+          `no finding like "${want}" in:\n${lines.join("\n")}`,
+        ).toBe(true);
     }
     expect(checker.notes).toEqual([]);
   });

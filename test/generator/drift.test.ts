@@ -17,13 +17,18 @@ const generatedDir = join(repoRoot, "generated");
 
 /** Every file of a folder with its content: to prove a command wrote nothing. */
 function snapshot(dir: string): Record<string, string> {
-  const names = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
+  const names = readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name);
   return Object.fromEntries(names.sort().map((name) => [name, readFileSync(join(dir, name), "utf8")]));
 }
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, "bin/turnspec.js"), ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(repoRoot, "bin/turnspec.js"), ...args], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -81,7 +86,10 @@ describe("turnspec generate --check", () => {
 
   beforeAll(async () => {
     const editedDir = copyOfGenerated();
-    writeFileSync(join(editedDir, "registry.ts"), readFileSync(join(editedDir, "registry.ts"), "utf8").replace("Every method;", "Every method (edited by hand);"));
+    writeFileSync(
+      join(editedDir, "registry.ts"),
+      readFileSync(join(editedDir, "registry.ts"), "utf8").replace("Every method;", "Every method (edited by hand);"),
+    );
     const exactDir = copyOfGenerated();
     const [editedBefore, exactBefore] = [snapshot(editedDir), snapshot(exactDir)];
     const [editedResult, exactResult] = await Promise.all([
@@ -97,7 +105,7 @@ describe("turnspec generate --check", () => {
     expect(edited.result.stderr).toContain("is stale (1 file)");
     expect(edited.result.stderr).toMatch(/\/registry\.ts: differs\n/);
     expect(edited.result.stderr).not.toMatch(/\/(types|client|server)\.ts:/);
-    expect(edited.result.stderr).toContain("Run \"turnspec generate");
+    expect(edited.result.stderr).toContain('Run "turnspec generate');
     expect(snapshot(edited.dir)).toEqual(edited.before);
   });
 

@@ -29,7 +29,7 @@ describe("formatDeclarations", () => {
       " * Named providers.",
       " */",
       "providers?: {",
-      '[k: string]: {',
+      "[k: string]: {",
       "base_url: string",
       "}",
       "} | undefined",
@@ -92,12 +92,12 @@ describe("the barrel's export scan", () => {
       "export class E {}",
       "export declare const f: number;",
       "  export const notTopLevel = 1;",
-      "export type { G, H as I } from \"./x.js\";",
+      'export type { G, H as I } from "./x.js";',
       "export {",
       "  J,",
       "  type K,",
       "};",
-      "export * from \"./y.js\";",
+      'export * from "./y.js";',
     ].join("\n");
     expect(exportedNames(code).sort()).toEqual(["A", "B", "E", "I", "J", "K", "c", "d", "f", "G"].sort());
   });
@@ -107,7 +107,13 @@ describe("the barrel's export scan", () => {
     cpSync(join(repoRoot, "test/fixtures/mini-protocol/schemas"), dir, { recursive: true });
     writeFileSync(
       join(dir, "direction.json"),
-      JSON.stringify({ $schema: "https://json-schema.org/draft/2020-12/schema", $id: "https://example.test/kv/direction.json", title: "Direction", description: "A name the registry also exports.", type: "string" }),
+      JSON.stringify({
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        $id: "https://example.test/kv/direction.json",
+        title: "Direction",
+        description: "A name the registry also exports.",
+        type: "string",
+      }),
     );
     const error = await generateFiles({ schemasDir: dir }).then(
       () => undefined,

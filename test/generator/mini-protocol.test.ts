@@ -129,7 +129,12 @@ describe("types.ts of the mini protocol", () => {
   it("emits the tagged union as a TypeScript union of its variants, in schema order", () => {
     const node = unwrap(source.getTypeAliasOrThrow("KvValue").getTypeNodeOrThrow());
     expect(node.getKindName()).toBe("UnionType");
-    expect(node.asKindOrThrow(SyntaxKind.UnionType).getTypeNodes().map((t) => t.getText())).toEqual(VARIANTS);
+    expect(
+      node
+        .asKindOrThrow(SyntaxKind.UnionType)
+        .getTypeNodes()
+        .map((t) => t.getText()),
+    ).toEqual(VARIANTS);
     expect(propertyType("KvValueCounter", "kind")).toEqual({ optional: false, type: '"counter"' });
   });
 
@@ -150,7 +155,10 @@ describe("types.ts of the mini protocol", () => {
   });
 
   it("carries schema descriptions as doc comments", () => {
-    const docs = source.getInterfaceOrThrow("KvPutParams").getJsDocs().map((d) => d.getDescription().trim());
+    const docs = source
+      .getInterfaceOrThrow("KvPutParams")
+      .getJsDocs()
+      .map((d) => d.getDescription().trim());
     expect(docs).toEqual(["Params of kv/put: the key, its new value and the conditions of the write."]);
   });
 });
@@ -278,22 +286,30 @@ describe("the generated mini modules at run time", () => {
     const params = { key: "a", value: { kind: "text", text: "hi", color: "red" }, priority: 1 };
     const strict = validators.validate("KvPutParams", params);
     expect(strict.ok).toBe(false);
-    expect(strict.ok ? [] : strict.errors).toContainEqual(expect.objectContaining({ pointer: "/priority", message: "is not a known field", received: 1 }));
+    expect(strict.ok ? [] : strict.errors).toContainEqual(
+      expect.objectContaining({ pointer: "/priority", message: "is not a known field", received: 1 }),
+    );
     expect(validators.validate("KvPutParams", params, "tolerant")).toEqual({ ok: true, value: params });
     // The free-form object stays open in strict mode too.
-    expect(validators.validate("KvPutParams", { key: "a", value: { kind: "counter", count: 2 }, labels: { any: ["thing"] } }).ok).toBe(true);
+    expect(validators.validate("KvPutParams", { key: "a", value: { kind: "counter", count: 2 }, labels: { any: ["thing"] } }).ok).toBe(
+      true,
+    );
   });
 
   it("a wrong union tag is reported with the allowed tags, at the union or nested in a type", () => {
     expect(validators.validate("KvValue", { kind: "float", number: 1.5 })).toEqual({
       ok: false,
-      errors: [{ pointer: "/kind", message: "must be one of text, counter, blob", expected: ["text", "counter", "blob"], received: "float" }],
+      errors: [
+        { pointer: "/kind", message: "must be one of text, counter, blob", expected: ["text", "counter", "blob"], received: "float" },
+      ],
     });
     const nested = validators.validate("KvPutParams", { key: "a", value: { kind: "float" } });
     expect(nested.ok ? [] : nested.errors[0]).toMatchObject({ pointer: "/value/kind", message: "must be one of text, counter, blob" });
     const missing = validators.validate("KvValue", { text: "no tag" });
     expect(missing.ok ? [] : missing.errors[0]).toMatchObject({ pointer: "/kind", message: "is required" });
-    expect(validators.paramsIssues("kv/put", { key: "a", value: { kind: "float" } })?.[0]?.message).toBe("must be one of text, counter, blob");
+    expect(validators.paramsIssues("kv/put", { key: "a", value: { kind: "float" } })?.[0]?.message).toBe(
+      "must be one of text, counter, blob",
+    );
   });
 
   it("a nested union of the real protocol is never reported with another union's tags", async () => {
@@ -313,7 +329,9 @@ describe("the generated mini modules at run time", () => {
     const { value: _v, ...withoutValue } = changed;
     const missing = validators.validate("KvChangedNotification", withoutValue);
     expect(missing.ok ? [] : missing.errors).toEqual([{ pointer: "/value", message: "is required", expected: "a value" }]);
-    expect(validators.validate("KvGetResult", { key: "a", value: { kind: "text", text: "x" }, version: 1, expires_at: null }).ok).toBe(true);
+    expect(validators.validate("KvGetResult", { key: "a", value: { kind: "text", text: "x" }, version: 1, expires_at: null }).ok).toBe(
+      true,
+    );
     expect(validators.validate("KvPutParams", { key: "a", value: null }).ok).toBe(false);
   });
 
@@ -329,17 +347,36 @@ describe("the generated mini modules at run time", () => {
 
   it("enums and bounds are checked", () => {
     const weak = validators.validate("KvGetParams", { key: "a", consistency: "weak" });
-    expect(weak.ok ? [] : weak.errors[0]).toMatchObject({ pointer: "/consistency", message: "must be one of strong, eventual", received: "weak" });
+    expect(weak.ok ? [] : weak.errors[0]).toMatchObject({
+      pointer: "/consistency",
+      message: "must be one of strong, eventual",
+      received: "weak",
+    });
     expect(validators.validate("KvGetParams", { key: "" }).ok).toBe(false);
     expect(validators.validate("KvValueCounter", { kind: "counter", count: -1 }).ok).toBe(false);
-    expect(validators.paramsIssues("kv/delete", {})).toEqual([{ pointer: "", message: 'method "kv/delete" is not part of the protocol', received: "kv/delete" }]);
+    expect(validators.paramsIssues("kv/delete", {})).toEqual([
+      { pointer: "", message: 'method "kv/delete" is not part of the protocol', received: "kv/delete" },
+    ]);
   });
 
   it("the ordering checker enforces the mini protocol's own rules", () => {
     expect(ordering.orderingRules.map((r) => r.id)).toEqual(["KV-ORDER-VERSION", "KV-ORDER-EXPIRED-QUIET"]);
-    const changed = (key: string, version: number) => ({ jsonrpc: "2.0", method: "kv/changed", params: { watch_id: "w1", key, version, value: null } });
-    const expired = (key: string) => ({ jsonrpc: "2.0", method: "kv/expired", params: { watch_id: "w1", key, expired_at: "2026-01-01T00:00:00Z" } });
-    const put = (id: number, key: string) => ({ jsonrpc: "2.0", id, method: "kv/put", params: { key, value: { kind: "counter", count: 1 } } });
+    const changed = (key: string, version: number) => ({
+      jsonrpc: "2.0",
+      method: "kv/changed",
+      params: { watch_id: "w1", key, version, value: null },
+    });
+    const expired = (key: string) => ({
+      jsonrpc: "2.0",
+      method: "kv/expired",
+      params: { watch_id: "w1", key, expired_at: "2026-01-01T00:00:00Z" },
+    });
+    const put = (id: number, key: string) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "kv/put",
+      params: { key, value: { kind: "counter", count: 1 } },
+    });
     const stream = (frames: [unknown, "server_to_client" | "client_to_server"][]) => {
       const checker = ordering.createOrderingChecker();
       for (const [frame, direction] of frames) checker.accept(frame, direction);
@@ -348,9 +385,31 @@ describe("the generated mini modules at run time", () => {
     const down = "server_to_client" as const;
     const up = "client_to_server" as const;
 
-    expect(stream([[changed("a", 1), down], [changed("b", 7), down], [changed("a", 2), down], [expired("a"), down], [put(1, "a"), up], [{ jsonrpc: "2.0", id: 1, result: { version: 3 } }, down], [changed("a", 3), down]])).toEqual([]);
-    expect(stream([[changed("a", 1), down], [changed("a", 3), down]])).toEqual([["KV-ORDER-VERSION", 'kv/changed for key "a" of watch "w1" at frame 1 has /version 3; expected 2 after 1 at frame 0']]);
-    expect(stream([[expired("a"), down], [changed("a", 4), down]])).toEqual([["KV-ORDER-EXPIRED-QUIET", 'kv/changed for key "a" at frame 1 came after kv/expired at frame 0 and before a successful kv/put']]);
+    expect(
+      stream([
+        [changed("a", 1), down],
+        [changed("b", 7), down],
+        [changed("a", 2), down],
+        [expired("a"), down],
+        [put(1, "a"), up],
+        [{ jsonrpc: "2.0", id: 1, result: { version: 3 } }, down],
+        [changed("a", 3), down],
+      ]),
+    ).toEqual([]);
+    expect(
+      stream([
+        [changed("a", 1), down],
+        [changed("a", 3), down],
+      ]),
+    ).toEqual([["KV-ORDER-VERSION", 'kv/changed for key "a" of watch "w1" at frame 1 has /version 3; expected 2 after 1 at frame 0']]);
+    expect(
+      stream([
+        [expired("a"), down],
+        [changed("a", 4), down],
+      ]),
+    ).toEqual([
+      ["KV-ORDER-EXPIRED-QUIET", 'kv/changed for key "a" at frame 1 came after kv/expired at frame 0 and before a successful kv/put'],
+    ]);
   });
 
   it("the generated client and dispatcher talk to each other over an in-memory pair", async () => {
@@ -366,7 +425,8 @@ describe("the generated mini modules at run time", () => {
       "kv/put": ({ key, value, if_version }) => {
         calls.push("kv/put");
         const current = store.get(key)?.version ?? 0;
-        if (if_version !== undefined && if_version !== current) throw server.protocolError("version_conflict", undefined, { current_version: current, detail: "stale_version" });
+        if (if_version !== undefined && if_version !== current)
+          throw server.protocolError("version_conflict", undefined, { current_version: current, detail: "stale_version" });
         store.set(key, { value, version: current + 1 });
         return { version: current + 1 };
       },
@@ -382,18 +442,31 @@ describe("the generated mini modules at run time", () => {
     try {
       expect(await kv.kvPut({ key: "a", value: { kind: "counter", count: 1 } })).toEqual({ version: 1 });
       expect(await kv.kvGet({ key: "a" })).toEqual({ key: "a", value: { kind: "counter", count: 1 }, version: 1, expires_at: null });
-      await expect(kv.kvGet({ key: "b" })).rejects.toMatchObject({ name: "RpcError", code: -32010, reason: "key_not_found", data: { reason: "key_not_found", key: "b" } });
-      await expect(kv.kvPut({ key: "a", value: { kind: "text", text: "x" }, if_version: 7 })).rejects.toMatchObject({ code: -32011, data: { reason: "version_conflict", current_version: 1 } });
+      await expect(kv.kvGet({ key: "b" })).rejects.toMatchObject({
+        name: "RpcError",
+        code: -32010,
+        reason: "key_not_found",
+        data: { reason: "key_not_found", key: "b" },
+      });
+      await expect(kv.kvPut({ key: "a", value: { kind: "text", text: "x" }, if_version: 7 })).rejects.toMatchObject({
+        code: -32011,
+        data: { reason: "version_conflict", current_version: 1 },
+      });
       // Invalid params never leave the client (strict outgoing validation by default).
       const before = calls.length;
-      await expect(kv.kvPut({ key: "a", value: { kind: "float" } } as never)).rejects.toMatchObject({ name: "LocalError", kind: "invalid_outgoing" });
+      await expect(kv.kvPut({ key: "a", value: { kind: "float" } } as never)).rejects.toMatchObject({
+        name: "LocalError",
+        kind: "invalid_outgoing",
+      });
       expect(calls.length).toBe(before);
 
       const seen: unknown[] = [];
       kv.on("kv/changed", (params) => seen.push(params));
       const notifier = server.createNotifier((frame) => serverSide.send(frame));
       await notifier.notify("kv/changed", { watch_id: "w1", key: "a", version: 2, value: null });
-      await expect(notifier.notify("kv/changed", { watch_id: "w1", key: "a", version: 0, value: null })).rejects.toMatchObject({ kind: "invalid_outgoing" });
+      await expect(notifier.notify("kv/changed", { watch_id: "w1", key: "a", version: 0, value: null })).rejects.toMatchObject({
+        kind: "invalid_outgoing",
+      });
       await expect.poll(() => seen).toEqual([{ watch_id: "w1", key: "a", version: 2, value: null }]);
     } finally {
       await kv.close();

@@ -57,7 +57,13 @@ describe("the rules of the turn protocol", () => {
       ["TURN-ORDER-SEQUENCE", "TURN-ORDER-SEQUENCE", "sequence"],
     ]);
     expectTypeOf<OrderingRuleId>().toEqualTypeOf<
-      "TURN-ORDER-STARTED-FIRST" | "ITEM-ORDER-STARTED-FIRST" | "TURN-ORDER-ONE-TERMINAL" | "TURN-ORDER-BLOCKED-QUIET" | "PERM-ORDER-RESOLVED-ONCE" | "TURN-QUESTION-ORDER-RESOLVED-ONCE"       | "TURN-ORDER-COMPACTED-FIRST"
+      | "TURN-ORDER-STARTED-FIRST"
+      | "ITEM-ORDER-STARTED-FIRST"
+      | "TURN-ORDER-ONE-TERMINAL"
+      | "TURN-ORDER-BLOCKED-QUIET"
+      | "PERM-ORDER-RESOLVED-ONCE"
+      | "TURN-QUESTION-ORDER-RESOLVED-ONCE"
+      | "TURN-ORDER-COMPACTED-FIRST"
       | "TURN-ORDER-INVITE-LAST"
       | "TURN-ORDER-WALLET-LINK-LAST"
       | "TURN-ORDER-WALLET-UPDATE-LAST"
@@ -66,13 +72,29 @@ describe("the rules of the turn protocol", () => {
     >();
   });
 
-  it("expand \"*\" to the notifications whose params carry the scope, leaving out derived ones", () => {
+  it('expand "*" to the notifications whose params carry the scope, leaving out derived ones', () => {
     const ofTurn = requiring("thread_id", "turn_id");
-    expect(rule("TURN-ORDER-STARTED-FIRST")).toMatchObject({ scope: TURN_SCOPE, first: "turn/started", then: ofTurn.filter((n) => n !== "turn/started") });
-    expect(rule("TURN-ORDER-ONE-TERMINAL")).toMatchObject({ terminals: ["turn/completed", "turn/failed"], after: ofTurn.filter((n) => n !== "turn/completed" && n !== "turn/failed") });
-    expect(rule("TURN-ORDER-BLOCKED-QUIET")).toMatchObject({ notification: "turn/blocked", quiet: ofTurn, until: ["turn/resume", "turn/cancel"] });
-    expect(rule("TURN-ORDER-SEQUENCE")).toMatchObject({ field: "/sequence", notifications: requiring("thread_id", "turn_id", "sequence"), results: [{ method: "turn/items", items: "/events" }] });
-    for (const derived of ["turn/work/items/changed", "turn/work/state/changed", "thread/timeline/blocks/changed"]) expect(rule("TURN-ORDER-STARTED-FIRST").then).not.toContain(derived);
+    expect(rule("TURN-ORDER-STARTED-FIRST")).toMatchObject({
+      scope: TURN_SCOPE,
+      first: "turn/started",
+      then: ofTurn.filter((n) => n !== "turn/started"),
+    });
+    expect(rule("TURN-ORDER-ONE-TERMINAL")).toMatchObject({
+      terminals: ["turn/completed", "turn/failed"],
+      after: ofTurn.filter((n) => n !== "turn/completed" && n !== "turn/failed"),
+    });
+    expect(rule("TURN-ORDER-BLOCKED-QUIET")).toMatchObject({
+      notification: "turn/blocked",
+      quiet: ofTurn,
+      until: ["turn/resume", "turn/cancel"],
+    });
+    expect(rule("TURN-ORDER-SEQUENCE")).toMatchObject({
+      field: "/sequence",
+      notifications: requiring("thread_id", "turn_id", "sequence"),
+      results: [{ method: "turn/items", items: "/events" }],
+    });
+    for (const derived of ["turn/work/items/changed", "turn/work/state/changed", "thread/timeline/blocks/changed"])
+      expect(rule("TURN-ORDER-STARTED-FIRST").then).not.toContain(derived);
   });
 
   it("resolve key names to pointers, the item scope inside the turn", () => {
@@ -92,21 +114,31 @@ describe("the rules of the turn protocol", () => {
   it("checkers are independent of each other", () => {
     const a = createOrderingChecker();
     const b = createOrderingChecker();
-    const delta = { jsonrpc: "2.0", method: "item/agent_message/delta", params: { thread_id: "th", turn_id: "t", sequence: 2, item_id: "i", stream: "agent_message", delta: "x" } };
+    const delta = {
+      jsonrpc: "2.0",
+      method: "item/agent_message/delta",
+      params: { thread_id: "th", turn_id: "t", sequence: 2, item_id: "i", stream: "agent_message", delta: "x" },
+    };
     expect(a.accept(delta, "server_to_client").map((v) => v.rule)).toEqual(["TURN-ORDER-STARTED-FIRST", "ITEM-ORDER-STARTED-FIRST"]);
     expect(b.violations).toEqual([]);
   });
 });
 
 describe("generated/ordering.ts is typed by the registry", () => {
-  const committed: GeneratedFile[] = readdirSync(join(repoRoot, "generated")).filter((path) => path.endsWith(".ts"))
+  const committed: GeneratedFile[] = readdirSync(join(repoRoot, "generated"))
+    .filter((path) => path.endsWith(".ts"))
     .sort()
     .map((path) => ({ path, content: readFileSync(join(repoRoot, "generated", path), "utf8") }));
 
   it("does not compile with a rule naming a notification or method the registry lacks", () => {
     const outDir = tempDir("turnspec-ordering-types-");
     const files = committed.map((f) =>
-      f.path === "ordering.ts" ? { ...f, content: f.content.replace('"first": "turn/started"', '"first": "turn/begun"').replace('"turn/resume"', '"turn/restart"') } : f,
+      f.path === "ordering.ts"
+        ? {
+            ...f,
+            content: f.content.replace('"first": "turn/started"', '"first": "turn/begun"').replace('"turn/resume"', '"turn/restart"'),
+          }
+        : f,
     );
     expect(files.find((f) => f.path === "ordering.ts")!.content).toContain("turn/begun");
     const diagnostics = typeCheck(files, { outDir }).filter((d) => d.startsWith(join(outDir, "ordering.ts")));

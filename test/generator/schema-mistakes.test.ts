@@ -146,7 +146,16 @@ const mistakes: [string, Mistake][] = [
   [
     "allOf whose closed member leaves out a field the allOf adds",
     {
-      mutate: edit("kv_put_result.json", (s) => (s.properties.version = { allOf: [{ type: "object", additionalProperties: false, properties: { a: { type: "string" } } }, { type: "object", properties: { b: { type: "string" } } }] })),
+      mutate: edit(
+        "kv_put_result.json",
+        (s) =>
+          (s.properties.version = {
+            allOf: [
+              { type: "object", additionalProperties: false, properties: { a: { type: "string" } } },
+              { type: "object", properties: { b: { type: "string" } } },
+            ],
+          }),
+      ),
       file: "kv_put_result.json",
       pointer: "/properties/version",
       message: 'is closed (additionalProperties: false) but the allOf adds "b": no value can satisfy both',
@@ -155,10 +164,17 @@ const mistakes: [string, Mistake][] = [
   [
     "allOf of objects that says more than their properties, where objects are closed",
     {
-      mutate: edit("kv_put_result.json", (s) => (s.properties.version = { allOf: [{ $ref: "kv_get_params.json" }, { type: "object", properties: { b: { type: "string" } }, minProperties: 1 }] })),
+      mutate: edit(
+        "kv_put_result.json",
+        (s) =>
+          (s.properties.version = {
+            allOf: [{ $ref: "kv_get_params.json" }, { type: "object", properties: { b: { type: "string" } }, minProperties: 1 }],
+          }),
+      ),
       file: "kv_put_result.json",
       pointer: "/properties/version/allOf",
-      message: "in a protocol whose objects are closed, an allOf combines object schemas into one closed object, and /allOf/1 has minProperties",
+      message:
+        "in a protocol whose objects are closed, an allOf combines object schemas into one closed object, and /allOf/1 has minProperties",
     },
   ],
   [
@@ -194,7 +210,10 @@ const mistakes: [string, Mistake][] = [
   [
     "x-open on a union whose variants no constant tells apart",
     {
-      mutate: edit("kv_put_result.json", (s) => (s.properties.version = { "x-open": true, anyOf: [{ type: "integer" }, { type: "string" }] })),
+      mutate: edit(
+        "kv_put_result.json",
+        (s) => (s.properties.version = { "x-open": true, anyOf: [{ type: "integer" }, { type: "string" }] }),
+      ),
       file: "kv_put_result.json",
       pointer: "/properties/version/x-open",
       message: "x-open needs an enum, or a union whose variants are told apart by constants",
@@ -218,7 +237,8 @@ const mistakes: [string, Mistake][] = [
       }),
       file: "protocol.json",
       pointer: "/methods/0/params/$ref",
-      message: 'params "kv_get_params.json" must be an object schema (params are sent by name); it is "array" (for a JSON array of params, set "param_structure": "by-position")',
+      message:
+        'params "kv_get_params.json" must be an object schema (params are sent by name); it is "array" (for a JSON array of params, set "param_structure": "by-position")',
     },
   ],
   [
@@ -396,7 +416,8 @@ const mistakes: [string, Mistake][] = [
       mutate: edit("protocol.json", (p) => (p.ordering.rules[0].kind = "before")),
       file: "protocol.json",
       pointer: "/ordering/rules/0/kind",
-      message: 'must be equal to one of the allowed values: "precedes", "leads", "trails", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
+      message:
+        'must be equal to one of the allowed values: "precedes", "leads", "trails", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
     },
   ],
   [
@@ -405,7 +426,7 @@ const mistakes: [string, Mistake][] = [
       mutate: edit("protocol.json", (p) => delete p.ordering.rules[1].until),
       file: "protocol.json",
       pointer: "/ordering/rules/1",
-      message: 'must have required property \'until\'',
+      message: "must have required property 'until'",
     },
   ],
 ];
@@ -447,7 +468,11 @@ describe("schema mistakes", () => {
     });
     const { errors } = loadError(dir);
     expect(errors.map((e) => `${e.file}#${e.pointer}`)).toEqual(
-      expect.arrayContaining(["kv_put_params.json#/properties/value/$ref", "kv_put_result.json#/properties/other/$ref", "kv_consistency.json#/enum"]),
+      expect.arrayContaining([
+        "kv_put_params.json#/properties/value/$ref",
+        "kv_put_result.json#/properties/other/$ref",
+        "kv_consistency.json#/enum",
+      ]),
     );
   });
 
@@ -458,7 +483,9 @@ describe("schema mistakes", () => {
 
   it("a missing title is reported once, without cascading dangling refs", () => {
     const { errors } = loadError(brokenCopy(edit("kv_value_text.json", (s) => delete s.title)));
-    expect(errors.map((e) => e.message.split("\n")[0])).toEqual(['missing title: every type file names its type, e.g. "title": "KvValueText"']);
+    expect(errors.map((e) => e.message.split("\n")[0])).toEqual([
+      'missing title: every type file names its type, e.g. "title": "KvValueText"',
+    ]);
   });
 
   it("the five standard JSON-RPC errors are implied when errors.json leaves them out, and keep a protocol's own wording", () => {
@@ -474,7 +501,10 @@ describe("schema mistakes", () => {
   it("method names may have camelCase segments (textDocument/didOpen, logging/setLevel) and $/ as first segment", () => {
     const rename = (dir: string) => {
       const file = join(dir, "protocol.json");
-      writeFileSync(file, readFileSync(file, "utf8").replaceAll('"kv/get"', '"kvStore/getValue"').replaceAll('"kv/expired"', '"$/kvExpired"'));
+      writeFileSync(
+        file,
+        readFileSync(file, "utf8").replaceAll('"kv/get"', '"kvStore/getValue"').replaceAll('"kv/expired"', '"$/kvExpired"'),
+      );
     };
     const model = loadSchemas(brokenCopy(rename));
     expect(model.methods.map((m) => m.name)).toContain("kvStore/getValue");
@@ -490,7 +520,10 @@ describe("schema mistakes", () => {
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, "bin/turnspec.js"), ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(repoRoot, "bin/turnspec.js"), ...args], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -521,7 +554,13 @@ describe("turnspec generate on broken schemas", () => {
   });
 
   it("exits 2 when the schemas folder does not exist", async () => {
-    const { code, stderr } = await run(["generate", "--schemas", join(tempDir("turnspec-none-"), "nope"), "--out", join(tempDir("turnspec-out-"), "g")]);
+    const { code, stderr } = await run([
+      "generate",
+      "--schemas",
+      join(tempDir("turnspec-none-"), "nope"),
+      "--out",
+      join(tempDir("turnspec-out-"), "g"),
+    ]);
     expect(code).toBe(2);
     expect(stderr).toMatch(/no schemas folder at .*nope/);
   });

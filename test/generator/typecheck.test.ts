@@ -36,7 +36,9 @@ function withChange(files: readonly GeneratedFile[], path: string, change: (cont
 
 describe("type check of generated/", () => {
   it("compiles under strict settings", () => {
-    expect(committed.map((f) => f.path)).toEqual(expect.arrayContaining(["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts", "index.ts"]));
+    expect(committed.map((f) => f.path)).toEqual(
+      expect.arrayContaining(["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts", "index.ts"]),
+    );
     expect(typeCheck(committed, { outDir })).toEqual([]);
   });
 
@@ -46,7 +48,11 @@ describe("type check of generated/", () => {
     // makes the missing entry a compile error.
     files = withChange(files, "registry.ts", (c) => c.replace(/\n  "thread\/get": \{\n(?:.*\n)*?  \},/, ""));
     // Code that compiles only without strict settings: an implicit any and an unchecked index.
-    files = withChange(files, "server.ts", (c) => `${c}\nexport function echo(x) {\n  return x;\n}\nconst list: string[] = [];\nexport const first: string = list[0];\n`);
+    files = withChange(
+      files,
+      "server.ts",
+      (c) => `${c}\nexport function echo(x) {\n  return x;\n}\nconst list: string[] = [];\nexport const first: string = list[0];\n`,
+    );
     const diagnostics = typeCheck(files, { outDir });
     const at = (file: string) => diagnostics.filter((d) => d.startsWith(join(outDir, file) + ":"));
 

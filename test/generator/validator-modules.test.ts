@@ -51,7 +51,9 @@ describe("validator modules", () => {
     expect(strict).toContain('import { validatorHelper } from "./support/index.js";');
     expect(strict).toContain('require("ajv/dist/runtime/equal")');
     writeToDisk(files, out);
-    const validators = (await import(join(out, "validators.ts"))) as { validate: (name: string, value: unknown) => { ok: boolean; errors?: Array<{ pointer: string }> } };
+    const validators = (await import(join(out, "validators.ts"))) as {
+      validate: (name: string, value: unknown) => { ok: boolean; errors?: Array<{ pointer: string }> };
+    };
     // Equal by value, whatever the key order.
     expect(validators.validate("KvWatchParams", { prefix: "a", filter: { keys: ["*"], kind: "all" } }).ok).toBe(true);
     const other = validators.validate("KvWatchParams", { prefix: "a", filter: { kind: "all", keys: ["a*"] } });
@@ -95,7 +97,9 @@ describe("the compiler of the validator modules", () => {
     const files = await generateFiles({ schemasDir: dir, standalone: true });
     expect(files.find((f) => f.path === "validators.strict.ts")!.content).toContain(".evaluated");
     writeToDisk(files, out);
-    const validators = (await import(join(out, "validators.ts"))) as { validate: (name: string, value: unknown) => { ok: boolean; errors?: Array<{ pointer: string }> } };
+    const validators = (await import(join(out, "validators.ts"))) as {
+      validate: (name: string, value: unknown) => { ok: boolean; errors?: Array<{ pointer: string }> };
+    };
     expect(validators.validate("KvWatchParams", { prefix: "a", keys: { first: "k" } }).ok).toBe(true);
     const extra = validators.validate("KvWatchParams", { prefix: "a", keys: { first: "k", second: "l" } });
     expect(extra.ok).toBe(false);
@@ -143,6 +147,8 @@ describe("the validator helpers", () => {
   });
 
   it("refuses a helper it does not provide, naming it", () => {
-    expect(() => validatorHelper("ajv/dist/runtime/uri")).toThrow('a generated validator asked for the helper "ajv/dist/runtime/uri", which turnspec\'s support module does not provide');
+    expect(() => validatorHelper("ajv/dist/runtime/uri")).toThrow(
+      'a generated validator asked for the helper "ajv/dist/runtime/uri", which turnspec\'s support module does not provide',
+    );
   });
 });

@@ -18,7 +18,9 @@ describe("turnspec generate --watch", () => {
     const schemas = tempDir("turnspec-watch-");
     cpSync(join(root, "test/fixtures/mini-protocol/schemas"), schemas, { recursive: true });
     const out = join(tempDir("turnspec-watch-out-"), "gen");
-    const child = spawn(process.execPath, [join(root, "bin/turnspec.js"), "generate", "--watch", "--schemas", schemas, "--out", out], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(root, "bin/turnspec.js"), "generate", "--watch", "--schemas", schemas, "--out", out], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c));

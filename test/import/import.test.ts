@@ -40,7 +40,8 @@ function load(files: ReadonlyMap<string, string>): ProtocolModel {
 /** What each source says that a schemas folder cannot, by its report: what these protocols do beyond JSON-RPC and turnspec's format. */
 const NOT_EXPRESSIBLE: Record<string, (entries: readonly { subject: string; detail: string }[]) => void> = {
   // ACP's envelopes let params be null, which JSON-RPC 2.0 does not: said, once per envelope.
-  "ACP v1": (entries) => expect(entries.map((e) => e.subject)).toEqual(["AgentNotification", "AgentRequest", "ClientNotification", "ClientRequest"]),
+  "ACP v1": (entries) =>
+    expect(entries.map((e) => e.subject)).toEqual(["AgentNotification", "AgentRequest", "ClientNotification", "ClientRequest"]),
 };
 
 describe.each(SOURCES)("importing $name", (s) => {
@@ -74,22 +75,44 @@ describe("what the imports hold", () => {
   const byName = (name: string) => SOURCES.find((s) => s.name === name)!;
   const modelOf = (name: string) => load(imported(byName(name)).files);
 
-  it.skipIf(!byName("MCP 2025-11-25").present)("MCP 2025-11-25: every message, 8 of them both ways, the results that are unions, the URL elicitation error with its data, open objects", () => {
-    const model = modelOf("MCP 2025-11-25");
-    expect(model.methods.length).toBe(20);
-    expect(model.notifications.length).toBe(11);
-    const both = [...model.methods, ...model.notifications].filter((m) => m.direction === "both").map((m) => m.name).sort();
-    expect(both).toEqual(["notifications/cancelled", "notifications/progress", "notifications/tasks/status", "ping", "tasks/cancel", "tasks/get", "tasks/list", "tasks/result"]);
-    const optional = [...model.methods, ...model.notifications].filter((m) => m.paramsOptional).map((m) => m.name);
-    expect(optional.length).toBe(12);
-    expect(model.methods.find((m) => m.name === "tools/call")?.result).toBe("ToolsCallResult");
-    expect(model.types.find((t) => t.title === "ToolsCallResult")?.schema.anyOf).toEqual([{ $ref: "call_tool_result.json" }, { $ref: "create_task_result.json" }]);
-    expect(model.errors.find((e) => e.code === -32042)).toMatchObject({ reason: "url_elicitation_required", data: "URLElicitationRequiredErrorData", anyMethod: true });
-    expect(model.objects).toBe("open");
-    // The JSON-RPC envelopes are not types of the protocol.
-    expect(model.types.map((t) => t.title)).not.toContain("JSONRPCRequest");
-    expect(model.types.map((t) => t.title)).not.toContain("ClientRequest");
-  });
+  it.skipIf(!byName("MCP 2025-11-25").present)(
+    "MCP 2025-11-25: every message, 8 of them both ways, the results that are unions, the URL elicitation error with its data, open objects",
+    () => {
+      const model = modelOf("MCP 2025-11-25");
+      expect(model.methods.length).toBe(20);
+      expect(model.notifications.length).toBe(11);
+      const both = [...model.methods, ...model.notifications]
+        .filter((m) => m.direction === "both")
+        .map((m) => m.name)
+        .sort();
+      expect(both).toEqual([
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/tasks/status",
+        "ping",
+        "tasks/cancel",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+      ]);
+      const optional = [...model.methods, ...model.notifications].filter((m) => m.paramsOptional).map((m) => m.name);
+      expect(optional.length).toBe(12);
+      expect(model.methods.find((m) => m.name === "tools/call")?.result).toBe("ToolsCallResult");
+      expect(model.types.find((t) => t.title === "ToolsCallResult")?.schema.anyOf).toEqual([
+        { $ref: "call_tool_result.json" },
+        { $ref: "create_task_result.json" },
+      ]);
+      expect(model.errors.find((e) => e.code === -32042)).toMatchObject({
+        reason: "url_elicitation_required",
+        data: "URLElicitationRequiredErrorData",
+        anyMethod: true,
+      });
+      expect(model.objects).toBe("open");
+      // The JSON-RPC envelopes are not types of the protocol.
+      expect(model.types.map((t) => t.title)).not.toContain("JSONRPCRequest");
+      expect(model.types.map((t) => t.title)).not.toContain("ClientRequest");
+    },
+  );
 
   it.skipIf(!byName("MCP 2025-03-26").present)("MCP 2025-03-26 takes batches; 2024-11-05 and 2025-06-18 do not", () => {
     expect(modelOf("MCP 2025-03-26").batches).toBe(true);
@@ -102,32 +125,55 @@ describe("what the imports hold", () => {
     expect(model.methods.length + model.notifications.length).toBe(25);
     expect(model.methods.filter((m) => m.direction === "client_to_server").length).toBe(12);
     expect(model.methods.filter((m) => m.direction === "server_to_client").length).toBe(9);
-    expect(model.notifications.map((n) => `${n.name} ${n.direction}`).sort()).toEqual(["$/cancel_request both", "elicitation/complete server_to_client", "session/cancel client_to_server", "session/update server_to_client"]);
-    expect(model.methods.find((m) => m.name === "session/prompt")).toMatchObject({ params: "PromptRequest", result: "PromptResponse", paramsOptional: false });
+    expect(model.notifications.map((n) => `${n.name} ${n.direction}`).sort()).toEqual([
+      "$/cancel_request both",
+      "elicitation/complete server_to_client",
+      "session/cancel client_to_server",
+      "session/update server_to_client",
+    ]);
+    expect(model.methods.find((m) => m.name === "session/prompt")).toMatchObject({
+      params: "PromptRequest",
+      result: "PromptResponse",
+      paramsOptional: false,
+    });
     expect(model.errors.find((e) => e.code === -32000)?.reason).toBe("authentication_required");
   });
 
-  it.skipIf(!byName("LSP 3.17").present)("LSP 3.17: every request and notification, both ways included, partial results, error data, open enums", () => {
-    const model = modelOf("LSP 3.17");
-    expect(model.methods.length).toBe(67);
-    expect(model.notifications.length).toBe(26);
-    expect([...model.methods, ...model.notifications].filter((m) => m.direction === "both").map((m) => m.name).sort()).toEqual(["$/cancelRequest", "$/progress"]);
-    expect(model.methods.find((m) => m.name === "textDocument/implementation")).toMatchObject({ partialResult: "TextDocumentImplementationPartialResult", result: "TextDocumentImplementationResult" });
-    expect(model.methods.find((m) => m.name === "initialize")?.errorData).toBe("InitializeError");
-    expect(model.methods.find((m) => m.name === "shutdown")?.params).toBeUndefined();
-    expect(model.types.find((t) => t.title === "CodeActionKind")?.schema["x-open"]).toBe(true);
-    expect(model.notifications.find((n) => n.name === "telemetry/event")).toMatchObject({ params: "LSPAny", paramStructure: "either" });
-  });
+  it.skipIf(!byName("LSP 3.17").present)(
+    "LSP 3.17: every request and notification, both ways included, partial results, error data, open enums",
+    () => {
+      const model = modelOf("LSP 3.17");
+      expect(model.methods.length).toBe(67);
+      expect(model.notifications.length).toBe(26);
+      expect(
+        [...model.methods, ...model.notifications]
+          .filter((m) => m.direction === "both")
+          .map((m) => m.name)
+          .sort(),
+      ).toEqual(["$/cancelRequest", "$/progress"]);
+      expect(model.methods.find((m) => m.name === "textDocument/implementation")).toMatchObject({
+        partialResult: "TextDocumentImplementationPartialResult",
+        result: "TextDocumentImplementationResult",
+      });
+      expect(model.methods.find((m) => m.name === "initialize")?.errorData).toBe("InitializeError");
+      expect(model.methods.find((m) => m.name === "shutdown")?.params).toBeUndefined();
+      expect(model.types.find((t) => t.title === "CodeActionKind")?.schema["x-open"]).toBe(true);
+      expect(model.notifications.find((n) => n.name === "telemetry/event")).toMatchObject({ params: "LSPAny", paramStructure: "either" });
+    },
+  );
 
-  it.skipIf(!byName("Ethereum execution APIs").present)("Ethereum: every method, params by position or by name (OpenRPC's either), the errors once per code with their data", () => {
-    const model = modelOf("Ethereum execution APIs");
-    expect(model.methods.length).toBe(86);
-    expect(model.methods.every((m) => m.paramStructure === "either")).toBe(true);
-    expect(model.methods.find((m) => m.name === "eth_getBalance")?.params).toBe("EthGetBalanceParams");
-    expect(model.types.find((t) => t.title === "EthGetBalanceParams")?.schema.required).toEqual(["Address"]);
-    expect(model.errors.find((e) => e.code === 3)?.data).toBe("ExecutionRevertedData");
-    expect(model.batches).toBe(true);
-  });
+  it.skipIf(!byName("Ethereum execution APIs").present)(
+    "Ethereum: every method, params by position or by name (OpenRPC's either), the errors once per code with their data",
+    () => {
+      const model = modelOf("Ethereum execution APIs");
+      expect(model.methods.length).toBe(86);
+      expect(model.methods.every((m) => m.paramStructure === "either")).toBe(true);
+      expect(model.methods.find((m) => m.name === "eth_getBalance")?.params).toBe("EthGetBalanceParams");
+      expect(model.types.find((t) => t.title === "EthGetBalanceParams")?.schema.required).toEqual(["Address"]);
+      expect(model.errors.find((e) => e.code === 3)?.data).toBe("ExecutionRevertedData");
+      expect(model.batches).toBe(true);
+    },
+  );
 });
 
 describe("turnspec import (command)", () => {
@@ -166,7 +212,11 @@ describe("turnspec import (command)", () => {
       JSON.stringify({
         $defs: {
           ClientRequest: { anyOf: [{ $ref: "#/$defs/EchoRequest" }] },
-          EchoRequest: { type: "object", properties: { method: { const: "echo", type: "string" }, params: { type: "object" } }, required: ["method"] },
+          EchoRequest: {
+            type: "object",
+            properties: { method: { const: "echo", type: "string" }, params: { type: "object" } },
+            required: ["method"],
+          },
           EchoResult: { type: "object" },
         },
       }),

@@ -36,16 +36,30 @@ interface Item {
   readonly changelog?: { readonly section: string; readonly number: number };
   readonly effects?: readonly { readonly touches: readonly string[]; readonly verdict: string }[];
 }
-const table = JSON.parse(readFileSync(join(repoRoot, "test/fixtures/published/mcp/changelog-items.json"), "utf8")) as { items: Item[]; unlisted: Item[] };
+const table = JSON.parse(readFileSync(join(repoRoot, "test/fixtures/published/mcp/changelog-items.json"), "utf8")) as {
+  items: Item[];
+  unlisted: Item[];
+};
 
 /** Which receivers a verdict says break. */
-const SIDES: Record<string, Side[]> = { "breaks old receivers": ["old"], "breaks new receivers": ["new"], "breaks both": ["old", "new"], compatible: [], "no wire change": [] };
+const SIDES: Record<string, Side[]> = {
+  "breaks old receivers": ["old"],
+  "breaks new receivers": ["new"],
+  "breaks both": ["old", "new"],
+  compatible: [],
+  "no wire change": [],
+};
 
 /** A breaking change of the diff: the receivers it breaks. */
 function sideOf(c: Change): Side | undefined {
   if (c.flow) return c.flow === "old_to_new" ? "new" : "old";
   if (/^(BATCHES_ADDED|PARAMS_MADE_OPTIONAL|PARAMS_ADDED)$/.test(c.rule)) return "old";
-  if (/^(BATCHES_REMOVED|PARAMS_MADE_REQUIRED|PARAMS_REMOVED|METHOD_REMOVED|NOTIFICATION_REMOVED|METHOD_RENAMED|NOTIFICATION_RENAMED|ERROR_REMOVED)$/.test(c.rule)) return "new";
+  if (
+    /^(BATCHES_REMOVED|PARAMS_MADE_REQUIRED|PARAMS_REMOVED|METHOD_REMOVED|NOTIFICATION_REMOVED|METHOD_RENAMED|NOTIFICATION_RENAMED|ERROR_REMOVED)$/.test(
+      c.rule,
+    )
+  )
+    return "new";
   if (c.rule === "DIRECTION_CHANGED") return /new \w+s may send/.test(c.why) ? "old" : "new";
   return undefined;
 }
@@ -65,12 +79,25 @@ function wrappers(root: JsonObject): Map<string, string> {
 function touches(touch: string, c: Change, methodsOf: Map<string, string>): boolean {
   const [head, ...path] = touch.split(".");
   // A wildcard names every wrapper of that kind (*Request.params._meta).
-  if (head!.startsWith("*")) return [...methodsOf.keys()].filter((w) => w.endsWith(head!.slice(1))).some((w) => touches([w, ...path].join("."), c, methodsOf));
+  if (head!.startsWith("*"))
+    return [...methodsOf.keys()].filter((w) => w.endsWith(head!.slice(1))).some((w) => touches([w, ...path].join("."), c, methodsOf));
   const files = [c.old?.file, c.new?.file].filter((f): f is string => f !== undefined);
   const text = `${c.change} ${c.why}`.replaceAll("[]", "");
   // A type a variant change names (variant CreateTaskResult added), an error by its reason.
   if (path.length === 0 && /^VARIANT_/.test(c.rule) && c.change.includes(`variant ${head} `)) return true;
-  if (path.length === 0 && /Error$/.test(head!) && c.rule.startsWith("ERROR_") && text.includes(`"${head!.replace(/Error$/, "").replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2").toLowerCase()}"`)) return true;
+  if (
+    path.length === 0 &&
+    /Error$/.test(head!) &&
+    c.rule.startsWith("ERROR_") &&
+    text.includes(
+      `"${head!
+        .replace(/Error$/, "")
+        .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+        .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+        .toLowerCase()}"`,
+    )
+  )
+    return true;
   if (/^JSONRPC(Message|BatchRequest|BatchResponse)$/.test(head!)) return /^BATCHES_/.test(c.rule);
   if (touch === "every *Result") return /Result$/.test(c.subject) && /resultType/.test(text);
   if (/^(Client|Server)(Request|Notification|Result)$/.test(head!)) return /^(METHOD|NOTIFICATION)_|^DIRECTION_/.test(c.rule);
@@ -79,13 +106,27 @@ function touches(touch: string, c: Change, methodsOf: Map<string, string>): bool
     if (c.subject === method) return true;
     if (path[0] === "params" || path.length === 0) {
       if ((c.messages ?? []).includes(`${method} params`) && (path.length <= 1 || path.slice(1).some((p) => text.includes(p)))) return true;
-      if (c.subject === `${head}Params` && (path.length <= 1 || path.slice(1).some((p) => text.includes(`"${p}"`) || text.startsWith(`${p}`) || text.includes(`${p}:`)))) return true;
+      if (
+        c.subject === `${head}Params` &&
+        (path.length <= 1 || path.slice(1).some((p) => text.includes(`"${p}"`) || text.startsWith(`${p}`) || text.includes(`${p}:`)))
+      )
+        return true;
     }
     return false;
   }
   const mine = c.subject === head || files.includes(fileOf(head!));
   if (!mine) return false;
-  return path.length === 0 || path.some((p) => text.includes(`"${p}"`) || text.startsWith(`${p}:`) || text.startsWith(`${p}.`) || text.includes(` ${p}:`) || text.includes(`.${p}`));
+  return (
+    path.length === 0 ||
+    path.some(
+      (p) =>
+        text.includes(`"${p}"`) ||
+        text.startsWith(`${p}:`) ||
+        text.startsWith(`${p}.`) ||
+        text.includes(` ${p}:`) ||
+        text.includes(`.${p}`),
+    )
+  );
 }
 
 /**
@@ -131,30 +172,56 @@ describe.skipIf(!present)("turnspec diff between consecutive MCP versions, again
       const methodsOf = new Map([...wrappers(oldOne.root), ...wrappers(newOne.root)]);
       const report = diffSchemas(oldOne.model, newOne.model, { mode: "strict" });
       const pairFrom = to === "draft" ? "2026-07-28" : from;
-      const entries = [...table.items, ...table.unlisted].filter((it) => it.from === pairFrom && it.to === (to === "draft" ? "draft" : to) && it.verdict !== "not a schema change");
+      const entries = [...table.items, ...table.unlisted].filter(
+        (it) => it.from === pairFrom && it.to === (to === "draft" ? "draft" : to) && it.verdict !== "not a schema change",
+      );
       const breaking = report.changes.filter((c) => c.verdict === "breaking" && sideOf(c));
       breakingChanges += breaking.length;
       for (const c of breaking) {
         const side = sideOf(c)!;
-        const explainedBy = entries.filter((it) => SIDES[it.verdict]!.includes(side) && [...it.touches, ...(it.effects ?? []).flatMap((e) => e.touches)].some((t) => touches(t, c, methodsOf)));
+        const explainedBy = entries.filter(
+          (it) =>
+            SIDES[it.verdict]!.includes(side) &&
+            [...it.touches, ...(it.effects ?? []).flatMap((e) => e.touches)].some((t) => touches(t, c, methodsOf)),
+        );
         if (explainedBy.length) explainedChanges++;
         else misses.push(`false alarm ${from}→${to} ${c.rule} ${c.subject}: ${c.change} (breaks ${side} receivers)`);
       }
       for (const it of entries) {
         for (const side of SIDES[it.verdict]!) {
           expectedPairs++;
-          const found = breaking.some((c) => sideOf(c) === side && [...it.touches, ...(it.effects ?? []).flatMap((e) => e.touches)].some((t) => touches(t, c, methodsOf)));
+          const found = breaking.some(
+            (c) =>
+              sideOf(c) === side && [...it.touches, ...(it.effects ?? []).flatMap((e) => e.touches)].some((t) => touches(t, c, methodsOf)),
+          );
           if (found) foundPairs++;
-          else misses.push(`missed ${from}→${to} ${it.changelog ? `${it.changelog.section} ${it.changelog.number}` : "unlisted"} (breaks ${side} receivers): ${(it.item ?? it.change ?? "").slice(0, 90)}`);
+          else
+            misses.push(
+              `missed ${from}→${to} ${it.changelog ? `${it.changelog.section} ${it.changelog.number}` : "unlisted"} (breaks ${side} receivers): ${(it.item ?? it.change ?? "").slice(0, 90)}`,
+            );
         }
       }
-      lines.push(`${from} → ${to}: ${report.summary.breaking} breaking, ${report.summary.undetermined} undetermined, ${report.summary.compatible} compatible`);
+      lines.push(
+        `${from} → ${to}: ${report.summary.breaking} breaking, ${report.summary.undetermined} undetermined, ${report.summary.compatible} compatible`,
+      );
     }
     const precision = breakingChanges ? explainedChanges / breakingChanges : 1;
     const recall = expectedPairs ? foundPairs / expectedPairs : 1;
-    console.log([...lines, `precision ${precision.toFixed(2)} (${explainedChanges} of ${breakingChanges} breaking changes named by an item), recall ${recall.toFixed(2)} (${foundPairs} of ${expectedPairs} item sides found)`, ...misses.map((m) => `  ${m}${MISSES[m] ? `\n      why: ${MISSES[m]}` : ""}`)].join("\n"));
-    expect(misses.filter((m) => !MISSES[m]), "misses without an explanation").toEqual([]);
-    expect(Object.keys(MISSES).filter((m) => !misses.includes(m)), "explanations of misses that no longer happen").toEqual([]);
+    console.log(
+      [
+        ...lines,
+        `precision ${precision.toFixed(2)} (${explainedChanges} of ${breakingChanges} breaking changes named by an item), recall ${recall.toFixed(2)} (${foundPairs} of ${expectedPairs} item sides found)`,
+        ...misses.map((m) => `  ${m}${MISSES[m] ? `\n      why: ${MISSES[m]}` : ""}`),
+      ].join("\n"),
+    );
+    expect(
+      misses.filter((m) => !MISSES[m]),
+      "misses without an explanation",
+    ).toEqual([]);
+    expect(
+      Object.keys(MISSES).filter((m) => !misses.includes(m)),
+      "explanations of misses that no longer happen",
+    ).toEqual([]);
   }, 300_000);
 });
 

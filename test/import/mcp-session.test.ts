@@ -85,17 +85,27 @@ describe.skipIf(!source.present)("MCP 2025-11-25, imported, on real traffic", ()
     const request = (id: number, method: string, params: unknown) => ({ jsonrpc: "2.0", id, method, params });
     const answer = (id: number, result: unknown) => ({ jsonrpc: "2.0", id, result });
     // Resource contents with neither text nor blob.
-    const contents = findings([...init, { from: "client", message: request(90, "resources/read", { uri: "test://x" }) }, { from: "server", message: answer(90, { contents: [{ uri: "test://x", mimeType: "text/plain" }] }) }]);
+    const contents = findings([
+      ...init,
+      { from: "client", message: request(90, "resources/read", { uri: "test://x" }) },
+      { from: "server", message: answer(90, { contents: [{ uri: "test://x", mimeType: "text/plain" }] }) },
+    ]);
     expect(contents.length).toBeGreaterThan(0);
     expect(contents.every((l) => l.startsWith("4 resources/read result/contents/0"))).toBe(true);
     // An object as a progress token.
-    expect(findings([...init, { from: "client", message: request(91, "tools/list", { _meta: { progressToken: { id: 1 } } }) }]).join("\n")).toMatch(/^3 tools\/list params\/_meta\/progressToken: /);
+    expect(
+      findings([...init, { from: "client", message: request(91, "tools/list", { _meta: { progressToken: { id: 1 } } }) }]).join("\n"),
+    ).toMatch(/^3 tools\/list params\/_meta\/progressToken: /);
     // A tools/call sent by the server.
-    expect(findings([...init, { from: "server", message: request(0, "tools/call", { name: "echo" }) }])).toEqual([expect.stringContaining("3 tools/call /method: is a method only the client sends")]);
+    expect(findings([...init, { from: "server", message: request(0, "tools/call", { name: "echo" }) }])).toEqual([
+      expect.stringContaining("3 tools/call /method: is a method only the client sends"),
+    ]);
     // A response to an id the other side never sent: the server answers the client's own request id twice.
     expect(findings([...init, { from: "server", message: answer(0, {}) }])).toEqual(["3  /id: answers no request the client sent"]);
     // 2025-11-25 has no batches.
-    expect(findings([...init, { from: "client", message: [request(92, "ping", {}), request(93, "ping", {})] }])).toEqual(["3  : is a batch, and the protocol does not allow JSON-RPC batches"]);
+    expect(findings([...init, { from: "client", message: [request(92, "ping", {}), request(93, "ping", {})] }])).toEqual([
+      "3  : is a batch, and the protocol does not allow JSON-RPC batches",
+    ]);
   });
 });
 
@@ -124,8 +134,16 @@ describe.skipIf(!source.present)("MCP 2025-11-25, imported: no type loses valida
       const base = sample({ $ref: type.file }, qualified);
       add(type.title, base);
       const properties = type.schema.properties;
-      if (base !== null && typeof base === "object" && !Array.isArray(base) && properties && typeof properties === "object" && !Array.isArray(properties)) {
-        for (const [name, schema] of Object.entries(properties)) for (const bad of violators(schema as JsonObject)) add(type.title, { ...base, [name]: bad });
+      if (
+        base !== null &&
+        typeof base === "object" &&
+        !Array.isArray(base) &&
+        properties &&
+        typeof properties === "object" &&
+        !Array.isArray(properties)
+      ) {
+        for (const [name, schema] of Object.entries(properties))
+          for (const bad of violators(schema as JsonObject)) add(type.title, { ...base, [name]: bad });
         add(type.title, { ...base, unknown_field: 1 });
       }
     }
@@ -143,7 +161,9 @@ describe.skipIf(!source.present)("MCP 2025-11-25, imported: no type loses valida
         }
       }
     }
-    console.log(`MCP 2025-11-25: ${model.types.filter((t) => t.title in defs).length} types of the source compared on ${compared} values; ${losing.length} lose validation`);
+    console.log(
+      `MCP 2025-11-25: ${model.types.filter((t) => t.title in defs).length} types of the source compared on ${compared} values; ${losing.length} lose validation`,
+    );
     expect(losing).toEqual([]);
   });
 });

@@ -52,19 +52,39 @@ describe("the client generated from ACP's schema against an agent on @agentclien
     client.on("session/update", (p: (typeof updates)[number]) => updates.push(p));
     await client.start();
 
-    const init = await client.initialize({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    const init = await client.initialize({
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    });
     expect(init.protocolVersion).toBe(1);
     const { sessionId } = await client.sessionNew({ cwd: "/work/project", mcpServers: [] });
-    const steps = [{ think: "Planning the edit." }, { say: "I will edit the file." }, { tool: { kind: "edit", title: "Edit README.md", rawInput: { path: "README.md" }, locations: [{ path: "/work/project/README.md" }] }, ask: true }, { say: "Done." }];
+    const steps = [
+      { think: "Planning the edit." },
+      { say: "I will edit the file." },
+      {
+        tool: { kind: "edit", title: "Edit README.md", rawInput: { path: "README.md" }, locations: [{ path: "/work/project/README.md" }] },
+        ask: true,
+      },
+      { say: "Done." },
+    ];
     const result = await client.sessionPrompt({ sessionId, prompt: [{ type: "text", text: JSON.stringify(steps) }] });
     expect(result.stopReason).toBe("end_turn");
     expect(asked).toHaveLength(1);
-    expect(updates.map((u) => u.update.sessionUpdate)).toEqual(expect.arrayContaining(["agent_thought_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]));
+    expect(updates.map((u) => u.update.sessionUpdate)).toEqual(
+      expect.arrayContaining(["agent_thought_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]),
+    );
     await client.close();
 
     expect(dropped).toEqual([]);
     const methods = methodsOf(wire.frames);
-    for (const m of ["client initialize", "client session/new", "client session/prompt", "server session/update", "server session/request_permission"]) expect(methods.has(m), m).toBe(true);
+    for (const m of [
+      "client initialize",
+      "client session/new",
+      "client session/prompt",
+      "server session/update",
+      "server session/request_permission",
+    ])
+      expect(methods.has(m), m).toBe(true);
     expect(sessionFindings(peer.model, wire.frames)).toEqual([]);
     console.log(`ACP agent: ${wire.frames.length} frames, all valid both ways`);
   }, 300_000);

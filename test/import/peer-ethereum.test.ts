@@ -46,7 +46,10 @@ describe.skipIf(!source.present)("the client generated from Ethereum's OpenRPC d
   it("eth_chainId, eth_accounts, eth_getBalance by position, a batch and an error, every frame valid both ways", async () => {
     const wire = recording(new HttpClientTransport(url));
     const dropped: string[] = [];
-    const client = new peer.client.ProtocolClient(wire.transport, { validateIncoming: "strict", onProtocolError: (e: Error) => dropped.push(e.message) });
+    const client = new peer.client.ProtocolClient(wire.transport, {
+      validateIncoming: "strict",
+      onProtocolError: (e: Error) => dropped.push(e.message),
+    });
     await client.start();
 
     expect(await client.ethChainId()).toBe("0x539");

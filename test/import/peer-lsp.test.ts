@@ -28,7 +28,10 @@ beforeAll(async () => {
   if (!source.present) return;
   peer = await importedPeer(source, "lsp");
   workspace = mkdtempSync(join(tmpdir(), "turnspec-lsp-workspace-"));
-  writeFileSync(join(workspace, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "NodeNext" } }));
+  writeFileSync(
+    join(workspace, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "NodeNext" } }),
+  );
 }, 300_000);
 
 afterAll(() => {
@@ -77,7 +80,11 @@ describe.skipIf(!source.present)("the client generated from LSP's meta model aga
       rootUri,
       workspaceFolders: [{ uri: rootUri, name: "workspace" }],
       capabilities: {
-        textDocument: { hover: { contentFormat: ["markdown", "plaintext"] }, completion: { completionItem: { snippetSupport: false } }, publishDiagnostics: {} },
+        textDocument: {
+          hover: { contentFormat: ["markdown", "plaintext"] },
+          completion: { completionItem: { snippetSupport: false } },
+          publishDiagnostics: {},
+        },
         window: { workDoneProgress: true },
       },
       clientInfo: { name: "turnspec-test", version: "1.0.0" },
@@ -92,7 +99,11 @@ describe.skipIf(!source.present)("the client generated from LSP's meta model aga
 
     const hover = await client.textDocumentHover({ textDocument: { uri }, position: { line: 1, character: 2 } });
     expect(JSON.stringify(hover)).toContain("greeting");
-    const completion = await client.textDocumentCompletion({ textDocument: { uri }, position: { line: 2, character: 9 }, context: { triggerKind: 2, triggerCharacter: "." } });
+    const completion = await client.textDocumentCompletion({
+      textDocument: { uri },
+      position: { line: 2, character: 9 },
+      context: { triggerKind: 2, triggerCharacter: "." },
+    });
     const items = Array.isArray(completion) ? completion : completion?.items;
     expect(items.map((i: { label: string }) => i.label)).toContain("toUpperCase");
 
@@ -104,14 +115,39 @@ describe.skipIf(!source.present)("the client generated from LSP's meta model aga
     // lets an implementation add $/ messages that the other side may ignore; the meta model
     // does not list it, so the client drops it and says so, and the check finds it.
     const extension = (m: unknown) => (m as { method?: string }).method === "$/typescriptVersion";
-    expect(dropped).toEqual([expect.stringMatching(/^notification \$\/typescriptVersion is invalid: params: "\$\/typescriptVersion" is not a notification the server sends/)]);
+    expect(dropped).toEqual([
+      expect.stringMatching(
+        /^notification \$\/typescriptVersion is invalid: params: "\$\/typescriptVersion" is not a notification the server sends/,
+      ),
+    ]);
     expect(internal).toEqual([]);
     const sent = methodsOf(wire.frames);
-    for (const m of ["client initialize", "client initialized", "client textDocument/didOpen", "client textDocument/hover", "client textDocument/completion", "client shutdown", "client exit"]) expect(sent.has(m), m).toBe(true);
+    for (const m of [
+      "client initialize",
+      "client initialized",
+      "client textDocument/didOpen",
+      "client textDocument/hover",
+      "client textDocument/completion",
+      "client shutdown",
+      "client exit",
+    ])
+      expect(sent.has(m), m).toBe(true);
     const at = wire.frames.findIndex((f) => extension(f.message)) + 1;
-    expect(sessionFindings(peer.model, wire.frames)).toEqual([`${at} $/typescriptVersion /method: is not a notification of the protocol (got "$/typescriptVersion")`]);
-    expect(sessionFindings(peer.model, wire.frames.filter((f) => !extension(f.message)))).toEqual([]);
-    console.log(`typescript-language-server: ${wire.frames.length} frames (from the server: ${[...sent].filter((m) => m.startsWith("server")).map((m) => m.slice(7)).join(", ")}), every frame of LSP valid both ways; $/typescriptVersion is the server's own`);
+    expect(sessionFindings(peer.model, wire.frames)).toEqual([
+      `${at} $/typescriptVersion /method: is not a notification of the protocol (got "$/typescriptVersion")`,
+    ]);
+    expect(
+      sessionFindings(
+        peer.model,
+        wire.frames.filter((f) => !extension(f.message)),
+      ),
+    ).toEqual([]);
+    console.log(
+      `typescript-language-server: ${wire.frames.length} frames (from the server: ${[...sent]
+        .filter((m) => m.startsWith("server"))
+        .map((m) => m.slice(7))
+        .join(", ")}), every frame of LSP valid both ways; $/typescriptVersion is the server's own`,
+    );
   }, 300_000);
 });
 

@@ -43,10 +43,12 @@ function next(frames: Frame[], test: (f: Frame) => boolean, what: string, timeou
     poll();
   });
 }
-const notification = (method: string, test: (p: Record<string, unknown>) => boolean = () => true) => (f: Frame) => {
-  const m = f.message as { method?: string; id?: unknown; params?: Record<string, unknown> };
-  return f.from === "server" && m.method === method && m.id === undefined && test(m.params ?? {});
-};
+const notification =
+  (method: string, test: (p: Record<string, unknown>) => boolean = () => true) =>
+  (f: Frame) => {
+    const m = f.message as { method?: string; id?: unknown; params?: Record<string, unknown> };
+    return f.from === "server" && m.method === method && m.id === undefined && test(m.params ?? {});
+  };
 
 describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 against @modelcontextprotocol/server-everything", () => {
   it("drives the server's whole surface and answers its requests, every frame valid both ways", async () => {
@@ -75,11 +77,26 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
           if (params.mode === "url") return { action: "accept" };
           const fields = params.requestedSchema?.properties ?? {};
           if ("interpretation" in fields) return { action: "accept", content: { interpretation: "technical" } };
-          if ("favoriteColor" in fields) return { action: "accept", content: { name: "Ada Lovelace", favoriteColor: "Blue", agreeToTerms: true } };
+          if ("favoriteColor" in fields)
+            return { action: "accept", content: { name: "Ada Lovelace", favoriteColor: "Blue", agreeToTerms: true } };
           // A whole number for the number field: the published ElicitResult takes integers, not decimals.
           return {
             action: "accept",
-            content: { name: "Ada Lovelace", check: true, firstLine: "It was a dark and stormy night.", email: "ada@example.com", homepage: "https://example.com/ada", birthdate: "1815-12-10", integer: 42, number: 7, untitledSingleSelectEnum: "Rachel", untitledMultipleSelectEnum: ["Piano"], titledSingleSelectEnum: "hero-3", titledMultipleSelectEnum: ["fish-2"], legacyTitledEnum: "pet-2" },
+            content: {
+              name: "Ada Lovelace",
+              check: true,
+              firstLine: "It was a dark and stormy night.",
+              email: "ada@example.com",
+              homepage: "https://example.com/ada",
+              birthdate: "1815-12-10",
+              integer: 42,
+              number: 7,
+              untitledSingleSelectEnum: "Rachel",
+              untitledMultipleSelectEnum: ["Piano"],
+              titledSingleSelectEnum: "hero-3",
+              titledMultipleSelectEnum: ["fish-2"],
+              legacyTitledEnum: "pet-2",
+            },
           };
         },
         "tasks/get": noTasks,
@@ -96,7 +113,11 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
       return result;
     };
 
-    const rootsSynced = next(frames, notification("notifications/message", (p) => String(p.data).startsWith("Roots updated")), "the log of the first roots/list");
+    const rootsSynced = next(
+      frames,
+      notification("notifications/message", (p) => String(p.data).startsWith("Roots updated")),
+      "the log of the first roots/list",
+    );
     const init = await client.initialize({
       protocolVersion: "2025-11-25",
       capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: { form: {}, url: {} } },
@@ -128,9 +149,19 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
     await client.promptsGet({ name: "args-prompt", arguments: { city: "Lisbon", state: "Lisboa" } });
     await client.promptsGet({ name: "completable-prompt", arguments: { department: "Engineering", name: "Alice" } });
     await client.promptsGet({ name: "resource-prompt", arguments: { resourceType: "Blob", resourceId: "3" } });
-    await client.completionComplete({ ref: { type: "ref/prompt", name: "completable-prompt" }, argument: { name: "department", value: "S" } });
-    await client.completionComplete({ ref: { type: "ref/prompt", name: "completable-prompt" }, argument: { name: "name", value: "" }, context: { arguments: { department: "Engineering" } } });
-    await client.completionComplete({ ref: { type: "ref/resource", uri: "demo://resource/dynamic/text/{resourceId}" }, argument: { name: "resourceId", value: "7" } });
+    await client.completionComplete({
+      ref: { type: "ref/prompt", name: "completable-prompt" },
+      argument: { name: "department", value: "S" },
+    });
+    await client.completionComplete({
+      ref: { type: "ref/prompt", name: "completable-prompt" },
+      argument: { name: "name", value: "" },
+      context: { arguments: { department: "Engineering" } },
+    });
+    await client.completionComplete({
+      ref: { type: "ref/resource", uri: "demo://resource/dynamic/text/{resourceId}" },
+      argument: { name: "resourceId", value: "7" },
+    });
 
     await call("echo", { message: "Hello" });
     await call("get-sum", { a: 19, b: 23 });
@@ -145,18 +176,29 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
     await call("gzip-file-as-resource", gzip);
     await client.resourcesRead({ uri: "demo://resource/session/greeting.txt.gz" });
     await call("gzip-file-as-resource", { ...gzip, name: "inline.txt.gz", outputType: "resource" });
-    const logged = next(frames, notification("notifications/message", (p) => /level/.test(String(p.data))), "a simulated log message");
+    const logged = next(
+      frames,
+      notification("notifications/message", (p) => /level/.test(String(p.data))),
+      "a simulated log message",
+    );
     await call("toggle-simulated-logging");
     await logged;
     await call("toggle-simulated-logging");
 
     // Progress, then a request the client cancels.
-    await client.toolsCall({ name: "trigger-long-running-operation", arguments: { duration: 0.4, steps: 2 }, _meta: { progressToken: "progress-1" } });
+    await client.toolsCall({
+      name: "trigger-long-running-operation",
+      arguments: { duration: 0.4, steps: 2 },
+      _meta: { progressToken: "progress-1" },
+    });
     expect(frames.some(notification("notifications/progress", (p) => p.progressToken === "progress-1"))).toBe(true);
     const abort = new AbortController();
-    const cancelled = client.toolsCall({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 1 } }, { signal: abort.signal }).catch(() => "aborted");
+    const cancelled = client
+      .toolsCall({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 1 } }, { signal: abort.signal })
+      .catch(() => "aborted");
     await sleep(200);
-    const pending = [...frames].reverse().find((f) => f.from === "client" && (f.message as { method?: string }).method === "tools/call")!.message as { id: number };
+    const pending = [...frames].reverse().find((f) => f.from === "client" && (f.message as { method?: string }).method === "tools/call")!
+      .message as { id: number };
     await client.notify("notifications/cancelled", { requestId: pending.id, reason: "the test cancels it" });
     abort.abort();
     expect(await cancelled).toBe("aborted");
@@ -164,7 +206,11 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
 
     // The roots change: the server asks for them again.
     roots = [...roots, { uri: "file:///workspace/library", name: "library" }];
-    const rootsAgain = next(frames, notification("notifications/message", (p) => String(p.data).startsWith("Roots updated: 2")), "the log of the second roots/list");
+    const rootsAgain = next(
+      frames,
+      notification("notifications/message", (p) => String(p.data).startsWith("Roots updated: 2")),
+      "the log of the second roots/list",
+    );
     await client.notify("notifications/roots/list_changed", undefined);
     await rootsAgain;
     await call("get-roots-list");
@@ -172,14 +218,27 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
     // The server's own requests.
     await call("trigger-sampling-request", { prompt: "Name a colour.", maxTokens: 20 });
     await call("trigger-elicitation-request");
-    const urlArgs = { url: "https://example.com/authorize", message: "Open the page to authorize.", elicitationId: "test-elicitation", errorPath: true };
+    const urlArgs = {
+      url: "https://example.com/authorize",
+      message: "Open the page to authorize.",
+      elicitationId: "test-elicitation",
+      errorPath: true,
+    };
     const refused = await client.toolsCall({ name: "trigger-url-elicitation", arguments: urlArgs }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: -32042, data: { elicitations: [expect.objectContaining({ mode: "url" })] } });
     await call("trigger-url-elicitation", urlArgs);
 
     // A tool run as a task: its result is the task (CreateTaskResult, one of the union's variants); then the task methods.
-    const inputRequired = next(frames, notification("notifications/tasks/status", (p) => p.status === "input_required"), "task status input_required");
-    const created = await client.toolsCall({ name: "simulate-research-query", arguments: { topic: "Python", ambiguous: true }, task: { ttl: 60_000 } });
+    const inputRequired = next(
+      frames,
+      notification("notifications/tasks/status", (p) => p.status === "input_required"),
+      "task status input_required",
+    );
+    const created = await client.toolsCall({
+      name: "simulate-research-query",
+      arguments: { topic: "Python", ambiguous: true },
+      task: { ttl: 60_000 },
+    });
     expect(created.task?.taskId).toBeDefined();
     await inputRequired;
     await client.tasksGet({ taskId: created.task.taskId });
@@ -192,11 +251,27 @@ describe.skipIf(!source.present)("the client generated from MCP 2025-11-25 again
     await client.close();
     expect(dropped).toEqual([]);
     expect(internal).toEqual([]);
-    const called = new Set(frames.flatMap((f) => (f.from === "client" && (f.message as { method?: string }).method === "tools/call" ? [String((f.message as { params: { name: string } }).params.name)] : [])));
+    const called = new Set(
+      frames.flatMap((f) =>
+        f.from === "client" && (f.message as { method?: string }).method === "tools/call"
+          ? [String((f.message as { params: { name: string } }).params.name)]
+          : [],
+      ),
+    );
     const uncalled = tools.map((t: { name: string }) => t.name).filter((n: string) => !called.has(n) && !/-async$/.test(n));
     expect(uncalled, "tools not called (the -async ones need the client's tasks capability)").toEqual([]);
     const methods = methodsOf(frames);
-    for (const m of ["server roots/list", "server sampling/createMessage", "server elicitation/create", "client tasks/get", "client tasks/result", "client tasks/list", "client tasks/cancel", "client notifications/cancelled"]) expect(methods.has(m), m).toBe(true);
+    for (const m of [
+      "server roots/list",
+      "server sampling/createMessage",
+      "server elicitation/create",
+      "client tasks/get",
+      "client tasks/result",
+      "client tasks/list",
+      "client tasks/cancel",
+      "client notifications/cancelled",
+    ])
+      expect(methods.has(m), m).toBe(true);
     expect(sessionFindings(peer.model, frames)).toEqual([]);
     console.log(`server-everything: ${frames.length} frames, ${called.size} of ${tools.length} tools called, all valid both ways`);
   }, 300_000);

@@ -36,7 +36,10 @@ export async function importedPeer(source: PublishedSource, label: string): Prom
   for (const [name, text] of files) writeFileSync(join(schemasDir, name), text);
   const out = join(repoRoot, "test/.tmp-constructs", `${process.pid}-${label}`);
   writeToDisk(await generateFiles({ schemasDir }), out);
-  const [client, server] = await Promise.all([import(/* @vite-ignore */ join(out, "client.ts")), import(/* @vite-ignore */ join(out, "server.ts"))]);
+  const [client, server] = await Promise.all([
+    import(/* @vite-ignore */ join(out, "client.ts")),
+    import(/* @vite-ignore */ join(out, "server.ts")),
+  ]);
   return {
     schemasDir,
     model: loadSchemas(schemasDir),
@@ -84,10 +87,19 @@ export function recording(transport: Transport, side: "client" | "server" = "cli
 export function sessionFindings(model: ProtocolModel, frames: readonly Frame[]): string[] {
   const checker = new MessageChecker("strict", { protocol: compileProtocol(model) });
   const found = frames.flatMap((f, i) => checker.check(f.message, i, f.from));
-  return [...found, ...checker.end()].map((f) => `${f.index + 1} ${f.method ?? ""} ${f.part}${f.issue.pointer}: ${f.issue.message}${f.issue.received === undefined ? "" : ` (got ${JSON.stringify(f.issue.received).slice(0, 80)})`}`);
+  return [...found, ...checker.end()].map(
+    (f) =>
+      `${f.index + 1} ${f.method ?? ""} ${f.part}${f.issue.pointer}: ${f.issue.message}${f.issue.received === undefined ? "" : ` (got ${JSON.stringify(f.issue.received).slice(0, 80)})`}`,
+  );
 }
 
 /** The methods of a session by sender, for what a test drove: `client tools/call`, `server roots/list`. */
 export function methodsOf(frames: readonly Frame[]): Set<string> {
-  return new Set(frames.flatMap((f) => (f.message !== null && typeof f.message === "object" && "method" in f.message ? [`${f.from} ${String((f.message as { method: string }).method)}`] : [])));
+  return new Set(
+    frames.flatMap((f) =>
+      f.message !== null && typeof f.message === "object" && "method" in f.message
+        ? [`${f.from} ${String((f.message as { method: string }).method)}`]
+        : [],
+    ),
+  );
 }

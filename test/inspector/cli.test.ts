@@ -11,7 +11,9 @@ const fake = join(import.meta.dirname, "fake-gateway.mjs");
 
 describe("turnspec inspect", () => {
   it("prints its URL, serves the page with the token, and stops on SIGINT", async () => {
-    const child = spawn(process.execPath, ["bin/turnspec.js", "inspect", "--gateway-cmd", `node ${fake}`], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["bin/turnspec.js", "inspect", "--gateway-cmd", `node ${fake}`], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -13,7 +13,10 @@ lines.on("line", (line) => {
     process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { thread } })}\n`);
     return;
   }
-  const answer = () => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `the fake gateway has no ${message.method}` } })}\n`);
+  const answer = () =>
+    process.stdout.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `the fake gateway has no ${message.method}` } })}\n`,
+    );
   if (message.method === "turn/get") setTimeout(answer, 300);
   else answer();
 });

@@ -68,7 +68,9 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     readonly summary: string;
   }
   const frames = (page: Page): Promise<ShownFrame[]> =>
-    page.$$eval("#frames .frame", (list) => list.map((f) => ({ ...(f as HTMLElement).dataset, summary: f.querySelector(".frame-summary")?.textContent ?? "" })));
+    page.$$eval("#frames .frame", (list) =>
+      list.map((f) => ({ ...(f as HTMLElement).dataset, summary: f.querySelector(".frame-summary")?.textContent ?? "" })),
+    );
 
   it("drives a supervised turn of the reference gateway: text streams in, the shell call is approved on the page, every frame is valid", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "turnspec-inspect-"));
@@ -79,7 +81,10 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     await page.getByRole("button", { name: "Start thread" }).click();
     await page.waitForSelector("#threads button.selected");
     await page.selectOption("#turn-profile", "supervised");
-    const script = [{ tool: "shell", args: { command: "echo from-the-inspector" } }, { say: "The shell said hello and the turn is done.", chunks: 4 }];
+    const script = [
+      { tool: "shell", args: { command: "echo from-the-inspector" } },
+      { say: "The shell said hello and the turn is done.", chunks: 4 },
+    ];
     await page.fill("#turn-script", JSON.stringify(script));
     expect(await page.isChecked("#turn-use-script")).toBe(true);
     // Every text the answer shows on its way, to see it stream in rather than land whole.
@@ -146,7 +151,11 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
   }, 120_000);
 
   it("shows the finding on the frame a gateway got wrong, with its pointer and the value received", async () => {
-    const inspector = await startInspector({ gatewayCmd: `node ${join(import.meta.dirname, "fake-gateway.mjs")}`, assetsDir, log: () => undefined });
+    const inspector = await startInspector({
+      gatewayCmd: `node ${join(import.meta.dirname, "fake-gateway.mjs")}`,
+      assetsDir,
+      log: () => undefined,
+    });
     const { page, errors } = await open(inspector);
     await page.waitForSelector('#connection-status[data-state="connected"]');
     await page.getByRole("button", { name: "Start thread" }).click();
@@ -178,7 +187,9 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
 
     beforeAll(async () => {
       // Quick retries that run out after two attempts, so that a turn can block and be resumed.
-      h = await startHarness({ config: { providers: { retry: { max_attempts: 2, initial_delay_ms: 2, backoff_multiplier: 3, max_delay_ms: 5 } } } });
+      h = await startHarness({
+        config: { providers: { retry: { max_attempts: 2, initial_delay_ms: 2, backoff_multiplier: 3, max_delay_ms: 5 } } },
+      });
       gateway = await startWebSocketServer({
         token: "gw-token",
         maxFrameBytes: 1024 * 1024,
@@ -229,7 +240,7 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.getByRole("button", { name: "Start turn" }).click();
       await page.waitForSelector('.turn .status[data-status="succeeded"]');
       await page.getByRole("button", { name: "Work pages" }).click();
-      const rows = page.locator('#inspect-output tr[data-work-item]');
+      const rows = page.locator("#inspect-output tr[data-work-item]");
       await rows.first().waitFor();
       const newest = await rows.count();
       expect(newest).toBe(10);
@@ -256,8 +267,15 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.locator(".approval.open").getByRole("button", { name: "Allow for this turn" }).click();
       await page.waitForSelector('.turn .status[data-status="succeeded"]');
       // The same call again needed no approval: the answer covered it for the rest of the turn.
-      expect(await page.locator(".approval").allTextContents()).toEqual([expect.stringContaining("Resolved: deny"), expect.stringContaining("Resolved: allow_for_turn")]);
-      expect(await page.locator('.item[data-item-type="commandExecution"]').evaluateAll((items) => items.map((i) => (i as HTMLElement).dataset.itemStatus))).toEqual(["declined", "completed", "completed"]);
+      expect(await page.locator(".approval").allTextContents()).toEqual([
+        expect.stringContaining("Resolved: deny"),
+        expect.stringContaining("Resolved: allow_for_turn"),
+      ]);
+      expect(
+        await page
+          .locator('.item[data-item-type="commandExecution"]')
+          .evaluateAll((items) => items.map((i) => (i as HTMLElement).dataset.itemStatus)),
+      ).toEqual(["declined", "completed", "completed"]);
       expect(errors).toEqual([]);
       await page.close();
     }, 60_000);
@@ -285,7 +303,10 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     it("resumes a blocked turn and cancels a running one", async () => {
       const { page, errors } = await openOnThread();
       // Attempts 1 and 2 fail and exhaust the retries: the turn blocks; attempt 3, after the resume, answers.
-      await page.fill("#turn-script", JSON.stringify([{ say: "Back after the resume.", fail_attempts: 2, fail_message: "service unavailable" }]));
+      await page.fill(
+        "#turn-script",
+        JSON.stringify([{ say: "Back after the resume.", fail_attempts: 2, fail_message: "service unavailable" }]),
+      );
       await page.getByRole("button", { name: "Start turn" }).click();
       await page.waitForSelector('.turn .status[data-status="blocked"]');
       expect(await page.textContent(".turn .timeline")).toContain("item/recovery_exhausted");
@@ -307,7 +328,13 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
 
     it("catches up from turn/items what the gateway sent while the connection was down, and judges the turn as one stream", async () => {
       const { page, errors } = await openOnThread();
-      await page.fill("#turn-script", JSON.stringify([{ tool: "shell", args: { command: "echo during-the-gap" }, delay_ms: 300 }, { say: "Said after the gap.", delay_ms: 2500, chunks: 3 }]));
+      await page.fill(
+        "#turn-script",
+        JSON.stringify([
+          { tool: "shell", args: { command: "echo during-the-gap" }, delay_ms: 300 },
+          { say: "Said after the gap.", delay_ms: 2500, chunks: 3 },
+        ]),
+      );
       await page.getByRole("button", { name: "Start turn" }).click();
       await page.waitForSelector('.turn .status[data-status="running"]');
       let release!: () => void;
@@ -317,7 +344,10 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.waitForSelector('#connection-status[data-state="connected"]:text("reconnected")');
       const threadId = (await page.getAttribute("#threads button.selected", "data-thread-id"))!;
       const turnId = (await page.getAttribute(".turn", "data-turn-id"))!;
-      const shellDone = async () => (await h.client.turnItems({ thread_id: threadId, turn_id: turnId })).events.some((e) => e.method === "item/completed" && (e.params as { item: { type: string } }).item.type === "commandExecution");
+      const shellDone = async () =>
+        (await h.client.turnItems({ thread_id: threadId, turn_id: turnId })).events.some(
+          (e) => e.method === "item/completed" && (e.params as { item: { type: string } }).item.type === "commandExecution",
+        );
       await expect.poll(shellDone, { timeout: 10_000 }).toBe(true);
       release();
       held = Promise.resolve();
@@ -337,7 +367,9 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await download.saveAs(file);
       const validated = spawnSync(process.execPath, [cli, "validate", "--json", file], { encoding: "utf8", cwd: repo });
       const report = JSON.parse(validated.stdout) as { findings: Array<{ message: string }> };
-      expect(report.findings.map((f) => f.message)).toEqual([expect.stringMatching(/^breaks ordering rule TURN-ORDER-SEQUENCE: [\w/]+ for turn .* has \/sequence \d+; expected \d+ after \d+/)]);
+      expect(report.findings.map((f) => f.message)).toEqual([
+        expect.stringMatching(/^breaks ordering rule TURN-ORDER-SEQUENCE: [\w/]+ for turn .* has \/sequence \d+; expected \d+ after \d+/),
+      ]);
       expect(errors).toEqual([]);
       await page.close();
     }, 60_000);
@@ -349,7 +381,10 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.fill("#thread-cwd", h.cwd);
       await page.getByRole("button", { name: "Start thread" }).click();
       await page.waitForSelector("#threads button.selected");
-      await page.fill("#turn-script", JSON.stringify([{ reasoning: "thinking first", say: "Arrived after the reconnect.", delay_ms: 3000, chunks: 3 }]));
+      await page.fill(
+        "#turn-script",
+        JSON.stringify([{ reasoning: "thinking first", say: "Arrived after the reconnect.", delay_ms: 3000, chunks: 3 }]),
+      );
       await page.getByRole("button", { name: "Start turn" }).click();
       await page.waitForSelector('.turn .status[data-status="running"]');
       // The gateway drops the connection while the model is still "thinking".

@@ -28,11 +28,19 @@ afterEach(async () => {
   for (const r of running.splice(0).reverse()) await r.close();
 });
 
-async function inspector(options: Parameters<typeof startInspector>[0] = {}): Promise<RunningInspector & { token: string; auth: Record<string, string>; origin: string }> {
+async function inspector(
+  options: Parameters<typeof startInspector>[0] = {},
+): Promise<RunningInspector & { token: string; auth: Record<string, string>; origin: string }> {
   const started = await startInspector({ assetsDir: fakeAssets(), log: () => undefined, ...options });
   running.push(started);
   const token = new URLSearchParams(new URL(started.url).hash.slice(1)).get("token")!;
-  return { ...started, close: started.close, token, auth: { authorization: `Bearer ${token}` }, origin: `http://127.0.0.1:${started.port}` };
+  return {
+    ...started,
+    close: started.close,
+    token,
+    auth: { authorization: `Bearer ${token}` },
+    origin: `http://127.0.0.1:${started.port}`,
+  };
 }
 
 /** The subprotocols the page offers: its own, and the one that carries the token. */
@@ -82,7 +90,10 @@ describe("the inspector's server", () => {
     // The token is in the fragment, which a browser never sends to a server.
     expect(i.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{20,}$/);
     const base = `http://127.0.0.1:${i.port}`;
-    for (const headers of [{}, { authorization: "Bearer wrong" }, { cookie: `turnspec_inspect_${i.port}=${i.token}` }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: "Bearer wrong" }, { cookie: `turnspec_inspect_${i.port}=${i.token}` }] as Record<
+      string,
+      string
+    >[]) {
       const refused = await fetch(`${base}/api/info`, { headers });
       expect(refused.status).toBe(401);
       expect(await refused.text()).toContain("needs the token");
@@ -97,7 +108,11 @@ describe("the inspector's server", () => {
     expect(await script.text()).toContain("inspector");
     expect((await fetch(`${base}/assets/other.js`)).status).toBe(404);
     const info = await (await fetch(`${base}/api/info`, { headers: i.auth })).json();
-    expect(info).toEqual({ gateway: { kind: "command", label: expect.stringContaining("fake-gateway.mjs") }, choosable: false, problem: null });
+    expect(info).toEqual({
+      gateway: { kind: "command", label: expect.stringContaining("fake-gateway.mjs") },
+      choosable: false,
+      problem: null,
+    });
     // Another name for this machine is not this server's (a rebound DNS name, say).
     const rebound = await new Promise<number>((resolve, reject) => {
       get({ host: "127.0.0.1", port: i.port, path: "/", headers: { ...i.auth, host: `evil.example:${i.port}` } }, (response) => {
@@ -118,7 +133,9 @@ describe("the inspector's server", () => {
     const answer = await request(socket, 1, "thread/start", {});
     expect(answer).toEqual({ jsonrpc: "2.0", id: 1, result: { thread: expect.objectContaining({ id: "thr_fake", mode: "Bogus" }) } });
     // A second page takes the gateway over; the first is told why.
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     const second = await openBridge(i.port, { origin: i.origin }, i.token);
     expect(await closed).toEqual({ code: 4002, reason: "another inspector page took the gateway over" });
     expect(await request(second, 2, "turn/get", { thread_id: "thr_fake", turn_id: "t" })).toMatchObject({ id: 2, error: { code: -32601 } });
@@ -142,7 +159,8 @@ describe("the inspector's server", () => {
 
   it("reports a gateway command that exits, in words, on /api/info", async () => {
     const i = await inspector({ gatewayCmd: `node -e "console.error('no gateway here'); process.exit(3)"` });
-    const info = async () => (await (await fetch(`http://127.0.0.1:${i.port}/api/info`, { headers: i.auth })).json()) as { problem: string | null };
+    const info = async () =>
+      (await (await fetch(`http://127.0.0.1:${i.port}/api/info`, { headers: i.auth })).json()) as { problem: string | null };
     await expect.poll(async () => (await info()).problem).toMatch(/exited with code 3; its stderr ends with:\nno gateway here/);
     // The page's socket is refused, saying why, rather than opened onto nothing.
     const refused = await refusal(i.port, { origin: i.origin }, i.token);
@@ -183,15 +201,27 @@ describe("the inspector's server", () => {
     it("lets the page name the gateway when none was given, trying it first", async () => {
       await startGateway();
       const i = await inspector();
-      const post = (body: unknown) => fetch(`http://127.0.0.1:${i.port}/api/target`, { method: "POST", headers: { ...i.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
-      expect(await refusal(i.port, { origin: i.origin }, i.token)).toEqual({ status: 503, body: "no gateway chosen yet: name one on the page\n" });
+      const post = (body: unknown) =>
+        fetch(`http://127.0.0.1:${i.port}/api/target`, {
+          method: "POST",
+          headers: { ...i.auth, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      expect(await refusal(i.port, { origin: i.origin }, i.token)).toEqual({
+        status: 503,
+        body: "no gateway chosen yet: name one on the page\n",
+      });
       const noUrl = await post({ url: "http://127.0.0.1:1/" });
       expect(noUrl.status).toBe(400);
       expect(await noUrl.text()).toContain("must start with ws:// or wss://");
       const refused = await post({ url: gateway.url, token: "wrong" });
       expect(refused.status).toBe(400);
       expect(await refused.text()).toContain("HTTP 401");
-      const elsewhere = await fetch(`http://127.0.0.1:${i.port}/api/target`, { method: "POST", headers: { ...i.auth, origin: "http://evil.example" }, body: JSON.stringify({ url: gateway.url, token: "gw-token" }) });
+      const elsewhere = await fetch(`http://127.0.0.1:${i.port}/api/target`, {
+        method: "POST",
+        headers: { ...i.auth, origin: "http://evil.example" },
+        body: JSON.stringify({ url: gateway.url, token: "gw-token" }),
+      });
       expect(elsewhere.status).toBe(403);
       const accepted = await post({ url: gateway.url, token: "gw-token" });
       expect(accepted.status).toBe(200);
@@ -203,16 +233,26 @@ describe("the inspector's server", () => {
     it("does not let the page change a gateway given on the command line", async () => {
       await startGateway();
       const i = await inspector({ gatewayUrl: gateway.url, gatewayToken: "gw-token" });
-      const response = await fetch(`http://127.0.0.1:${i.port}/api/target`, { method: "POST", headers: i.auth, body: JSON.stringify({ url: gateway.url }) });
+      const response = await fetch(`http://127.0.0.1:${i.port}/api/target`, {
+        method: "POST",
+        headers: i.auth,
+        body: JSON.stringify({ url: gateway.url }),
+      });
       expect(response.status).toBe(409);
     });
   });
 
   it("refuses two gateways at once and a token without a URL", async () => {
-    await expect(startInspector({ gatewayCmd: "true", gatewayUrl: "ws://127.0.0.1:1/", assetsDir: fakeAssets() })).rejects.toThrow("name one gateway");
+    await expect(startInspector({ gatewayCmd: "true", gatewayUrl: "ws://127.0.0.1:1/", assetsDir: fakeAssets() })).rejects.toThrow(
+      "name one gateway",
+    );
     await expect(startInspector({ gatewayToken: "t", assetsDir: fakeAssets() })).rejects.toThrow("--token is the token of --gateway-url");
-    await expect(startInspector({ gatewayUrl: "127.0.0.1:8787", assetsDir: fakeAssets() })).rejects.toThrow('the gateway URL "127.0.0.1:8787" is not a URL');
-    await expect(startInspector({ gatewayUrl: "http://127.0.0.1:8787/", assetsDir: fakeAssets() })).rejects.toThrow("must start with ws:// or wss://, got http://");
+    await expect(startInspector({ gatewayUrl: "127.0.0.1:8787", assetsDir: fakeAssets() })).rejects.toThrow(
+      'the gateway URL "127.0.0.1:8787" is not a URL',
+    );
+    await expect(startInspector({ gatewayUrl: "http://127.0.0.1:8787/", assetsDir: fakeAssets() })).rejects.toThrow(
+      "must start with ws:// or wss://, got http://",
+    );
     await expect(startInspector({ host: "0.0.0.0", assetsDir: fakeAssets() })).rejects.toThrow("--host must be a loopback address");
   });
 });

@@ -63,7 +63,9 @@ async function connection(index: number, cwd: string): Promise<Outcome> {
       turns++;
     }
     // A quiet client saw nothing it had to reject; a noisy one saw only the errors its own broken frames earned.
-    const unexpected = noisy ? client.protocolErrors.filter((e) => !/without an id|Payload too large|unknown id "broken-/.test(e)) : client.protocolErrors;
+    const unexpected = noisy
+      ? client.protocolErrors.filter((e) => !/without an id|Payload too large|unknown id "broken-/.test(e))
+      : client.protocolErrors;
     problems.push(...unexpected.map((e) => `connection ${index}: ${e.slice(0, 300)}`));
     // Notifications of other connections' threads never arrive here.
     const foreign = client.received.filter((n) => "thread_id" in n.params && n.params.thread_id !== thread.id);

@@ -20,24 +20,34 @@ async function blockedTurn(h: Harness, turnId: string): Promise<string> {
 }
 
 async function record(then: "resume" | "cancel"): Promise<RecordedFrame[]> {
-  return recordSession(async (h) => {
-    const thread = await blockedTurn(h, `trn_${then}`);
-    const ended = h.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && (n.params as { turn_id: string }).turn_id === `trn_${then}`);
-    if (then === "resume") {
-      // The total counts again from each resume, so the turn may block once more before it ends.
-      const resumeUntilDone = async (): Promise<void> => {
-        const from = h.received.length;
-        const next = h.waitFor((n) => h.received.indexOf(n) >= from && ["turn/blocked", "turn/completed", "turn/failed"].includes(n.method) && (n.params as { turn_id: string }).turn_id === "trn_resume");
-        await h.client.turnResume({ thread_id: thread, turn_id: "trn_resume" });
-        if ((await next).method === "turn/blocked") await resumeUntilDone();
-      };
-      await resumeUntilDone();
-    } else {
-      await h.client.turnCancel({ thread_id: thread, turn_id: "trn_cancel" });
-    }
-    await ended;
-    await h.client.turnItems({ thread_id: thread, turn_id: `trn_${then}` });
-  }, { config: blockingConfig });
+  return recordSession(
+    async (h) => {
+      const thread = await blockedTurn(h, `trn_${then}`);
+      const ended = h.waitFor(
+        (n) => (n.method === "turn/completed" || n.method === "turn/failed") && (n.params as { turn_id: string }).turn_id === `trn_${then}`,
+      );
+      if (then === "resume") {
+        // The total counts again from each resume, so the turn may block once more before it ends.
+        const resumeUntilDone = async (): Promise<void> => {
+          const from = h.received.length;
+          const next = h.waitFor(
+            (n) =>
+              h.received.indexOf(n) >= from &&
+              ["turn/blocked", "turn/completed", "turn/failed"].includes(n.method) &&
+              (n.params as { turn_id: string }).turn_id === "trn_resume",
+          );
+          await h.client.turnResume({ thread_id: thread, turn_id: "trn_resume" });
+          if ((await next).method === "turn/blocked") await resumeUntilDone();
+        };
+        await resumeUntilDone();
+      } else {
+        await h.client.turnCancel({ thread_id: thread, turn_id: "trn_cancel" });
+      }
+      await ended;
+      await h.client.turnItems({ thread_id: thread, turn_id: `trn_${then}` });
+    },
+    { config: blockingConfig },
+  );
 }
 
 describe("blocked turns on the reference gateway", () => {

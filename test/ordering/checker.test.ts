@@ -35,7 +35,10 @@ let turn: string;
 let item: string;
 
 beforeAll(async () => {
-  recorded = await recordTurn([{ tool: "shell", args: { command: "echo ordered" } }, { say: "The command printed one word.", chunks: 3 }]);
+  recorded = await recordTurn([
+    { tool: "shell", args: { command: "echo ordered" } },
+    { say: "The command printed one word.", chunks: 3 },
+  ]);
   ({ frames, threadId: thread, turnId: turn } = recorded);
   item = message(frames[find(frames, "item/command_execution/output_delta")]!).params!.item_id as string;
 }, 30_000);
@@ -46,7 +49,15 @@ const rulesOf = (violations: readonly { rule: string }[]) => [...new Set(violati
 describe("a stream recorded from the reference gateway", () => {
   it("holds what the rules are about: items with deltas, a permission request and its resolution, a turn/items read", () => {
     const methods = frames.map(notificationMethod);
-    for (const method of ["turn/started", "item/started", "item/command_execution/output_delta", "item/agent_message/delta", "turn/permission/request/opened", "turn/permission/request/resolved", "turn/completed"]) {
+    for (const method of [
+      "turn/started",
+      "item/started",
+      "item/command_execution/output_delta",
+      "item/agent_message/delta",
+      "turn/permission/request/opened",
+      "turn/permission/request/resolved",
+      "turn/completed",
+    ]) {
       expect(methods, method).toContain(method);
     }
     const items = message(frames[responseTo(frames, "turn/items")]!).result!.events as unknown[];
@@ -64,7 +75,10 @@ describe("a stream recorded from the reference gateway", () => {
     const cut = frames.slice(0, find(frames, "turn/permission/request/opened") + 1);
     const requestId = (message(cut.at(-1)!).params!.request as { request_id: string }).request_id;
     expect(check(cut).map((v) => [v.rule, v.message])).toEqual([
-      ["TURN-ORDER-ONE-TERMINAL", `${ofTurn()}, first seen at frame ${find(frames, "turn/started")}, has no terminal notification (turn/completed or turn/failed) by the end of the stream`],
+      [
+        "TURN-ORDER-ONE-TERMINAL",
+        `${ofTurn()}, first seen at frame ${find(frames, "turn/started")}, has no terminal notification (turn/completed or turn/failed) by the end of the stream`,
+      ],
       [
         "PERM-ORDER-RESOLVED-ONCE",
         `request "${requestId}" of ${ofTurn()}, opened by turn/permission/request/opened at frame ${cut.length - 1}, never got its turn/permission/request/resolved`,
@@ -83,10 +97,19 @@ describe("other streams recorded from the reference gateway", () => {
   it("a turn cancelled while its permission request is open, then a turn whose model call fails, in one thread: both pass", async () => {
     const frames = await recordSession(async (h) => {
       const thread = await h.thread();
-      await h.client.turnStart({ thread_id: thread, turn_id: "trn_cancelled", permission_profile: { mode: "supervised" }, input: text(script({ tool: "shell", args: { command: "echo never" } }, { say: "unreachable" })) });
+      await h.client.turnStart({
+        thread_id: thread,
+        turn_id: "trn_cancelled",
+        permission_profile: { mode: "supervised" },
+        input: text(script({ tool: "shell", args: { command: "echo never" } }, { say: "unreachable" })),
+      });
       await h.waitFor((n) => n.method === "turn/permission/request/opened");
       await h.client.turnCancel({ thread_id: thread, turn_id: "trn_cancelled" });
-      const failed = await h.runTurn({ thread_id: thread, turn_id: "trn_failing", input: text(script({ fail: "the model is unavailable" })) });
+      const failed = await h.runTurn({
+        thread_id: thread,
+        turn_id: "trn_failing",
+        input: text(script({ fail: "the model is unavailable" })),
+      });
       expect(failed.method).toBe("turn/failed");
       await h.client.turnItems({ thread_id: thread, turn_id: "trn_cancelled" });
       await h.client.turnItems({ thread_id: thread, turn_id: "trn_failing" });
@@ -113,24 +136,111 @@ const completedAt = (f: RecordedFrame[]) => find(f, "turn/completed");
 const auditAt = (f: RecordedFrame[]) => find(f, "turn/permission/audit");
 
 const edits: [string, Edit][] = [
-  ["turn/started dropped", { edit: (f) => renumbered(without(f, find(f, "turn/started"))), rule: "TURN-ORDER-STARTED-FIRST", says: /came before its turn\/started$/ }],
-  ["an output delta moved before its item/started", { edit: (f) => renumbered(moved(f, find(f, "item/command_execution/output_delta"), startedOf(f))), rule: "ITEM-ORDER-STARTED-FIRST", says: /came before its item\/started$/ }],
-  ["item/completed moved before its item/started", { edit: (f) => renumbered(moved(f, find(f, "item/completed", (p) => p.item_id === item), startedOf(f))), rule: "ITEM-ORDER-STARTED-FIRST", says: /^item\/completed for item/ }],
-  ["item/started dropped", { edit: (f) => renumbered(without(f, startedOf(f))), rule: "ITEM-ORDER-STARTED-FIRST", says: /came before its item\/started$/ }],
-  ["turn/completed duplicated", { edit: (f) => renumbered(duplicated(f, completedAt(f))), rule: "TURN-ORDER-ONE-TERMINAL", says: /is a second terminal notification: turn\/completed at frame \d+ already ended it$/ }],
-  ["a notification moved after turn/completed", { edit: (f) => renumbered(moved(f, auditAt(f), completedAt(f) + 1)), rule: "TURN-ORDER-ONE-TERMINAL", says: /^turn\/permission\/audit for .* came after turn\/completed at frame \d+ had ended it$/ }],
-  ["turn/completed dropped", { edit: (f) => renumbered(without(f, completedAt(f))), rule: "TURN-ORDER-ONE-TERMINAL", says: /has no terminal notification \(turn\/completed or turn\/failed\) by the end of the stream$/ }],
-  ["turn/permission/request/resolved duplicated", { edit: (f) => renumbered(duplicated(f, resolvedAt(f))), rule: "PERM-ORDER-RESOLVED-ONCE", says: /closed it a second time \(first at frame \d+\)$/ }],
-  ["turn/permission/request/opened duplicated", { edit: (f) => renumbered(duplicated(f, openedAt(f))), rule: "PERM-ORDER-RESOLVED-ONCE", says: /opened it a second time \(first at frame \d+\)$/ }],
-  ["turn/permission/request/resolved dropped", { edit: (f) => renumbered(without(f, resolvedAt(f))), rule: "PERM-ORDER-RESOLVED-ONCE", says: /never got its turn\/permission\/request\/resolved$/ }],
-  ["turn/permission/request/resolved moved before its request was opened", { edit: (f) => renumbered(moved(f, resolvedAt(f), openedAt(f))), rule: "PERM-ORDER-RESOLVED-ONCE", says: /came before its turn\/permission\/request\/opened$|never got its/ }],
-  ["a notification dropped, sequences left as sent", { edit: (f) => without(f, auditAt(f)), rule: "TURN-ORDER-SEQUENCE", says: /has \/sequence \d+; expected \d+ after \d+ at frame \d+$/ }],
+  [
+    "turn/started dropped",
+    {
+      edit: (f) => renumbered(without(f, find(f, "turn/started"))),
+      rule: "TURN-ORDER-STARTED-FIRST",
+      says: /came before its turn\/started$/,
+    },
+  ],
+  [
+    "an output delta moved before its item/started",
+    {
+      edit: (f) => renumbered(moved(f, find(f, "item/command_execution/output_delta"), startedOf(f))),
+      rule: "ITEM-ORDER-STARTED-FIRST",
+      says: /came before its item\/started$/,
+    },
+  ],
+  [
+    "item/completed moved before its item/started",
+    {
+      edit: (f) =>
+        renumbered(
+          moved(
+            f,
+            find(f, "item/completed", (p) => p.item_id === item),
+            startedOf(f),
+          ),
+        ),
+      rule: "ITEM-ORDER-STARTED-FIRST",
+      says: /^item\/completed for item/,
+    },
+  ],
+  [
+    "item/started dropped",
+    { edit: (f) => renumbered(without(f, startedOf(f))), rule: "ITEM-ORDER-STARTED-FIRST", says: /came before its item\/started$/ },
+  ],
+  [
+    "turn/completed duplicated",
+    {
+      edit: (f) => renumbered(duplicated(f, completedAt(f))),
+      rule: "TURN-ORDER-ONE-TERMINAL",
+      says: /is a second terminal notification: turn\/completed at frame \d+ already ended it$/,
+    },
+  ],
+  [
+    "a notification moved after turn/completed",
+    {
+      edit: (f) => renumbered(moved(f, auditAt(f), completedAt(f) + 1)),
+      rule: "TURN-ORDER-ONE-TERMINAL",
+      says: /^turn\/permission\/audit for .* came after turn\/completed at frame \d+ had ended it$/,
+    },
+  ],
+  [
+    "turn/completed dropped",
+    {
+      edit: (f) => renumbered(without(f, completedAt(f))),
+      rule: "TURN-ORDER-ONE-TERMINAL",
+      says: /has no terminal notification \(turn\/completed or turn\/failed\) by the end of the stream$/,
+    },
+  ],
+  [
+    "turn/permission/request/resolved duplicated",
+    {
+      edit: (f) => renumbered(duplicated(f, resolvedAt(f))),
+      rule: "PERM-ORDER-RESOLVED-ONCE",
+      says: /closed it a second time \(first at frame \d+\)$/,
+    },
+  ],
+  [
+    "turn/permission/request/opened duplicated",
+    {
+      edit: (f) => renumbered(duplicated(f, openedAt(f))),
+      rule: "PERM-ORDER-RESOLVED-ONCE",
+      says: /opened it a second time \(first at frame \d+\)$/,
+    },
+  ],
+  [
+    "turn/permission/request/resolved dropped",
+    {
+      edit: (f) => renumbered(without(f, resolvedAt(f))),
+      rule: "PERM-ORDER-RESOLVED-ONCE",
+      says: /never got its turn\/permission\/request\/resolved$/,
+    },
+  ],
+  [
+    "turn/permission/request/resolved moved before its request was opened",
+    {
+      edit: (f) => renumbered(moved(f, resolvedAt(f), openedAt(f))),
+      rule: "PERM-ORDER-RESOLVED-ONCE",
+      says: /came before its turn\/permission\/request\/opened$|never got its/,
+    },
+  ],
+  [
+    "a notification dropped, sequences left as sent",
+    { edit: (f) => without(f, auditAt(f)), rule: "TURN-ORDER-SEQUENCE", says: /has \/sequence \d+; expected \d+ after \d+ at frame \d+$/ },
+  ],
   [
     "two deltas of one item swapped, sequences left as sent",
     {
       edit: (f) => {
         const first = find(f, "item/agent_message/delta");
-        return moved(f, find(f, "item/agent_message/delta", () => true, first + 1), first);
+        return moved(
+          f,
+          find(f, "item/agent_message/delta", () => true, first + 1),
+          first,
+        );
       },
       rule: "TURN-ORDER-SEQUENCE",
       says: /has \/sequence \d+; expected \d+ after \d+ at frame \d+$/,
@@ -185,17 +295,35 @@ describe("a blocked turn", () => {
   const blockedAfter = (f: RecordedFrame[]) => find(f, "item/completed") + 1;
   const blocked = () => {
     const started = message(frames[find(frames, "turn/started")]!).params!;
-    return notification("turn/blocked", { thread_id: thread, turn_id: turn, sequence: 0, turn: started.turn, reason: "execution window budget reached", recovery_job_id: resumeRequest.params.recovery_job_id });
+    return notification("turn/blocked", {
+      thread_id: thread,
+      turn_id: turn,
+      sequence: 0,
+      turn: started.turn,
+      reason: "execution window budget reached",
+      recovery_job_id: resumeRequest.params.recovery_job_id,
+    });
   };
-  const resume = (id: string): RecordedFrame => ({ direction: "client_to_server", frame: { jsonrpc: "2.0", id, method: resumeRequest.method, params: { ...resumeRequest.params, thread_id: thread, turn_id: turn } } });
+  const resume = (id: string): RecordedFrame => ({
+    direction: "client_to_server",
+    frame: { jsonrpc: "2.0", id, method: resumeRequest.method, params: { ...resumeRequest.params, thread_id: thread, turn_id: turn } },
+  });
   const resumed = (id: string): RecordedFrame => ({
     direction: "server_to_client",
-    frame: { jsonrpc: "2.0", id, result: { turn: message(frames[find(frames, "turn/started")]!).params!.turn, recovery_job_id: resumeRequest.params.recovery_job_id } },
+    frame: {
+      jsonrpc: "2.0",
+      id,
+      result: { turn: message(frames[find(frames, "turn/started")]!).params!.turn, recovery_job_id: resumeRequest.params.recovery_job_id },
+    },
   });
-  const refused = (id: string): RecordedFrame => ({ direction: "server_to_client", frame: { jsonrpc: "2.0", id, error: { code: -32005, message: "Turn is not blocked", data: { reason: "turn_not_blocked" } } } });
+  const refused = (id: string): RecordedFrame => ({
+    direction: "server_to_client",
+    frame: { jsonrpc: "2.0", id, error: { code: -32005, message: "Turn is not blocked", data: { reason: "turn_not_blocked" } } },
+  });
 
   /** Notifications of the recorded turn that carry a sequence: the ones the quiet applies to. */
-  const ofThisTurn = (f: RecordedFrame) => notificationMethod(f) !== undefined && message(f).params?.turn_id === turn && typeof message(f).params?.sequence === "number";
+  const ofThisTurn = (f: RecordedFrame) =>
+    notificationMethod(f) !== undefined && message(f).params?.turn_id === turn && typeof message(f).params?.sequence === "number";
 
   it("may send nothing after turn/blocked while no turn/resume has succeeded", () => {
     const at = blockedAfter(frames);
@@ -205,7 +333,9 @@ describe("a blocked turn", () => {
     const quieted = edited.map((f, i) => (i > at && ofThisTurn(f) ? i : -1)).filter((i) => i !== -1);
     expect(violations.map((v) => v.frameIndex)).toEqual(quieted);
     const first = quieted[0]!;
-    expect(violations[0]!.message).toBe(`${notificationMethod(edited[first]!)} for ${ofTurn()} at frame ${first} came after turn/blocked at frame ${at} and before a successful turn/resume or turn/cancel`);
+    expect(violations[0]!.message).toBe(
+      `${notificationMethod(edited[first]!)} for ${ofTurn()} at frame ${first} came after turn/blocked at frame ${at} and before a successful turn/resume or turn/cancel`,
+    );
   });
 
   it("goes on after the client's turn/resume gets a successful response", () => {
@@ -216,7 +346,11 @@ describe("a blocked turn", () => {
   it("is reported at the response when turn/resume fails, for what the gateway sent while it was pending", () => {
     const at = blockedAfter(frames);
     // blocked, the resume request, three frames of the turn, the refusal, the rest.
-    const edited = renumbered([...inserted(frames, at, blocked(), resume("resume-2")).slice(0, at + 5), refused("resume-2"), ...frames.slice(at + 3)]);
+    const edited = renumbered([
+      ...inserted(frames, at, blocked(), resume("resume-2")).slice(0, at + 5),
+      refused("resume-2"),
+      ...frames.slice(at + 3),
+    ]);
     const refusal = at + 5;
     const checker = createOrderingChecker();
     const returned = edited.map(({ frame, direction }) => checker.accept(frame, direction));
@@ -232,7 +366,10 @@ describe("a blocked turn", () => {
 
   it("a resume for another turn does not end the quiet", () => {
     const at = blockedAfter(frames);
-    const other = (f: RecordedFrame): RecordedFrame => ({ ...f, frame: { ...(f.frame as object), params: { ...resumeRequest.params, thread_id: thread, turn_id: "trn_other" } } });
+    const other = (f: RecordedFrame): RecordedFrame => ({
+      ...f,
+      frame: { ...(f.frame as object), params: { ...resumeRequest.params, thread_id: thread, turn_id: "trn_other" } },
+    });
     const violations = check(renumbered(inserted(frames, at, blocked(), other(resume("resume-3")), resumed("resume-3"))));
     expect(rulesOf(violations)).toEqual(["TURN-ORDER-BLOCKED-QUIET"]);
   });
@@ -240,7 +377,10 @@ describe("a blocked turn", () => {
 
 describe("the reference turn/items example", () => {
   const request: RecordedFrame = { direction: "client_to_server", frame: { jsonrpc: "2.0", id: 7, ...itemsRequest } };
-  const response = (events: unknown[]): RecordedFrame => ({ direction: "server_to_client", frame: { jsonrpc: "2.0", id: 7, result: { ...itemsResult, events } } });
+  const response = (events: unknown[]): RecordedFrame => ({
+    direction: "server_to_client",
+    frame: { jsonrpc: "2.0", id: 7, result: { ...itemsResult, events } },
+  });
   const event = (sequence: number) => ({ sequence, method: "item/updated", params: {}, recorded_at: "2026-01-01T00:00:00Z" });
 
   it("passes as given (no events) and with consecutive events", () => {
@@ -257,7 +397,10 @@ describe("the reference turn/items example", () => {
   });
 
   it("a response to another request id is not taken for the turn/items result", () => {
-    const stray: RecordedFrame = { direction: "server_to_client", frame: { jsonrpc: "2.0", id: 8, result: { ...itemsResult, events: [1, 5].map(event) } } };
+    const stray: RecordedFrame = {
+      direction: "server_to_client",
+      frame: { jsonrpc: "2.0", id: 8, result: { ...itemsResult, events: [1, 5].map(event) } },
+    };
     expect(check([request, stray])).toEqual([]);
   });
 });

@@ -12,9 +12,27 @@ const base = (id: string) => ({ id, requirement: `REQ-${id}`, description: `${id
 const rules: OrderingRule[] = [
   { ...base("STARTED-FIRST"), kind: "precedes", first: "job/started", then: ["job/progress", "job/done"] },
   { ...base("ONE-END"), kind: "single_terminal", terminals: ["job/done"], after: ["job/started", "job/progress", "job/paused"] },
-  { ...base("PAUSED-QUIET"), kind: "quiet_after", notification: "job/paused", quiet: ["job/progress", "job/done"], until: ["job/continue"] },
-  { ...base("LOCK-PAIRED"), kind: "paired", subject: "lock", open: { notification: "job/locked", key: "/lock" }, close: { notification: "job/unlocked", key: "/lock" } },
-  { ...base("STEP-SEQUENCE"), kind: "sequence", field: "/step", notifications: ["job/progress"], results: [{ method: "job/log", items: "/entries" }] },
+  {
+    ...base("PAUSED-QUIET"),
+    kind: "quiet_after",
+    notification: "job/paused",
+    quiet: ["job/progress", "job/done"],
+    until: ["job/continue"],
+  },
+  {
+    ...base("LOCK-PAIRED"),
+    kind: "paired",
+    subject: "lock",
+    open: { notification: "job/locked", key: "/lock" },
+    close: { notification: "job/unlocked", key: "/lock" },
+  },
+  {
+    ...base("STEP-SEQUENCE"),
+    kind: "sequence",
+    field: "/step",
+    notifications: ["job/progress"],
+    results: [{ method: "job/log", items: "/entries" }],
+  },
 ];
 
 const note = (method: string, params: Record<string, unknown>) => ({ jsonrpc: "2.0", method, params });
@@ -31,8 +49,12 @@ function run(steps: Step[], options?: { openTurnsAllowed?: boolean }) {
 
 describe("the ordering engine", () => {
   it("checks each message of a batch frame, under the frame's index", () => {
-    const { returned } = run([[[note("job/progress", { job: "a", step: 1 }), note("job/started", { job: "a" }), note("job/progress", { job: "a", step: 2 })], down]]);
-    expect(returned[0]!.map((v) => [v.rule, v.requirement, v.frameIndex, v.message])).toEqual([["STARTED-FIRST", "REQ-STARTED-FIRST", 0, 'job/progress for job "a" at frame 0 came before its job/started']]);
+    const { returned } = run([
+      [[note("job/progress", { job: "a", step: 1 }), note("job/started", { job: "a" }), note("job/progress", { job: "a", step: 2 })], down],
+    ]);
+    expect(returned[0]!.map((v) => [v.rule, v.requirement, v.frameIndex, v.message])).toEqual([
+      ["STARTED-FIRST", "REQ-STARTED-FIRST", 0, 'job/progress for job "a" at frame 0 came before its job/started'],
+    ]);
   });
 
   it("skips frames that are not JSON-RPC messages and messages without the scope keys, counting them as frames", () => {
@@ -61,7 +83,10 @@ describe("the ordering engine", () => {
     const success: Step = [{ jsonrpc: "2.0", id: 5, result: {} }, down];
 
     expect(run([[started, down], [paused, down], [request, up], success, [progress, down], [done, down]]).all).toEqual([]);
-    expect(run([[started, down], [paused, down], [request, up], wrongSide, otherId, [progress, down], [done, down]]).all, "held until the end, then reported").toEqual([
+    expect(
+      run([[started, down], [paused, down], [request, up], wrongSide, otherId, [progress, down], [done, down]]).all,
+      "held until the end, then reported",
+    ).toEqual([
       ["PAUSED-QUIET", 5],
       ["PAUSED-QUIET", 6],
     ]);
@@ -115,7 +140,14 @@ describe("the ordering engine", () => {
   it("checks a result's array only for a successful response to the listed method", () => {
     const log = (id: number, method: string): Step => [{ jsonrpc: "2.0", id, method, params: { job: "a" } }, up];
     const entries = { entries: [{ step: 3 }, { step: 5 }] };
-    const steps: Step[] = [log(1, "job/log"), [{ jsonrpc: "2.0", id: 1, result: entries }, down], log(2, "job/status"), [{ jsonrpc: "2.0", id: 2, result: entries }, down], log(3, "job/log"), [{ jsonrpc: "2.0", id: 3, error: { code: -32000, message: "no" } }, down]];
+    const steps: Step[] = [
+      log(1, "job/log"),
+      [{ jsonrpc: "2.0", id: 1, result: entries }, down],
+      log(2, "job/status"),
+      [{ jsonrpc: "2.0", id: 2, result: entries }, down],
+      log(3, "job/log"),
+      [{ jsonrpc: "2.0", id: 3, error: { code: -32000, message: "no" } }, down],
+    ];
     const { all, returned } = run(steps);
     expect(all).toEqual([["STEP-SEQUENCE", 1]]);
     expect(returned[1]![0]!.message).toBe('job/log result for job "a" at frame 1: /entries/1/step is 5; expected 4 after 3');

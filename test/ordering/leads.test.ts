@@ -26,16 +26,33 @@ function messages(methods: [string, string][]) {
 
 describe("the leads rule", () => {
   it("accepts a scope without the notification, and one where it comes first", () => {
-    expect(messages([["job/progress", "a"], ["job/notice", "b"], ["job/progress", "b"], ["job/progress", "b"]])).toEqual([]);
+    expect(
+      messages([
+        ["job/progress", "a"],
+        ["job/notice", "b"],
+        ["job/progress", "b"],
+        ["job/progress", "b"],
+      ]),
+    ).toEqual([]);
   });
 
   it("reports the notification after a notification of its before set, in the same scope only", () => {
-    expect(messages([["job/notice", "b"], ["job/progress", "a"], ["job/progress", "a"], ["job/notice", "a"]])).toEqual([
-      ["NOTICE-FIRST", 3, 'job/notice for job "a" at frame 3 came after job/progress at frame 1; it must come first'],
-    ]);
+    expect(
+      messages([
+        ["job/notice", "b"],
+        ["job/progress", "a"],
+        ["job/progress", "a"],
+        ["job/notice", "a"],
+      ]),
+    ).toEqual([["NOTICE-FIRST", 3, 'job/notice for job "a" at frame 3 came after job/progress at frame 1; it must come first']]);
   });
 
   it("reports a second notification in the same scope", () => {
-    expect(messages([["job/notice", "a"], ["job/notice", "a"]])).toEqual([["NOTICE-FIRST", 1, 'job/notice for job "a" at frame 1 is a second one: it already came at frame 0']]);
+    expect(
+      messages([
+        ["job/notice", "a"],
+        ["job/notice", "a"],
+      ]),
+    ).toEqual([["NOTICE-FIRST", 1, 'job/notice for job "a" at frame 1 is a second one: it already came at frame 0']]);
   });
 });

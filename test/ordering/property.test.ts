@@ -14,13 +14,20 @@ const reasoning = fc.option(word, { nil: undefined }).map((r) => (r === undefine
 const toolStep: fc.Arbitrary<ScriptStep> = fc.oneof(
   fc.tuple(word, reasoning).map(([w, extra]) => ({ tool: "shell", args: { command: `echo ${w}` }, ...extra })),
   fc.tuple(word, word).map(([name, content]) => ({ tool: "write_file", args: { path: `${name}.txt`, content } })),
-  fc.tuple(word, word).map(([a, b]) => ({ tools: [{ tool: "shell", args: { command: `echo ${a}` } }, { tool: "write_file", args: { path: `${b}.md`, content: a } }] })),
+  fc.tuple(word, word).map(([a, b]) => ({
+    tools: [
+      { tool: "shell", args: { command: `echo ${a}` } },
+      { tool: "write_file", args: { path: `${b}.md`, content: a } },
+    ],
+  })),
 );
-const answerStep: fc.Arbitrary<ScriptStep> = fc.tuple(fc.array(word, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 4 }), reasoning).map(([words, chunks, extra]) => {
-  const say = words.join(" ");
-  // The scripted model streams at most one chunk per character.
-  return { say, chunks: Math.min(chunks, say.length), ...extra };
-});
+const answerStep: fc.Arbitrary<ScriptStep> = fc
+  .tuple(fc.array(word, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 4 }), reasoning)
+  .map(([words, chunks, extra]) => {
+    const say = words.join(" ");
+    // The scripted model streams at most one chunk per character.
+    return { say, chunks: Math.min(chunks, say.length), ...extra };
+  });
 
 const scenario = fc.record({
   steps: fc.tuple(fc.array(toolStep, { maxLength: 3 }), answerStep).map(([tools, answer]) => [...tools, answer]),
@@ -29,7 +36,14 @@ const scenario = fc.record({
 });
 
 /** Notifications that must follow their item/started. */
-const ITEM_NOTIFICATIONS = new Set(["item/agent_message/delta", "item/command_execution/output_delta", "item/file_change/output_delta", "item/tool/progress", "item/updated", "item/completed"]);
+const ITEM_NOTIFICATIONS = new Set([
+  "item/agent_message/delta",
+  "item/command_execution/output_delta",
+  "item/file_change/output_delta",
+  "item/tool/progress",
+  "item/updated",
+  "item/completed",
+]);
 
 describe("the ordering checker on reference gateway streams", () => {
   it("finds nothing wrong in any stream the reference gateway produced", async () => {
@@ -57,7 +71,9 @@ describe("the ordering checker on reference gateway streams", () => {
         const violations = check(edited);
         expect(new Set(violations.map((v) => v.rule))).toEqual(new Set(["ITEM-ORDER-STARTED-FIRST"]));
         expect(violations.map((v) => v.frameIndex)).toContain(before);
-        expect(violations.find((v) => v.frameIndex === before)?.message).toContain(`item ${JSON.stringify(itemId)} of turn ${JSON.stringify(turnId)}`);
+        expect(violations.find((v) => v.frameIndex === before)?.message).toContain(
+          `item ${JSON.stringify(itemId)} of turn ${JSON.stringify(turnId)}`,
+        );
       }),
       { numRuns: 20 },
     );

@@ -37,7 +37,10 @@ export interface RecordedTurn {
  * Runs `drive` against a fresh reference gateway on the in-memory pair and resolves with
  * every frame of the connection, both directions, once the gateway is closed.
  */
-export async function recordSession(drive: (h: Harness) => Promise<void>, options: Omit<HarnessOptions, "clientTransport"> = {}): Promise<RecordedFrame[]> {
+export async function recordSession(
+  drive: (h: Harness) => Promise<void>,
+  options: Omit<HarnessOptions, "clientTransport"> = {},
+): Promise<RecordedFrame[]> {
   const frames: RecordedFrame[] = [];
   const h = await startHarness({ ...options, clientTransport: (transport) => recording(transport, frames) });
   try {
@@ -53,13 +56,19 @@ export async function recordSession(drive: (h: Harness) => Promise<void>, option
  * Runs one turn of `steps`, answering each permission request with `answer`, then reads
  * the turn back with turn/items.
  */
-export async function recordTurn(steps: readonly ScriptStep[], mode: TurnPermissionMode = "supervised", answer: "allow_once" | "deny" = "allow_once"): Promise<RecordedTurn> {
+export async function recordTurn(
+  steps: readonly ScriptStep[],
+  mode: TurnPermissionMode = "supervised",
+  answer: "allow_once" | "deny" = "allow_once",
+): Promise<RecordedTurn> {
   let threadId = "";
   const turnId = "trn_ordering";
   const frames = await recordSession(async (h) => {
     const answers: Promise<unknown>[] = [];
     h.client.on("turn/permission/request/opened", ({ request }) => {
-      answers.push(h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: answer }));
+      answers.push(
+        h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: answer }),
+      );
     });
     threadId = await h.thread();
     const terminal = await h.runTurn({ thread_id: threadId, turn_id: turnId, permission_profile: { mode }, input: text(script(...steps)) });
@@ -79,7 +88,12 @@ export function check(frames: readonly RecordedFrame[], options?: { openTurnsAll
 }
 
 /** Index of the first frame that is notification `method` and matches `where`. Throws when there is none. */
-export function find(frames: readonly RecordedFrame[], method: string, where: (params: Record<string, unknown>) => boolean = () => true, from = 0): number {
+export function find(
+  frames: readonly RecordedFrame[],
+  method: string,
+  where: (params: Record<string, unknown>) => boolean = () => true,
+  from = 0,
+): number {
   const index = frames.findIndex((f, i) => i >= from && notificationMethod(f) === method && where(message(f).params ?? {}));
   if (index === -1) throw new Error(`no ${method} in the stream`);
   return index;
@@ -88,20 +102,32 @@ export function find(frames: readonly RecordedFrame[], method: string, where: (p
 /** Index of the gateway's response to the client's first `method` request. */
 export function responseTo(frames: readonly RecordedFrame[], method: string): number {
   const request = frames.find((f) => f.direction === "client_to_server" && message(f).method === method);
-  const index = request ? frames.findIndex((f) => f.direction === "server_to_client" && message(f).method === undefined && message(f).id === message(request).id) : -1;
+  const index = request
+    ? frames.findIndex(
+        (f) => f.direction === "server_to_client" && message(f).method === undefined && message(f).id === message(request).id,
+      )
+    : -1;
   if (index === -1) throw new Error(`no response to ${method} in the stream`);
   return index;
 }
 
 export const without = (frames: readonly RecordedFrame[], index: number) => frames.filter((_, i) => i !== index);
-export const duplicated = (frames: readonly RecordedFrame[], index: number) => [...frames.slice(0, index + 1), frames[index]!, ...frames.slice(index + 1)];
+export const duplicated = (frames: readonly RecordedFrame[], index: number) => [
+  ...frames.slice(0, index + 1),
+  frames[index]!,
+  ...frames.slice(index + 1),
+];
 /** `frames` with the frame at `from` taken out and put back just before the frame now at `before`. */
 export function moved(frames: readonly RecordedFrame[], from: number, before: number): RecordedFrame[] {
   const rest = without(frames, from);
   const at = before > from ? before - 1 : before;
   return [...rest.slice(0, at), frames[from]!, ...rest.slice(at)];
 }
-export const inserted = (frames: readonly RecordedFrame[], before: number, ...added: RecordedFrame[]) => [...frames.slice(0, before), ...added, ...frames.slice(before)];
+export const inserted = (frames: readonly RecordedFrame[], before: number, ...added: RecordedFrame[]) => [
+  ...frames.slice(0, before),
+  ...added,
+  ...frames.slice(before),
+];
 
 /**
  * The per-turn `sequence` of every notification rewritten to count up from the first one
@@ -121,4 +147,7 @@ export function renumbered(frames: readonly RecordedFrame[]): RecordedFrame[] {
 }
 
 /** A gateway notification frame. */
-export const notification = (method: string, params: Record<string, unknown>): RecordedFrame => ({ direction: "server_to_client", frame: { jsonrpc: "2.0", method, params } });
+export const notification = (method: string, params: Record<string, unknown>): RecordedFrame => ({
+  direction: "server_to_client",
+  frame: { jsonrpc: "2.0", method, params },
+});

@@ -26,16 +26,36 @@ function messages(methods: [string, string][]) {
 
 describe("the trails rule", () => {
   it("accepts a scope without the notification, and one where it comes last", () => {
-    expect(messages([["job/progress", "a"], ["job/progress", "b"], ["job/progress", "b"], ["job/summary", "b"], ["job/progress", "a"]])).toEqual([]);
+    expect(
+      messages([
+        ["job/progress", "a"],
+        ["job/progress", "b"],
+        ["job/progress", "b"],
+        ["job/summary", "b"],
+        ["job/progress", "a"],
+      ]),
+    ).toEqual([]);
   });
 
   it("reports a notification of its after set that follows it, once per scope, in the same scope only", () => {
-    expect(messages([["job/summary", "a"], ["job/progress", "b"], ["job/progress", "a"], ["job/progress", "a"]])).toEqual([
+    expect(
+      messages([
+        ["job/summary", "a"],
+        ["job/progress", "b"],
+        ["job/progress", "a"],
+        ["job/progress", "a"],
+      ]),
+    ).toEqual([
       ["SUMMARY-LAST", 2, 'job/progress for job "a" at frame 2 came after job/summary at frame 0; job/summary must come after it'],
     ]);
   });
 
   it("reports a second notification in the same scope", () => {
-    expect(messages([["job/summary", "a"], ["job/summary", "a"]])).toEqual([["SUMMARY-LAST", 1, 'job/summary for job "a" at frame 1 is a second one: it already came at frame 0']]);
+    expect(
+      messages([
+        ["job/summary", "a"],
+        ["job/summary", "a"],
+      ]),
+    ).toEqual([["SUMMARY-LAST", 1, 'job/summary for job "a" at frame 1 is a second one: it already came at frame 0']]);
   });
 });

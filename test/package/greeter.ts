@@ -51,7 +51,10 @@ export function writeGreeterSchemas(write: (path: string, content: string | obje
       type: "object",
       additionalProperties: false,
       required: ["name"],
-      properties: { name: { type: "string", minLength: 1, description: "The name." }, shout: { type: "boolean", description: "In capitals." } },
+      properties: {
+        name: { type: "string", minLength: 1, description: "The name." },
+        shout: { type: "boolean", description: "In capitals." },
+      },
     }),
   );
   write(
@@ -104,4 +107,3 @@ console.log(lines.join("\\n"));
 `;
 }
 export const EXPECTED_OUTPUT = ["HELLO, ADA", "rpc error -32001", "-32602", "false"].join("\n");
-

@@ -17,10 +17,12 @@ export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const exec = promisify(execFile);
 
 /** The workspace packages: name, folder. */
-export const WORKSPACES = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { workspaces: string[] }).workspaces.map((dir) => ({
-  dir,
-  manifest: JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8")) as PackageManifest,
-}));
+export const WORKSPACES = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { workspaces: string[] }).workspaces.map(
+  (dir) => ({
+    dir,
+    manifest: JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8")) as PackageManifest,
+  }),
+);
 
 export interface PackageManifest {
   readonly name: string;
@@ -33,7 +35,8 @@ export interface PackageManifest {
 }
 
 /** The version of a tool this repository has installed, so that an app's install is served from the npm cache. */
-export const versionOf = (name: string): string => (createRequire(join(repoRoot, "package.json"))(`${name}/package.json`) as { version: string }).version;
+export const versionOf = (name: string): string =>
+  (createRequire(join(repoRoot, "package.json"))(`${name}/package.json`) as { version: string }).version;
 
 function newest(dir: string): number {
   let latest = 0;
@@ -53,7 +56,14 @@ function checkBuilt(): void {
     } catch {
       throw new Error(`${manifest.name} is not built: run npm run build`);
     }
-    const changed = dir === "generated" ? Math.max(...readdirSync(sources).filter((f) => f.endsWith(".ts")).map((f) => statSync(join(sources, f)).mtimeMs)) : newest(sources);
+    const changed =
+      dir === "generated"
+        ? Math.max(
+            ...readdirSync(sources)
+              .filter((f) => f.endsWith(".ts"))
+              .map((f) => statSync(join(sources, f)).mtimeMs),
+          )
+        : newest(sources);
     if (changed > built) throw new Error(`the build of ${manifest.name} is older than its sources: run npm run build`);
   }
 }
@@ -61,7 +71,12 @@ function checkBuilt(): void {
 /** Runs a command; the failure message carries its output. */
 export async function run(file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
   try {
-    const { stdout } = await exec(file, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NODE_OPTIONS: "", ...env } });
+    const { stdout } = await exec(file, args, {
+      cwd,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, NODE_OPTIONS: "", ...env },
+    });
     return stdout;
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
@@ -81,7 +96,10 @@ export interface Packs {
 export async function packAll(): Promise<Packs> {
   checkBuilt();
   const work = mkdtempSync(join(tmpdir(), "turnspec-packs-"));
-  const packed = JSON.parse(await run("npm", ["pack", "--workspaces", "--json", "--pack-destination", work], repoRoot)) as Array<{ name: string; filename: string }>;
+  const packed = JSON.parse(await run("npm", ["pack", "--workspaces", "--json", "--pack-destination", work], repoRoot)) as Array<{
+    name: string;
+    filename: string;
+  }>;
   const byName = new Map(packed.map((p) => [p.name, join(work, p.filename)]));
   return {
     work,
@@ -107,7 +125,12 @@ export interface App {
 }
 
 /** A new app (an ESM package.json of its own) in `work`, with `install` given to npm install. */
-export async function makeApp(work: string, name: string, install: readonly string[], options: { ignoreScripts?: boolean } = {}): Promise<App> {
+export async function makeApp(
+  work: string,
+  name: string,
+  install: readonly string[],
+  options: { ignoreScripts?: boolean } = {},
+): Promise<App> {
   const dir = join(work, name);
   mkdirSync(dir);
   const app: App = {
@@ -137,7 +160,14 @@ export async function makeApp(work: string, name: string, install: readonly stri
     },
   };
   app.write("package.json", { name, version: "1.0.0", private: true, type: "module" });
-  await app.run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...(options.ignoreScripts ? ["--ignore-scripts"] : []), ...install]);
+  await app.run("npm", [
+    "install",
+    "--no-audit",
+    "--no-fund",
+    "--prefer-offline",
+    ...(options.ignoreScripts ? ["--ignore-scripts"] : []),
+    ...install,
+  ]);
   return app;
 }
 

@@ -87,12 +87,19 @@ describe("the packed package, installed in an app of its own", () => {
       const root = join(app, "node_modules", manifest.name);
       expect(readFileSync(join(root, "LICENSE"), "utf8"), manifest.name).toContain("Apache License");
       const all = readdirSync(root, { recursive: true }) as string[];
-      expect(all.some((f) => f.startsWith("test")), manifest.name).toBe(false);
+      expect(
+        all.some((f) => f.startsWith("test")),
+        manifest.name,
+      ).toBe(false);
       // @turnspec/rpc ships its sources: `generate --standalone` copies them, `--typecheck` reads them;
       // turnspec ships the examples its guides show.
       const sources = all.filter((f) => /\.ts$/.test(f) && !f.endsWith(".d.ts"));
-      const shipped = (f: string) => (manifest.name === "@turnspec/rpc" && f.startsWith("src")) || (manifest.name === "turnspec" && f.startsWith("examples"));
-      expect(sources.filter((f) => !shipped(f)), manifest.name).toEqual([]);
+      const shipped = (f: string) =>
+        (manifest.name === "@turnspec/rpc" && f.startsWith("src")) || (manifest.name === "turnspec" && f.startsWith("examples"));
+      expect(
+        sources.filter((f) => !shipped(f)),
+        manifest.name,
+      ).toEqual([]);
     }
     expect(existsSync(join(app, "node_modules", "turnspec", "dist", "cli.js"))).toBe(true);
   });
@@ -123,7 +130,10 @@ describe("the packed package, installed in an app of its own", () => {
     const help = await run(bin("turnspec"), ["--help"]);
     for (const command of ["generate", "validate", "serve", "certify"]) expect(help).toContain(`turnspec ${command}`);
     // validate and certify read the protocol's schemas and catalogue from the installed package.
-    write("session.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`);
+    write(
+      "session.jsonl",
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`,
+    );
     await run(bin("turnspec"), ["validate", "session.jsonl"]);
     write("bad.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: 7 } })}\n`);
     await expect(run(bin("turnspec"), ["validate", "bad.jsonl"])).rejects.toThrow(/workspace_id/);
@@ -136,35 +146,60 @@ describe("the packed package, installed in an app of its own", () => {
     // A module hook that lists every package the command resolves, by name.
     write("trace-hooks.mjs", TRACE_HOOKS);
     write("trace-packages.mjs", TRACE_REGISTER);
-    write("one-message.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`);
+    write(
+      "one-message.jsonl",
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`,
+    );
     const cli = join(app, "node_modules", "turnspec", "bin", "turnspec.js");
     for (const args of [["--help"], ["generate", "--schemas", "schemas", "--out", "traced-out"], ["validate", "one-message.jsonl"]]) {
       const traceFile = join(app, `trace-${args[0]}.txt`);
       writeFileSync(traceFile, "");
-      const traced = spawnSync(process.execPath, ["--import", "./trace-packages.mjs", cli, ...args], { cwd: app, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "", TRACE_FILE: traceFile } });
+      const traced = spawnSync(process.execPath, ["--import", "./trace-packages.mjs", cli, ...args], {
+        cwd: app,
+        encoding: "utf8",
+        env: { ...process.env, NODE_OPTIONS: "", TRACE_FILE: traceFile },
+      });
       expect(traced.status, traced.stderr).toBe(0);
       const loaded = new Set(readFileSync(traceFile, "utf8").split("\n").filter(Boolean));
       // Every command resolves some package (yargs, or for generate's quick path, the generator's own).
       expect(loaded.size, `the trace of ${args[0]} saw no package at all`).toBeGreaterThan(0);
-      expect([...loaded].filter((name) => ["better-sqlite3", "openai", "ws", "ts-morph", "typescript"].includes(name)), `turnspec ${args.join(" ")}`).toEqual([]);
+      expect(
+        [...loaded].filter((name) => ["better-sqlite3", "openai", "ws", "ts-morph", "typescript"].includes(name)),
+        `turnspec ${args.join(" ")}`,
+      ).toEqual([]);
     }
   });
 
   it("serves the reference gateway over stdio from the installed package", () => {
     const request = { jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } };
-    const served = spawnSync(bin("turnspec"), ["serve", "--stdio", "--memory"], { cwd: app, input: `${JSON.stringify(request)}\n`, encoding: "utf8", timeout: 60_000 });
+    const served = spawnSync(bin("turnspec"), ["serve", "--stdio", "--memory"], {
+      cwd: app,
+      input: `${JSON.stringify(request)}\n`,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(served.status, served.stderr).toBe(0);
-    expect(JSON.parse(served.stdout.trim())).toMatchObject({ jsonrpc: "2.0", id: 1, result: { thread: { workspace_id: "ws_default", cwd: "/srv" } } });
+    expect(JSON.parse(served.stdout.trim())).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { thread: { workspace_id: "ws_default", cwd: "/srv" } },
+    });
   });
 
   it("starts `turnspec inspect` from the installed package and serves the page bundle it ships", async () => {
     expect(await run(bin("turnspec"), ["inspect", "--help"])).toContain("--gateway-cmd");
     const shipped = readFileSync(join(app, "node_modules", "@turnspec/inspect", "dist", "assets", "inspector.js"), "utf8");
-    const child = spawn(bin("turnspec"), ["inspect", "--gateway-cmd", `${bin("turnspec")} serve --stdio --memory`], { cwd: app, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(bin("turnspec"), ["inspect", "--gateway-cmd", `${bin("turnspec")} serve --stdio --memory`], {
+      cwd: app,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
       let out = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")) && /open (\S+)/.exec(out) && resolve(/open (\S+)/.exec(out)![1]!));
+      child.stdout.on(
+        "data",
+        (chunk: Buffer) => (out += chunk.toString("utf8")) && /open (\S+)/.exec(out) && resolve(/open (\S+)/.exec(out)![1]!),
+      );
       void exited.then((code) => reject(new Error(`turnspec inspect exited with ${code}`)));
     });
     // The page and its script are served to anyone; the token in the address's fragment opens the API.
@@ -181,7 +216,17 @@ describe("the packed package, installed in an app of its own", () => {
         .filter((key) => key.endsWith(".json") === false && !key.includes("*") && key !== "./package.json")
         .map((key) => (key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`)),
     );
-    expect(entries).toEqual(expect.arrayContaining(["@turnspec/rpc", "@turnspec/rpc/transport", "@turnspec/protocol", "@turnspec/client", "@turnspec/client/browser", "@turnspec/generator", "@turnspec/gateway"]));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        "@turnspec/rpc",
+        "@turnspec/rpc/transport",
+        "@turnspec/protocol",
+        "@turnspec/client",
+        "@turnspec/client/browser",
+        "@turnspec/generator",
+        "@turnspec/gateway",
+      ]),
+    );
     write(
       "imports.mjs",
       `const out = {};
@@ -204,7 +249,9 @@ console.log(JSON.stringify(out));
   it("generates from the app's own schemas, type-checked, and the same files twice", async () => {
     await run(bin("turnspec"), ["generate", "--schemas", "schemas", "--out", "src/generated", "--typecheck"]);
     const first = readdirSync(join(app, "src/generated")).map((f) => [f, readFileSync(join(app, "src/generated", f), "utf8")]);
-    expect(first.map(([f]) => f)).toEqual(expect.arrayContaining(["client.ts", "server.ts", "validators.ts", "validators.strict.ts", "index.ts"]));
+    expect(first.map(([f]) => f)).toEqual(
+      expect.arrayContaining(["client.ts", "server.ts", "validators.ts", "validators.strict.ts", "index.ts"]),
+    );
     expect(await run(bin("turnspec"), ["generate", "--schemas", "schemas", "--out", "src/generated", "--check"])).toContain("up to date");
   });
 
@@ -241,12 +288,22 @@ export const used = [stdioServerTransport, startWebSocketServer, checkSchemas, g
   });
 
   it("bundles the same code with esbuild and runs the bundle", async () => {
-    await run(bin("esbuild"), ["src/main.ts", "--bundle", "--platform=node", "--format=esm", "--outfile=bundle/esbuild.mjs", "--log-level=warning"]);
+    await run(bin("esbuild"), [
+      "src/main.ts",
+      "--bundle",
+      "--platform=node",
+      "--format=esm",
+      "--outfile=bundle/esbuild.mjs",
+      "--log-level=warning",
+    ]);
     expect((await node("bundle/esbuild.mjs")).trim()).toBe(EXPECTED_OUTPUT);
   });
 
   it("bundles the same code with vite and runs the bundle", async () => {
-    write("vite.config.mjs", `export default { logLevel: "warn", build: { ssr: "src/main.ts", outDir: "bundle/vite", target: "node20", rollupOptions: { output: { entryFileNames: "main.mjs" } } }, ssr: { noExternal: true } };\n`);
+    write(
+      "vite.config.mjs",
+      `export default { logLevel: "warn", build: { ssr: "src/main.ts", outDir: "bundle/vite", target: "node20", rollupOptions: { output: { entryFileNames: "main.mjs" } } }, ssr: { noExternal: true } };\n`,
+    );
     await run(bin("vite"), ["build"]);
     expect((await node("bundle/vite/main.mjs")).trim()).toBe(EXPECTED_OUTPUT);
   });
@@ -255,7 +312,9 @@ export const used = [stdioServerTransport, startWebSocketServer, checkSchemas, g
     await run(bin("turnspec"), ["generate", "--schemas", "schemas", "--out", "standalone/src/generated", "--standalone", "--typecheck"]);
     const generated = join(app, "standalone/src/generated");
     const sources = readdirSync(generated, { recursive: true }) as string[];
-    const imports = sources.filter((f) => f.endsWith(".ts")).flatMap((f) => [...readFileSync(join(generated, f), "utf8").matchAll(/from "([^"]+)"/g)].map((m) => m[1]!));
+    const imports = sources
+      .filter((f) => f.endsWith(".ts"))
+      .flatMap((f) => [...readFileSync(join(generated, f), "utf8").matchAll(/from "([^"]+)"/g)].map((m) => m[1]!));
     expect(imports.filter((specifier) => !specifier.startsWith("."))).toEqual([]);
     write("standalone/src/main.ts", appSource("./generated", "./generated/support/index.js"));
     write("standalone/tsconfig.json", STRICT_TSCONFIG);

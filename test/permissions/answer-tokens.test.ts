@@ -38,7 +38,10 @@ describe("answer tokens", () => {
     const resolve = new ResolveTokens(SECRET);
     const resolveToken = resolve.mint({ request_id: "call_1", turn_id: "trn_1", thread_id: "thr_1", expires_at: claims.expires_at });
     expect(tokens.verify(resolveToken, binding, before)).toEqual({ ok: false, reason: "malformed" });
-    expect(resolve.verify(token, { request_id: "call_1", turn_id: "trn_1", thread_id: "thr_1" }, before)).toEqual({ ok: false, reason: "malformed" });
+    expect(resolve.verify(token, { request_id: "call_1", turn_id: "trn_1", thread_id: "thr_1" }, before)).toEqual({
+      ok: false,
+      reason: "malformed",
+    });
   });
 
   it("are not minted from bad claims", () => {

@@ -105,7 +105,9 @@ describe("outsideRoots", () => {
   });
 
   it("lists each outside path once", () => {
-    expect(outsideRoots([join(ws, "out-link", "secret"), join(outside, "secret"), join(ws, "rel-secret")], [ws])).toEqual([join(outside, "secret")]);
+    expect(outsideRoots([join(ws, "out-link", "secret"), join(outside, "secret"), join(ws, "rel-secret")], [ws])).toEqual([
+      join(outside, "secret"),
+    ]);
   });
 
   it("reports a path it cannot resolve as outside, rather than guessing it is inside", () => {

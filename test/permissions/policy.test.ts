@@ -8,15 +8,52 @@ import type { PermissionActionKind, PermissionBehavior, TurnPermissionMode } fro
 import { decide, policyForMode } from "../../packages/gateway/src/permissions/policy.js";
 
 // The kinds come from the schema, so a kind added there without a row here fails below.
-const ACTION_KINDS = (JSON.parse(readFileSync(new URL("../../schemas/permission_action_kind.json", import.meta.url), "utf8")) as { enum: PermissionActionKind[] }).enum;
+const ACTION_KINDS = (
+  JSON.parse(readFileSync(new URL("../../schemas/permission_action_kind.json", import.meta.url), "utf8")) as {
+    enum: PermissionActionKind[];
+  }
+).enum;
 
 // Written out from the spec's table, not derived from policy.ts.
 const A = "allow";
 const Q = "ask";
 const MATRIX: Record<TurnPermissionMode, Record<PermissionActionKind, PermissionBehavior>> = {
-  full_access: { file_read: A, file_write: A, shell_command: A, network: A, mcp_read: A, mcp_write_or_unknown: A, dynamic_skill_tool: A, computer_use: A, task_subagent: A, unknown: A },
-  auto_accept_edits: { file_read: A, file_write: A, shell_command: Q, network: Q, mcp_read: A, mcp_write_or_unknown: Q, dynamic_skill_tool: Q, computer_use: Q, task_subagent: Q, unknown: Q },
-  supervised: { file_read: A, file_write: Q, shell_command: Q, network: Q, mcp_read: A, mcp_write_or_unknown: Q, dynamic_skill_tool: Q, computer_use: Q, task_subagent: Q, unknown: Q },
+  full_access: {
+    file_read: A,
+    file_write: A,
+    shell_command: A,
+    network: A,
+    mcp_read: A,
+    mcp_write_or_unknown: A,
+    dynamic_skill_tool: A,
+    computer_use: A,
+    task_subagent: A,
+    unknown: A,
+  },
+  auto_accept_edits: {
+    file_read: A,
+    file_write: A,
+    shell_command: Q,
+    network: Q,
+    mcp_read: A,
+    mcp_write_or_unknown: Q,
+    dynamic_skill_tool: Q,
+    computer_use: Q,
+    task_subagent: Q,
+    unknown: Q,
+  },
+  supervised: {
+    file_read: A,
+    file_write: Q,
+    shell_command: Q,
+    network: Q,
+    mcp_read: A,
+    mcp_write_or_unknown: Q,
+    dynamic_skill_tool: Q,
+    computer_use: Q,
+    task_subagent: Q,
+    unknown: Q,
+  },
 };
 
 describe("the mode matrix", () => {
@@ -25,7 +62,9 @@ describe("the mode matrix", () => {
     for (const row of Object.values(MATRIX)) expect(Object.keys(row).sort()).toEqual([...ACTION_KINDS].sort());
   });
 
-  const cases = (Object.keys(MATRIX) as TurnPermissionMode[]).flatMap((mode) => ACTION_KINDS.map((action) => [mode, action, MATRIX[mode][action]] as const));
+  const cases = (Object.keys(MATRIX) as TurnPermissionMode[]).flatMap((mode) =>
+    ACTION_KINDS.map((action) => [mode, action, MATRIX[mode][action]] as const),
+  );
   it.each(cases)("%s: %s → %s", (mode, action, want) => {
     expect(decide(policyForMode(mode), "some_tool", action)).toBe(want);
   });

@@ -27,14 +27,30 @@ describe("scopeOf", () => {
   });
 
   const same: [string, Row, Row][] = [
-    ["a command with other spacing", ["shell_command", { command: "git  status\t--short" }], ["shell_command", { command: "  git status --short\n" }]],
-    ["a command in a cwd spelled through a link", ["shell_command", { command: "make", cwd: join(dir, "src") }], ["shell_command", { command: "make", cwd: `${dir}/src/../src` }]],
-    ["a URL's host with its default port named or not", ["network", { domain: "example.com", port: 443 }], ["network", { domain: "EXAMPLE.com.", port: 443 }]],
+    [
+      "a command with other spacing",
+      ["shell_command", { command: "git  status\t--short" }],
+      ["shell_command", { command: "  git status --short\n" }],
+    ],
+    [
+      "a command in a cwd spelled through a link",
+      ["shell_command", { command: "make", cwd: join(dir, "src") }],
+      ["shell_command", { command: "make", cwd: `${dir}/src/../src` }],
+    ],
+    [
+      "a URL's host with its default port named or not",
+      ["network", { domain: "example.com", port: 443 }],
+      ["network", { domain: "EXAMPLE.com.", port: 443 }],
+    ],
     ["a path spelled with `..`", ["file_read", { path: join(dir, "src", "a.txt") }], ["file_read", { path: `${dir}/src/../src/./a.txt` }]],
     ["a path through a link", ["file_write", { path: join(dir, "src", "a.txt") }], ["file_write", { path: join(dir, "alias.txt") }]],
     ["a domain in another case or with a trailing dot", ["network", { domain: "Example.COM." }], ["network", { domain: "example.com" }]],
     // Only the action's own target counts, so a classification can be passed whole.
-    ["a shell command with another path field", ["shell_command", { command: "make", path: "/a" }], ["shell_command", { command: "make", path: "/b" }]],
+    [
+      "a shell command with another path field",
+      ["shell_command", { command: "make", path: "/a" }],
+      ["shell_command", { command: "make", path: "/b" }],
+    ],
   ];
   it.each(same)("is the same for %s", (_name, [actionA, a], [actionB, b]) => {
     expect(scopeOf(actionA, a)).toEqual(scopeOf(actionB, b));
@@ -44,13 +60,21 @@ describe("scopeOf", () => {
     ["another command", ["shell_command", { command: "ls" }], ["shell_command", { command: "ls -la" }]],
     ["spacing inside a word", ["shell_command", { command: "rm -rf a b" }], ["shell_command", { command: "rm -rf ab" }]],
     ["another file", ["file_read", { path: join(dir, "src", "a.txt") }], ["file_read", { path: join(dir, "src", "b.txt") }]],
-    ["the same file read and written", ["file_read", { path: join(dir, "src", "a.txt") }], ["file_write", { path: join(dir, "src", "a.txt") }]],
+    [
+      "the same file read and written",
+      ["file_read", { path: join(dir, "src", "a.txt") }],
+      ["file_write", { path: join(dir, "src", "a.txt") }],
+    ],
     ["a subdomain", ["network", { domain: "example.com" }], ["network", { domain: "api.example.com" }]],
     ["another tool of an unknown kind", ["unknown", { tool: "mcp__a" }], ["unknown", { tool: "mcp__b" }]],
     ["the same tool name under another kind", ["unknown", { tool: "x" }], ["task_subagent", { tool: "x" }]],
     ["a target and none", ["network", { domain: "example.com" }], ["network", {}]],
     // Hole 2: a grant for a command in the workspace does not cover it in another cwd.
-    ["the same command in another cwd", ["shell_command", { command: "make", cwd: "/a" }], ["shell_command", { command: "make", cwd: "/b" }]],
+    [
+      "the same command in another cwd",
+      ["shell_command", { command: "make", cwd: "/a" }],
+      ["shell_command", { command: "make", cwd: "/b" }],
+    ],
     // Hole 3: a newline separates commands, so it never folds into a space.
     ["a newline where a space was", ["shell_command", { command: "echo cat /x" }], ["shell_command", { command: "echo\ncat /x" }]],
     // Hole 17: a grant for one port of a host is not one for another port.
@@ -75,6 +99,8 @@ describe("scopeOf", () => {
 
   it("refuses a relative path and an action kind that is not one", () => {
     expect(() => scopeOf("file_read", { path: "src/a.txt" })).toThrow(/absolute path/);
-    expect(() => scopeOf("launch_missiles" as PermissionActionKind, { tool: "x" })).toThrow(/"launch_missiles" is not a permission action kind/);
+    expect(() => scopeOf("launch_missiles" as PermissionActionKind, { tool: "x" })).toThrow(
+      /"launch_missiles" is not a permission action kind/,
+    );
   });
 });

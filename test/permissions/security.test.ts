@@ -9,7 +9,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "../../generated/types.js";
 import { validate } from "../../generated/validators.js";
 import { materializeProfile, policyForMode } from "../../packages/gateway/src/permissions/policy.js";
-import { FULL_ACCESS_ENV_ALLOWLIST, processEnvironment, RESTRICTED_ENV_ALLOWLIST, securitySnapshot, type SecuritySnapshotInput } from "../../packages/gateway/src/permissions/security.js";
+import {
+  FULL_ACCESS_ENV_ALLOWLIST,
+  processEnvironment,
+  RESTRICTED_ENV_ALLOWLIST,
+  securitySnapshot,
+  type SecuritySnapshotInput,
+} from "../../packages/gateway/src/permissions/security.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-security-")));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,10 +47,22 @@ describe("securitySnapshot", () => {
   it("full_access: unrestricted, network on, the wide environment allow-list, nothing to escape, active with nothing degraded", () => {
     const s = securitySnapshot(input("full_access"));
     expect(s.permission_profile.mode).toBe("full_access");
-    expect(s.sandbox).toMatchObject({ mode: "unrestricted", cwd: ws, network_enabled: true, sandbox_escape: "review", backend_requirement: "none", backend_preference: null });
+    expect(s.sandbox).toMatchObject({
+      mode: "unrestricted",
+      cwd: ws,
+      network_enabled: true,
+      sandbox_escape: "review",
+      backend_requirement: "none",
+      backend_preference: null,
+    });
     expect(s.sandbox.filesystem).toMatchObject({ unrestricted: true, outside_roots: "allow" });
     expect(s.network).toEqual({ mode: "enabled", allow_domains: [], deny_domains: [] });
-    expect(s.process).toEqual({ shell: "allow", environment: { mode: "allow_list", allowed_variables: [...FULL_ACCESS_ENV_ALLOWLIST] }, timeout_cap_ms: 600_000, command_risk_rules: [] });
+    expect(s.process).toEqual({
+      shell: "allow",
+      environment: { mode: "allow_list", allowed_variables: [...FULL_ACCESS_ENV_ALLOWLIST] },
+      timeout_cap_ms: 600_000,
+      command_risk_rules: [],
+    });
     expect(s.approval.scopes).toEqual(["allow_once", "allow_for_turn"]);
     expect(s.backend).toMatchObject({ kind: "native", sandbox_backend: null });
     expect(s.enforcement).toEqual({ status: "active", degradations: [] });
@@ -53,7 +71,12 @@ describe("securitySnapshot", () => {
 
   it("auto_accept_edits: workspace_write with writable roots, network off, allow-listed environment, escapes reviewed", () => {
     const s = securitySnapshot(input("auto_accept_edits"));
-    expect(s.sandbox).toMatchObject({ mode: "workspace_write", network_enabled: false, sandbox_escape: "review", backend_requirement: "best_effort" });
+    expect(s.sandbox).toMatchObject({
+      mode: "workspace_write",
+      network_enabled: false,
+      sandbox_escape: "review",
+      backend_requirement: "best_effort",
+    });
     expect(s.sandbox.filesystem).toEqual({
       unrestricted: false,
       outside_roots: "ask",
@@ -65,7 +88,10 @@ describe("securitySnapshot", () => {
       ],
     });
     expect(s.network).toEqual({ mode: "disabled", allow_domains: [], deny_domains: [] });
-    expect(s.process).toMatchObject({ shell: "ask", environment: { mode: "allow_list", allowed_variables: [...RESTRICTED_ENV_ALLOWLIST] } });
+    expect(s.process).toMatchObject({
+      shell: "ask",
+      environment: { mode: "allow_list", allowed_variables: [...RESTRICTED_ENV_ALLOWLIST] },
+    });
     expect(s.approval.scopes).toEqual(["allow_once", "allow_for_turn"]);
   });
 
@@ -83,15 +109,20 @@ describe("securitySnapshot", () => {
     expect(s.approval.scopes).toEqual(["allow_once", "allow_for_turn"]);
   });
 
-  it.each(["auto_accept_edits", "supervised"] as const)("%s is partially_active, never active, and names what shell commands escape", (mode) => {
-    const { enforcement } = securitySnapshot(input(mode));
-    expect(enforcement.status).toBe("partially_active");
-    const byCapability = Object.fromEntries(enforcement.degradations.map((d) => [d.capability, d]));
-    expect(byCapability.filesystem_confinement?.detail).toMatch(/read_file, write_file.*shell's working directory.*a shell command itself/);
-    expect(byCapability.network_blocking?.detail).toMatch(/web_fetch only.*shell command/);
-    expect(Object.keys(byCapability)).toEqual(expect.arrayContaining(["network_blocking", "process_confinement"]));
-    for (const d of enforcement.degradations) expect(d.reason).toMatch(/^[a-z_]+$/);
-  });
+  it.each(["auto_accept_edits", "supervised"] as const)(
+    "%s is partially_active, never active, and names what shell commands escape",
+    (mode) => {
+      const { enforcement } = securitySnapshot(input(mode));
+      expect(enforcement.status).toBe("partially_active");
+      const byCapability = Object.fromEntries(enforcement.degradations.map((d) => [d.capability, d]));
+      expect(byCapability.filesystem_confinement?.detail).toMatch(
+        /read_file, write_file.*shell's working directory.*a shell command itself/,
+      );
+      expect(byCapability.network_blocking?.detail).toMatch(/web_fetch only.*shell command/);
+      expect(Object.keys(byCapability)).toEqual(expect.arrayContaining(["network_blocking", "process_confinement"]));
+      for (const d of enforcement.degradations) expect(d.reason).toMatch(/^[a-z_]+$/);
+    },
+  );
 
   it("takes the shell behavior from the policy, so denied_tools reaches it", () => {
     const profile = materializeProfile({ mode: "full_access", denied_tools: ["shell"] });
@@ -100,7 +131,10 @@ describe("securitySnapshot", () => {
 
   it("lists allowed paths from the profile unless given, and each root once", () => {
     const profile = materializeProfile({ mode: "supervised" });
-    expect(securitySnapshot(input("supervised", { profile })).sandbox.filesystem.entries.map((e) => e.kind)).toEqual(["workspace", "project"]);
+    expect(securitySnapshot(input("supervised", { profile })).sandbox.filesystem.entries.map((e) => e.kind)).toEqual([
+      "workspace",
+      "project",
+    ]);
     const twice = securitySnapshot(input("supervised", { roots: [ws, ws, project], allowedPaths: [join(dir, "project-link"), shared] }));
     expect(twice.sandbox.filesystem.entries).toEqual([
       { path: ws, access: "read_only", kind: "workspace" },
@@ -110,7 +144,13 @@ describe("securitySnapshot", () => {
   });
 
   it("records a parent cap as given", () => {
-    const parentCap = { parent_thread_id: "thr_p", parent_turn_id: "trn_p", parent_mode: "supervised" as const, capped_policy: policyForMode("supervised"), source: "task_permission_cap" as const };
+    const parentCap = {
+      parent_thread_id: "thr_p",
+      parent_turn_id: "trn_p",
+      parent_mode: "supervised" as const,
+      capped_policy: policyForMode("supervised"),
+      source: "task_permission_cap" as const,
+    };
     const s = securitySnapshot(input("supervised", { parentCap }));
     expect(s.parent_cap).toEqual(parentCap);
     strictlyValid(s);
@@ -129,7 +169,15 @@ describe("securitySnapshot", () => {
 });
 
 describe("processEnvironment", () => {
-  const env = { PATH: "/usr/bin", HOME: "/home/u", LANG: "C.UTF-8", OPENAI_API_KEY: "sk-secret", AWS_SECRET_ACCESS_KEY: "aws", SSH_AUTH_SOCK: "/tmp/agent", TZ: undefined };
+  const env = {
+    PATH: "/usr/bin",
+    HOME: "/home/u",
+    LANG: "C.UTF-8",
+    OPENAI_API_KEY: "sk-secret",
+    AWS_SECRET_ACCESS_KEY: "aws",
+    SSH_AUTH_SOCK: "/tmp/agent",
+    TZ: undefined,
+  };
 
   it.each(["auto_accept_edits", "supervised"] as const)("%s passes only the allow-listed variables that are set", (mode) => {
     expect(processEnvironment(securitySnapshot(input(mode)), env)).toEqual({ PATH: "/usr/bin", HOME: "/home/u", LANG: "C.UTF-8" });
@@ -137,7 +185,13 @@ describe("processEnvironment", () => {
 
   it("full_access passes its wider allow-list, never credentials or the gateway's token (hole 14)", () => {
     const withToolchain = { ...env, EDITOR: "vi", HTTPS_PROXY: "http://proxy:3128", TURNSPEC_TOKEN: "gateway-token" };
-    expect(processEnvironment(securitySnapshot(input("full_access")), withToolchain)).toEqual({ PATH: "/usr/bin", HOME: "/home/u", LANG: "C.UTF-8", EDITOR: "vi", HTTPS_PROXY: "http://proxy:3128" });
+    expect(processEnvironment(securitySnapshot(input("full_access")), withToolchain)).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/home/u",
+      LANG: "C.UTF-8",
+      EDITOR: "vi",
+      HTTPS_PROXY: "http://proxy:3128",
+    });
   });
 
   it("adds the operator's passthrough names in every mode, and never the gateway's token", () => {
@@ -151,11 +205,40 @@ describe("processEnvironment", () => {
   });
 
   it("follows the snapshot's own list", () => {
-    expect(processEnvironment({ process: { shell: "ask", environment: { mode: "allow_list", allowed_variables: ["LANG"] }, timeout_cap_ms: null, command_risk_rules: [] } }, env)).toEqual({ LANG: "C.UTF-8" });
-    expect(processEnvironment({ process: { shell: "ask", environment: { mode: "allow_list" }, timeout_cap_ms: null, command_risk_rules: [] } }, env)).toEqual({});
+    expect(
+      processEnvironment(
+        {
+          process: {
+            shell: "ask",
+            environment: { mode: "allow_list", allowed_variables: ["LANG"] },
+            timeout_cap_ms: null,
+            command_risk_rules: [],
+          },
+        },
+        env,
+      ),
+    ).toEqual({ LANG: "C.UTF-8" });
+    expect(
+      processEnvironment(
+        { process: { shell: "ask", environment: { mode: "allow_list" }, timeout_cap_ms: null, command_risk_rules: [] } },
+        env,
+      ),
+    ).toEqual({});
   });
 
   it("allows the documented variables and nothing that carries credentials", () => {
-    expect([...RESTRICTED_ENV_ALLOWLIST].sort()).toEqual(["HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "USER"]);
+    expect([...RESTRICTED_ENV_ALLOWLIST].sort()).toEqual([
+      "HOME",
+      "LANG",
+      "LC_ALL",
+      "LC_CTYPE",
+      "LOGNAME",
+      "PATH",
+      "SHELL",
+      "TERM",
+      "TMPDIR",
+      "TZ",
+      "USER",
+    ]);
   });
 });

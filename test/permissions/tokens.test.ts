@@ -87,7 +87,10 @@ describe("ResolveTokens", () => {
 
   it("rejects altered claims: one character of the payload changed", () => {
     for (const index of [0, Math.floor(payload.length / 2), payload.length - 2]) {
-      expect(tokens.verify(`${flip(payload, index)}.${mac}`, expected, before), `at ${index}`).toEqual({ ok: false, reason: "bad_signature" });
+      expect(tokens.verify(`${flip(payload, index)}.${mac}`, expected, before), `at ${index}`).toEqual({
+        ok: false,
+        reason: "bad_signature",
+      });
     }
   });
 
@@ -100,7 +103,10 @@ describe("ResolveTokens", () => {
 
   it("rejects an altered signature: one character changed", () => {
     for (const index of [0, Math.floor(mac.length / 2)]) {
-      expect(tokens.verify(`${payload}.${flip(mac, index)}`, expected, before), `at ${index}`).toEqual({ ok: false, reason: "bad_signature" });
+      expect(tokens.verify(`${payload}.${flip(mac, index)}`, expected, before), `at ${index}`).toEqual({
+        ok: false,
+        reason: "bad_signature",
+      });
     }
   });
 
@@ -130,7 +136,10 @@ describe("ResolveTokens", () => {
   });
 
   it("says wrong_request rather than expired when both are true", () => {
-    expect(tokens.verify(token, { ...expected, request_id: "perm_2" }, new Date("2031-01-01T00:00:00Z"))).toEqual({ ok: false, reason: "wrong_request" });
+    expect(tokens.verify(token, { ...expected, request_id: "perm_2" }, new Date("2031-01-01T00:00:00Z"))).toEqual({
+      ok: false,
+      reason: "wrong_request",
+    });
   });
 
   it("mints a different token for each request, and under each fresh random secret", () => {
@@ -150,7 +159,11 @@ describe("ResolveTokens", () => {
 
   it.each([
     ["an empty request id", { ...claims, request_id: "" }, /request_id must be a non-empty string/],
-    ["an expiry that is not a date-time", { ...claims, expires_at: "2030-01-01" }, /expires_at must be an RFC 3339 date-time, got "2030-01-01"/],
+    [
+      "an expiry that is not a date-time",
+      { ...claims, expires_at: "2030-01-01" },
+      /expires_at must be an RFC 3339 date-time, got "2030-01-01"/,
+    ],
     ["an impossible date", { ...claims, expires_at: "2030-13-01T00:00:00Z" }, /RFC 3339/],
   ])("refuses to mint with %s", (_name, bad, message) => {
     expect(() => tokens.mint(bad)).toThrow(message);

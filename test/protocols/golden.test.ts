@@ -31,7 +31,10 @@ async function openRpcValidator() {
 
 const directions = {
   // ping goes both ways: served by the server and called back on the client.
-  mcp: { served: ["initialize", "ping", "tools/list", "tools/call", "resources/list"], calledBack: ["ping", "sampling/createMessage", "roots/list"] },
+  mcp: {
+    served: ["initialize", "ping", "tools/list", "tools/call", "resources/list"],
+    calledBack: ["ping", "sampling/createMessage", "roots/list"],
+  },
   lsp: { served: ["initialize", "textDocument/hover", "shutdown"], calledBack: ["window/showMessageRequest"] },
 };
 
@@ -42,7 +45,10 @@ describe.each(["mcp", "lsp"])("the %s slice", (name) => {
   it("generates exactly the golden files, the same bytes on every run", async () => {
     const files = await generateFiles({ schemasDir });
     const stale = compareWithDisk(files, expectedDir);
-    expect(stale, `run: node bin/turnspec.js generate --schemas test/fixtures/${name}/schemas --out test/fixtures/${name}/expected`).toEqual([]);
+    expect(
+      stale,
+      `run: node bin/turnspec.js generate --schemas test/fixtures/${name}/schemas --out test/fixtures/${name}/expected`,
+    ).toEqual([]);
     const again = await generateFiles({ schemasDir });
     expect(again.map((f) => f.content)).toEqual(files.map((f) => f.content));
   }, 60_000);
@@ -55,6 +61,12 @@ describe.each(["mcp", "lsp"])("the %s slice", (name) => {
     expect(doc.methods.map((m: { name: string }) => m.name)).toEqual(served);
     expect(doc["x-server-to-client-methods"].map((m: { name: string }) => m.name)).toEqual(calledBack);
     // The implied standard errors are part of the registry like the protocol's own.
-    expect(Object.keys(doc.components.errors).slice(0, 5)).toEqual(["parse_error", "invalid_request", "method_not_found", "invalid_params", "internal_error"]);
+    expect(Object.keys(doc.components.errors).slice(0, 5)).toEqual([
+      "parse_error",
+      "invalid_request",
+      "method_not_found",
+      "invalid_params",
+      "internal_error",
+    ]);
   });
 });

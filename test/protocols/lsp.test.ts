@@ -16,7 +16,9 @@ const server = fileURLToPath(new URL("../fixtures/lsp/server.ts", import.meta.ur
 const URI = "file:///work/hello.txt";
 
 function launch() {
-  const child = spawn(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, server], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, server], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const asked: ShowMessageRequestParams[] = [];
   const logged: LogMessageParams[] = [];
@@ -40,10 +42,20 @@ describe("the generated LSP client and server over Content-Length framing", () =
   it("initialize, didOpen, hover with a question back to the client, logMessage, shutdown, exit", async () => {
     const { client, exited, asked, logged, dropped } = launch();
     await client.start();
-    const init = await client.initialize({ processId: process.pid, rootUri: "file:///work", capabilities: {}, clientInfo: { name: "turnspec-test" } });
-    expect(init).toEqual({ capabilities: { textDocumentSync: 1, hoverProvider: true }, serverInfo: { name: "turnspec-lsp-fixture", version: "1.0.0" } });
+    const init = await client.initialize({
+      processId: process.pid,
+      rootUri: "file:///work",
+      capabilities: {},
+      clientInfo: { name: "turnspec-test" },
+    });
+    expect(init).toEqual({
+      capabilities: { textDocumentSync: 1, hoverProvider: true },
+      serverInfo: { name: "turnspec-lsp-fixture", version: "1.0.0" },
+    });
     await client.notify("initialized", {});
-    await client.notify("textDocument/didOpen", { textDocument: { uri: URI, languageId: "plaintext", version: 1, text: "hello wörld\nplease ask me" } });
+    await client.notify("textDocument/didOpen", {
+      textDocument: { uri: URI, languageId: "plaintext", version: 1, text: "hello wörld\nplease ask me" },
+    });
 
     const hover = await client.textDocumentHover({ textDocument: { uri: URI }, position: { line: 0, character: 2 } });
     expect(hover).toEqual({ contents: { kind: "markdown", value: "**hello**" } });
@@ -64,7 +76,9 @@ describe("the generated LSP client and server over Content-Length framing", () =
   it("a request before initialize gets LSP's ServerNotInitialized code; exit without shutdown exits 1", async () => {
     const { client, exited } = launch();
     await client.start();
-    const error = await client.textDocumentHover({ textDocument: { uri: URI }, position: { line: 0, character: 0 } }).catch((e: unknown) => e);
+    const error = await client
+      .textDocumentHover({ textDocument: { uri: URI }, position: { line: 0, character: 0 } })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
     expect(error).toMatchObject({ code: -32002, reason: "server_not_initialized" });
     await client.notify("exit", {});

@@ -112,12 +112,19 @@ describe("the generated MCP client against @modelcontextprotocol/server-everythi
     // Every frame from the server was accepted: none dropped as invalid, none answered as an error.
     expect(dropped.map((d) => `${d.error.message}: ${d.frame}`)).toEqual([]);
     expect(internal).toEqual([]);
-    const answers = wire.sent.filter((m): m is { id: unknown; error?: unknown } => typeof m === "object" && m !== null && "id" in m && !("method" in m));
+    const answers = wire.sent.filter(
+      (m): m is { id: unknown; error?: unknown } => typeof m === "object" && m !== null && "id" in m && !("method" in m),
+    );
     expect(answers.filter((a) => a.error !== undefined)).toEqual([]);
-    const requestsFromServer = wire.received.filter((m) => typeof m === "object" && m !== null && "method" in m && "id" in m).map((m) => (m as { method: string }).method);
+    const requestsFromServer = wire.received
+      .filter((m) => typeof m === "object" && m !== null && "method" in m && "id" in m)
+      .map((m) => (m as { method: string }).method);
     expect(requestsFromServer).toEqual(expect.arrayContaining(["roots/list", "sampling/createMessage"]));
     expect(answers.length).toBe(requestsFromServer.length);
-    const notifications = wire.received.filter((m) => typeof m === "object" && m !== null && "method" in m && !("id" in m)) as { method: string; params?: unknown }[];
+    const notifications = wire.received.filter((m) => typeof m === "object" && m !== null && "method" in m && !("id" in m)) as {
+      method: string;
+      params?: unknown;
+    }[];
     expect(notifications.map((n) => n.method)).toContain("notifications/tools/list_changed");
     for (const n of notifications) expect(validateNotification(n.method as never, n.params ?? {}, "tolerant").ok, n.method).toBe(true);
   }, 60_000);

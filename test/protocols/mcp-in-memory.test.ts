@@ -8,10 +8,18 @@
 import { describe, expect, it } from "vitest";
 import { LocalError, RpcError, createInMemoryPair } from "@turnspec/rpc";
 import { ProtocolClient, type ClientHandlers } from "../fixtures/mcp/expected/client.js";
-import { createClientCaller, createDispatcher, protocolError, serveConnection, type ClientCaller, type Handlers, type ServerConnection } from "../fixtures/mcp/expected/server.js";
+import {
+  createClientCaller,
+  createDispatcher,
+  protocolError,
+  serveConnection,
+  type ClientCaller,
+  type Handlers,
+  type ServerConnection,
+} from "../fixtures/mcp/expected/server.js";
 
 /** Handlers that do not use their context, for a server of any context type. */
-const handlersFor = <Ctx,>(): Handlers<Ctx> => ({
+const handlersFor = <Ctx>(): Handlers<Ctx> => ({
   initialize: () => ({ protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "mem", version: "1" } }),
   ping: () => ({}),
   "tools/list": () => ({ tools: [] }),
@@ -47,7 +55,12 @@ describe("MCP requests in both directions over the in-memory pair", () => {
   });
 
   it("a domain error thrown by a client handler is answered with its registered code and reason", async () => {
-    const { client, server } = pair({ ...clientHandlers, "roots/list": () => { throw protocolError("resource_not_found", "no roots here"); } });
+    const { client, server } = pair({
+      ...clientHandlers,
+      "roots/list": () => {
+        throw protocolError("resource_not_found", "no roots here");
+      },
+    });
     await Promise.all([server.start(), client.start()]);
     const error = await server.request("roots/list", {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
@@ -56,7 +69,9 @@ describe("MCP requests in both directions over the in-memory pair", () => {
 
   it("a client handler's result that breaks its schema is answered -32603 and reported on the client's side", async () => {
     const reported: unknown[] = [];
-    const { client, server } = pair({ ...clientHandlers, "roots/list": () => ({ roots: [{ name: "no uri" }] }) as never }, (e) => reported.push(e));
+    const { client, server } = pair({ ...clientHandlers, "roots/list": () => ({ roots: [{ name: "no uri" }] }) as never }, (e) =>
+      reported.push(e),
+    );
     await Promise.all([server.start(), client.start()]);
     await expect(server.request("roots/list", {})).rejects.toMatchObject({ code: -32603 });
     expect(String(reported[0])).toContain("/roots/0");
@@ -82,7 +97,9 @@ describe("MCP requests in both directions over the in-memory pair", () => {
   it("a request to the client that gets no answer fails with a local timeout", async () => {
     const { client, server } = pair({ ...clientHandlers, "sampling/createMessage": () => new Promise(() => undefined) });
     await Promise.all([server.start(), client.start()]);
-    const error = await server.request("sampling/createMessage", { messages: [], maxTokens: 1 }, { timeoutMs: 50 }).catch((e: unknown) => e);
+    const error = await server
+      .request("sampling/createMessage", { messages: [], maxTokens: 1 }, { timeoutMs: 50 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LocalError);
     expect((error as LocalError).kind).toBe("timeout");
   });
@@ -109,7 +126,9 @@ describe("MCP requests in both directions over the in-memory pair", () => {
     b.onmessage = (frame) => void dispatcher.handleFrame(frame, caller).then((reply) => (reply === undefined ? undefined : b.send(reply)));
     const client = new ProtocolClient(a, { handlers: clientHandlers });
     await Promise.all([b.start(), client.start()]);
-    await expect(caller.request("sampling/createMessage", { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 })).resolves.toEqual({
+    await expect(
+      caller.request("sampling/createMessage", { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 }),
+    ).resolves.toEqual({
       role: "assistant",
       content: { type: "text", text: "ok" },
       model: "m",

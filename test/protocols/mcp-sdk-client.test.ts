@@ -25,7 +25,13 @@ async function connect(): Promise<{ client: Client; sampled: unknown[] }> {
     sampled.push(request.params);
     return { role: "assistant", content: { type: "text", text: "forty-two" }, model: "sdk-model", stopReason: "endTurn" };
   });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, server], stderr: "pipe" }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, server],
+      stderr: "pipe",
+    }),
+  );
   return { client, sampled };
 }
 
@@ -44,14 +50,21 @@ describe("a server on the generated MCP dispatcher, driven by the official MCP S
   it("answers a sampling request the server sends during a tool call", async () => {
     const { client, sampled } = await connect();
     const result = await client.callTool({ name: "ask-model", arguments: { question: "What is six times seven?" } });
-    expect(sampled).toEqual([{ messages: [{ role: "user", content: { type: "text", text: "What is six times seven?" } }], maxTokens: 100 }]);
+    expect(sampled).toEqual([
+      { messages: [{ role: "user", content: { type: "text", text: "What is six times seven?" } }], maxTokens: 100 },
+    ]);
     expect(result.content).toEqual([{ type: "text", text: "sdk-model says: forty-two" }]);
   }, 60_000);
 
   it("refuses params that do not match the schema with -32602 naming the field", async () => {
     const { client } = await connect();
     // The SDK's own types accept this call; the generated dispatcher refuses it: name must be a string.
-    await expect(client.request({ method: "tools/call", params: { name: 7 } } as never, (await import("@modelcontextprotocol/sdk/types.js")).CallToolResultSchema)).rejects.toMatchObject({
+    await expect(
+      client.request(
+        { method: "tools/call", params: { name: 7 } } as never,
+        (await import("@modelcontextprotocol/sdk/types.js")).CallToolResultSchema,
+      ),
+    ).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining("/name"),
     });

@@ -40,9 +40,22 @@ beforeEach(() => {
 
 /** One streamed chunk in the documented shape. */
 function chunk(delta: Record<string, unknown>, finish_reason: string | null = null): Record<string, unknown> {
-  return { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "test-model", choices: [{ index: 0, delta, finish_reason }] };
+  return {
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "test-model",
+    choices: [{ index: 0, delta, finish_reason }],
+  };
 }
-const usageChunk = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "test-model", choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } };
+const usageChunk = {
+  id: "chatcmpl-1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "test-model",
+  choices: [],
+  usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+};
 
 function sse(chunks: readonly unknown[], done = true): Handler {
   return (_req, res) => {
@@ -59,11 +72,26 @@ function status(code: number, message: string): Handler {
   };
 }
 
-const tools: ToolSpec[] = [{ name: "shell", description: "run a command", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } }];
+const tools: ToolSpec[] = [
+  {
+    name: "shell",
+    description: "run a command",
+    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+  },
+];
 
-async function collect(provider: OpenAIProvider, messages: readonly ChatMessage[], options: { tools?: readonly ToolSpec[]; signal?: AbortSignal; model?: string } = {}): Promise<ProviderEvent[]> {
+async function collect(
+  provider: OpenAIProvider,
+  messages: readonly ChatMessage[],
+  options: { tools?: readonly ToolSpec[]; signal?: AbortSignal; model?: string } = {},
+): Promise<ProviderEvent[]> {
   const events: ProviderEvent[] = [];
-  const stream = provider.stream({ model: options.model ?? "test-model", messages, tools: options.tools ?? [], signal: options.signal ?? new AbortController().signal });
+  const stream = provider.stream({
+    model: options.model ?? "test-model",
+    messages,
+    tools: options.tools ?? [],
+    signal: options.signal ?? new AbortController().signal,
+  });
   for await (const event of stream) events.push(event);
   return events;
 }
@@ -81,7 +109,13 @@ const hello: ChatMessage[] = [{ role: "user", content: "hi" }];
 
 describe("OpenAIProvider", () => {
   it("streams content deltas as text and reports usage", async () => {
-    handler = sse([chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({ content: "lo!" }), chunk({}, "stop"), usageChunk]);
+    handler = sse([
+      chunk({ role: "assistant", content: "" }),
+      chunk({ content: "Hel" }),
+      chunk({ content: "lo!" }),
+      chunk({}, "stop"),
+      usageChunk,
+    ]);
     const provider = new OpenAIProvider({ baseURL, apiKey: "sk-test" });
     expect(provider.name).toBe("openai");
     expect(await collect(provider, hello)).toEqual([
@@ -115,7 +149,11 @@ describe("OpenAIProvider", () => {
       messages: [
         { role: "system", content: "be brief" },
         { role: "user", content: "list files" },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "shell", arguments: '{"command":"ls"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "shell", arguments: '{"command":"ls"}' } }],
+        },
         { role: "tool", tool_call_id: "call_1", content: "a.txt" },
         { role: "assistant", content: "There is a.txt." },
         { role: "user", content: "thanks" },
@@ -133,7 +171,11 @@ describe("OpenAIProvider", () => {
 
   it("assembles tool calls from fragments into one event at the end", async () => {
     handler = sse([
-      chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "shell", arguments: "" } }] }),
+      chunk({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "shell", arguments: "" } }],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"comm' } }] }),
       chunk({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "read_file", arguments: '{"path":' } }] }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: 'and":"ls -l"}' } }] }),
@@ -204,7 +246,10 @@ describe("OpenAIProvider", () => {
   it("fails a stream that ends before the answer finished", async () => {
     handler = sse([chunk({ content: "half an ans" })], false);
     const error = await failure(collect(new OpenAIProvider({ baseURL, apiKey: "k" }), hello));
-    expect(error).toMatchObject({ retryable: true, message: `the stream from the model API at ${baseURL} ended before the answer finished` });
+    expect(error).toMatchObject({
+      retryable: true,
+      message: `the stream from the model API at ${baseURL} ended before the answer finished`,
+    });
   });
 
   it("stops mid-stream when the signal aborts, with the signal's reason", { timeout: 10_000 }, async () => {
@@ -217,7 +262,12 @@ describe("OpenAIProvider", () => {
     const reason = new Error("turn cancelled");
     const events: ProviderEvent[] = [];
     const run = (async () => {
-      for await (const event of new OpenAIProvider({ baseURL, apiKey: "k" }).stream({ model: "m", messages: hello, tools: [], signal: controller.signal })) {
+      for await (const event of new OpenAIProvider({ baseURL, apiKey: "k" }).stream({
+        model: "m",
+        messages: hello,
+        tools: [],
+        signal: controller.signal,
+      })) {
         events.push(event);
         controller.abort(reason);
       }
@@ -239,6 +289,9 @@ describe("OpenAIProvider", () => {
 
   it("fails without a model to ask", async () => {
     const error = await failure(collect(new OpenAIProvider({ baseURL, apiKey: "k" }), hello, { model: "" }));
-    expect(error).toMatchObject({ retryable: false, message: "the openai provider needs a model: none in the request and no default configured" });
+    expect(error).toMatchObject({
+      retryable: false,
+      message: "the openai provider needs a model: none in the request and no default configured",
+    });
   });
 });

@@ -11,7 +11,8 @@ import { ScriptedProvider, scriptMessage, splitText, type ScriptStep } from "../
 const provider = new ScriptedProvider();
 
 /** The events of one step of the stream: a provider may yield several at once. */
-const flat = (step: ProviderEvent | readonly ProviderEvent[]): readonly ProviderEvent[] => (Array.isArray(step) ? step : [step as ProviderEvent]);
+const flat = (step: ProviderEvent | readonly ProviderEvent[]): readonly ProviderEvent[] =>
+  Array.isArray(step) ? step : [step as ProviderEvent];
 
 async function collect(messages: readonly ChatMessage[], signal = new AbortController().signal): Promise<ProviderEvent[]> {
   const events: ProviderEvent[] = [];
@@ -56,7 +57,12 @@ describe("ScriptedProvider", () => {
   });
 
   it("splits text without losing or breaking characters", () => {
-    for (const [text, pieces] of [["  spaced   out  text ", undefined], ["héllo 🌍 wörld", 7], ["a\nb\nc", 2], ["x", undefined]] as const) {
+    for (const [text, pieces] of [
+      ["  spaced   out  text ", undefined],
+      ["héllo 🌍 wörld", 7],
+      ["a\nb\nc", 2],
+      ["x", undefined],
+    ] as const) {
       const parts = splitText(text, pieces);
       expect(parts.join("")).toBe(text);
       if (pieces) expect(parts).toHaveLength(pieces);
@@ -71,7 +77,9 @@ describe("ScriptedProvider", () => {
   });
 
   it("answers a tools step with all its calls in order, and {} for missing args", async () => {
-    const events = await collect(first([{ tools: [{ tool: "read_file", args: { path: "a" } }, { tool: "web_fetch", args: { url: "http://x" } }, { tool: "noop" }] }]));
+    const events = await collect(
+      first([{ tools: [{ tool: "read_file", args: { path: "a" } }, { tool: "web_fetch", args: { url: "http://x" } }, { tool: "noop" }] }]),
+    );
     expect(events).toEqual([
       {
         type: "tool_calls",
@@ -97,8 +105,15 @@ describe("ScriptedProvider", () => {
   });
 
   it("picks the step from the number of assistant messages after the first user message", async () => {
-    const steps: ScriptStep[] = [{ tool: "shell", args: { command: "a" } }, { tools: [{ tool: "shell", args: { command: "b" } }] }, { say: "all done" }];
-    const start: ChatMessage[] = [{ role: "system", content: "sys" }, { role: "user", content: scriptMessage(steps) }];
+    const steps: ScriptStep[] = [
+      { tool: "shell", args: { command: "a" } },
+      { tools: [{ tool: "shell", args: { command: "b" } }] },
+      { say: "all done" },
+    ];
+    const start: ChatMessage[] = [
+      { role: "system", content: "sys" },
+      { role: "user", content: scriptMessage(steps) },
+    ];
     const afterOne: ChatMessage[] = [
       ...start,
       { role: "assistant", content: "", tool_calls: [{ id: "call_0_0", name: "shell", arguments: '{"command":"a"}' }] },
@@ -109,8 +124,12 @@ describe("ScriptedProvider", () => {
       { role: "assistant", content: "", tool_calls: [{ id: "call_1_0", name: "shell", arguments: '{"command":"b"}' }] },
       { role: "tool", tool_call_id: "call_1_0", content: "ok" },
     ];
-    expect(await collect(start)).toEqual([{ type: "tool_calls", calls: [{ id: "call_0_0", name: "shell", arguments: '{"command":"a"}' }] }]);
-    expect(await collect(afterOne)).toEqual([{ type: "tool_calls", calls: [{ id: "call_1_0", name: "shell", arguments: '{"command":"b"}' }] }]);
+    expect(await collect(start)).toEqual([
+      { type: "tool_calls", calls: [{ id: "call_0_0", name: "shell", arguments: '{"command":"a"}' }] },
+    ]);
+    expect(await collect(afterOne)).toEqual([
+      { type: "tool_calls", calls: [{ id: "call_1_0", name: "shell", arguments: '{"command":"b"}' }] },
+    ]);
     expect(texts(await collect(afterTwo)).join("")).toBe("all done");
     // The same conversation gives the same answer: no state is kept between calls.
     expect(await collect(afterOne)).toEqual(await collect(afterOne));
@@ -123,8 +142,13 @@ describe("ScriptedProvider", () => {
       { role: "tool", tool_call_id: "call_0_0", content: "ok" },
       { role: "assistant", content: "first turn done" },
     ];
-    const second: ChatMessage[] = [...earlier, { role: "user", content: scriptMessage([{ tool: "read_file", args: { path: "x" } }, { say: "second turn done" }]) }];
-    expect(await collect(second)).toEqual([{ type: "tool_calls", calls: [{ id: "call_0_0", name: "read_file", arguments: '{"path":"x"}' }] }]);
+    const second: ChatMessage[] = [
+      ...earlier,
+      { role: "user", content: scriptMessage([{ tool: "read_file", args: { path: "x" } }, { say: "second turn done" }]) },
+    ];
+    expect(await collect(second)).toEqual([
+      { type: "tool_calls", calls: [{ id: "call_0_0", name: "read_file", arguments: '{"path":"x"}' }] },
+    ]);
     const secondLater: ChatMessage[] = [
       ...second,
       { role: "assistant", content: "", tool_calls: [{ id: "call_0_0", name: "read_file", arguments: '{"path":"x"}' }] },
@@ -137,7 +161,12 @@ describe("ScriptedProvider", () => {
 
   it("throws the fail step's ProviderError, after its reasoning", async () => {
     const events: ProviderEvent[] = [];
-    const stream = provider.stream({ model: "m", messages: first([{ fail: "overloaded", retryable: true, reasoning: "hmm" }]), tools: [], signal: new AbortController().signal });
+    const stream = provider.stream({
+      model: "m",
+      messages: first([{ fail: "overloaded", retryable: true, reasoning: "hmm" }]),
+      tools: [],
+      signal: new AbortController().signal,
+    });
     const error = await (async () => {
       for await (const e of stream) events.push(...flat(e));
     })().catch((e: unknown) => e);
@@ -157,28 +186,71 @@ describe("ScriptedProvider", () => {
     expect(error.message).toBe("the script has no step 1: it ended before a final answer");
     expect(error.retryable).toBe(false);
     // Only an agent loop that calls again after the final answer gets here.
-    const afterFinal = await failure([{ role: "user", content: scriptMessage([{ say: "bye" }]) }, { role: "assistant", content: "bye" }]);
+    const afterFinal = await failure([
+      { role: "user", content: scriptMessage([{ say: "bye" }]) },
+      { role: "assistant", content: "bye" },
+    ]);
     expect(afterFinal.message).toBe("the script has no step 1: the script has 1 step and already gave its final answer");
   });
 
   it.each([
     ["a script that is not an array", { script: { say: "x" } }, 'invalid script: "script" must be an array of steps, got {"say":"x"}'],
     ["a step that is not an object", { script: [{ say: "a" }, "say hi"] }, 'invalid script: step 1 must be an object, got "say hi"'],
-    ["a step with no kind", { script: [{ reasoning: "x" }] }, 'invalid script: step 0 must have exactly one of "say", "tool", "tools", "fail", got none'],
-    ["a step with two kinds", { script: [{ say: "a", tool: "b" }] }, 'invalid script: step 0 must have exactly one of "say", "tool", "tools", "fail", got "say" and "tool"'],
-    ["an unknown field", { script: [{ say: "a" }, { tool: "b", delay: 5 }] }, 'invalid script: step 1 has an unknown field "delay" (a "tool" step allows "tool", "args", "reasoning", "delay_ms", "tokens", "fail_attempts", "fail_message")'],
+    [
+      "a step with no kind",
+      { script: [{ reasoning: "x" }] },
+      'invalid script: step 0 must have exactly one of "say", "tool", "tools", "fail", got none',
+    ],
+    [
+      "a step with two kinds",
+      { script: [{ say: "a", tool: "b" }] },
+      'invalid script: step 0 must have exactly one of "say", "tool", "tools", "fail", got "say" and "tool"',
+    ],
+    [
+      "an unknown field",
+      { script: [{ say: "a" }, { tool: "b", delay: 5 }] },
+      'invalid script: step 1 has an unknown field "delay" (a "tool" step allows "tool", "args", "reasoning", "delay_ms", "tokens", "fail_attempts", "fail_message")',
+    ],
     ["a field of another kind", { script: [{ say: "a", retryable: true }] }, 'invalid script: step 0 has an unknown field "retryable"'],
     ["chunks of zero", { script: [{ say: "a", chunks: 0 }] }, 'invalid script: step 0: "chunks" must be a positive integer, got 0'],
-    ["more chunks than characters", { script: [{ say: "ab", chunks: 3 }] }, 'invalid script: step 0: "chunks" is 3 but the text has only 2 characters'],
+    [
+      "more chunks than characters",
+      { script: [{ say: "ab", chunks: 3 }] },
+      'invalid script: step 0: "chunks" is 3 but the text has only 2 characters',
+    ],
     ["a non-string say", { script: [{ say: 42 }] }, 'invalid script: step 0: "say" must be a string, got 42'],
     ["an empty tool name", { script: [{ tool: "" }] }, 'invalid script: step 0: "tool" must be a non-empty string, got ""'],
     ["args that are not an object", { script: [{ tool: "t", args: [1] }] }, 'invalid script: step 0: "args" must be an object, got [1]'],
-    ["an empty tools list", { script: [{ tools: [] }] }, 'invalid script: step 0: "tools" must be a non-empty array of {tool, args}, got []'],
-    ["a bad call in tools", { script: [{ tools: [{ tool: "a" }, { name: "b" }] }] }, 'invalid script: step 0: tools[1] has an unknown field "name"'],
-    ["a negative delay", { script: [{ say: "a", delay_ms: -1 }] }, 'invalid script: step 0: "delay_ms" must be a non-negative integer, got -1'],
-    ["fractional tokens", { script: [{ say: "a", tokens: 1.5 }] }, 'invalid script: step 0: "tokens" must be a non-negative integer or {input_tokens, output_tokens}, got 1.5'],
-    ["a non-boolean retryable", { script: [{ fail: "x", retryable: "yes" }] }, 'invalid script: step 0: "retryable" must be a boolean, got "yes"'],
-    ["a fractional fail_attempts", { script: [{ say: "a", fail_attempts: 0.5 }] }, 'invalid script: step 0: "fail_attempts" must be a non-negative integer, got 0.5'],
+    [
+      "an empty tools list",
+      { script: [{ tools: [] }] },
+      'invalid script: step 0: "tools" must be a non-empty array of {tool, args}, got []',
+    ],
+    [
+      "a bad call in tools",
+      { script: [{ tools: [{ tool: "a" }, { name: "b" }] }] },
+      'invalid script: step 0: tools[1] has an unknown field "name"',
+    ],
+    [
+      "a negative delay",
+      { script: [{ say: "a", delay_ms: -1 }] },
+      'invalid script: step 0: "delay_ms" must be a non-negative integer, got -1',
+    ],
+    [
+      "fractional tokens",
+      { script: [{ say: "a", tokens: 1.5 }] },
+      'invalid script: step 0: "tokens" must be a non-negative integer or {input_tokens, output_tokens}, got 1.5',
+    ],
+    [
+      "a non-boolean retryable",
+      { script: [{ fail: "x", retryable: "yes" }] },
+      'invalid script: step 0: "retryable" must be a boolean, got "yes"',
+    ],
+    [
+      "a fractional fail_attempts",
+      { script: [{ say: "a", fail_attempts: 0.5 }] },
+      'invalid script: step 0: "fail_attempts" must be a non-negative integer, got 0.5',
+    ],
   ])("rejects %s, naming the step", async (_name, doc, message) => {
     const error = await failure([{ role: "user", content: JSON.stringify(doc) }]);
     expect(error.message.startsWith(message)).toBe(true);
@@ -189,7 +261,8 @@ describe("ScriptedProvider", () => {
     const messages = first([{ say: "made it", fail_attempts: 2, fail_message: "rate limited" }]);
     const attempt = async (n: number) => {
       const events: ProviderEvent[] = [];
-      for await (const event of provider.stream({ model: "script", messages, tools: [], signal: new AbortController().signal, attempt: n })) events.push(...flat(event));
+      for await (const event of provider.stream({ model: "script", messages, tools: [], signal: new AbortController().signal, attempt: n }))
+        events.push(...flat(event));
       return events;
     };
     for (const n of [1, 2]) {
@@ -237,7 +310,9 @@ describe("ScriptedProvider", () => {
 
   it("stops waiting when the signal aborts, with the signal's reason", { timeout: 5_000 }, async () => {
     const controller = new AbortController();
-    const iterator = provider.stream({ model: "m", messages: first([{ say: "never", delay_ms: 60_000 }]), tools: [], signal: controller.signal })[Symbol.asyncIterator]();
+    const iterator = provider
+      .stream({ model: "m", messages: first([{ say: "never", delay_ms: 60_000 }]), tools: [], signal: controller.signal })
+      [Symbol.asyncIterator]();
     const next = iterator.next();
     const reason = new Error("turn cancelled");
     controller.abort(reason);

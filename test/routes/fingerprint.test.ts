@@ -36,7 +36,11 @@ function grant(): Required<{ -readonly [K in keyof RouteGrant]: RouteGrant[K] }>
 function reversedKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map(reversedKeys) as T;
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)])) as T;
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversedKeys(v)]),
+  ) as T;
 }
 
 describe("canonicalJson", () => {
@@ -87,7 +91,14 @@ describe("grantFingerprint", () => {
   });
 
   it("treats an absent optional id and a null one alike", () => {
-    const optional = ["destination_execution_id", "destination_capsule_id", "destination_identity_id", "destination_execution_profile", "expires_at", "return_route_id"] as const;
+    const optional = [
+      "destination_execution_id",
+      "destination_capsule_id",
+      "destination_identity_id",
+      "destination_execution_profile",
+      "expires_at",
+      "return_route_id",
+    ] as const;
     const absent: Record<string, unknown> = grant();
     const nulls: Record<string, unknown> = grant();
     for (const field of optional) {

@@ -25,7 +25,10 @@ const rows: [string, { candidate: string; graph: RouteEdge[]; want: string[] | u
   ["a diamond's shortcut (two paths, no cycle)", { candidate: "a>d", graph: edges("a>b", "a>c", "b>d", "c>d"), want: undefined }],
   ["a diamond closed from its sink", { candidate: "d>a", graph: edges("a>b", "a>c", "b>d", "c>d"), want: ["a", "b", "d"] }],
   ["a bridge between disconnected components", { candidate: "b>c", graph: edges("a>b", "c>d"), want: undefined }],
-  ["a bridge back between components already joined one way", { candidate: "d>a", graph: edges("a>b", "c>d", "b>c"), want: ["a", "b", "c", "d"] }],
+  [
+    "a bridge back between components already joined one way",
+    { candidate: "d>a", graph: edges("a>b", "c>d", "b>c"), want: ["a", "b", "c", "d"] },
+  ],
   ["an edge beside a component that has a cycle already", { candidate: "a>b", graph: edges("x>y", "y>x"), want: undefined }],
   ["an edge into a cycle it does not join", { candidate: "a>x", graph: edges("x>y", "y>x"), want: undefined }],
   ["a shorter of two ways back", { candidate: "z>a", graph: edges("a>b", "b>c", "c>z", "a>z"), want: ["a", "z"] }],
@@ -43,7 +46,10 @@ describe("wouldCloseCycle", () => {
     expect(path[0]).toBe("b");
     expect(path.at(-1)).toBe("e");
     for (let i = 0; i + 1 < path.length; i++) {
-      expect(graph.some((e) => e.source === path[i] && e.destination === path[i + 1]), `${path[i]} → ${path[i + 1]}`).toBe(true);
+      expect(
+        graph.some((e) => e.source === path[i] && e.destination === path[i + 1]),
+        `${path[i]} → ${path[i + 1]}`,
+      ).toBe(true);
     }
     expect(path).toEqual(["b", "d", "e"]);
   });

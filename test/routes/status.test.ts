@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AgentDelegationRouteStatus } from "../../generated/types.js";
-import { ADMISSION_REFUSALS, type AdmissionContext, type AdmissionRefusal, type AdmissionRoute, admission, effectiveStatus } from "../../packages/gateway/src/routes/status.js";
+import {
+  ADMISSION_REFUSALS,
+  type AdmissionContext,
+  type AdmissionRefusal,
+  type AdmissionRoute,
+  admission,
+  effectiveStatus,
+} from "../../packages/gateway/src/routes/status.js";
 
 const NOW = new Date("2026-03-01T12:00:00.000Z");
 
@@ -60,27 +67,68 @@ describe("admission", () => {
     ["the base route", { want: undefined }],
     ["a revoked route", { route: { status: "revoked" }, want: "revoked", says: "route rte_1 is revoked" }],
     ["a revoked route past its expiry", { route: { status: "revoked", expires_at: "2026-01-01T00:00:00Z" }, want: "revoked" }],
-    ["an active route past its expiry", { route: { expires_at: "2026-03-01T12:00:00Z" }, want: "expired", says: "expired at 2026-03-01T12:00:00Z" }],
+    [
+      "an active route past its expiry",
+      { route: { expires_at: "2026-03-01T12:00:00Z" }, want: "expired", says: "expired at 2026-03-01T12:00:00Z" },
+    ],
     ["a route stored as expired", { route: { status: "expired", expires_at: "2026-03-01T00:00:00Z" }, want: "expired" }],
     ["an active route without expiry", { route: { expires_at: null }, want: undefined }],
     ["a prepared route", { route: { status: "prepared" }, want: "not_active", says: "is prepared, not active" }],
-    ["another generation than expected", { ctx: { expectedGeneration: 1 }, want: "generation_mismatch", says: "is at generation 2, not the expected 1" }],
+    [
+      "another generation than expected",
+      { ctx: { expectedGeneration: 1 }, want: "generation_mismatch", says: "is at generation 2, not the expected 1" },
+    ],
     ["the expected generation", { ctx: { expectedGeneration: 2 }, want: undefined }],
     ["no expected generation, whatever the route's", { route: { generation: 9 }, want: undefined }],
-    ["a source policy that changed since", { ctx: { policyGeneration: (ws) => (ws === "ws_src" ? 4 : 5) }, want: "source_policy_changed", says: "policy generation 3 of workspace ws_src, which is now at 4" }],
-    ["a destination policy that changed since", { ctx: { policyGeneration: (ws) => (ws === "ws_src" ? 3 : 6) }, want: "destination_policy_changed", says: "policy generation 5 of workspace ws_dst, which is now at 6" }],
-    ["an action the route does not allow", { ctx: { action: "start_agent" }, want: "action_not_allowed", says: "does not allow start_agent; it allows send_message, create_task" }],
+    [
+      "a source policy that changed since",
+      {
+        ctx: { policyGeneration: (ws) => (ws === "ws_src" ? 4 : 5) },
+        want: "source_policy_changed",
+        says: "policy generation 3 of workspace ws_src, which is now at 4",
+      },
+    ],
+    [
+      "a destination policy that changed since",
+      {
+        ctx: { policyGeneration: (ws) => (ws === "ws_src" ? 3 : 6) },
+        want: "destination_policy_changed",
+        says: "policy generation 5 of workspace ws_dst, which is now at 6",
+      },
+    ],
+    [
+      "an action the route does not allow",
+      {
+        ctx: { action: "start_agent" },
+        want: "action_not_allowed",
+        says: "does not allow start_agent; it allows send_message, create_task",
+      },
+    ],
     ["another allowed action", { ctx: { action: "create_task" }, want: undefined }],
-    ["a caller in another thread", { ctx: { sourceThreadId: "th_dst" }, want: "wrong_source", says: "leads from thread th_src, not from th_dst" }],
+    [
+      "a caller in another thread",
+      { ctx: { sourceThreadId: "th_dst" }, want: "wrong_source", says: "leads from thread th_src, not from th_dst" },
+    ],
     // Checked in order: the first refusal wins, and a caller from another thread learns
     // nothing about the route beyond that it is not its own.
     ["a revoked route, asked from another thread", { route: { status: "revoked" }, ctx: { sourceThreadId: "th_x" }, want: "wrong_source" }],
     ["a stale generation on a prepared route", { route: { status: "prepared" }, ctx: { expectedGeneration: 1 }, want: "not_active" }],
     ["an unallowed action from another thread", { ctx: { action: "deliver_result", sourceThreadId: "th_x" }, want: "wrong_source" }],
     // Hole 9: an execution_bound route admits its own source execution only.
-    ["an execution_bound route used by another execution", { route: { kind: "execution_bound" }, ctx: { executionId: "ex_other" }, want: "wrong_execution", says: "is bound to execution ex_src, not to ex_other" }],
+    [
+      "an execution_bound route used by another execution",
+      {
+        route: { kind: "execution_bound" },
+        ctx: { executionId: "ex_other" },
+        want: "wrong_execution",
+        says: "is bound to execution ex_src, not to ex_other",
+      },
+    ],
     ["an execution_bound route used by a caller naming none", { route: { kind: "execution_bound" }, want: "wrong_execution" }],
-    ["an execution_bound route used by its own execution", { route: { kind: "execution_bound" }, ctx: { executionId: "ex_src" }, want: undefined }],
+    [
+      "an execution_bound route used by its own execution",
+      { route: { kind: "execution_bound" }, ctx: { executionId: "ex_src" }, want: undefined },
+    ],
   ];
 
   it.each(rows)("%s", (_name, row) => {

@@ -10,7 +10,6 @@ import { createDispatcher, createNotifier, protocolError, type Handlers, type No
 import type { ItemDeltaNotification, Turn, TurnStartParams, TurnStartResponse } from "../../generated/types.js";
 import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
 
-
 const supervisedTurn: Turn = {
   id: TURN,
   thread_id: THREAD,

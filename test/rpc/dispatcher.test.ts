@@ -9,7 +9,6 @@ import { createDispatcher, protocolError, type Handlers, type ServerOptions } fr
 import type { Turn, TurnStartParams } from "../../generated/types.js";
 import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
 
-
 const supervisedTurn: Turn = {
   id: TURN,
   thread_id: THREAD,
@@ -35,7 +34,15 @@ function fakeHandlers(calls: Array<[string, unknown]>, overrides: Partial<Handle
     "thread/start": unused,
     "thread/get": async (params) => {
       calls.push(["thread/get", params]);
-      return { thread: { id: params.thread_id, workspace_id: "ws_000000000000000001", cwd: "/srv/project", mode: "Agent", created_at: "2025-06-01T10:00:00Z" } };
+      return {
+        thread: {
+          id: params.thread_id,
+          workspace_id: "ws_000000000000000001",
+          cwd: "/srv/project",
+          mode: "Agent",
+          created_at: "2025-06-01T10:00:00Z",
+        },
+      };
     },
     "thread/timeline/page": unused,
     "turn/start": async (params) => {
@@ -160,7 +167,11 @@ describe("method resolution and params", () => {
       { pointer: "/permission_profile/mode", expected: ["full_access", "auto_accept_edits", "supervised"], received: "admin" },
     ],
     ["a missing thread_id", { turn_id: TURN, input: validStart.input }, { pointer: "/thread_id", message: "is required" }],
-    ["an unknown extra field", { ...validStart, priority: "high" }, { pointer: "/priority", message: "is not a known field", received: "high" }],
+    [
+      "an unknown extra field",
+      { ...validStart, priority: "high" },
+      { pointer: "/priority", message: "is not a known field", received: "high" },
+    ],
     ["input that is not an array", { ...validStart, input: "hello" }, { pointer: "/input", expected: "array", received: "hello" }],
   ])("answers turn/start with %s with -32602 listing the failing pointer", async (_name, params, wantIssue) => {
     const wire = await gateway();
@@ -326,7 +337,9 @@ describe("handler errors", () => {
   });
 
   it("treats a rejected promise like a throw", async () => {
-    const wire = await gateway({ "turn/get": () => Promise.reject(new TypeError("cannot read properties of undefined (reading 'events')")) });
+    const wire = await gateway({
+      "turn/get": () => Promise.reject(new TypeError("cannot read properties of undefined (reading 'events')")),
+    });
     const reply = await one(wire, request(24, "turn/get", { thread_id: THREAD, turn_id: TURN }));
     expect(reply.error.code).toBe(-32603);
     expect(JSON.stringify(reply)).not.toContain("reading 'events'");

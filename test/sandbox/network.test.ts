@@ -23,7 +23,10 @@ import { testContext } from "../tools/context.js";
 
 const bwrap = detectBubblewrap();
 const settings = { required: false, bwrapPath: "bwrap" };
-if (!bwrap && process.env.CI !== "true") console.log("sandbox network tests skipped: bubblewrap (bwrap) is missing or cannot create namespaces here (apt-get install -y bubblewrap)");
+if (!bwrap && process.env.CI !== "true")
+  console.log(
+    "sandbox network tests skipped: bubblewrap (bwrap) is missing or cannot create namespaces here (apt-get install -y bubblewrap)",
+  );
 
 describe.runIf(!bwrap && process.env.CI === "true")("the sandbox network under CI", () => {
   it("has bubblewrap", () => {
@@ -84,12 +87,17 @@ describe.runIf(bwrap)("shell commands under a restricted network", () => {
     const sandbox = await startTurnSandbox(snapshot, settings, (r) => refused.push(r));
     return { snapshot, refused, ctx: testContext(ws, { ...(sandbox ? { sandbox } : {}) }) };
   }
-  const sh = async (command: string, ctx: ReturnType<typeof testContext>) => (await shellTool.run({ command }, ctx)).item as { stdout: string; stderr: string; exit_code: number | null };
+  const sh = async (command: string, ctx: ReturnType<typeof testContext>) =>
+    (await shellTool.run({ command }, ctx)).item as { stdout: string; stderr: string; exit_code: number | null };
 
   it("records the restricted network in the snapshot, active under the sandbox, with domain filtering named", async () => {
     const { snapshot } = await turn();
     expect(validate("TurnExecutionSecuritySnapshot", snapshot).ok).toBe(true);
-    expect(snapshot.network).toEqual({ mode: "restricted", allow_domains: [`127.0.0.1:${allowed.port}`, "localhost"], deny_domains: [`localhost:${denied.port}`] });
+    expect(snapshot.network).toEqual({
+      mode: "restricted",
+      allow_domains: [`127.0.0.1:${allowed.port}`, "localhost"],
+      deny_domains: [`localhost:${denied.port}`],
+    });
     expect(snapshot.sandbox.network_enabled).toBe(true);
     expect(snapshot.enforcement).toEqual({ status: "active", degradations: [] });
     expect(snapshot.backend.capabilities).toContain("network_domain_filtering");
@@ -99,7 +107,9 @@ describe.runIf(bwrap)("shell commands under a restricted network", () => {
     const { ctx } = await turn();
     const item = await sh("env | grep -i _proxy= | sort", ctx);
     const url = `http://127.0.0.1:${PROXY_BRIDGE_PORT}`;
-    expect(item.stdout.trim().split("\n").sort()).toEqual(["ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "all_proxy", "http_proxy", "https_proxy"].map((n) => `${n}=${url}`).sort());
+    expect(item.stdout.trim().split("\n").sort()).toEqual(
+      ["ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "all_proxy", "http_proxy", "https_proxy"].map((n) => `${n}=${url}`).sort(),
+    );
   });
 
   it("reaches an allowed host through the proxy, with an absolute-URI request and with a CONNECT tunnel", async () => {
@@ -124,7 +134,12 @@ describe.runIf(bwrap)("shell commands under a restricted network", () => {
     expect(lines[1]).toMatch(/^403 turnspec sandbox proxy: 127\.0\.0\.1:\d+ is not in the turn's allow_domains/);
     for (const line of lines.slice(2)) expect(JSON.parse(line)).toMatch(/^HTTP\/1.1 403 Forbidden/);
     expect(item.stdout).not.toContain("says hello");
-    expect(refused.map((r) => `${r.host}:${r.port}`)).toEqual([`localhost:${denied.port}`, `127.0.0.1:${unlisted.port}`, `localhost:${denied.port}`, `127.0.0.1:${unlisted.port}`]);
+    expect(refused.map((r) => `${r.host}:${r.port}`)).toEqual([
+      `localhost:${denied.port}`,
+      `127.0.0.1:${unlisted.port}`,
+      `localhost:${denied.port}`,
+      `127.0.0.1:${unlisted.port}`,
+    ]);
     expect(refused[0]!.reason).toContain(`deny_domains entry "localhost:${denied.port}"`);
   });
 

@@ -20,7 +20,8 @@ import { testContext } from "../tools/context.js";
 
 const bwrap = detectBubblewrap();
 const settings = { required: false, bwrapPath: "bwrap" };
-if (!bwrap && process.env.CI !== "true") console.log("sandbox tests skipped: bubblewrap (bwrap) is missing or cannot create namespaces here (apt-get install -y bubblewrap)");
+if (!bwrap && process.env.CI !== "true")
+  console.log("sandbox tests skipped: bubblewrap (bwrap) is missing or cannot create namespaces here (apt-get install -y bubblewrap)");
 
 describe.runIf(!bwrap && process.env.CI === "true")("the sandbox under CI", () => {
   it("has bubblewrap", () => {
@@ -44,11 +45,18 @@ describe.runIf(bwrap)("shell commands under bubblewrap", () => {
   function turnContext(mode: TurnPermissionMode, overrides: Parameters<typeof testContext>[1] = {}) {
     const tempDir = createTurnTempDir(`trn_${mode}`);
     temps.push(tempDir);
-    const snapshot = securitySnapshot({ profile: materializeProfile({ mode }), cwd: ws, roots: [ws], sandbox: { backend: BUBBLEWRAP, tempDir }, shellTimeoutCapMs: 120_000 });
+    const snapshot = securitySnapshot({
+      profile: materializeProfile({ mode }),
+      cwd: ws,
+      roots: [ws],
+      sandbox: { backend: BUBBLEWRAP, tempDir },
+      shellTimeoutCapMs: 120_000,
+    });
     const sandbox = sandboxOfTurn(snapshot, settings);
     return { snapshot, tempDir, ctx: testContext(ws, { ...(sandbox ? { sandbox } : {}), ...overrides }) };
   }
-  const sh = (command: string, ctx: ReturnType<typeof testContext>, extra: Record<string, unknown> = {}) => shellTool.run({ command, ...extra }, ctx);
+  const sh = (command: string, ctx: ReturnType<typeof testContext>, extra: Record<string, unknown> = {}) =>
+    shellTool.run({ command, ...extra }, ctx);
 
   it("records the sandbox in the snapshot: active, named, with the per-turn temp folder", () => {
     const { snapshot, tempDir } = turnContext("supervised");
@@ -112,7 +120,10 @@ describe.runIf(bwrap)("shell commands under bubblewrap", () => {
     const { ctx } = turnContext("supervised", { env: { PATH: process.env.PATH } });
     process.env.TURNSPEC_SANDBOX_PROBE_SECRET = "hunter2";
     try {
-      const result = await sh(`cat /proc/$PPID/environ; cat /proc/${process.pid}/environ; cat /proc/1/environ; ls /proc | grep -c '^[0-9]'`, ctx);
+      const result = await sh(
+        `cat /proc/$PPID/environ; cat /proc/${process.pid}/environ; cat /proc/1/environ; ls /proc | grep -c '^[0-9]'`,
+        ctx,
+      );
       expect(result.item.stdout).not.toContain("hunter2");
       expect(result.item.stderr).toContain(`/proc/${process.pid}/environ: No such file or directory`);
     } finally {
@@ -147,7 +158,13 @@ describe.runIf(bwrap)("shell commands under bubblewrap", () => {
   });
 
   it("full_access gets no sandbox", () => {
-    const snapshot = securitySnapshot({ profile: materializeProfile({ mode: "full_access" }), cwd: ws, roots: [ws], sandbox: { backend: BUBBLEWRAP, tempDir: dir }, shellTimeoutCapMs: null });
+    const snapshot = securitySnapshot({
+      profile: materializeProfile({ mode: "full_access" }),
+      cwd: ws,
+      roots: [ws],
+      sandbox: { backend: BUBBLEWRAP, tempDir: dir },
+      shellTimeoutCapMs: null,
+    });
     expect(snapshot.backend.sandbox_backend).toBeNull();
     expect(sandboxOfTurn(snapshot, settings)).toBeUndefined();
   });

@@ -35,7 +35,9 @@ describe.runIf(bwrap)("a confined command and the host's Unix sockets", () => {
     try {
       return mkdtempSync("/run/turnspec-sockets-");
     } catch (error) {
-      console.log(`the /run socket is left out: ${(error as NodeJS.ErrnoException).code} making a folder in /run (run the tests as root, as CI does, to include it)`);
+      console.log(
+        `the /run socket is left out: ${(error as NodeJS.ErrnoException).code} making a folder in /run (run the tests as root, as CI does, to include it)`,
+      );
       return undefined;
     }
   })();
@@ -76,7 +78,14 @@ describe.runIf(bwrap)("a confined command and the host's Unix sockets", () => {
 
   async function turn(mode: TurnPermissionMode, network?: { allowDomains: string[]; denyDomains: string[] }) {
     const tempDir = createTurnTempDir(`trn_sock_${mode}`);
-    const snapshot = securitySnapshot({ profile: materializeProfile({ mode }), cwd: ws, roots: [ws], sandbox: { backend: BUBBLEWRAP, tempDir }, shellTimeoutCapMs: 120_000, ...(network ? { network } : {}) });
+    const snapshot = securitySnapshot({
+      profile: materializeProfile({ mode }),
+      cwd: ws,
+      roots: [ws],
+      sandbox: { backend: BUBBLEWRAP, tempDir },
+      shellTimeoutCapMs: 120_000,
+      ...(network ? { network } : {}),
+    });
     snapshots.push(snapshot);
     const sandbox = await startTurnSandbox(snapshot, settings, () => undefined);
     expect(sandbox).toBeDefined();
@@ -86,7 +95,10 @@ describe.runIf(bwrap)("a confined command and the host's Unix sockets", () => {
   /** A shell command that connects to each socket with plain node and prints what it got, one line each. */
   const probe = (paths: string[]) =>
     paths
-      .map((path) => `node -e 'const s=require("net").connect(${JSON.stringify(path)});s.on("connect",()=>console.log("connected"));s.setTimeout(1000,()=>s.destroy());s.on("data",d=>process.stdout.write(String(d)));s.on("error",e=>console.log("error "+e.code))'`)
+      .map(
+        (path) =>
+          `node -e 'const s=require("net").connect(${JSON.stringify(path)});s.on("connect",()=>console.log("connected"));s.setTimeout(1000,()=>s.destroy());s.on("data",d=>process.stdout.write(String(d)));s.on("error",e=>console.log("error "+e.code))'`,
+      )
       .join("; ");
 
   it.each([
@@ -107,7 +119,14 @@ describe.runIf(bwrap)("a confined command and the host's Unix sockets", () => {
 
   it("keeps what the turn owns: its roots and temp folder under the hidden /tmp, and its own proxy", async () => {
     const ctx = await turn("auto_accept_edits", { allowDomains: ["example.com"], denyDomains: [] });
-    const item = (await shellTool.run({ command: `echo kept > ${ws}/kept && cat ${ws}/kept && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && ls /tmp | wc -l && ls /run | wc -l` }, ctx)).item as { stdout: string; stderr: string };
+    const item = (
+      await shellTool.run(
+        {
+          command: `echo kept > ${ws}/kept && cat ${ws}/kept && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && ls /tmp | wc -l && ls /run | wc -l`,
+        },
+        ctx,
+      )
+    ).item as { stdout: string; stderr: string };
     // /tmp shows the turn's own folders only (its workspace's and its temp folder's parents, its proxy's); /run is empty.
     const [kept, temp, inTmp, inRun] = item.stdout.trim().split("\n");
     expect([kept, temp, inRun]).toEqual(["kept", "t", "0"]);

@@ -56,10 +56,22 @@ async function agentTurn(mode: TurnPermissionMode, steps: unknown[] | ((cwd: str
     for (const n of gw.received) {
       if (n.method !== "turn/permission/request/opened" || answered.has(n.params.request.request_id)) continue;
       answered.add(n.params.request.request_id);
-      void gw.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: answer }).catch(() => undefined);
+      void gw.client
+        .turnPermissionRequestRespond({
+          request_id: n.params.request.request_id,
+          resolve_token: n.params.request.resolve_token,
+          resolution: answer,
+        })
+        .catch(() => undefined);
     }
   }, 20);
-  await gw.client.turnStart({ thread_id: thread, turn_id: turnId, execution_backend: { type: "acpAgentRuntime", runtime_id: "fixture" }, permission_profile: { mode }, input: text(JSON.stringify(played)) });
+  await gw.client.turnStart({
+    thread_id: thread,
+    turn_id: turnId,
+    execution_backend: { type: "acpAgentRuntime", runtime_id: "fixture" },
+    permission_profile: { mode },
+    input: text(JSON.stringify(played)),
+  });
   await terminal.finally(() => clearInterval(pump));
   const events = ofTurn(gw.received, turnId);
   return { cwd, events, said: said(events), asked: events.filter((n) => n.method === "turn/permission/request/opened") };
@@ -68,7 +80,11 @@ async function agentTurn(mode: TurnPermissionMode, steps: unknown[] | ((cwd: str
 describe("an ACP agent's fs requests", () => {
   it("are refused with a relative path, which would be read in the gateway's own folder", async () => {
     // package.json is in the gateway process's folder (this repository), not in the thread's.
-    const { said: out } = await agentTurn("supervised", [{ read: "package.json" }, { write: "planted-by-agent.txt", content: "x" }, { say: "done" }], "allow_once");
+    const { said: out } = await agentTurn(
+      "supervised",
+      [{ read: "package.json" }, { write: "planted-by-agent.txt", content: "x" }, { say: "done" }],
+      "allow_once",
+    );
     expect(out).not.toContain('"name": "turnspec"');
     expect(out).toContain('error: Invalid params: "package.json" is not an absolute path: ACP names files by absolute paths');
     expect(existsSync(join(process.cwd(), "planted-by-agent.txt"))).toBe(false);
@@ -80,7 +96,11 @@ describe("an ACP agent's fs requests", () => {
       (cwd) => {
         symlinkSync(join(outside, "secret.txt"), join(cwd, "looks-inside.txt"));
         symlinkSync(outside, join(cwd, "folder-link"));
-        return [{ read: join(cwd, "looks-inside.txt") }, { write: join(cwd, "folder-link", "planted.txt"), content: "planted" }, { say: "done" }];
+        return [
+          { read: join(cwd, "looks-inside.txt") },
+          { write: join(cwd, "folder-link", "planted.txt"), content: "planted" },
+          { say: "done" },
+        ];
       },
       "deny",
     );
@@ -93,10 +113,13 @@ describe("an ACP agent's fs requests", () => {
 describe.runIf(detectBubblewrap())("an ACP agent's terminal", () => {
   it("runs under the turn's sandbox once approved: nothing is written outside the roots", async () => {
     const target = join(outside, "from-terminal.txt");
-    const { said: out, asked } = await agentTurn("supervised", [{ run: "sh", args: ["-c", `echo planted > ${target}; echo exit-$?`] }, { say: "done" }], "allow_once");
+    const { said: out, asked } = await agentTurn(
+      "supervised",
+      [{ run: "sh", args: ["-c", `echo planted > ${target}; echo exit-$?`] }, { say: "done" }],
+      "allow_once",
+    );
     expect(asked.length).toBeGreaterThan(0);
     expect(existsSync(target)).toBe(false);
     expect(out).toMatch(/ran: .*exit-[12]/s);
   }, 60_000);
-
 });

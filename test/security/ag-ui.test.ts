@@ -31,13 +31,24 @@ async function setup(options: AgUiServeOptions = {}): Promise<AgUiServer> {
 }
 
 /** One raw HTTP exchange, headers exactly as given (Host included): what a browser or a script would send. */
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? "POST", headers: options.headers ?? {}, setHost: !Object.keys(options.headers ?? {}).some((h) => h.toLowerCase() === "host") }, (res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      url,
+      {
+        method: options.method ?? "POST",
+        headers: options.headers ?? {},
+        setHost: !Object.keys(options.headers ?? {}).some((h) => h.toLowerCase() === "host"),
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on("error", reject);
     req.end(options.body);
   });
@@ -45,7 +56,15 @@ function send(url: string, options: { method?: string; headers?: Record<string, 
 
 /** A run whose turn would leave `marker` behind: a shell command, under full_access without approval. */
 function runInput(marker: string, threadId = "agui-attack") {
-  return JSON.stringify({ threadId, runId: `run_${Math.random().toString(36).slice(2)}`, state: {}, messages: [{ id: "m1", role: "user", content: script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "done" }) }], tools: [], context: [], forwardedProps: {} });
+  return JSON.stringify({
+    threadId,
+    runId: `run_${Math.random().toString(36).slice(2)}`,
+    state: {},
+    messages: [{ id: "m1", role: "user", content: script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "done" }) }],
+    tools: [],
+    context: [],
+    forwardedProps: {},
+  });
 }
 
 const markerIn = () => join(mkdtempSync(join(tmpdir(), "turnspec-agui-attack-")), "ran");
@@ -56,7 +75,9 @@ describe("the AG-UI endpoint, attacked", () => {
     const marker = markerIn();
     const res = await send(s.url, { headers: { "content-type": "text/plain", origin: "https://evil.example" }, body: runInput(marker) });
     expect(res.status).toBe(403);
-    expect(JSON.parse(res.body).error).toContain("pages from origin https://evil.example may not call this endpoint: it allows no browser origin");
+    expect(JSON.parse(res.body).error).toContain(
+      "pages from origin https://evil.example may not call this endpoint: it allows no browser origin",
+    );
     expect(res.headers["access-control-allow-origin"]).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
   });
@@ -91,20 +112,38 @@ describe("the AG-UI endpoint, attacked", () => {
     const marker = markerIn();
     const port = new URL(s.url).port;
     for (const extra of [{}, { origin: `http://rebind.example:${port}` }] as Record<string, string>[]) {
-      const res = await send(s.url, { headers: { host: `rebind.example:${port}`, "content-type": "application/json", authorization: `Bearer ${s.token}`, ...extra }, body: runInput(marker) });
+      const res = await send(s.url, {
+        headers: { host: `rebind.example:${port}`, "content-type": "application/json", authorization: `Bearer ${s.token}`, ...extra },
+        body: runInput(marker),
+      });
       expect(res.status).toBe(421);
-      expect(JSON.parse(res.body).error).toContain(`this endpoint answers only to its own address (127.0.0.1:${port}, localhost:${port}, [::1]:${port}), not to Host "rebind.example:${port}"`);
+      expect(JSON.parse(res.body).error).toContain(
+        `this endpoint answers only to its own address (127.0.0.1:${port}, localhost:${port}, [::1]:${port}), not to Host "rebind.example:${port}"`,
+      );
     }
     expect(existsSync(marker)).toBe(false);
   });
 
   it("serves a page of an allowed origin: its preflight is answered, and its POST with the token runs", async () => {
     const s = await setup({ allowedOrigins: ["https://app.example"] });
-    const preflight = await send(s.url, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" } });
+    const preflight = await send(s.url, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type",
+      },
+    });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers).toMatchObject({ "access-control-allow-origin": "https://app.example", "access-control-allow-headers": "authorization, content-type" });
+    expect(preflight.headers).toMatchObject({
+      "access-control-allow-origin": "https://app.example",
+      "access-control-allow-headers": "authorization, content-type",
+    });
     const marker = markerIn();
-    const res = await send(s.url, { headers: { origin: "https://app.example", "content-type": "application/json; charset=utf-8", authorization: `Bearer ${s.token}` }, body: runInput(marker) });
+    const res = await send(s.url, {
+      headers: { origin: "https://app.example", "content-type": "application/json; charset=utf-8", authorization: `Bearer ${s.token}` },
+      body: runInput(marker),
+    });
     expect(res.status).toBe(200);
     expect(res.headers["access-control-allow-origin"]).toBe("https://app.example");
     expect(res.body).toContain('"RUN_FINISHED"');
@@ -113,7 +152,9 @@ describe("the AG-UI endpoint, attacked", () => {
 
   it("refuses to serve without a token on an address other than loopback", async () => {
     g = await startClientGateway();
-    await expect(serveAgUi(await g.open(), 0, { token: null, host: "0.0.0.0" })).rejects.toThrow("an AG-UI endpoint without a token may listen on a loopback address only");
+    await expect(serveAgUi(await g.open(), 0, { token: null, host: "0.0.0.0" })).rejects.toThrow(
+      "an AG-UI endpoint without a token may listen on a loopback address only",
+    );
   });
 });
 
@@ -123,23 +164,36 @@ describe("AG-UI threads, attacked", () => {
     a.messages = [{ id: "m1", role: "user", content: text }];
     return a;
   };
-  const interruptsOf = (events: BaseEvent[]) => (events.at(-1) as unknown as { outcome: { interrupts: { id: string }[] } }).outcome.interrupts;
+  const interruptsOf = (events: BaseEvent[]) =>
+    (events.at(-1) as unknown as { outcome: { interrupts: { id: string }[] } }).outcome.interrupts;
 
   it("answers no interrupt of another thread: a resume naming it is refused, and the approval stays open", async () => {
     const s = await setup({ turn: { permission_profile: { mode: "supervised" } } });
     const marker = markerIn();
     const victim: BaseEvent[] = [];
-    await agent(s, "victim", script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "no" })).runAgent({ runId: "run_victim" }, { onEvent: ({ event }) => void victim.push(event) });
+    await agent(s, "victim", script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "no" })).runAgent(
+      { runId: "run_victim" },
+      { onEvent: ({ event }) => void victim.push(event) },
+    );
     const [approval] = interruptsOf(victim);
     expect(approval).toBeDefined();
     // The attacker's own thread, first with a turn of its own, then resuming the victim's approval.
     await agent(s, "attacker", script({ say: "hi" })).runAgent({ runId: "run_attacker_1" });
     const res = await send(s.url, {
       headers: { "content-type": "application/json", authorization: `Bearer ${s.token}` },
-      body: JSON.stringify({ threadId: "attacker", runId: "run_attacker_2", messages: [], tools: [], context: [], resume: [{ interruptId: approval!.id, status: "resolved", payload: { resolution: "allow_once" } }] }),
+      body: JSON.stringify({
+        threadId: "attacker",
+        runId: "run_attacker_2",
+        messages: [],
+        tools: [],
+        context: [],
+        resume: [{ interruptId: approval!.id, status: "resolved", payload: { resolution: "allow_once" } }],
+      }),
     });
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body).error).toContain(`resume[0].interruptId ${JSON.stringify(approval!.id)} names no open interrupt of thread attacker`);
+    expect(JSON.parse(res.body).error).toContain(
+      `resume[0].interruptId ${JSON.stringify(approval!.id)} names no open interrupt of thread attacker`,
+    );
     expect(existsSync(marker)).toBe(false);
     const victimThread = g!.harness.store.turnThread("run_victim")!;
     expect((await g!.harness.client.threadGet({ thread_id: victimThread })).thread.active_turn_id).toBe("run_victim");
@@ -166,7 +220,9 @@ describe("AG-UI threads, attacked", () => {
       const file = mapFile();
       writeFileSync(file, JSON.stringify({ version: 1, threads: { mine: "thr_a" } }));
       chmodSync(file, 0o666);
-      expect(await refusedWith(file)).toBe(`cannot read the AG-UI thread map ${file}: group or others may write it (mode 666); make it writable by its owner only (chmod 600)`);
+      expect(await refusedWith(file)).toBe(
+        `cannot read the AG-UI thread map ${file}: group or others may write it (mode 666); make it writable by its owner only (chmod 600)`,
+      );
       chmodSync(file, 0o644);
       expect(await refusedWith(file)).toBeUndefined();
     });
@@ -176,13 +232,17 @@ describe("AG-UI threads, attacked", () => {
       const elsewhere = join(dirname(file), "planted.json");
       writeFileSync(elsewhere, JSON.stringify({ version: 1, threads: { mine: "thr_a" } }), { mode: 0o600 });
       symlinkSync(elsewhere, file);
-      expect(await refusedWith(file)).toBe(`cannot read the AG-UI thread map ${file}: it is a symbolic link; the thread map must be a plain file`);
+      expect(await refusedWith(file)).toBe(
+        `cannot read the AG-UI thread map ${file}: it is a symbolic link; the thread map must be a plain file`,
+      );
     });
 
     it("is refused when it gives one gateway thread to two AG-UI threads (an attacker's thread pointed at the victim's)", async () => {
       const file = mapFile();
       writeFileSync(file, JSON.stringify({ version: 1, threads: { victim: "thr_v", attacker: "thr_v" } }), { mode: 0o600 });
-      expect(await refusedWith(file)).toBe(`the AG-UI thread map ${file} gives gateway thread thr_v to two AG-UI threads (/threads/victim and /threads/attacker); the bridge starts one gateway thread per AG-UI thread, so the file was changed by hand`);
+      expect(await refusedWith(file)).toBe(
+        `the AG-UI thread map ${file} gives gateway thread thr_v to two AG-UI threads (/threads/victim and /threads/attacker); the bridge starts one gateway thread per AG-UI thread, so the file was changed by hand`,
+      );
     });
 
     it("is written readable and writable by its owner only", async () => {

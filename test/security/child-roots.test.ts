@@ -27,7 +27,9 @@ describe("a child turn over a route", () => {
     const route = await h.client.agentRouteCreate(routeParams(source, destination, { source_execution_id: "trn_route_parent" }));
     const planted = join(elsewhere, "planted.txt");
     const child = script({ tool: "write_file", args: { path: planted, content: "x" } }, { say: "child done" });
-    const terminal = h.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === "trn_route_parent");
+    const terminal = h.waitFor(
+      (n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === "trn_route_parent",
+    );
     await h.client.turnStart({
       thread_id: source,
       turn_id: "trn_route_parent",
@@ -37,7 +39,11 @@ describe("a child turn over a route", () => {
     // The launch itself is asked about under auto_accept_edits: approve it.
     const launch = await h.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_route_parent");
     const request = (launch.params as { request: TurnPermissionApprovalRequest }).request;
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token!, resolution: "allow_once" });
+    await h.client.turnPermissionRequestRespond({
+      request_id: request.request_id,
+      resolve_token: request.resolve_token!,
+      resolution: "allow_once",
+    });
     await terminal;
     expect(existsSync(planted)).toBe(false);
     const childTurn = h.store.allTurns().find((t) => t.thread_id === destination)!;

@@ -24,7 +24,9 @@ afterEach(async () => {
 
 /** Starts the gateway with `args` and resolves once it listens, with its URL and what it printed. */
 async function serve(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, ["bin/turnspec.js", "serve", "--port", "0", "--memory", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, ["bin/turnspec.js", "serve", "--port", "0", "--memory", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   children.push(child);
   let stderr = "";
   const url = await new Promise<string>((resolve, reject) => {
@@ -40,9 +42,18 @@ async function serve(args: string[]): Promise<{ child: ChildProcess; url: string
 
 describe("the visible command line", () => {
   it("replaces the value of --token VALUE and --token=VALUE, and nothing else", () => {
-    expect(hideCommandLineToken(["node", "cli", "serve", "--token", "s3cret", "--port", "1"])).toEqual({ given: true, shown: ["node", "cli", "serve", "--token", "(hidden)", "--port", "1"] });
-    expect(hideCommandLineToken(["node", "cli", "serve", "--token=s3cret"])).toEqual({ given: true, shown: ["node", "cli", "serve", "--token=(hidden)"] });
-    expect(hideCommandLineToken(["node", "cli", "serve", "--token-file", "f"])).toEqual({ given: false, shown: ["node", "cli", "serve", "--token-file", "f"] });
+    expect(hideCommandLineToken(["node", "cli", "serve", "--token", "s3cret", "--port", "1"])).toEqual({
+      given: true,
+      shown: ["node", "cli", "serve", "--token", "(hidden)", "--port", "1"],
+    });
+    expect(hideCommandLineToken(["node", "cli", "serve", "--token=s3cret"])).toEqual({
+      given: true,
+      shown: ["node", "cli", "serve", "--token=(hidden)"],
+    });
+    expect(hideCommandLineToken(["node", "cli", "serve", "--token-file", "f"])).toEqual({
+      given: false,
+      shown: ["node", "cli", "serve", "--token-file", "f"],
+    });
   });
 });
 

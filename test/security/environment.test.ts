@@ -27,9 +27,16 @@ describe("a full_access shell's environment", () => {
     process.env.OPENAI_API_KEY = "sk-provider-key";
     h = await startHarness();
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_env", permission_profile: { mode: "full_access" }, input: text(script({ tool: "shell", args: { command: "env" } }, { say: "done" })) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_env",
+      permission_profile: { mode: "full_access" },
+      input: text(script({ tool: "shell", args: { command: "env" } }, { say: "done" })),
+    });
     expect(end.method).toBe("turn/completed");
-    const item = h.received.find((n) => n.method === "item/completed" && n.params.item.type === "commandExecution")!.params as { item: { stdout: string } };
+    const item = h.received.find((n) => n.method === "item/completed" && n.params.item.type === "commandExecution")!.params as {
+      item: { stdout: string };
+    };
     expect(item.item.stdout).toMatch(/^PATH=/m);
     expect(item.item.stdout).not.toContain("gateway-secret-token");
     expect(item.item.stdout).not.toContain("sk-provider-key");
@@ -66,8 +73,15 @@ describe("the serve token", () => {
 
 describe("tools.env_passthrough", () => {
   it("refuses the gateway's own secrets by name and place", () => {
-    expect(() => resolveConfig({ tools: { env_passthrough: ["GITHUB_TOKEN", "TURNSPEC_TOKEN"] } })).toThrow("tools.env_passthrough/1: TURNSPEC_TOKEN holds a secret of the gateway itself");
-    expect(() => resolveConfig({ providers: { openai: { base_url: "http://127.0.0.1:1/v1", model: "m", api_key_env: "MY_KEY" } }, tools: { env_passthrough: ["MY_KEY"] } })).toThrow(/MY_KEY/);
+    expect(() => resolveConfig({ tools: { env_passthrough: ["GITHUB_TOKEN", "TURNSPEC_TOKEN"] } })).toThrow(
+      "tools.env_passthrough/1: TURNSPEC_TOKEN holds a secret of the gateway itself",
+    );
+    expect(() =>
+      resolveConfig({
+        providers: { openai: { base_url: "http://127.0.0.1:1/v1", model: "m", api_key_env: "MY_KEY" } },
+        tools: { env_passthrough: ["MY_KEY"] },
+      }),
+    ).toThrow(/MY_KEY/);
     expect(resolveConfig({ tools: { env_passthrough: ["GITHUB_TOKEN"] } }).envPassthrough).toEqual(["GITHUB_TOKEN"]);
   });
 });

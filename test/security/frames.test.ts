@@ -28,7 +28,12 @@ afterEach(() => raw.close());
 async function rawGateway(): Promise<Raw> {
   const cwd = mkdtempSync(join(tmpdir(), "turnspec-frames-"));
   const store = new MemoryEventStore();
-  const gateway = new Gateway({ store, config: resolveConfig({ tools: { default_cwd: cwd } }), providers: new Map([["scripted", new ScriptedProvider()]]), tools: builtinTools() });
+  const gateway = new Gateway({
+    store,
+    config: resolveConfig({ tools: { default_cwd: cwd } }),
+    providers: new Map([["scripted", new ScriptedProvider()]]),
+    tools: builtinTools(),
+  });
   const [client, server]: [Transport, Transport] = createInMemoryPair();
   gateway.connect(server);
   const frames: string[] = [];
@@ -80,7 +85,10 @@ describe("hostile turn/start frames", () => {
     const deep = '{"child":'.repeat(5000) + "{}" + "}".repeat(5000);
     const frame = `{"jsonrpc":"2.0","id":99,"method":"turn/start","params":{"thread_id":${JSON.stringify(thread)},"turn_id":"trn_deep","input":[{"type":"text","text":"hi","textElements":[${deep}]}]}}`;
     const answer = await raw.send(frame);
-    expect(answer.error).toMatchObject({ code: -32602, data: { errors: [{ pointer: expect.stringMatching(/^\/input\/0\/textElements\/0(\/child)+$/) }] } });
+    expect(answer.error).toMatchObject({
+      code: -32602,
+      data: { errors: [{ pointer: expect.stringMatching(/^\/input\/0\/textElements\/0(\/child)+$/) }] },
+    });
     expect(raw.store.turnsOfThread(thread)).toEqual([]);
     const next = await raw.call("turn/start", { thread_id: thread, turn_id: "trn_next", input: text("hi") });
     expect(next.error).toBeUndefined();

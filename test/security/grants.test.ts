@@ -18,7 +18,11 @@ writeFileSync(join(elsewhere, "secret.txt"), "outside the roots\n");
 afterAll(() => rmSync(elsewhere, { recursive: true, force: true }));
 
 /** Answers the n-th request of `turnId` once it is open. */
-async function answerNth(turnId: string, n: number, resolution: "allow_once" | "allow_for_turn" | "deny"): Promise<TurnPermissionApprovalRequest> {
+async function answerNth(
+  turnId: string,
+  n: number,
+  resolution: "allow_once" | "allow_for_turn" | "deny",
+): Promise<TurnPermissionApprovalRequest> {
   await h.waitFor(() => opened(ofTurn(h.received, turnId)).length >= n);
   const request = opened(ofTurn(h.received, turnId))[n - 1]!;
   await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution });
@@ -33,7 +37,9 @@ describe("an allow_for_turn grant", () => {
       thread_id: thread,
       turn_id: turn,
       permission_profile: { mode: "supervised" },
-      input: text(script({ tool: "shell", args: { command: "pwd" } }, { tool: "shell", args: { command: "pwd", cwd: elsewhere } }, { say: "done" })),
+      input: text(
+        script({ tool: "shell", args: { command: "pwd" } }, { tool: "shell", args: { command: "pwd", cwd: elsewhere } }, { say: "done" }),
+      ),
     });
     await answerNth(turn, 1, "allow_for_turn");
     const second = await answerNth(turn, 2, "deny");
@@ -50,7 +56,9 @@ describe("an allow_for_turn grant", () => {
       thread_id: thread,
       turn_id: turn,
       permission_profile: { mode: "supervised" },
-      input: text(script({ tool: "shell", args: { command: "echo cat /x" } }, { tool: "shell", args: { command: "echo\ncat /x" } }, { say: "done" })),
+      input: text(
+        script({ tool: "shell", args: { command: "echo cat /x" } }, { tool: "shell", args: { command: "echo\ncat /x" } }, { say: "done" }),
+      ),
     });
     const first = await answerNth(turn, 1, "allow_for_turn");
     const second = await answerNth(turn, 2, "deny");
@@ -66,7 +74,13 @@ describe("an allow_for_turn grant", () => {
       thread_id: thread,
       turn_id: turn,
       permission_profile: { mode: "supervised" },
-      input: text(script({ tool: "web_fetch", args: { url: "http://127.0.0.1:9/" } }, { tool: "web_fetch", args: { url: "http://127.0.0.1:8080/admin" } }, { say: "done" })),
+      input: text(
+        script(
+          { tool: "web_fetch", args: { url: "http://127.0.0.1:9/" } },
+          { tool: "web_fetch", args: { url: "http://127.0.0.1:8080/admin" } },
+          { say: "done" },
+        ),
+      ),
     });
     const first = await answerNth(turn, 1, "allow_for_turn");
     const second = await answerNth(turn, 2, "deny");
@@ -88,9 +102,15 @@ describe("a request for a path outside the roots (hole 4)", () => {
       input: text(script({ tool: "read_file", args: { path: secret } }, { tool: "read_file", args: { path: secret } }, { say: "done" })),
     });
     expect(request.allowed_scopes).toEqual(["allow_once"]);
-    const refused = (await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_for_turn" }).catch((e: unknown) => e)) as RpcError;
+    const refused = (await h.client
+      .turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_for_turn" })
+      .catch((e: unknown) => e)) as RpcError;
     expect(refused.code).toBe(-32602);
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+    await h.client.turnPermissionRequestRespond({
+      request_id: request.request_id,
+      resolve_token: request.resolve_token,
+      resolution: "allow_once",
+    });
     // The second read of the same path asks again.
     const again = await answerNth(turn, 2, "deny");
     expect(again.request_id).not.toBe(request.request_id);

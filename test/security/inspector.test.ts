@@ -42,7 +42,10 @@ function upgrade(port: number, headers: Record<string, string>, protocols: strin
 
 describe("the inspector's token, replayed from a cookie by another local server", () => {
   it("is refused on the bridge and on every /api/ request, with this server's own Origin forged", async () => {
-    const inspector = await startInspector({ gatewayCmd: `node ${JSON.stringify(join(import.meta.dirname, "../inspector/fake-gateway.mjs"))}`, log: () => undefined });
+    const inspector = await startInspector({
+      gatewayCmd: `node ${JSON.stringify(join(import.meta.dirname, "../inspector/fake-gateway.mjs"))}`,
+      log: () => undefined,
+    });
     running.push(inspector);
     const token = tokenOf(inspector.url);
     const port = inspector.port;
@@ -54,7 +57,11 @@ describe("the inspector's token, replayed from a cookie by another local server"
     const info = await fetch(`http://127.0.0.1:${port}/api/info`, { headers: forged });
     expect(info.status).toBe(401);
     expect(await info.text()).toContain("a cookie is not accepted: browsers send cookies of 127.0.0.1 to every port");
-    const target = await fetch(`http://127.0.0.1:${port}/api/target`, { method: "POST", headers: { ...forged, "content-type": "application/json" }, body: JSON.stringify({ url: "ws://127.0.0.1:1/" }) });
+    const target = await fetch(`http://127.0.0.1:${port}/api/target`, {
+      method: "POST",
+      headers: { ...forged, "content-type": "application/json" },
+      body: JSON.stringify({ url: "ws://127.0.0.1:1/" }),
+    });
     expect(target.status).toBe(401);
     // The first visit sets no cookie to harvest.
     const first = await fetch(inspector.url, { redirect: "manual" });

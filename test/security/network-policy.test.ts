@@ -17,7 +17,10 @@ import { ofTurn, script, text } from "../gateway/harness.js";
 import { audits, completed, h, opened, setup, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 
 describe("the domain matcher", () => {
-  const lists = { allow_domains: ["example.com", "*.dev.example.org", "127.0.0.1:8080", "[::1]:9000", "LocalHost."], deny_domains: ["secret.dev.example.org", "example.com:25"] };
+  const lists = {
+    allow_domains: ["example.com", "*.dev.example.org", "127.0.0.1:8080", "[::1]:9000", "LocalHost."],
+    deny_domains: ["secret.dev.example.org", "example.com:25"],
+  };
   const rows: [string, number, string][] = [
     ["example.com", 443, "allowed"],
     ["EXAMPLE.com.", 80, "allowed"],
@@ -50,13 +53,20 @@ describe("the domain matcher", () => {
 
   it("names the configuration entry that is wrong", () => {
     expect(() => resolveConfig({ network: { allow_domains: ["ok.example", "bad host"] } })).toThrow(ConfigError);
-    expect(() => resolveConfig({ network: { allow_domains: ["ok.example", "bad host"] } })).toThrow(/^network\.allow_domains\/1: "bad host"/);
+    expect(() => resolveConfig({ network: { allow_domains: ["ok.example", "bad host"] } })).toThrow(
+      /^network\.allow_domains\/1: "bad host"/,
+    );
     expect(() => resolveConfig({ network: { deny_domains: ["x:0"] } })).toThrow(/^network\.deny_domains\/0: /);
   });
 });
 
 describe("the snapshot of a restricted network", () => {
-  const base = { cwd: "/tmp", roots: ["/tmp"], shellTimeoutCapMs: 1000, network: { allowDomains: ["example.com"], denyDomains: ["bad.example.com"] } };
+  const base = {
+    cwd: "/tmp",
+    roots: ["/tmp"],
+    shellTimeoutCapMs: 1000,
+    network: { allowDomains: ["example.com"], denyDomains: ["bad.example.com"] },
+  };
   it("is restricted in the restricted modes with an allow list, and partially_active without a sandbox", () => {
     const snapshot = securitySnapshot({ ...base, profile: materializeProfile({ mode: "auto_accept_edits" }) });
     expect(snapshot.network).toEqual({ mode: "restricted", allow_domains: ["example.com"], deny_domains: ["bad.example.com"] });
@@ -66,8 +76,18 @@ describe("the snapshot of a restricted network", () => {
     expect(snapshot.backend.capabilities).not.toContain("network_domain_filtering");
   });
   it("stays disabled without an allow list, and full_access stays enabled", () => {
-    expect(securitySnapshot({ ...base, network: { allowDomains: [], denyDomains: ["x.example"] }, profile: materializeProfile({ mode: "supervised" }) }).network.mode).toBe("disabled");
-    expect(securitySnapshot({ ...base, profile: materializeProfile({ mode: "full_access" }) }).network).toEqual({ mode: "enabled", allow_domains: [], deny_domains: [] });
+    expect(
+      securitySnapshot({
+        ...base,
+        network: { allowDomains: [], denyDomains: ["x.example"] },
+        profile: materializeProfile({ mode: "supervised" }),
+      }).network.mode,
+    ).toBe("disabled");
+    expect(securitySnapshot({ ...base, profile: materializeProfile({ mode: "full_access" }) }).network).toEqual({
+      mode: "enabled",
+      allow_domains: [],
+      deny_domains: [],
+    });
   });
 });
 
@@ -83,7 +103,9 @@ describe("web_fetch under a restricted network", () => {
   afterAll(() => new Promise((done) => server.close(done)));
 
   it("fetches an allowed host without asking, refuses a denied one without asking, and asks about the rest", async () => {
-    const thread = await setup({ config: { network: { allow_domains: [`127.0.0.1:${port}`, "localhost"], deny_domains: [`localhost:${port}`] } } });
+    const thread = await setup({
+      config: { network: { allow_domains: [`127.0.0.1:${port}`, "localhost"], deny_domains: [`localhost:${port}`] } },
+    });
     const turn = "trn_fetch_lists";
     await h.client.turnStart({
       thread_id: thread,
@@ -101,7 +123,11 @@ describe("web_fetch under a restricted network", () => {
     await h.waitFor(() => opened(ofTurn(h.received, turn)).length === 1);
     const [request] = opened(ofTurn(h.received, turn));
     expect(request!.summary).toBe(`Fetch http://127.0.0.1:${port + 1}/unlisted`);
-    await h.client.turnPermissionRequestRespond({ request_id: request!.request_id, resolve_token: request!.resolve_token, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({
+      request_id: request!.request_id,
+      resolve_token: request!.resolve_token,
+      resolution: "deny",
+    });
     await terminalOf(turn);
     const fetches = completed(ofTurn(h.received, turn), "webFetch") as { status: string; content?: string }[];
     expect(fetches.map((f) => f.status)).toEqual(["completed", "declined", "declined"]);
@@ -141,7 +167,8 @@ describe("the sandbox's filtering proxy, on its Unix socket", () => {
       let text = "";
       socket.on("data", (d) => {
         text += d;
-        if (text.startsWith("HTTP/1.1 200") && text.endsWith("\r\n\r\n") && !text.includes("upstream")) socket.write(`GET /t HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`);
+        if (text.startsWith("HTTP/1.1 200") && text.endsWith("\r\n\r\n") && !text.includes("upstream"))
+          socket.write(`GET /t HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`);
       });
       socket.on("close", () => resolve(text));
       socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
@@ -154,7 +181,10 @@ describe("the sandbox's filtering proxy, on its Unix socket", () => {
     await new Promise<void>((done) => gone.listen(0, "127.0.0.1", done));
     const closedPort = (gone.address() as { port: number }).port;
     await new Promise((done) => gone.close(done));
-    const proxy = await NetworkProxy.start({ policy: { allow_domains: [`127.0.0.1:${port}`, `127.0.0.1:${closedPort}`], deny_domains: [] }, onRefused: (r) => refused.push(r) });
+    const proxy = await NetworkProxy.start({
+      policy: { allow_domains: [`127.0.0.1:${port}`, `127.0.0.1:${closedPort}`], deny_domains: [] },
+      onRefused: (r) => refused.push(r),
+    });
     try {
       expect(await get(proxy.socketPath, `http://127.0.0.1:${port}/x?y=1`)).toEqual({ status: 200, body: "upstream GET /x?y=1" });
       const denied = await get(proxy.socketPath, `http://127.0.0.2:${port}/`);

@@ -21,7 +21,8 @@ const ownAddress = await lookup(ownName).then(
   () => undefined,
 );
 
-const isLocalAddress = (a: string) => a.startsWith("127.") || a === "::1" || a.startsWith("169.254.") || a === "0.0.0.0" || a.startsWith("fe80:");
+const isLocalAddress = (a: string) =>
+  a.startsWith("127.") || a === "::1" || a.startsWith("169.254.") || a === "0.0.0.0" || a.startsWith("fe80:");
 let allowed: Server;
 let secret: Server;
 let allowedPort = 0;
@@ -57,7 +58,8 @@ const tunnel = (socketPath: string, authority: string) =>
     let text = "";
     socket.on("data", (d) => {
       text += d;
-      if (text.startsWith("HTTP/1.1 200") && text.endsWith("\r\n\r\n") && !text.includes("secret") && !text.includes("allowed")) socket.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      if (text.startsWith("HTTP/1.1 200") && text.endsWith("\r\n\r\n") && !text.includes("secret") && !text.includes("allowed"))
+        socket.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     });
     socket.on("close", () => resolve(text));
     socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
@@ -71,7 +73,18 @@ async function proxyFor(allow: string[], deny: string[]) {
 
 describe("host spellings", () => {
   it("are one canonical host for the lists: every IPv4 spelling, IPv4 mapped into IPv6, brackets and a trailing dot", () => {
-    for (const spelling of ["127.0.0.1", "127.1", "0x7f.1", "0x7f.0.0.1", "2130706433", "0x7f000001", "017700000001", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "127.0.0.1."]) {
+    for (const spelling of [
+      "127.0.0.1",
+      "127.1",
+      "0x7f.1",
+      "0x7f.0.0.1",
+      "2130706433",
+      "0x7f000001",
+      "017700000001",
+      "::ffff:127.0.0.1",
+      "[::ffff:7f00:1]",
+      "127.0.0.1.",
+    ]) {
       expect(normalizeHost(spelling), spelling).toBe("127.0.0.1");
       expect(judgeDomain({ allow_domains: ["127.0.0.1"], deny_domains: [] }, spelling, 80).verdict, spelling).toBe("allowed");
     }
@@ -121,7 +134,9 @@ describe("the filtering proxy, attacked", () => {
   it("refuses IPv6 loopback unless it is listed, and a denied localhost spelled with a trailing dot", async () => {
     const { proxy } = await proxyFor([`127.0.0.1:${allowedPort}`, "localhost"], [`localhost:${secretPort}`]);
     try {
-      expect(await tunnel(proxy.socketPath, `[::1]:${secretPort}`)).toMatch(/^HTTP\/1.1 403 Forbidden[\s\S]*not in the turn's allow_domains/);
+      expect(await tunnel(proxy.socketPath, `[::1]:${secretPort}`)).toMatch(
+        /^HTTP\/1.1 403 Forbidden[\s\S]*not in the turn's allow_domains/,
+      );
       expect(await tunnel(proxy.socketPath, `localhost.:${secretPort}`)).toMatch(/^HTTP\/1.1 403 Forbidden[\s\S]*deny_domains entry/);
       expect((await get(proxy.socketPath, `http://LOCALHOST.:${secretPort}/`)).status).toBe(403);
     } finally {
@@ -129,24 +144,29 @@ describe("the filtering proxy, attacked", () => {
     }
   });
 
-  it.runIf(ownAddress !== undefined && isLocalAddress(ownAddress))(`refuses an allowed name that resolves to this machine (${ownName} → ${ownAddress}), and a denied address reached through a name`, async () => {
-    const byName = await proxyFor([ownName], []);
-    try {
-      const raw = await tunnel(byName.proxy.socketPath, `${ownName}:${secretPort}`);
-      expect(raw).toMatch(/^HTTP\/1.1 403 Forbidden/);
-      expect(raw).toContain(`${ownName} resolves to ${ownAddress}, an address of this machine or its link`);
-      expect(raw).not.toContain("the secret service");
-      expect((await get(byName.proxy.socketPath, `http://${ownName}:${secretPort}/`)).status).toBe(403);
-    } finally {
-      await byName.proxy.close();
-    }
-    const denied = await proxyFor([ownName, ownAddress!], [`${ownAddress}:${secretPort}`]);
-    try {
-      expect(await tunnel(denied.proxy.socketPath, `${ownName}:${secretPort}`)).toContain(`${ownName} resolves to ${ownAddress}, which the turn's network policy denies`);
-      // Listed by its address too: the name goes through.
-      expect(await tunnel(denied.proxy.socketPath, `${ownName}:${allowedPort}`)).toContain("allowed, Host x");
-    } finally {
-      await denied.proxy.close();
-    }
-  });
+  it.runIf(ownAddress !== undefined && isLocalAddress(ownAddress))(
+    `refuses an allowed name that resolves to this machine (${ownName} → ${ownAddress}), and a denied address reached through a name`,
+    async () => {
+      const byName = await proxyFor([ownName], []);
+      try {
+        const raw = await tunnel(byName.proxy.socketPath, `${ownName}:${secretPort}`);
+        expect(raw).toMatch(/^HTTP\/1.1 403 Forbidden/);
+        expect(raw).toContain(`${ownName} resolves to ${ownAddress}, an address of this machine or its link`);
+        expect(raw).not.toContain("the secret service");
+        expect((await get(byName.proxy.socketPath, `http://${ownName}:${secretPort}/`)).status).toBe(403);
+      } finally {
+        await byName.proxy.close();
+      }
+      const denied = await proxyFor([ownName, ownAddress!], [`${ownAddress}:${secretPort}`]);
+      try {
+        expect(await tunnel(denied.proxy.socketPath, `${ownName}:${secretPort}`)).toContain(
+          `${ownName} resolves to ${ownAddress}, which the turn's network policy denies`,
+        );
+        // Listed by its address too: the name goes through.
+        expect(await tunnel(denied.proxy.socketPath, `${ownName}:${allowedPort}`)).toContain("allowed, Host x");
+      } finally {
+        await denied.proxy.close();
+      }
+    },
+  );
 });

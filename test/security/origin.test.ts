@@ -30,7 +30,9 @@ function upgradeStatus(port: number, headers: Record<string, string>): Promise<n
 
 const start = async (extra: { noAuth?: boolean; allowedOrigins?: string[] } = {}) => {
   const logs: string[] = [];
-  running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, memory: true, ...extra }, (m) => logs.push(m));
+  running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, memory: true, ...extra }, (m) =>
+    logs.push(m),
+  );
   return { port: running.server!.port, logs };
 };
 
@@ -51,11 +53,17 @@ describe("the Origin of a WebSocket upgrade", () => {
   it("logs each refused upgrade with its cause, and for an origin the flag that allows it", async () => {
     const { port, logs } = await start({ allowedOrigins: ["https://app.example.com"] });
     expect(await upgradeStatus(port, { Origin: "http://localhost:5173", Authorization: "Bearer the-token" })).toBe(403);
-    expect(logs).toContain("refused a WebSocket upgrade from origin http://localhost:5173: not allowed; start with --allow-origin http://localhost:5173 to allow it");
+    expect(logs).toContain(
+      "refused a WebSocket upgrade from origin http://localhost:5173: not allowed; start with --allow-origin http://localhost:5173 to allow it",
+    );
     expect(await upgradeStatus(port, {})).toBe(401);
-    expect(logs).toContain("refused a WebSocket upgrade from 127.0.0.1: no bearer token; a client sends it as Authorization: Bearer <token>, a browser page as ?token=<token>");
+    expect(logs).toContain(
+      "refused a WebSocket upgrade from 127.0.0.1: no bearer token; a client sends it as Authorization: Bearer <token>, a browser page as ?token=<token>",
+    );
     expect(await upgradeStatus(port, { Origin: "https://app.example.com", Authorization: "Bearer not-the-token" })).toBe(401);
-    expect(logs).toContain("refused a WebSocket upgrade from 127.0.0.1 (origin https://app.example.com): the bearer token does not match the one this gateway was started with (--token, --token-file or $TURNSPEC_TOKEN)");
+    expect(logs).toContain(
+      "refused a WebSocket upgrade from 127.0.0.1 (origin https://app.example.com): the bearer token does not match the one this gateway was started with (--token, --token-file or $TURNSPEC_TOKEN)",
+    );
     expect(logs.join("\n")).not.toContain("not-the-token");
     // An accepted connection is not logged as refused.
     const before = logs.length;
@@ -73,7 +81,11 @@ describe("the Origin of a WebSocket upgrade", () => {
 
 describe("--no-auth", () => {
   it("is refused on an address other machines reach", async () => {
-    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, memory: true }, () => undefined)).rejects.toThrow(ConfigError);
-    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, memory: true }, () => undefined)).rejects.toThrow(/loopback address only/);
+    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, memory: true }, () => undefined)).rejects.toThrow(
+      ConfigError,
+    );
+    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, memory: true }, () => undefined)).rejects.toThrow(
+      /loopback address only/,
+    );
   });
 });

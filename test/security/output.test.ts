@@ -21,10 +21,18 @@ describe("a shell printing far past the stream limit", () => {
     const total = 3 * SHELL_STREAM_LIMIT;
     const result = await shellTool.run({ command: `head -c ${total} /dev/zero | tr '\\0' a; echo done >&2` }, ctx);
     expect(result.item.exit_code).toBe(0);
-    const streamed = ctx.emitted.filter((e) => e.stream === "stdout").map((e) => e.delta).join("");
+    const streamed = ctx.emitted
+      .filter((e) => e.stream === "stdout")
+      .map((e) => e.delta)
+      .join("");
     expect(streamed.length).toBeLessThan(SHELL_STREAM_LIMIT + 200);
     expect(streamed).toMatch(/stdout past 1000000 characters is not streamed; the command goes on/);
-    expect(ctx.emitted.filter((e) => e.stream === "stderr").map((e) => e.delta).join("")).toBe("done\n");
+    expect(
+      ctx.emitted
+        .filter((e) => e.stream === "stderr")
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe("done\n");
   });
 });
 
@@ -55,7 +63,8 @@ describe("a WebSocket peer that stops reading", () => {
     let refused: Error | undefined;
     let sent = 0;
     // 64 MiB would be far past the bound; the kernel's socket buffers take a few MiB at most.
-    for (; sent < 1024 && !refused; sent++) await Promise.race([transport.send(frame), new Promise((r) => setTimeout(r, 0))]).catch((e: Error) => (refused = e));
+    for (; sent < 1024 && !refused; sent++)
+      await Promise.race([transport.send(frame), new Promise((r) => setTimeout(r, 0))]).catch((e: Error) => (refused = e));
     expect(refused?.message).toMatch(/the peer does not read/);
     expect(sent).toBeLessThan(1024);
     expect(serverSide).toBe(transport);

@@ -41,7 +41,10 @@ function workingFolder(name: string) {
 }
 
 async function start(files: ReturnType<typeof workingFolder>) {
-  const opened = await openGateway({ store: files.store, memory: false, configFile: files.config, tokenFile: files.token }, () => undefined);
+  const opened = await openGateway(
+    { store: files.store, memory: false, configFile: files.config, tokenFile: files.token },
+    () => undefined,
+  );
   const [client, server] = createInMemoryPair();
   opened.gateway.connect(server);
   const s = await startStrictClient(client);
@@ -54,7 +57,8 @@ async function start(files: ReturnType<typeof workingFolder>) {
   };
 }
 
-const terminalOf = (received: AnyNotification[], turnId: string) => received.find((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);
+const terminalOf = (received: AnyNotification[], turnId: string) =>
+  received.find((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === turnId);
 
 describe("the gateway's own files under auto_accept_edits", () => {
   it("are refused to write_file and read_file, directly and through a link; the gateway goes on, and a restart keeps the other thread", async () => {
@@ -78,15 +82,27 @@ describe("the gateway's own files under auto_accept_edits", () => {
     ];
     const { thread } = await g.client.threadStart({ cwd: files.ws });
     const done = g.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === "trn_attack");
-    await g.client.turnStart({ thread_id: thread.id, turn_id: "trn_attack", permission_profile: { mode: "auto_accept_edits" }, input: text(script(...calls, { say: "done" })) });
+    await g.client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_attack",
+      permission_profile: { mode: "auto_accept_edits" },
+      input: text(script(...calls, { say: "done" })),
+    });
     expect((await done).method).toBe("turn/completed");
     // No approval was asked for: each call was refused outright, with the reason.
     expect(g.received.some((n) => n.method === "turn/permission/request/opened")).toBe(false);
-    const ended = g.received.filter((n) => n.method === "item/completed" && n.params.turn_id === "trn_attack" && (n.params.item.type === "fileChange" || n.params.item.type === "dynamicToolCall"));
+    const ended = g.received.filter(
+      (n) =>
+        n.method === "item/completed" &&
+        n.params.turn_id === "trn_attack" &&
+        (n.params.item.type === "fileChange" || n.params.item.type === "dynamicToolCall"),
+    );
     expect(ended).toHaveLength(calls.length);
     const messages = ended.map((n) => (n.params as { item: { status: string; error?: { message: string } } }).item);
     for (const item of messages) expect(item.status).toBe("declined");
-    expect(messages[0]!.error!.message).toContain(`${files.store}-wal is the gateway's event log (SQLite's wal file beside it), which no tool may write in any permission mode`);
+    expect(messages[0]!.error!.message).toContain(
+      `${files.store}-wal is the gateway's event log (SQLite's wal file beside it), which no tool may write in any permission mode`,
+    );
     expect(messages[1]!.error!.message).toContain(`${files.store} is the gateway's event log, which no tool may write`);
     expect(messages[2]!.error!.message).toContain("is the gateway's event log, which no tool may write");
     expect(messages[3]!.error!.message).toContain("is the gateway's configuration file");
@@ -112,11 +128,18 @@ describe("the gateway's own files under auto_accept_edits", () => {
     const g = await start(files);
     const { thread } = await g.client.threadStart({ cwd: files.ws });
     const done = g.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === `trn_${mode}`);
-    await g.client.turnStart({ thread_id: thread.id, turn_id: `trn_${mode}`, permission_profile: { mode }, input: text(script({ tool: "write_file", args: { path: ".turnspec/gateway.sqlite", content: "x" } }, { say: "done" })) });
+    await g.client.turnStart({
+      thread_id: thread.id,
+      turn_id: `trn_${mode}`,
+      permission_profile: { mode },
+      input: text(script({ tool: "write_file", args: { path: ".turnspec/gateway.sqlite", content: "x" } }, { say: "done" })),
+    });
     await done;
     expect(terminalOf(g.received, `trn_${mode}`)?.method).toBe("turn/completed");
     const item = g.received.find((n) => n.method === "item/completed" && n.params.item.type === "fileChange");
-    expect((item!.params as { item: { status: string; error: { message: string } } }).item.error.message).toContain("is the gateway's event log, which no tool may write in any permission mode");
+    expect((item!.params as { item: { status: string; error: { message: string } } }).item.error.message).toContain(
+      "is the gateway's event log, which no tool may write in any permission mode",
+    );
     expect(g.received.some((n) => n.method === "turn/permission/request/opened")).toBe(false);
     await g.close();
   });
@@ -133,7 +156,13 @@ describe.runIf(detectBubblewrap())("the gateway's own files inside the sandbox",
       { path: files.token, what: "token file" },
     ]);
     const tempDir = createTurnTempDir("trn_own");
-    const snapshot = securitySnapshot({ profile: materializeProfile({ mode: "auto_accept_edits" }), cwd: files.ws, roots: [files.ws], sandbox: { backend: BUBBLEWRAP, tempDir }, shellTimeoutCapMs: 60_000 });
+    const snapshot = securitySnapshot({
+      profile: materializeProfile({ mode: "auto_accept_edits" }),
+      cwd: files.ws,
+      roots: [files.ws],
+      sandbox: { backend: BUBBLEWRAP, tempDir },
+      shellTimeoutCapMs: 60_000,
+    });
     try {
       const sandbox = await startTurnSandbox(snapshot, { required: false, bwrapPath: "bwrap" }, () => undefined, own);
       const ctx = testContext(files.ws, { sandbox: sandbox! });

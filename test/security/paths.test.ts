@@ -79,20 +79,31 @@ describe("a bad path argument fails the call, not the turn (hole 13)", () => {
       { tool: "write_file", args: { path, content: "x" } },
     ]);
     const terminal = h.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
-    await h.client.turnStart({ thread_id: thread, turn_id: `trn_bad_${mode}`, permission_profile: { mode }, input: text(script(...calls, { say: "still here" })) });
+    await h.client.turnStart({
+      thread_id: thread,
+      turn_id: `trn_bad_${mode}`,
+      permission_profile: { mode },
+      input: text(script(...calls, { say: "still here" })),
+    });
     // A path that leads nowhere known is outside the roots: the restricted mode asks first.
     const answered = new Set<string>();
     const answer = async (): Promise<void> => {
       for (const n of h.received) {
         if (n.method !== "turn/permission/request/opened" || answered.has(n.params.request.request_id)) continue;
         answered.add(n.params.request.request_id);
-        await h.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" });
+        await h.client.turnPermissionRequestRespond({
+          request_id: n.params.request.request_id,
+          resolve_token: n.params.request.resolve_token,
+          resolution: "allow_once",
+        });
       }
     };
     const pump = setInterval(() => void answer(), 20);
     const end = await terminal.finally(() => clearInterval(pump));
     expect(end.method).toBe("turn/completed");
-    const items = h.received.filter((n) => n.method === "item/completed" && (n.params.item.type === "dynamicToolCall" || n.params.item.type === "fileChange"));
+    const items = h.received.filter(
+      (n) => n.method === "item/completed" && (n.params.item.type === "dynamicToolCall" || n.params.item.type === "fileChange"),
+    );
     expect(items).toHaveLength(6);
     for (const n of items) expect((n.params as { item: { status: string } }).item.status).toBe("failed");
   });

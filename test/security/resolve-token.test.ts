@@ -9,16 +9,27 @@ import { script, text } from "../gateway/harness.js";
 import { h, setup, startAndWaitForRequest, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 
 usePermissionHarness();
-const shellTurn = (thread: string, turn: string) => ({ thread_id: thread, turn_id: turn, permission_profile: { mode: "supervised" as const }, input: text(script({ tool: "shell", args: { command: "echo hi" } }, { say: "ok" })) });
+const shellTurn = (thread: string, turn: string) => ({
+  thread_id: thread,
+  turn_id: turn,
+  permission_profile: { mode: "supervised" as const },
+  input: text(script({ tool: "shell", args: { command: "echo hi" } }, { say: "ok" })),
+});
 
 describe("an answer to a permission request", () => {
   it("without the token is refused by default, and the request stays open for the one with it", async () => {
     const thread = await setup();
     const request = await startAndWaitForRequest(shellTurn(thread, "trn_tokenless"));
     expect(request.resolve_token).toBeTruthy();
-    const refused = (await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" }).catch((e: unknown) => e)) as RpcError;
+    const refused = (await h.client
+      .turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" })
+      .catch((e: unknown) => e)) as RpcError;
     expect(refused).toMatchObject({ code: -32030, reason: "unauthorized" });
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token!, resolution: "allow_once" });
+    await h.client.turnPermissionRequestRespond({
+      request_id: request.request_id,
+      resolve_token: request.resolve_token!,
+      resolution: "allow_once",
+    });
     expect((await terminalOf("trn_tokenless")).method).toBe("turn/completed");
   });
 

@@ -42,7 +42,11 @@ describe("agent/route/create across workspaces", () => {
         max_hops: 1,
       })
       .catch((e: unknown) => e)) as RpcError;
-    expect(refused).toMatchObject({ code: -32021, reason: "route_validation_failed", data: { detail: "workspace_mismatch", thread_id: other } });
+    expect(refused).toMatchObject({
+      code: -32021,
+      reason: "route_validation_failed",
+      data: { detail: "workspace_mismatch", thread_id: other },
+    });
     expect((await h.client.agentRouteList({ source_execution_id: "trn_any" })).routes).toEqual([]);
   });
 });
@@ -53,8 +57,15 @@ describe("an execution_bound route (hole 9)", () => {
     const [a, b] = [await h.thread(), await h.thread()];
     const route = await h.client.agentRouteCreate(params(a, b, "trn_granted"));
     const delegate = async (turnId: string) => {
-      await h.runTurn({ thread_id: a, turn_id: turnId, input: text(script({ tool: "spawn_agent", args: { prompt: "child", route_id: route.route_id } }, { say: "done" })) });
-      return h.received.filter((n) => n.method === "item/completed" && n.params.turn_id === turnId).map((n) => (n.params as { item: TurnItem }).item).find((i) => i.type === "task")!;
+      await h.runTurn({
+        thread_id: a,
+        turn_id: turnId,
+        input: text(script({ tool: "spawn_agent", args: { prompt: "child", route_id: route.route_id } }, { say: "done" })),
+      });
+      return h.received
+        .filter((n) => n.method === "item/completed" && n.params.turn_id === turnId)
+        .map((n) => (n.params as { item: TurnItem }).item)
+        .find((i) => i.type === "task")!;
     };
     const other = await delegate("trn_other");
     expect(other.status).toBe("failed");
@@ -68,7 +79,9 @@ describe("an execution_bound route (hole 9)", () => {
     const targets = [await h.thread(), await h.thread(), await h.thread()];
     await h.client.agentRouteCreate(params(source, targets[0]!, "trn_made_up_1"));
     await h.client.agentRouteCreate(params(source, targets[1]!, "trn_made_up_2"));
-    await expect(h.client.agentRouteCreate(params(source, targets[2]!, "trn_made_up_3"))).rejects.toMatchObject({ data: { detail: "edge_limit_exceeded" } });
+    await expect(h.client.agentRouteCreate(params(source, targets[2]!, "trn_made_up_3"))).rejects.toMatchObject({
+      data: { detail: "edge_limit_exceeded" },
+    });
   });
 });
 
@@ -81,7 +94,12 @@ describe("hop bounds (hole 7)", () => {
     const [ab, bc, cd] = [await hop(a, b), await hop(b, c), await hop(c, d)];
     const third = script({ tool: "spawn_agent", args: { prompt: script({ say: "at d" }), route_id: cd } }, { say: "c done" });
     const second = script({ tool: "spawn_agent", args: { prompt: third, route_id: bc } }, { say: "b done" });
-    const end = await h.runTurn({ thread_id: a, turn_id: "trn_hops", permission_profile: { mode: "full_access" }, input: text(script({ tool: "spawn_agent", args: { prompt: second, route_id: ab } }, { say: "a done" })) });
+    const end = await h.runTurn({
+      thread_id: a,
+      turn_id: "trn_hops",
+      permission_profile: { mode: "full_access" },
+      input: text(script({ tool: "spawn_agent", args: { prompt: second, route_id: ab } }, { say: "a done" })),
+    });
     expect(end.method).toBe("turn/completed");
     const threadsWithTurns = new Set(h.store.allTurns().map((t) => t.thread_id));
     expect([a, b, c, d].map((t) => threadsWithTurns.has(t))).toEqual([true, true, false, false]);

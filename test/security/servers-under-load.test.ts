@@ -24,7 +24,10 @@ afterEach(async () => {
 async function agUi(options: AgUiServeOptions = {}): Promise<{ server: AgUiServer; g: ClientGateway }> {
   const g = await startClientGateway();
   const server = await serveAgUi(await g.open(), 0, options);
-  closers.push(() => g.close(), () => server.close());
+  closers.push(
+    () => g.close(),
+    () => server.close(),
+  );
   return { server, g };
 }
 
@@ -47,13 +50,23 @@ function raw(port: number, write: (socket: Socket) => void): Promise<string> {
   });
 }
 
-const runBody = (text: string) => JSON.stringify({ threadId: "t", runId: `r_${Math.random().toString(36).slice(2)}`, state: {}, messages: [{ id: "m", role: "user", content: text }], tools: [], context: [], forwardedProps: {} });
+const runBody = (text: string) =>
+  JSON.stringify({
+    threadId: "t",
+    runId: `r_${Math.random().toString(36).slice(2)}`,
+    state: {},
+    messages: [{ id: "m", role: "user", content: text }],
+    tools: [],
+    context: [],
+    forwardedProps: {},
+  });
 
 describe("the AG-UI endpoint, loaded", () => {
   it("refuses a huge body with 413 without reading it whole, declared or chunked, and goes on serving", async () => {
     const { server } = await agUi();
     const port = Number(new URL(server.url).port);
-    const head = (extra: string) => `POST / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n${extra}\r\n`;
+    const head = (extra: string) =>
+      `POST / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n${extra}\r\n`;
     // 50 MB announced, 64 KB sent: the answer comes before the rest, and the connection ends.
     const declared = await raw(port, (s) => s.write(`${head("Content-Length: 52428800\r\n")}${"x".repeat(65536)}`));
     expect(declared).toMatch(/^HTTP\/1.1 413 /);
@@ -65,7 +78,11 @@ describe("the AG-UI endpoint, loaded", () => {
       for (let i = 0; i < 8; i++) s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
     });
     expect(chunked).toMatch(/^HTTP\/1.1 413 /);
-    const ok = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" }, body: runBody(script({ say: "still-here", chunks: 1 })) });
+    const ok = await fetch(server.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+      body: runBody(script({ say: "still-here", chunks: 1 })),
+    });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain("still-here");
   });
@@ -89,7 +106,11 @@ describe("the AG-UI endpoint, loaded", () => {
     await Promise.all(dropped.slice(4));
     for (const s of sockets) s.destroy();
     await expect.poll(() => new Promise<number>((resolve) => server.server.getConnections((_e, n) => resolve(n)))).toBe(0);
-    const ok = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" }, body: runBody(script({ say: "after-the-flood", chunks: 1 })) });
+    const ok = await fetch(server.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+      body: runBody(script({ say: "after-the-flood", chunks: 1 })),
+    });
     expect(await ok.text()).toContain("after-the-flood");
   });
 
@@ -114,7 +135,10 @@ describe("the AG-UI endpoint, loaded", () => {
     const res = new Unread();
     const closed = new Promise<void>((resolve) => res.on("close", () => resolve()));
     const body = runBody(script({ say: "z".repeat(1024 * 1024), chunks: 256 }));
-    const req = Object.assign(Readable.from([Buffer.from(body)]), { method: "POST", headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } });
+    const req = Object.assign(Readable.from([Buffer.from(body)]), {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+    });
     await bridge.handle(req as unknown as IncomingMessage, res as unknown as ServerResponse);
     await closed;
     expect(res.status, res.written.join("")).toBe(200);
@@ -131,7 +155,11 @@ describe("the inspector's server, loaded", () => {
   it("refuses a huge body with 413 before reading it, and goes on serving", async () => {
     const i = await inspector();
     const token = new URLSearchParams(new URL(i.url).hash.slice(1)).get("token")!;
-    const big = await raw(i.port, (s) => s.write(`POST /api/target HTTP/1.1\r\nHost: 127.0.0.1:${i.port}\r\nOrigin: http://127.0.0.1:${i.port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\n\r\n${"x".repeat(65536)}`));
+    const big = await raw(i.port, (s) =>
+      s.write(
+        `POST /api/target HTTP/1.1\r\nHost: 127.0.0.1:${i.port}\r\nOrigin: http://127.0.0.1:${i.port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\n\r\n${"x".repeat(65536)}`,
+      ),
+    );
     expect(big).toMatch(/^HTTP\/1.1 413 /);
     expect(big).toContain("the request body is over 65536 bytes (52428800 declared)");
     const info = await fetch(`http://127.0.0.1:${i.port}/api/info`, { headers: { authorization: `Bearer ${token}` } });

@@ -36,9 +36,22 @@ describe("the approval of spawn_agent", () => {
     const [request] = opened(ofTurn(h.received, turn));
     expect(request!.summary).toBe(`Start a sub-agent (agent_reference) over route ${route.route_id} in thread ${destination}`);
     expect(request!.reason).toContain(`in thread ${destination} of workspace ws_default, folder ${elsewhere}`);
-    expect(request!.details.destination).toEqual({ route_id: route.route_id, thread_id: destination, workspace_id: "ws_default", cwd: elsewhere, agent_id: "agent_reference" });
-    expect(request!.preview).toEqual({ title: "Destination", text: `thread ${destination} in workspace ws_default\nfolder ${elsewhere}\nagent agent_reference\nroute ${route.route_id}` });
-    await h.client.turnPermissionRequestRespond({ request_id: request!.request_id, resolve_token: request!.resolve_token, resolution: "deny" });
+    expect(request!.details.destination).toEqual({
+      route_id: route.route_id,
+      thread_id: destination,
+      workspace_id: "ws_default",
+      cwd: elsewhere,
+      agent_id: "agent_reference",
+    });
+    expect(request!.preview).toEqual({
+      title: "Destination",
+      text: `thread ${destination} in workspace ws_default\nfolder ${elsewhere}\nagent agent_reference\nroute ${route.route_id}`,
+    });
+    await h.client.turnPermissionRequestRespond({
+      request_id: request!.request_id,
+      resolve_token: request!.resolve_token,
+      resolution: "deny",
+    });
     await terminalOf(turn);
   });
 
@@ -61,7 +74,11 @@ describe("the approval of spawn_agent", () => {
     });
     await h.waitFor(() => opened(ofTurn(h.received, turn)).length === 1);
     const [first] = opened(ofTurn(h.received, turn));
-    await h.client.turnPermissionRequestRespond({ request_id: first!.request_id, resolve_token: first!.resolve_token, resolution: "allow_for_turn" });
+    await h.client.turnPermissionRequestRespond({
+      request_id: first!.request_id,
+      resolve_token: first!.resolve_token,
+      resolution: "allow_for_turn",
+    });
     await h.waitFor(() => opened(ofTurn(h.received, turn)).length === 2);
     const second = opened(ofTurn(h.received, turn))[1]!;
     expect(second.scope_hash).not.toBe(first!.scope_hash);

@@ -14,14 +14,21 @@ afterEach(async () => {
 
 /** A script that spawns `levels` more levels of sub-agents below itself. */
 function nested(levels: number): string {
-  return levels === 0 ? script({ say: "bottom" }) : script({ tool: "spawn_agent", args: { prompt: nested(levels - 1) } }, { say: `above ${levels}` });
+  return levels === 0
+    ? script({ say: "bottom" })
+    : script({ tool: "spawn_agent", args: { prompt: nested(levels - 1) } }, { say: `above ${levels}` });
 }
 
 describe("spawn_agent past max_spawn_depth", () => {
   it("is refused at the call, so no turn runs deeper than the limit", async () => {
     h = await startHarness();
     const thread = await h.thread();
-    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_depth", permission_profile: { mode: "full_access" }, input: text(nested(6)) });
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_depth",
+      permission_profile: { mode: "full_access" },
+      input: text(nested(6)),
+    });
     expect(end.method).toBe("turn/completed");
     // The client's turn (depth 0), its child (1) and grandchild (2); depth 3 is never started.
     const turns = h.store.allTurns();

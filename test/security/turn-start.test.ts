@@ -57,19 +57,24 @@ function failCommitOf(method: string): void {
 const heal = () => raw.exec(`DROP TRIGGER doom; DROP TABLE doomed;`);
 
 describe("a turn/start whose first events cannot be stored", () => {
-  it.each(["turn/started", "turn/permission/audit", "item/started", "item/completed"])("when the commit holding %s fails: an error, no turn, the thread free", async (method) => {
-    const thread = await open();
-    failCommitOf(method);
-    const error = (await h!.client.turnStart({ thread_id: thread, turn_id: "trn_lost", input: text("hi") }).catch((e: unknown) => e)) as RpcError;
-    expect(error.code).toBe(-32603);
-    heal();
-    expect(h!.store.turnsOfThread(thread)).toEqual([]);
-    expect(raw.prepare(`SELECT turn_id FROM turns`).all()).toEqual([]);
-    expect((await h!.client.threadGet({ thread_id: thread })).thread.active_turn_id).toBeUndefined();
-    // The thread runs its next turn, under the same id.
-    const end = await h!.runTurn({ thread_id: thread, turn_id: "trn_lost", input: text("hi") });
-    expect(end.method).toBe("turn/completed");
-  });
+  it.each(["turn/started", "turn/permission/audit", "item/started", "item/completed"])(
+    "when the commit holding %s fails: an error, no turn, the thread free",
+    async (method) => {
+      const thread = await open();
+      failCommitOf(method);
+      const error = (await h!.client
+        .turnStart({ thread_id: thread, turn_id: "trn_lost", input: text("hi") })
+        .catch((e: unknown) => e)) as RpcError;
+      expect(error.code).toBe(-32603);
+      heal();
+      expect(h!.store.turnsOfThread(thread)).toEqual([]);
+      expect(raw.prepare(`SELECT turn_id FROM turns`).all()).toEqual([]);
+      expect((await h!.client.threadGet({ thread_id: thread })).thread.active_turn_id).toBeUndefined();
+      // The thread runs its next turn, under the same id.
+      const end = await h!.runTurn({ thread_id: thread, turn_id: "trn_lost", input: text("hi") });
+      expect(end.method).toBe("turn/completed");
+    },
+  );
 });
 
 /** A memory store whose append of `method` fails once, as a store refusing a write at the call (not at its commit) does. */
@@ -90,7 +95,9 @@ describe("a turn/start whose store refuses one of the first events at the append
   it("ends the part-stored turn at once: the thread is free for the next turn/start", async () => {
     h = await startHarness({ store: new FailingAppendStore("item/started") });
     const thread = await h.thread();
-    const error = (await h.client.turnStart({ thread_id: thread, turn_id: "trn_half", input: text("hi") }).catch((e: unknown) => e)) as RpcError;
+    const error = (await h.client
+      .turnStart({ thread_id: thread, turn_id: "trn_half", input: text("hi") })
+      .catch((e: unknown) => e)) as RpcError;
     expect(error.code).toBe(-32603);
     const half = await h.client.turnItems({ thread_id: thread, turn_id: "trn_half" });
     expect(half.events.map((e) => e.method)).toEqual(["turn/started", "turn/permission/audit", "turn/failed"]);

@@ -96,7 +96,12 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
 
     describe("threads", () => {
       it("gives back a thread as it was stored, with and without its optional fields", () => {
-        const full = thread("thr_full", { mode: "Chat", model_provider: "scripted", model: "gpt-test", created_at: "2025-01-01T01:02:03.123456+02:00" });
+        const full = thread("thr_full", {
+          mode: "Chat",
+          model_provider: "scripted",
+          model: "gpt-test",
+          created_at: "2025-01-01T01:02:03.123456+02:00",
+        });
         store.createThread(full);
         store.createThread(thread("thr_bare"));
         expect(store.getThread("thr_full")).toStrictEqual(full);
@@ -154,7 +159,12 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
 
     describe("generations (fencing tokens)", () => {
       const delta = (turnId: string, text: string, generation?: number) =>
-        store.append(turnId, "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: turnId, sequence, item_id: "i", stream: "agent_message", delta: text }), generation);
+        store.append(
+          turnId,
+          "item/agent_message/delta",
+          (sequence) => ({ thread_id: "thr_a", turn_id: turnId, sequence, item_id: "i", stream: "agent_message", delta: text }),
+          generation,
+        );
 
       beforeEach(() => {
         store.createThread(thread("thr_a"));
@@ -225,8 +235,24 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
         const second = store.append("trn_1", "item/completed", build);
         expect(seen).toEqual([1, 2]);
         const want: StoredEvent[] = [
-          { thread_id: "thr_a", turn_id: "trn_1", sequence: 1, method: "item/started", params: { turn_id: "trn_1", sequence: 1, item_id: "itm_1" }, paramsJson: '{"turn_id":"trn_1","sequence":1,"item_id":"itm_1"}', recorded_at: RECORDED_AT },
-          { thread_id: "thr_a", turn_id: "trn_1", sequence: 2, method: "item/completed", params: { turn_id: "trn_1", sequence: 2, item_id: "itm_2" }, paramsJson: '{"turn_id":"trn_1","sequence":2,"item_id":"itm_2"}', recorded_at: RECORDED_AT },
+          {
+            thread_id: "thr_a",
+            turn_id: "trn_1",
+            sequence: 1,
+            method: "item/started",
+            params: { turn_id: "trn_1", sequence: 1, item_id: "itm_1" },
+            paramsJson: '{"turn_id":"trn_1","sequence":1,"item_id":"itm_1"}',
+            recorded_at: RECORDED_AT,
+          },
+          {
+            thread_id: "thr_a",
+            turn_id: "trn_1",
+            sequence: 2,
+            method: "item/completed",
+            params: { turn_id: "trn_1", sequence: 2, item_id: "itm_2" },
+            paramsJson: '{"turn_id":"trn_1","sequence":2,"item_id":"itm_2"}',
+            recorded_at: RECORDED_AT,
+          },
         ];
         expect([first, second]).toStrictEqual(want);
         expect(store.events("trn_1")).toStrictEqual(want);
@@ -327,10 +353,18 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
           sequence: 1,
           item: {
             kind: "agent_message",
-            parts: [{ text: "héllo wörld ✓ 你好 🧪👩🏽‍💻 e\u0301" }, { text: "tab\there\nnewline\u0000nul\u2028sep" }, null, true, 0, -1.5e-300, 9007199254740991],
+            parts: [
+              { text: "héllo wörld ✓ 你好 🧪👩🏽‍💻 e\u0301" },
+              { text: "tab\there\nnewline\u0000nul\u2028sep" },
+              null,
+              true,
+              0,
+              -1.5e-300,
+              9007199254740991,
+            ],
             lone_surrogate: "\ud800",
             deep: { a: { b: { c: { d: { e: [[], {}, [[{}]]] } } } } },
-            "key with \"quotes\" and \\ backslash": "",
+            'key with "quotes" and \\ backslash': "",
           },
           large: "0123456789abcdef".repeat(64 * 1024), // 1 MiB
         };
@@ -340,7 +374,10 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
       });
 
       it("reads back every event of a long turn exactly, its texts of every size and script", () => {
-        const texts = Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? "ascii " : i % 3 === 1 ? "wörld ✓ 你好 " : "🧪👩🏽‍💻 ").repeat(i % 50) + String(i));
+        const texts = Array.from(
+          { length: 600 },
+          (_, i) => (i % 3 === 0 ? "ascii " : i % 3 === 1 ? "wörld ✓ 你好 " : "🧪👩🏽‍💻 ").repeat(i % 50) + String(i),
+        );
         for (const text of texts) appendDelta(store, "trn_1", text);
         const events = store.events("trn_1");
         expect(events.map((e) => e.params.delta)).toEqual(texts);
@@ -374,7 +411,11 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
 
       it("stores the JSON of the projection: what insert returns is what a later read gives", () => {
         // An undefined field is not JSON and a Date becomes its text: both stores keep the text.
-        const given = { ...route("rte_1", "exe_a"), destination_execution_profile: undefined, updated_at: new Date("2025-02-03T04:05:06.000Z") };
+        const given = {
+          ...route("rte_1", "exe_a"),
+          destination_execution_profile: undefined,
+          updated_at: new Date("2025-02-03T04:05:06.000Z"),
+        };
         const want = JSON.parse(JSON.stringify(given)) as Route;
         expect(want.updated_at).toBe("2025-02-03T04:05:06.000Z");
         expect(store.insertRoute(given as unknown as Route).route).toStrictEqual(want);
@@ -411,7 +452,11 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
           ["rte_a", 2],
           ["rte_b", 3],
         ]);
-        expect(store.allRoutes().map((r) => r.route)).toStrictEqual([route("rte_c", "exe_a"), route("rte_a", "exe_b"), route("rte_b", "exe_a")]);
+        expect(store.allRoutes().map((r) => r.route)).toStrictEqual([
+          route("rte_c", "exe_a"),
+          route("rte_a", "exe_b"),
+          route("rte_b", "exe_a"),
+        ]);
       });
 
       it("answers an empty list while there are no routes", () => {
@@ -459,7 +504,9 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
         expect(() => store.routesBySource("exe_a", -1)).toThrow("routes of source exe_a: afterOrdinal must be an integer >= 0, got -1");
         expect(() => store.routesBySource("exe_a", 1.5)).toThrow("routes of source exe_a: afterOrdinal must be an integer >= 0, got 1.5");
         expect(() => store.routesBySource("exe_a", 0, -1)).toThrow("routes of source exe_a: limit must be an integer >= 0, got -1");
-        expect(() => store.routesBySource("exe_a", 0, Number.NaN)).toThrow("routes of source exe_a: limit must be an integer >= 0, got NaN");
+        expect(() => store.routesBySource("exe_a", 0, Number.NaN)).toThrow(
+          "routes of source exe_a: limit must be an integer >= 0, got NaN",
+        );
       });
 
       it("replaces a route only while its generation is the expected one", () => {
@@ -482,7 +529,11 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
           ["rte_1", 2],
           ["rte_2", 3],
         ]);
-        expect(store.routesBySource("exe_a").map((r) => r.route)).toStrictEqual([route("rte_0", "exe_a"), revoked, route("rte_2", "exe_a")]);
+        expect(store.routesBySource("exe_a").map((r) => r.route)).toStrictEqual([
+          route("rte_0", "exe_a"),
+          revoked,
+          route("rte_2", "exe_a"),
+        ]);
         expect(store.updateRoute(stale, 2)).toBe(true);
         expect(store.getRoute("rte_1")!.route).toStrictEqual(stale);
       });
@@ -499,7 +550,9 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
         for (const generation of [2, 1]) {
           const error = thrownBy(() => store.updateRoute(route("rte_1", "exe_a", { generation, status: "revoked" }), 2));
           expect((error as StoreError).kind).toBe("invalid_route");
-          expect((error as StoreError).message).toBe(`update route rte_1: the new generation ${generation} must be above the expected generation 2`);
+          expect((error as StoreError).message).toBe(
+            `update route rte_1: the new generation ${generation} must be above the expected generation 2`,
+          );
         }
         expect(() => store.updateRoute(route("rte_1", "exe_a", { generation: 3 }), 0)).toThrow(
           "update route rte_1: expectedGeneration must be an integer >= 1, got 0",
@@ -514,14 +567,38 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
         const bad: [string, unknown, string][] = [
           ["an array", [route("rte_1", "exe_a")], "insert route: the route must be an object, got an array"],
           ["null", null, "insert route: the route must be an object, got null"],
-          ["no route_id", { ...route("rte_1", "exe_a"), route_id: undefined }, "insert route: route_id must be a non-empty string, got nothing"],
+          [
+            "no route_id",
+            { ...route("rte_1", "exe_a"), route_id: undefined },
+            "insert route: route_id must be a non-empty string, got nothing",
+          ],
           ["an empty route_id", route("", "exe_a"), 'insert route: route_id must be a non-empty string, got ""'],
-          ["a numeric source", route("rte_1", 7 as unknown as string), "insert route rte_1: source_execution_id must be a non-empty string, got 7"],
+          [
+            "a numeric source",
+            route("rte_1", 7 as unknown as string),
+            "insert route rte_1: source_execution_id must be a non-empty string, got 7",
+          ],
           ["generation 0", route("rte_1", "exe_a", { generation: 0 }), "insert route rte_1: generation must be an integer >= 1, got 0"],
-          ["a fractional generation", route("rte_1", "exe_a", { generation: 1.5 }), "insert route rte_1: generation must be an integer >= 1, got 1.5"],
-          ["a text generation", route("rte_1", "exe_a", { generation: "1" as unknown as number }), 'insert route rte_1: generation must be an integer >= 1, got "1"'],
-          ["status expired", route("rte_1", "exe_a", { status: "expired" }), 'insert route rte_1: status "expired" is derived on read and never stored'],
-          ["a bigint", route("rte_1", "exe_a", { hop_count: 1n as unknown as number }), "insert route rte_1: the route is not JSON-serializable"],
+          [
+            "a fractional generation",
+            route("rte_1", "exe_a", { generation: 1.5 }),
+            "insert route rte_1: generation must be an integer >= 1, got 1.5",
+          ],
+          [
+            "a text generation",
+            route("rte_1", "exe_a", { generation: "1" as unknown as number }),
+            'insert route rte_1: generation must be an integer >= 1, got "1"',
+          ],
+          [
+            "status expired",
+            route("rte_1", "exe_a", { status: "expired" }),
+            'insert route rte_1: status "expired" is derived on read and never stored',
+          ],
+          [
+            "a bigint",
+            route("rte_1", "exe_a", { hop_count: 1n as unknown as number }),
+            "insert route rte_1: the route is not JSON-serializable",
+          ],
         ];
         for (const [name, given, message] of bad) {
           const error = thrownBy(() => store.insertRoute(given as Route));
@@ -596,7 +673,9 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
       });
 
       it("refuses a value that is not text, naming the key", () => {
-        expect(() => store.setMeta("policy_generation", 2 as unknown as string)).toThrow("set meta policy_generation: value must be a string, got number");
+        expect(() => store.setMeta("policy_generation", 2 as unknown as string)).toThrow(
+          "set meta policy_generation: value must be a string, got number",
+        );
         expect(store.getMeta("policy_generation")).toBeUndefined();
       });
     });
@@ -656,7 +735,12 @@ export function storeContract(name: string, open: OpenStore, failCommitsOf: Fail
         expect(appendDelta(store, "trn_long", "after").sequence).toBe(61);
         for (let i = 0; i < 10; i++) appendDelta(store, "trn_long", `more ${i}`);
         expect(await committed(store)).toBeUndefined();
-        expect(store.events("trn_long", 58).map((e) => (e.params as { delta?: string }).delta)).toEqual(["kept 58", "kept 59", "after", ...Array.from({ length: 10 }, (_, i) => `more ${i}`)]);
+        expect(store.events("trn_long", 58).map((e) => (e.params as { delta?: string }).delta)).toEqual([
+          "kept 58",
+          "kept 59",
+          "after",
+          ...Array.from({ length: 10 }, (_, i) => `more ${i}`),
+        ]);
       });
     });
 

@@ -48,11 +48,17 @@ let raw: RawConnection;
 
 /** Events of trn_1 a second connection to the file sees: the committed ones. */
 const committed = (turnId = "trn_1") =>
-  (raw.prepare(`SELECT IFNULL(SUM(last_sequence - first_sequence + 1), 0) AS n FROM event_runs WHERE turn_id = ?`).get(turnId) as { n: number }).n;
+  (
+    raw.prepare(`SELECT IFNULL(SUM(last_sequence - first_sequence + 1), 0) AS n FROM event_runs WHERE turn_id = ?`).get(turnId) as {
+      n: number;
+    }
+  ).n;
 
 /** The sequences of a turn a second connection to the file sees. */
 const sequencesInFile = (turnId: string) => {
-  const runs = raw.prepare(`SELECT first_sequence AS first, last_sequence AS last FROM event_runs WHERE turn_id = ? ORDER BY last_sequence`).all(turnId) as { first: number; last: number }[];
+  const runs = raw
+    .prepare(`SELECT first_sequence AS first, last_sequence AS last FROM event_runs WHERE turn_id = ? ORDER BY last_sequence`)
+    .all(turnId) as { first: number; last: number }[];
   return JSON.stringify(runs.flatMap(({ first, last }) => Array.from({ length: last - first + 1 }, (_, i) => first + i)));
 };
 
@@ -100,7 +106,8 @@ describe("group commit in the SQLite store", () => {
     for (let i = 1; i <= total; i++) {
       appendDelta(store, `d${i}`);
       // What the file holds when each batch's last callback runs.
-      if (i % GROUP_COMMIT_LIMIT === 0 || i === total) store.afterCommit((failure) => ran.push([i, failure?.kind ?? "committed", committed()]));
+      if (i % GROUP_COMMIT_LIMIT === 0 || i === total)
+        store.afterCommit((failure) => ran.push([i, failure?.kind ?? "committed", committed()]));
     }
     // The burst never yielded: the writer's answers wait for the event loop.
     expect(ran).toEqual([]);
@@ -212,7 +219,9 @@ describe("group commit in the SQLite store", () => {
       )
       .run();
     await commit(store);
-    expect(outcome).toEqual([`event store ${file}: a commit failed and its writes are lost: turn trn_1 would get sequence 4 but the file holds it up to 4: another writer appended to the turn`]);
+    expect(outcome).toEqual([
+      `event store ${file}: a commit failed and its writes are lost: turn trn_1 would get sequence 4 but the file holds it up to 4: another writer appended to the turn`,
+    ]);
     // The batch after it, of another turn, commits.
     appendTo(store, "trn_2", "next batch");
     expect(await commit(store)).toBeUndefined();
@@ -236,7 +245,10 @@ describe("group commit in the SQLite store", () => {
     expect(store.lastSequence("trn_new")).toBe(1);
     expect(answered).toBe(false);
     // Events the store does not hold in memory: it posts what is queued and waits, so the file has them.
-    expect(store.events("trn_1", GROUP_COMMIT_LIMIT).map((e) => e.params.delta)).toEqual([`d${GROUP_COMMIT_LIMIT + 1}`, `d${GROUP_COMMIT_LIMIT + 2}`]);
+    expect(store.events("trn_1", GROUP_COMMIT_LIMIT).map((e) => e.params.delta)).toEqual([
+      `d${GROUP_COMMIT_LIMIT + 1}`,
+      `d${GROUP_COMMIT_LIMIT + 2}`,
+    ]);
     expect(answered).toBe(true);
     expect(committed()).toBe(GROUP_COMMIT_LIMIT + 2);
     // A new turn in flight is listed.
@@ -265,7 +277,10 @@ describe("group commit in the SQLite store", () => {
     expect(killed).toBe(true);
     expect(outcome).toHaveLength(12);
     const failed = outcome.filter((message) => message !== undefined);
-    for (const message of failed) expect(message).toMatch(new RegExp(`^event store ${file}: a commit failed and its writes are lost: the writer thread (exited|failed)`));
+    for (const message of failed)
+      expect(message).toMatch(
+        new RegExp(`^event store ${file}: a commit failed and its writes are lost: the writer thread (exited|failed)`),
+      );
     // After the writer, the bursts commit on the main connection.
     expect(outcome.slice(6)).toEqual(Array(6).fill(undefined));
     // Every burst told it committed is in the file, and the file's sequences have no gap.

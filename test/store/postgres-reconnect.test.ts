@@ -38,7 +38,10 @@ const committed = (store: PostgresEventStore) => new Promise<StoreError | undefi
 function terminate(url: string, application: string): number {
   const admin = new PostgresLink(url, { applicationName: "turnspec test admin" });
   try {
-    return admin.query(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [application]).rows[0]!.n as number;
+    return admin.query(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+      [application],
+    ).rows[0]!.n as number;
   } finally {
     admin.end();
   }
@@ -144,7 +147,10 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     expect(failure?.message).toMatch(/a commit failed and its writes are lost/);
     expect(appendDelta(store, "trn_1", "again").sequence).toBe(2);
     expect(await committed(store)).toBeUndefined();
-    expect(store.events("trn_1").map((e) => [e.sequence, e.params.delta])).toEqual([[1, "kept"], [2, "again"]]);
+    expect(store.events("trn_1").map((e) => [e.sequence, e.params.delta])).toEqual([
+      [1, "kept"],
+      [2, "again"],
+    ]);
   });
 
   it("asks the server, once connected again, what became of a COMMIT whose answer was cut off", async () => {
@@ -202,7 +208,14 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     appendDelta(writer, "trn_idle");
     expect(await committed(writer)).toBeUndefined();
     // Caught up in creation order, each from where the watcher's knowledge of it ended.
-    await expect.poll(() => heard, { timeout: 10_000 }).toEqual([["trn_old", 1, 1], ["trn_idle", 3, 3], ["trn_old", 2, 3], ["trn_new", 1, 1]]);
+    await expect
+      .poll(() => heard, { timeout: 10_000 })
+      .toEqual([
+        ["trn_old", 1, 1],
+        ["trn_idle", 3, 3],
+        ["trn_old", 2, 3],
+        ["trn_new", 1, 1],
+      ]);
     appendDelta(writer, "trn_new");
     expect(await committed(writer)).toBeUndefined();
     await expect.poll(() => heard.at(-1)).toEqual(["trn_new", 2, 2]);
@@ -242,6 +255,11 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     expect(await committed(store)).toBeUndefined();
     expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(["before", "after"]);
     // The watcher hears it, announced live or caught up once it listens again, once.
-    await expect.poll(() => heard, { timeout: 15_000 }).toEqual([["trn_1", 1, 1], ["trn_1", 2, 2]]);
+    await expect
+      .poll(() => heard, { timeout: 15_000 })
+      .toEqual([
+        ["trn_1", 1, 1],
+        ["trn_1", 2, 2],
+      ]);
   });
 });

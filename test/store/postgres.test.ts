@@ -136,7 +136,10 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
 
       one.insertRoute(route("rte_1", "exe_1"));
       two.insertRoute(route("rte_2", "exe_1"));
-      expect(ids(one.routesBySource("exe_1"))).toEqual([["rte_1", 1], ["rte_2", 2]]);
+      expect(ids(one.routesBySource("exe_1"))).toEqual([
+        ["rte_1", 1],
+        ["rte_2", 2],
+      ]);
       expect((thrownBy(() => two.insertRoute(route("rte_1", "exe_1"))) as StoreError).kind).toBe("route_exists");
 
       expect(one.updateRoute(route("rte_1", "exe_1", { generation: 2, status: "revoked" }), 1)).toBe(true);
@@ -177,10 +180,16 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       store.createThread(thread("thr_a"));
       store.createTurn("thr_a", "trn_1", "t");
       await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
-      for (const [end, wins] of [["COMMIT", false], ["ROLLBACK", true]] as const) {
+      for (const [end, wins] of [
+        ["COMMIT", false],
+        ["ROLLBACK", true],
+      ] as const) {
         // Another instance's claim, in a thread of its own: it holds its transaction open a
         // while (this thread is blocked meanwhile, waiting in the database), then ends it.
-        const other = new Worker(OTHER_CLAIM, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), subject: `permission:perm_${end}`, end } });
+        const other = new Worker(OTHER_CLAIM, {
+          eval: true,
+          workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), subject: `permission:perm_${end}`, end },
+        });
         await new Promise((resolve) => other.once("message", resolve));
         expect(store.shared.claimResolution("trn_1", `permission:perm_${end}`), end).toBe(wins);
         await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
@@ -203,12 +212,26 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect(taken).toBeGreaterThan(held);
       expect(await committed(two)).toBeUndefined();
       // The first instance wakes up and writes on: refused, nothing of it stored.
-      const refused = thrownBy(() => one.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }), held)) as StoreError;
+      const refused = thrownBy(() =>
+        one.append(
+          "trn_1",
+          "item/agent_message/delta",
+          (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }),
+          held,
+        ),
+      ) as StoreError;
       expect(refused.kind).toBe("turn_fenced");
       // Its lease is gone too; it cannot take the turn back while the other holds it.
       expect(one.shared.renewLeases(60_000, ["trn_1"])).toEqual([]);
       expect(one.claimTurn("trn_1", 60_000)).toBeUndefined();
-      expect(two.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "b" }), taken).sequence).toBe(2);
+      expect(
+        two.append(
+          "trn_1",
+          "item/agent_message/delta",
+          (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "b" }),
+          taken,
+        ).sequence,
+      ).toBe(2);
       expect(await committed(two)).toBeUndefined();
       expect(one.events("trn_1").map((e) => e.params.delta)).toEqual(["a", "b"]);
     });
@@ -222,7 +245,14 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       const other = new Worker(OTHER_TAKEOVER, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg") } });
       await new Promise((resolve) => other.once("message", resolve));
       // The append waits for the other instance's claim (its row lock), then reads the generation it committed.
-      const late = thrownBy(() => store.append("trn_1", "item/agent_message/delta", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }), held)) as StoreError;
+      const late = thrownBy(() =>
+        store.append(
+          "trn_1",
+          "item/agent_message/delta",
+          (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence, item_id: "i", stream: "agent_message", delta: "late" }),
+          held,
+        ),
+      ) as StoreError;
       expect(late.kind).toBe("turn_fenced");
       expect(await committed(store)).toBeUndefined();
       await other.terminate();
@@ -286,11 +316,16 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       const intruder = new PostgresLink(url);
       try {
         expect(appendDelta(store, "trn_1", "lost").sequence).toBe(2);
-        intruder.query("INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ('trn_1', 2, 'thr_a', 'm', '{}', 't')");
+        intruder.query(
+          "INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ('trn_1', 2, 'thr_a', 'm', '{}', 't')",
+        );
         const failure = await new Promise<StoreError | undefined>((resolve) => store.afterCommit(resolve));
         expect(failure?.kind).toBe("commit_failed");
         expect(failure?.message).toMatch(/a commit failed and its writes are lost: duplicate key value/);
-        expect(store.events("trn_1").map((e) => [e.sequence, e.method])).toEqual([[1, "item/agent_message/delta"], [2, "m"]]);
+        expect(store.events("trn_1").map((e) => [e.sequence, e.method])).toEqual([
+          [1, "item/agent_message/delta"],
+          [2, "m"],
+        ]);
         expect(appendDelta(store, "trn_1").sequence).toBe(3);
       } finally {
         intruder.end();
@@ -312,7 +347,13 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       await new Promise<void>((resolve) => watcher.afterCommit(() => resolve()));
       appendDelta(writer, "trn_1");
       await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
-      await expect.poll(() => heard).toEqual([["trn_1", 1, 3], ["trn_2", 1, 1], ["trn_1", 4, 4]]);
+      await expect
+        .poll(() => heard)
+        .toEqual([
+          ["trn_1", 1, 3],
+          ["trn_2", 1, 1],
+          ["trn_1", 4, 4],
+        ]);
     });
 
     it("announces the events themselves, in payloads PostgreSQL accepts, and an event too large for one by its range alone", async () => {
@@ -359,7 +400,9 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
       const warned = new Promise<void>((resolve) => process.once("warning", () => resolve()));
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'turnspec listener' AND datname = current_database()");
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'turnspec listener' AND datname = current_database()",
+      );
       await admin.end();
       await warned;
       await expect
@@ -383,7 +426,9 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       await admin.end();
       const error = thrownBy(() => new PostgresEventStore(url)) as StoreError;
       expect(error.kind).toBe("schema_version");
-      expect(error.message).toContain(`has schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than the ${POSTGRES_SCHEMA_VERSION} this gateway knows`);
+      expect(error.message).toContain(
+        `has schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than the ${POSTGRES_SCHEMA_VERSION} this gateway knows`,
+      );
     });
 
     it("is what openStore opens for a postgres:// URL", () => {

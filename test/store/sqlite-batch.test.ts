@@ -13,7 +13,10 @@ import { createRequire } from "node:module";
 import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, RESTART_FRAMES, SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 
 // better-sqlite3 ships no types: the little the log test reads is declared here.
-const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => { pragma(source: string): unknown; close(): void };
+const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+  pragma(source: string): unknown;
+  close(): void;
+};
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -35,7 +38,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const append = (turnId: string, n: number) => store.append(turnId, "item/agent_message/delta", (sequence) => ({ turn_id: turnId, sequence, delta: `d${n}` }));
+const append = (turnId: string, n: number) =>
+  store.append(turnId, "item/agent_message/delta", (sequence) => ({ turn_id: turnId, sequence, delta: `d${n}` }));
 
 describe("batched inserts of the SQLite store", () => {
   it("reads every append of the open group, in order, at any count", () => {
@@ -45,7 +49,9 @@ describe("batched inserts of the SQLite store", () => {
       expect(store.lastSequence("trn_1")).toBe(before + count);
       const events = store.events("trn_1", before);
       expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: count }, (_, i) => before + i + 1));
-      expect(events.map((e) => (e.params as { delta: string }).delta)).toEqual(Array.from({ length: count }, (_, i) => `d${before + i + 1}`));
+      expect(events.map((e) => (e.params as { delta: string }).delta)).toEqual(
+        Array.from({ length: count }, (_, i) => `d${before + i + 1}`),
+      );
     }
   });
 
@@ -58,7 +64,9 @@ describe("batched inserts of the SQLite store", () => {
     const one = store.events("trn_1");
     const two = store.events("trn_2");
     expect(one.length + two.length).toBe(total);
-    expect(two.map((e) => (e.params as { delta: string }).delta)).toEqual(Array.from({ length: Math.floor(total / 3) }, (_, i) => `d${(i + 1) * 3}`));
+    expect(two.map((e) => (e.params as { delta: string }).delta)).toEqual(
+      Array.from({ length: Math.floor(total / 3) }, (_, i) => `d${(i + 1) * 3}`),
+    );
     expect(one.map((e) => e.sequence)).toEqual(Array.from({ length: one.length }, (_, i) => i + 1));
   });
 
@@ -66,7 +74,13 @@ describe("batched inserts of the SQLite store", () => {
     const event = append("trn_1", 1);
     await nextTick();
     const [stored] = store.events("trn_1");
-    expect(stored).toMatchObject({ thread_id: "thr_a", turn_id: "trn_1", sequence: 1, method: "item/agent_message/delta", recorded_at: event.recorded_at });
+    expect(stored).toMatchObject({
+      thread_id: "thr_a",
+      turn_id: "trn_1",
+      sequence: 1,
+      method: "item/agent_message/delta",
+      recorded_at: event.recorded_at,
+    });
     expect(stored!.params).toEqual(event.params);
   });
 });
@@ -121,10 +135,19 @@ describe("the log of the SQLite store", () => {
 
 describe("the threads of the SQLite store", () => {
   it("keep no process alive: a process that leaves its store open ends once its writes are committed", () => {
-    const child = spawnSync(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, fileURLToPath(new URL("./append-and-leave.ts", import.meta.url)), join(dir, "left-open.db")], {
-      encoding: "utf8",
-      timeout: 30_000,
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        new URL("../../scripts/from-source.mjs", import.meta.url).href,
+        fileURLToPath(new URL("./append-and-leave.ts", import.meta.url)),
+        join(dir, "left-open.db"),
+      ],
+      {
+        encoding: "utf8",
+        timeout: 30_000,
+      },
+    );
     // A process held alive would be killed by the timeout (SIGTERM, no status).
     expect(child.signal, child.stderr).toBeNull();
     expect(child.status, child.stderr).toBe(0);

@@ -104,14 +104,22 @@ describe("MemoryEventStore texts", () => {
     store.createThread(thread("thr_a"));
     store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:00Z");
     // Three chunks of ASCII, then chunks mixing two- to four-byte characters and escapes, then an open chunk.
-    const texts = Array.from({ length: CHUNK * 6 + 5 }, (_, i) => (i < CHUNK * 3 ? `d${i} ` : i % 3 === 0 ? `é${i}😀` : i % 3 === 1 ? `中文${i}\n"q"` : `plain ${i}`));
+    const texts = Array.from({ length: CHUNK * 6 + 5 }, (_, i) =>
+      i < CHUNK * 3 ? `d${i} ` : i % 3 === 0 ? `é${i}😀` : i % 3 === 1 ? `中文${i}\n"q"` : `plain ${i}`,
+    );
     const appended = texts.map((text) => appendDelta(store, "trn_1", text));
     expect(await committed(store)).toBeUndefined();
     const all = store.events("trn_1");
     expect(all.map((e) => e.paramsJson)).toEqual(appended.map((e) => e.paramsJson));
     expect(all.map((e) => e.params.delta)).toEqual(texts);
-    for (const [after, limit] of [[CHUNK * 3 - 1, 3], [CHUNK * 4 + 7, CHUNK + 2], [CHUNK * 6 - 1, 10]] as const) {
-      expect(store.events("trn_1", after, limit).map((e) => [e.sequence, e.params.delta])).toEqual(texts.slice(after, after + limit).map((text, k) => [after + k + 1, text]));
+    for (const [after, limit] of [
+      [CHUNK * 3 - 1, 3],
+      [CHUNK * 4 + 7, CHUNK + 2],
+      [CHUNK * 6 - 1, 10],
+    ] as const) {
+      expect(store.events("trn_1", after, limit).map((e) => [e.sequence, e.params.delta])).toEqual(
+        texts.slice(after, after + limit).map((text, k) => [after + k + 1, text]),
+      );
     }
     // An undo across the point where a chunk of other text was closed gives its texts back as they were.
     const more = new MemoryEventStore({ now: () => RECORDED_AT });
@@ -175,7 +183,9 @@ describe("SqliteEventStore on disk", () => {
 
     const raw = new RawDatabase(file);
     try {
-      expect(raw.prepare(`SELECT first_sequence, last_sequence, methods, recorded_at FROM event_runs WHERE turn_id = 'trn_1'`).all()).toEqual([
+      expect(
+        raw.prepare(`SELECT first_sequence, last_sequence, methods, recorded_at FROM event_runs WHERE turn_id = 'trn_1'`).all(),
+      ).toEqual([
         {
           first_sequence: 1,
           last_sequence: 6,
@@ -349,14 +359,24 @@ describe("SqliteEventStore on disk", () => {
       raw.pragma("journal_mode = WAL");
       raw.exec(SCHEMA_V1);
       raw.pragma("user_version = 1");
-      raw.prepare(`INSERT INTO threads (id, workspace_id, cwd, mode, model_provider, model, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      raw
+        .prepare(`INSERT INTO threads (id, workspace_id, cwd, mode, model_provider, model, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
         .run("thr_a", "wsp_1", "/work/project", "Agent", null, "gpt-test", "2025-01-01T00:00:00Z");
-      raw.prepare(`INSERT INTO turns (turn_id, thread_id, created_at, ordinal) VALUES (?, ?, ?, ?)`).run("trn_1", "thr_a", "2025-01-01T00:00:01Z", 1);
+      raw
+        .prepare(`INSERT INTO turns (turn_id, thread_id, created_at, ordinal) VALUES (?, ?, ?, ?)`)
+        .run("trn_1", "thr_a", "2025-01-01T00:00:01Z", 1);
       const insertEvent = raw.prepare(
         `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES (?, ?, ?, ?, ?, ?)`,
       );
       for (const sequence of [1, 2]) {
-        insertEvent.run("trn_1", sequence, "thr_a", "item/agent_message/delta", JSON.stringify({ turn_id: "trn_1", sequence, delta: `d${sequence} 🙂` }), RECORDED_AT);
+        insertEvent.run(
+          "trn_1",
+          sequence,
+          "thr_a",
+          "item/agent_message/delta",
+          JSON.stringify({ turn_id: "trn_1", sequence, delta: `d${sequence} 🙂` }),
+          RECORDED_AT,
+        );
       }
     } finally {
       raw.close();
@@ -453,7 +473,11 @@ interface KilledChild {
 /** Runs the appending child until it has reported `lines` sequences, then kills it with SIGKILL. */
 function runUntilKilled(file: string, turnId: string, lines: number): Promise<KilledChild> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, CHILD, file, turnId], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, CHILD, file, turnId],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     let stderr = "";
     let killed = false;
@@ -471,7 +495,10 @@ function runUntilKilled(file: string, turnId: string, lines: number): Promise<Ki
     child.on("close", (_code, signal) => {
       // Only whole lines: the kill may cut the last one short.
       const complete = stdout.slice(0, stdout.lastIndexOf("\n") + 1);
-      const reported = complete.split("\n").filter((line) => line !== "").map(Number);
+      const reported = complete
+        .split("\n")
+        .filter((line) => line !== "")
+        .map(Number);
       resolvePromise({ signal, reported, stderr });
     });
   });

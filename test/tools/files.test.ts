@@ -40,7 +40,10 @@ describe("read_file", () => {
     expect((await readFileTool.run({ path: "." }, testContext(dir))).content).toBe(`${dir} is a directory, not a file`);
     writeFileSync(join(dir, "blob.bin"), Buffer.from([0x89, 0x50, 0x00, 0x01]));
     const binary = await readFileTool.run({ path: "blob.bin" }, testContext(dir));
-    expect(binary).toMatchObject({ ok: false, content: `${join(dir, "blob.bin")} is a binary file (4 bytes); read_file shows text files only` });
+    expect(binary).toMatchObject({
+      ok: false,
+      content: `${join(dir, "blob.bin")} is a binary file (4 bytes); read_file shows text files only`,
+    });
   });
 
   it("cuts a large file and says so", async () => {
@@ -48,7 +51,9 @@ describe("read_file", () => {
     writeFileSync(join(dir, "big.txt"), "x".repeat(size));
     const result = await readFileTool.run({ path: "big.txt" }, testContext(dir));
     expect(result.ok).toBe(true);
-    expect(result.content).toBe(`${"x".repeat(READ_FILE_LIMIT_BYTES)}\n[… truncated: showing the first ${READ_FILE_LIMIT_BYTES} of ${size} bytes]`);
+    expect(result.content).toBe(
+      `${"x".repeat(READ_FILE_LIMIT_BYTES)}\n[… truncated: showing the first ${READ_FILE_LIMIT_BYTES} of ${size} bytes]`,
+    );
   });
 });
 
@@ -56,8 +61,14 @@ describe("write_file", () => {
   it("shows as a fileChange whose kind is known before it runs", () => {
     writeFileSync(join(dir, "old.txt"), "x");
     expect(writeFileTool.itemType).toBe("fileChange");
-    expect(writeFileTool.describe({ path: "old.txt", content: "" }, { cwd: dir })).toEqual({ path: join(dir, "old.txt"), change_kind: "modify" });
-    expect(writeFileTool.describe({ path: "new.txt", content: "" }, { cwd: dir })).toEqual({ path: join(dir, "new.txt"), change_kind: "add" });
+    expect(writeFileTool.describe({ path: "old.txt", content: "" }, { cwd: dir })).toEqual({
+      path: join(dir, "old.txt"),
+      change_kind: "modify",
+    });
+    expect(writeFileTool.describe({ path: "new.txt", content: "" }, { cwd: dir })).toEqual({
+      path: join(dir, "new.txt"),
+      change_kind: "add",
+    });
   });
 
   it("creates a file, with missing parent directories, and diffs it against nothing", async () => {
@@ -84,7 +95,11 @@ describe("write_file", () => {
     writeFileSync(join(dir, "n.txt"), before);
     const result = await writeFileTool.run({ path: "n.txt", content: after }, testContext(dir));
     expect(readFileSync(join(dir, "n.txt"), "utf8")).toBe(after);
-    expect(result.item).toMatchObject({ path: join(dir, "n.txt"), change_kind: "modify", output: `modified ${join(dir, "n.txt")}: +3 -2 lines` });
+    expect(result.item).toMatchObject({
+      path: join(dir, "n.txt"),
+      change_kind: "modify",
+      output: `modified ${join(dir, "n.txt")}: +3 -2 lines`,
+    });
     // The hunks are what GNU `diff -u` prints for the same two files.
     expect(result.item.diff).toBe(
       [
@@ -120,7 +135,11 @@ describe("write_file", () => {
   it("reports an unchanged file with an empty diff", async () => {
     writeFileSync(join(dir, "same.txt"), "same\n");
     const result = await writeFileTool.run({ path: "same.txt", content: "same\n" }, testContext(dir));
-    expect(result.item).toMatchObject({ change_kind: "modify", diff: "", output: `${join(dir, "same.txt")} already had this content: nothing changed` });
+    expect(result.item).toMatchObject({
+      change_kind: "modify",
+      diff: "",
+      output: `${join(dir, "same.txt")} already had this content: nothing changed`,
+    });
   });
 
   it("reports writing over a directory as a result that is not ok", async () => {

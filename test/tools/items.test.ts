@@ -59,7 +59,14 @@ describe("tool items on the wire", () => {
     const ctx = testContext(dir);
     const bound = t.bind(args);
     if (!bound.ok) throw new Error(bound.error);
-    const started = { type: t.itemType, id: "item_1", status: "in_progress", arguments: args, tool_call_id: "call_0_0", ...bound.call.describe(ctx) };
+    const started = {
+      type: t.itemType,
+      id: "item_1",
+      status: "in_progress",
+      arguments: args,
+      tool_call_id: "call_0_0",
+      ...bound.call.describe(ctx),
+    };
     expect(() => assertTurnItem(started)).not.toThrow();
     const result = await bound.call.run(ctx);
     expect(result.ok).toBe(ok);

@@ -7,7 +7,12 @@ import { shellTool } from "../../packages/gateway/src/tools/shell.js";
 import type { Tool } from "../../packages/gateway/src/tools/tool.js";
 
 function toolWith(name: string, parameters: Record<string, unknown>): Tool {
-  return defineTool({ spec: { name, description: "test", parameters }, itemType: "dynamicToolCall", describe: () => ({}), run: async () => ({ ok: true, content: "", item: {} }) });
+  return defineTool({
+    spec: { name, description: "test", parameters },
+    itemType: "dynamicToolCall",
+    describe: () => ({}),
+    run: async () => ({ ok: true, content: "", item: {} }),
+  });
 }
 
 /** What parseToolCall made of a call: its arguments when the tool accepted them, else the error. */
@@ -23,7 +28,13 @@ describe("builtinTools", () => {
 
   it("passes the configured timeouts to the tools that use them", { timeout: 10_000 }, async () => {
     const shell = builtinTools({ shellTimeoutMs: 100 }).find((t) => t.spec.name === "shell")!;
-    const ctx = { cwd: "/", signal: new AbortController().signal, emit: () => undefined, env: { PATH: process.env.PATH }, maxTimeoutMs: 60_000 };
+    const ctx = {
+      cwd: "/",
+      signal: new AbortController().signal,
+      emit: () => undefined,
+      env: { PATH: process.env.PATH },
+      maxTimeoutMs: 60_000,
+    };
     const bound = shell.bind({ command: "sleep 30" });
     if (!bound.ok) throw new Error(bound.error);
     expect((await bound.call.run(ctx)).content).toBe("timed out after 100 ms: the command was killed\n(no output)");
@@ -59,12 +70,23 @@ describe("parseToolCall", () => {
   });
 
   it("names nested fields the way the arguments are written", () => {
-    const tool = toolWith("batch", { type: "object", properties: { items: { type: "array", items: { type: "object", properties: { name: { type: "string" } } } } } });
-    expect(parsed(tool, '{"items":[{"name":"a"},{"name":2}]}')).toEqual({ ok: false, error: "arguments for batch: items[1].name must be string, got 2" });
+    const tool = toolWith("batch", {
+      type: "object",
+      properties: { items: { type: "array", items: { type: "object", properties: { name: { type: "string" } } } } },
+    });
+    expect(parsed(tool, '{"items":[{"name":"a"},{"name":2}]}')).toEqual({
+      ok: false,
+      error: "arguments for batch: items[1].name must be string, got 2",
+    });
   });
 
   it("accepts schemas that declare another draft, and reports one that does not compile", () => {
-    const draft7 = toolWith("mcp_tool", { $schema: "http://json-schema.org/draft-07/schema#", type: "object", required: ["q"], properties: { q: { type: "string" } } });
+    const draft7 = toolWith("mcp_tool", {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      required: ["q"],
+      properties: { q: { type: "string" } },
+    });
     expect(parsed(draft7, '{"q":"x"}')).toEqual({ ok: true, args: { q: "x" } });
     expect(parsed(draft7, "{}")).toEqual({ ok: false, error: "arguments for mcp_tool: q is required" });
     const broken = toolWith("broken", { type: "object", properties: { q: { type: "no-such-type" } } });

@@ -26,7 +26,14 @@ describe("shell tool", () => {
     const ctx = testContext(dir);
     const result = await shellTool.run({ command: "echo hello; echo warn >&2" }, ctx);
     expect(result.ok).toBe(true);
-    expect(result.item).toMatchObject({ command: "echo hello; echo warn >&2", cwd: dir, stdout: "hello\n", stderr: "warn\n", exit_code: 0, timed_out: false });
+    expect(result.item).toMatchObject({
+      command: "echo hello; echo warn >&2",
+      cwd: dir,
+      stdout: "hello\n",
+      stderr: "warn\n",
+      exit_code: 0,
+      timed_out: false,
+    });
     expect(Number.isInteger(result.item.duration_ms)).toBe(true);
     expect(result.content).toBe("exit code: 0\nstdout:\nhello\nstderr:\nwarn");
   });
@@ -100,7 +107,17 @@ describe("shell tool", () => {
   it("kills the command, with what it left in the background, when the process running it is killed", { timeout: 20_000 }, async () => {
     const pids = join(dir, "pids");
     // The command's shell and a background job, both sleeping far past the test.
-    const host = spawn(process.execPath, ["--import", "./scripts/from-source.mjs", "test/tools/shell-host.ts", dir, `sleep 60 & echo $$ $! > ${pids}.tmp; mv ${pids}.tmp ${pids}; sleep 60`], { stdio: "ignore" });
+    const host = spawn(
+      process.execPath,
+      [
+        "--import",
+        "./scripts/from-source.mjs",
+        "test/tools/shell-host.ts",
+        dir,
+        `sleep 60 & echo $$ $! > ${pids}.tmp; mv ${pids}.tmp ${pids}; sleep 60`,
+      ],
+      { stdio: "ignore" },
+    );
     await expect.poll(() => existsSync(pids), { timeout: 10_000 }).toBe(true);
     const started = readFileSync(pids, "utf8").trim().split(" ").map(Number);
     expect(started.filter(alive)).toEqual(started);
@@ -120,7 +137,10 @@ describe("shell tool", () => {
 
   it("resolves a relative cwd against the thread's directory and passes the context's env", async () => {
     mkdirSync(join(dir, "sub"), { recursive: true });
-    const result = await shellTool.run({ command: 'pwd; echo "$GREETING"', cwd: "sub" }, testContext(dir, { env: { PATH: process.env.PATH, GREETING: "hi there", SKIPPED: undefined } }));
+    const result = await shellTool.run(
+      { command: 'pwd; echo "$GREETING"', cwd: "sub" },
+      testContext(dir, { env: { PATH: process.env.PATH, GREETING: "hi there", SKIPPED: undefined } }),
+    );
     expect(result.item).toMatchObject({ cwd: join(dir, "sub"), stdout: `${join(dir, "sub")}\nhi there\n`, exit_code: 0 });
     // Only the context's env reaches the command, not the gateway's own.
     const env = await shellTool.run({ command: "env" }, testContext(dir, { env: { ONLY: "this" } }));
@@ -133,7 +153,9 @@ describe("shell tool", () => {
     expect(missing).toMatchObject({ ok: false, content: `the command was not run: cwd ${join(dir, "nope")} does not exist` });
     expect(missing.item).toMatchObject({ exit_code: null, error: { message: missing.content } });
     writeFileSync(join(dir, "plain"), "x");
-    expect((await shellTool.run({ command: "true", cwd: "plain" }, testContext(dir))).content).toBe(`the command was not run: cwd ${join(dir, "plain")} is not a directory`);
+    expect((await shellTool.run({ command: "true", cwd: "plain" }, testContext(dir))).content).toBe(
+      `the command was not run: cwd ${join(dir, "plain")} is not a directory`,
+    );
   });
 
   it("closes stdin, so a command reading it does not hang", { timeout: 10_000 }, async () => {
@@ -142,7 +164,10 @@ describe("shell tool", () => {
   });
 
   it("shortens long output for the model, keeping both ends and saying so", async () => {
-    const result = await shellTool.run({ command: `printf 'START'; head -c ${SHELL_MODEL_LIMIT * 3} /dev/zero | tr '\\0' a; printf 'END'` }, testContext(dir));
+    const result = await shellTool.run(
+      { command: `printf 'START'; head -c ${SHELL_MODEL_LIMIT * 3} /dev/zero | tr '\\0' a; printf 'END'` },
+      testContext(dir),
+    );
     const stdout = result.item.stdout as string;
     expect(stdout).toHaveLength(SHELL_MODEL_LIMIT * 3 + 8);
     expect(result.content).toMatch(/^exit code: 0\nstdout:\nSTARTa+\n\[… \d+ characters omitted …\]\na+END$/);

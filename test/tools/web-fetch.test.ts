@@ -2,7 +2,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWebFetchTool, WEB_FETCH_CONTENT_LIMIT, WEB_FETCH_MAX_BYTES, webFetchTool } from "../../packages/gateway/src/tools/web-fetch.js";
+import {
+  createWebFetchTool,
+  WEB_FETCH_CONTENT_LIMIT,
+  WEB_FETCH_MAX_BYTES,
+  webFetchTool,
+} from "../../packages/gateway/src/tools/web-fetch.js";
 import { testContext } from "./context.js";
 
 const big = "b".repeat(WEB_FETCH_CONTENT_LIMIT + 1234);
@@ -31,7 +36,10 @@ const server = createServer((req, res) => {
       // More than the tool downloads, in pieces; with or without a declared length.
       const piece = Buffer.alloc(64 * 1024, "h");
       const pieces = Math.ceil(WEB_FETCH_MAX_BYTES / piece.length) + 4;
-      res.writeHead(200, { "content-type": "text/plain", ...(req.url === "/huge-declared" ? { "content-length": String(pieces * piece.length) } : {}) });
+      res.writeHead(200, {
+        "content-type": "text/plain",
+        ...(req.url === "/huge-declared" ? { "content-length": String(pieces * piece.length) } : {}),
+      });
       for (let i = 0; i < pieces; i++) res.write(piece);
       return res.end();
     }
@@ -95,7 +103,13 @@ describe("web_fetch", () => {
 
   it("reports status, content type, size and the body as text", async () => {
     const result = await webFetchTool.run({ url: `${base}/text` }, ctx());
-    expect(result.item).toEqual({ url: `${base}/text`, status_code: 200, content_type: "text/plain; charset=utf-8", bytes: 6, content: "héllo" });
+    expect(result.item).toEqual({
+      url: `${base}/text`,
+      status_code: 200,
+      content_type: "text/plain; charset=utf-8",
+      bytes: 6,
+      content: "héllo",
+    });
     expect(result).toMatchObject({ ok: true, content: "HTTP 200 OK, text/plain; charset=utf-8, 6 bytes\n\nhéllo" });
     expect((await webFetchTool.run({ url: `${base}/json` }, ctx())).item).toMatchObject({ status_code: 201, content: '{"a":1}' });
   });
@@ -103,14 +117,20 @@ describe("web_fetch", () => {
   it("cuts a long body and says so, reporting the full size", async () => {
     const result = await webFetchTool.run({ url: `${base}/big` }, ctx());
     expect(result.item.bytes).toBe(big.length);
-    expect(result.item.content).toBe(`${"b".repeat(WEB_FETCH_CONTENT_LIMIT)}\n[… truncated: showing the first ${WEB_FETCH_CONTENT_LIMIT} of ${big.length} characters]`);
+    expect(result.item.content).toBe(
+      `${"b".repeat(WEB_FETCH_CONTENT_LIMIT)}\n[… truncated: showing the first ${WEB_FETCH_CONTENT_LIMIT} of ${big.length} characters]`,
+    );
   });
 
   it("stops downloading at its byte limit, reporting the size when it is declared", async () => {
     const undeclared = await webFetchTool.run({ url: `${base}/huge` }, ctx());
     expect(undeclared.item.bytes).toBe(WEB_FETCH_MAX_BYTES);
     expect(undeclared.content.startsWith(`HTTP 200 OK, text/plain, ${WEB_FETCH_MAX_BYTES} bytes (not all downloaded)\n\nhhh`)).toBe(true);
-    expect((undeclared.item.content as string).endsWith(`\n[… truncated: showing the first ${WEB_FETCH_CONTENT_LIMIT} of ${WEB_FETCH_MAX_BYTES} characters]`)).toBe(true);
+    expect(
+      (undeclared.item.content as string).endsWith(
+        `\n[… truncated: showing the first ${WEB_FETCH_CONTENT_LIMIT} of ${WEB_FETCH_MAX_BYTES} characters]`,
+      ),
+    ).toBe(true);
     const declared = await webFetchTool.run({ url: `${base}/huge-declared` }, ctx());
     expect(declared.item.bytes).toBe((Math.ceil(WEB_FETCH_MAX_BYTES / 65536) + 4) * 65536);
   });
@@ -149,13 +169,22 @@ describe("web_fetch", () => {
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
     await new Promise((resolve) => closed.close(resolve));
     const result = await webFetchTool.run({ url }, ctx());
-    expect(result).toMatchObject({ ok: false, retryable: true, content: `fetching ${url} failed: connect ECONNREFUSED ${url.slice(7, -1)}` });
+    expect(result).toMatchObject({
+      ok: false,
+      retryable: true,
+      content: `fetching ${url} failed: connect ECONNREFUSED ${url.slice(7, -1)}`,
+    });
     expect(result.timeout).toBeUndefined();
   });
 
   it("gives up at the timeout, capped by maxTimeoutMs", { timeout: 10_000 }, async () => {
     const result = await webFetchTool.run({ url: `${base}/hang` }, testContext("/", { maxTimeoutMs: 200 }));
-    expect(result).toMatchObject({ ok: false, retryable: true, content: `fetching ${base}/hang failed: timed out after 200 ms`, timeout: { deadline_ms: 200 } });
+    expect(result).toMatchObject({
+      ok: false,
+      retryable: true,
+      content: `fetching ${base}/hang failed: timed out after 200 ms`,
+      timeout: { deadline_ms: 200 },
+    });
     expect(result.timeout!.elapsed_ms).toBeGreaterThanOrEqual(200);
     const configured = await createWebFetchTool({ timeoutMs: 100 }).run({ url: `${base}/hang` }, ctx());
     expect(configured).toMatchObject({ ok: false, content: `fetching ${base}/hang failed: timed out after 100 ms` });

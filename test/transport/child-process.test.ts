@@ -99,17 +99,23 @@ describe("spawnStdioTransport", () => {
   it("rejects start() with the command when it cannot be started", async () => {
     const transport = spawnStdioTransport("/nonexistent/turnspec-gateway", ["--stdio"]);
     open.push(transport);
-    await expect(transport.start()).rejects.toThrow("could not start `/nonexistent/turnspec-gateway --stdio`: spawn /nonexistent/turnspec-gateway ENOENT");
+    await expect(transport.start()).rejects.toThrow(
+      "could not start `/nonexistent/turnspec-gateway --stdio`: spawn /nonexistent/turnspec-gateway ENOENT",
+    );
   });
 });
 
 describe("a gateway on a child process's stdio", () => {
   async function gatewayClient() {
-    const transport = spawnStdioTransport(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, gatewayScript], {
-      cwd: repoRoot,
-      env: { ...process.env, MAX_FRAME_BYTES: "512" },
-      stderr: "collect",
-    });
+    const transport = spawnStdioTransport(
+      process.execPath,
+      ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, gatewayScript],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, MAX_FRAME_BYTES: "512" },
+        stderr: "collect",
+      },
+    );
     open.push(transport);
     const dropped: unknown[] = [];
     let onDropped: (() => void) | undefined;

@@ -29,7 +29,11 @@ describe("ContentLengthTransport", () => {
     await transport.start();
     const a = '{"jsonrpc":"2.0","method":"initialized","params":{}}';
     const b = '{"jsonrpc":"2.0","id":1,"result":{"text":"héllo – ✓"}}';
-    const all = Buffer.concat([framed(a), Buffer.from(`Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`), framed(a)]);
+    const all = Buffer.concat([
+      framed(a),
+      Buffer.from(`Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`),
+      framed(a),
+    ]);
     for (let i = 0; i < all.length; i++) input.write(all.subarray(i, i + 1));
     await tick();
     expect(frames).toEqual([a, b, a]);

@@ -23,7 +23,10 @@ const heard: unknown[] = [];
 
 beforeAll(async () => {
   writeToDisk(await generateFiles({ schemasDir: join(repoRoot, "test/fixtures/constructs/batches/schemas") }), runDir);
-  generated = { client: await import(/* @vite-ignore */ join(runDir, "client.ts")), server: await import(/* @vite-ignore */ join(runDir, "server.ts")) };
+  generated = {
+    client: await import(/* @vite-ignore */ join(runDir, "client.ts")),
+    server: await import(/* @vite-ignore */ join(runDir, "server.ts")),
+  };
   const dispatcher = generated.server.createDispatcher(
     {
       echo: (params: { text: string }) => {
@@ -56,13 +59,18 @@ describe("JSON-RPC over HTTP", () => {
       { method: "echo", params: { text: "boom" } },
       { method: "echo", params: { text: "c" } },
     ]);
-    expect(outcomes.map((o: PromiseSettledResult<unknown>) => (o.status === "fulfilled" ? o.value : (o.reason as RpcError).code))).toEqual([{ text: "a" }, -32000, { text: "c" }]);
+    expect(outcomes.map((o: PromiseSettledResult<unknown>) => (o.status === "fulfilled" ? o.value : (o.reason as RpcError).code))).toEqual([
+      { text: "a" },
+      -32000,
+      { text: "c" },
+    ]);
     await expect(client.echo({ text: "boom" })).rejects.toMatchObject({ code: -32000, message: "no booms here" });
     await client.close();
   });
 
   it("answers what is not a JSON-RPC POST over HTTP alone, and a notification with 204", async () => {
-    const post = (body: string, headers: Record<string, string> = { "content-type": "application/json" }, url = server.url) => fetch(url, { method: "POST", headers, body });
+    const post = (body: string, headers: Record<string, string> = { "content-type": "application/json" }, url = server.url) =>
+      fetch(url, { method: "POST", headers, body });
     expect((await fetch(server.url)).status).toBe(405);
     expect((await post("{}", { "content-type": "text/plain" })).status).toBe(415);
     expect((await post("{}", undefined, server.url.replace("/rpc", "/other"))).status).toBe(404);

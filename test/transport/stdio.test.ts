@@ -32,7 +32,13 @@ function gateway(limit = LIMIT) {
   const input = new PassThrough();
   const output = new PassThrough();
   const oversized: number[] = [];
-  const transport = stdioServerTransport({ input, output, maxFrameBytes: limit, oversizedReply: payloadTooLargeFrame, onOversized: (bytes) => oversized.push(bytes) });
+  const transport = stdioServerTransport({
+    input,
+    output,
+    maxFrameBytes: limit,
+    oversizedReply: payloadTooLargeFrame,
+    onOversized: (bytes) => oversized.push(bytes),
+  });
   const served = serve(transport);
   return { input, output, transport, served, oversized };
 }
@@ -111,7 +117,10 @@ describe("StdioTransport", () => {
     await gw.transport.start();
     const third = request(3, "thread/get", { thread_id: "thr_3" });
     // Frame 2 ends with CRLF and is followed by a blank line: both are tolerated.
-    await writeChunk(gw.input, `${request(1, "thread/start", {})}\n${request(2, "thread/get", { thread_id: "thr_2" })}\r\n\n${third.slice(0, 20)}`);
+    await writeChunk(
+      gw.input,
+      `${request(1, "thread/start", {})}\n${request(2, "thread/get", { thread_id: "thr_2" })}\r\n\n${third.slice(0, 20)}`,
+    );
     await writeChunk(gw.input, `${third.slice(20)}\n`);
 
     expect((await lines.next()).id).toBe(1);
@@ -151,7 +160,11 @@ describe("StdioTransport", () => {
     expect(await lines.next()).toEqual({
       jsonrpc: "2.0",
       id: null,
-      error: { code: errors.payload_too_large.code, message: expect.stringContaining(`${hugeBytes.length} bytes`), data: { reason: "payload_too_large", limit_bytes: LIMIT } },
+      error: {
+        code: errors.payload_too_large.code,
+        message: expect.stringContaining(`${hugeBytes.length} bytes`),
+        data: { reason: "payload_too_large", limit_bytes: LIMIT },
+      },
     });
     expect(gw.oversized).toEqual([hugeBytes.length]);
     expect(gw.served.frames).toEqual([]);

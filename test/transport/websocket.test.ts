@@ -132,7 +132,9 @@ describe("WebSocket transport", () => {
       const query = await refusal(`${gw.server.url}?token=wrong-token`);
       expect(query).toMatchObject({ status: 401 });
       // The error names the URL but never the token in it.
-      expect((query as Error).message).toBe(`the WebSocket handshake with ${gw.server.url}?token=REDACTED was refused: HTTP 401 Unauthorized`);
+      expect((query as Error).message).toBe(
+        `the WebSocket handshake with ${gw.server.url}?token=REDACTED was refused: HTTP 401 Unauthorized`,
+      );
       expect(gw.connections).toEqual([]);
     });
 
@@ -187,9 +189,9 @@ describe("WebSocket transport", () => {
     });
 
     it("refuses a token and an authenticate hook together as a configuration mistake", async () => {
-      await expect(startWebSocketServer({ token: TOKEN, authenticate: () => true, maxFrameBytes: LIMIT, onConnection: () => undefined })).rejects.toThrow(
-        "startWebSocketServer: both token and authenticate are given",
-      );
+      await expect(
+        startWebSocketServer({ token: TOKEN, authenticate: () => true, maxFrameBytes: LIMIT, onConnection: () => undefined }),
+      ).rejects.toThrow("startWebSocketServer: both token and authenticate are given");
     });
   });
 
@@ -317,7 +319,10 @@ describe("WebSocket transport", () => {
       socket.send(Buffer.from(request(3, "thread/get", { thread_id: "thr_€" })), { binary: true });
       const [reply] = (await once(socket, "message")) as [Buffer];
 
-      expect(JSON.parse(reply.toString("utf8"))).toMatchObject({ id: 3, error: { code: errors.thread_not_found.code, data: { thread_id: "thr_€" } } });
+      expect(JSON.parse(reply.toString("utf8"))).toMatchObject({
+        id: 3,
+        error: { code: errors.thread_not_found.code, data: { thread_id: "thr_€" } },
+      });
     });
   });
 

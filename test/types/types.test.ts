@@ -65,7 +65,10 @@ describe("type-level tests of the generated code", () => {
       for (const { path, guardedLine } of withoutDirective) {
         const here = inFile(path);
         expect(here.length, `${path} should not compile`).toBeGreaterThan(0);
-        expect(here.every((d) => d.startsWith(`${path}:${guardedLine} `)), here.join("\n")).toBe(true);
+        expect(
+          here.every((d) => d.startsWith(`${path}:${guardedLine} `)),
+          here.join("\n"),
+        ).toBe(true);
       }
     });
 

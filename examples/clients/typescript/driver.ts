@@ -33,7 +33,9 @@ export async function serveCommands(handlers: CommandHandlers, onEnd: () => Prom
       continue;
     }
     const handler = handlers[command.command as keyof CommandHandlers];
-    const answer: Answer = handler ? await handler(command).catch((error: unknown) => failure(error)) : { error: { kind: "unsupported", message: `no command ${String(command.command)}` } };
+    const answer: Answer = handler
+      ? await handler(command).catch((error: unknown) => failure(error))
+      : { error: { kind: "unsupported", message: `no command ${String(command.command)}` } };
     write({ id: command.id, ...answer });
   }
   await onEnd();
@@ -43,9 +45,12 @@ export async function serveCommands(handlers: CommandHandlers, onEnd: () => Prom
 export function failure(error: unknown): Answer {
   if (error instanceof TurnClientError) {
     const cause = error.cause;
-    return { error: { kind: error.kind, message: error.message, ...(cause instanceof RpcError && cause.reason ? { reason: cause.reason } : {}) } };
+    return {
+      error: { kind: error.kind, message: error.message, ...(cause instanceof RpcError && cause.reason ? { reason: cause.reason } : {}) },
+    };
   }
-  if (error instanceof RpcError) return { error: { kind: "rpc_error", message: error.message, ...(error.reason ? { reason: error.reason } : {}) } };
+  if (error instanceof RpcError)
+    return { error: { kind: "rpc_error", message: error.message, ...(error.reason ? { reason: error.reason } : {}) } };
   return { error: { kind: "internal", message: error instanceof Error ? error.message : String(error) } };
 }
 
@@ -68,7 +73,10 @@ export function sdkCommands(options: DriverOptions = {}): { handlers: CommandHan
     connect: async (command) => {
       const url = command.url as string;
       const token = command.token as string;
-      connection = await GatewayConnection.open({ connect: () => open(url, token), reconnect: { delaysMs: [50, 100, 250, 500], maxAttempts: 20 } });
+      connection = await GatewayConnection.open({
+        connect: () => open(url, token),
+        reconnect: { delaysMs: [50, 100, 250, 500], maxAttempts: 20 },
+      });
       return { result: {} };
     },
     start_thread: async () => {
@@ -86,7 +94,11 @@ export function sdkCommands(options: DriverOptions = {}): { handlers: CommandHan
       const answering: Promise<unknown>[] = [];
       let asked = 0;
       let questions = 0;
-      const turn = { thread_id: command.thread_id as string, turn_id: command.turn_id as string, input: [{ type: "text" as const, text: command.text as string, textElements: [] }] };
+      const turn = {
+        thread_id: command.thread_id as string,
+        turn_id: command.turn_id as string,
+        input: [{ type: "text" as const, text: command.text as string, textElements: [] }],
+      };
       for await (const event of connected().streamTurn(turn)) {
         if (event.type === "text_delta") {
           deltas.push(event.delta);

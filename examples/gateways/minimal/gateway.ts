@@ -7,8 +7,26 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { errors, protocolError, serveConnection, type Handlers, type NotificationParamsOf, type ServerConnection, type ServerNotificationName } from "@turnspec/protocol";
-import type { Thread, ThreadTimelineBlock, ToolPermissionPolicySnapshot, Turn, TurnFailure, TurnItem, TurnItemEvent, TurnStartParams, TurnUsage } from "@turnspec/protocol";
+import {
+  errors,
+  protocolError,
+  serveConnection,
+  type Handlers,
+  type NotificationParamsOf,
+  type ServerConnection,
+  type ServerNotificationName,
+} from "@turnspec/protocol";
+import type {
+  Thread,
+  ThreadTimelineBlock,
+  ToolPermissionPolicySnapshot,
+  Turn,
+  TurnFailure,
+  TurnItem,
+  TurnItemEvent,
+  TurnStartParams,
+  TurnUsage,
+} from "@turnspec/protocol";
 import { stdioServerTransport } from "@turnspec/rpc/transport";
 
 const { values } = parseArgs({ options: { "provider-url": { type: "string" }, model: { type: "string" } } });
@@ -35,14 +53,29 @@ const FULL_ACCESS: ToolPermissionPolicySnapshot = {
 
 // The reference tools, as the model is offered them (docs/certify-contract.md).
 const TOOLS = [
-  { name: "shell", description: "Runs a shell command in the thread's folder.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
-  { name: "write_file", description: "Writes a file in the thread's folder.", parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] } },
-  { name: "read_file", description: "Reads a file in the thread's folder.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+  {
+    name: "shell",
+    description: "Runs a shell command in the thread's folder.",
+    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+  },
+  {
+    name: "write_file",
+    description: "Writes a file in the thread's folder.",
+    parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] },
+  },
+  {
+    name: "read_file",
+    description: "Reads a file in the thread's folder.",
+    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  },
 ];
 
 type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
 type Message = { role: "system" | "user" | "assistant" | "tool"; content: string | null; tool_calls?: ToolCall[]; tool_call_id?: string };
-type Completion = { choices?: { message?: { content?: string | null; reasoning_content?: string; tool_calls?: ToolCall[] } }[]; usage?: { prompt_tokens?: number; completion_tokens?: number } };
+type Completion = {
+  choices?: { message?: { content?: string | null; reasoning_content?: string; tool_calls?: ToolCall[] } }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+};
 
 interface TurnState {
   readonly turn: Turn;
@@ -63,18 +96,25 @@ interface ThreadState {
 const threads = new Map<string, ThreadState>();
 const turnIds = new Set<string>();
 
-const threadOf = (id: string): ThreadState => threads.get(id) ?? fail(protocolError("thread_not_found", `no thread ${id}`, { thread_id: id }));
+const threadOf = (id: string): ThreadState =>
+  threads.get(id) ?? fail(protocolError("thread_not_found", `no thread ${id}`, { thread_id: id }));
 const turnOf = (threadId: string, turnId: string): TurnState =>
-  threadOf(threadId).turns.find((t) => t.turn.id === turnId) ?? fail(protocolError("turn_not_found", `thread ${threadId} has no turn ${turnId}`, { thread_id: threadId, turn_id: turnId }));
+  threadOf(threadId).turns.find((t) => t.turn.id === turnId) ??
+  fail(protocolError("turn_not_found", `thread ${threadId} has no turn ${turnId}`, { thread_id: threadId, turn_id: turnId }));
 const notServed = (method: string) => (): never => fail(protocolError("method_not_found", `${method} is not served by this gateway`));
 function fail(error: Error): never {
   throw error;
 }
 
 /** Sends a notification of the turn under its next sequence number; item events are kept for turn/items. */
-async function emit<N extends ServerNotificationName>(state: TurnState, name: N, params: Omit<NotificationParamsOf<N>, "sequence" | "thread_id" | "turn_id">): Promise<void> {
+async function emit<N extends ServerNotificationName>(
+  state: TurnState,
+  name: N,
+  params: Omit<NotificationParamsOf<N>, "sequence" | "thread_id" | "turn_id">,
+): Promise<void> {
   const full = { thread_id: state.threadId, turn_id: state.turn.id, sequence: ++state.sequence, ...params };
-  if (name.startsWith("item/")) state.events.push({ sequence: full.sequence, method: name, params: structuredClone(full), recorded_at: new Date().toISOString() });
+  if (name.startsWith("item/"))
+    state.events.push({ sequence: full.sequence, method: name, params: structuredClone(full), recorded_at: new Date().toISOString() });
   // The spread of an Omit is not known to the compiler to rebuild the params type; the connection validates it before sending.
   await connection.notify(name, full as unknown as NotificationParamsOf<N>);
 }
@@ -86,7 +126,10 @@ async function item(state: TurnState, started: TurnItem, completed: TurnItem, be
 }
 
 /** Ends the turn once, with its one terminal notification. */
-async function finish(state: TurnState, outcome: { usage?: TurnUsage } | { failure: TurnFailure; status: "Failed" | "Interrupted" }): Promise<void> {
+async function finish(
+  state: TurnState,
+  outcome: { usage?: TurnUsage } | { failure: TurnFailure; status: "Failed" | "Interrupted" },
+): Promise<void> {
   if (state.ended) return;
   state.ended = true;
   state.abort.abort();
@@ -99,12 +142,25 @@ async function finish(state: TurnState, outcome: { usage?: TurnUsage } | { failu
     Object.assign(state.turn, { status: "Completed" }, outcome.usage ? { usage: outcome.usage } : {});
     await emit(state, "turn/completed", { turn: structuredClone(state.turn), ...(outcome.usage ? { usage: outcome.usage } : {}) });
   }
-  await connection.notify("thread/timeline/blocks/changed", { threadId: state.threadId, changedBlockIds: [`blk:${state.turn.id}`], turnId: state.turn.id });
+  await connection.notify("thread/timeline/blocks/changed", {
+    threadId: state.threadId,
+    changedBlockIds: [`blk:${state.turn.id}`],
+    turnId: state.turn.id,
+  });
 }
 
 async function callModel(state: TurnState, messages: Message[], tools: boolean): Promise<Completion> {
-  const body = JSON.stringify({ model: state.turn.model ?? model, messages, ...(tools ? { tools: TOOLS.map((f) => ({ type: "function", function: f })) } : {}) });
-  const response = await fetch(`${providerUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: state.abort.signal });
+  const body = JSON.stringify({
+    model: state.turn.model ?? model,
+    messages,
+    ...(tools ? { tools: TOOLS.map((f) => ({ type: "function", function: f })) } : {}),
+  });
+  const response = await fetch(`${providerUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    signal: state.abort.signal,
+  });
   if (!response.ok) throw new ProviderError(`the model answered HTTP ${response.status}: ${await response.text()}`);
   return (await response.json()) as Completion;
 }
@@ -126,20 +182,46 @@ async function runTool(state: TurnState, call: ToolCall, cwd: string): Promise<s
   const id = randomUUID();
   if (call.function.name === "shell") {
     const command = text("command");
-    const started: TurnItem = { type: "commandExecution", id, status: "in_progress", command: command ?? "", cwd, arguments: args, tool_call_id: call.id };
+    const started: TurnItem = {
+      type: "commandExecution",
+      id,
+      status: "in_progress",
+      command: command ?? "",
+      cwd,
+      arguments: args,
+      tool_call_id: call.id,
+    };
     if (command === undefined) {
-      await item(state, started, { ...started, status: "failed", error: { message: "shell: the command argument is missing", retryable: false } });
+      await item(state, started, {
+        ...started,
+        status: "failed",
+        error: { message: "shell: the command argument is missing", retryable: false },
+      });
       return "error: shell: the command argument is missing";
     }
     const run = await shell(command, cwd, state.abort.signal);
-    await item(state, started, { ...started, status: run.code === 0 ? "completed" : "failed", stdout: run.stdout, stderr: run.stderr, exit_code: run.code }, async () => {
-      for (const stream of ["stdout", "stderr"] as const) if (run[stream]) await emit(state, "item/command_execution/output_delta", { item_id: id, stream, delta: run[stream] });
-    });
+    await item(
+      state,
+      started,
+      { ...started, status: run.code === 0 ? "completed" : "failed", stdout: run.stdout, stderr: run.stderr, exit_code: run.code },
+      async () => {
+        for (const stream of ["stdout", "stderr"] as const)
+          if (run[stream]) await emit(state, "item/command_execution/output_delta", { item_id: id, stream, delta: run[stream] });
+      },
+    );
     return run.code === 0 ? run.stdout : `exit code ${run.code}\n${run.stdout}${run.stderr}`;
   }
   if (call.function.name === "write_file") {
     const path = text("path") ?? "";
-    const started: TurnItem = { type: "fileChange", id, status: "in_progress", path, change_kind: "add", arguments: args, tool_call_id: call.id };
+    const started: TurnItem = {
+      type: "fileChange",
+      id,
+      status: "in_progress",
+      path,
+      change_kind: "add",
+      arguments: args,
+      tool_call_id: call.id,
+    };
     try {
       await writeFile(inside(path), text("content") ?? "");
       await item(state, started, { ...started, status: "completed" });
@@ -149,7 +231,8 @@ async function runTool(state: TurnState, call: ToolCall, cwd: string): Promise<s
       return `error: ${(error as Error).message}`;
     }
   }
-  if (call.function.name === "read_file") return readFile(inside(text("path") ?? ""), "utf8").catch((error: Error) => `error: ${error.message}`);
+  if (call.function.name === "read_file")
+    return readFile(inside(text("path") ?? ""), "utf8").catch((error: Error) => `error: ${error.message}`);
   return `error: there is no tool ${call.function.name}`;
 }
 
@@ -170,7 +253,12 @@ async function run(thread: ThreadState, state: TurnState, input: TurnStartParams
   const user: TurnItem = { type: "userMessage", id: randomUUID(), status: "in_progress", content: input };
   await item(state, user, { ...user, status: "completed" });
   // History: the thread's earlier questions and answers, then this turn's text.
-  const messages: Message[] = thread.turns.filter((t) => t !== state).flatMap((t): Message[] => [{ role: "user", content: t.text }, ...(t.answer ? [{ role: "assistant" as const, content: t.answer }] : [])]);
+  const messages: Message[] = thread.turns
+    .filter((t) => t !== state)
+    .flatMap((t): Message[] => [
+      { role: "user", content: t.text },
+      ...(t.answer ? [{ role: "assistant" as const, content: t.answer }] : []),
+    ]);
   messages.push({ role: "user", content: state.text });
   const usage: TurnUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   for (;;) {
@@ -187,7 +275,9 @@ async function run(thread: ThreadState, state: TurnState, input: TurnStartParams
     if (message.content) {
       const answer: TurnItem = { type: "agentMessage", id: randomUUID(), status: "in_progress", text: "" };
       const content = message.content;
-      await item(state, answer, { ...answer, status: "completed", text: content }, () => emit(state, "item/agent_message/delta", { item_id: answer.id, stream: "agent_message", delta: content }));
+      await item(state, answer, { ...answer, status: "completed", text: content }, () =>
+        emit(state, "item/agent_message/delta", { item_id: answer.id, stream: "agent_message", delta: content }),
+      );
     }
     const calls = state.turn.mode === "Agent" ? (message.tool_calls ?? []) : [];
     if (calls.length === 0) {
@@ -195,7 +285,8 @@ async function run(thread: ThreadState, state: TurnState, input: TurnStartParams
       break;
     }
     messages.push({ role: "assistant", content: message.content ?? null, tool_calls: calls });
-    for (const call of calls) messages.push({ role: "tool", tool_call_id: call.id, content: await runTool(state, call, thread.thread.cwd) });
+    for (const call of calls)
+      messages.push({ role: "tool", tool_call_id: call.id, content: await runTool(state, call, thread.thread.cwd) });
   }
   // Usage is reported when the model reported some.
   await finish(state, usage.total_tokens > 0 ? { usage } : {});
@@ -205,33 +296,62 @@ class ProviderError extends Error {}
 
 /** Refuses what this gateway does not serve, naming it (a field accepted and ignored would mislead the client). */
 function refuseUnserved(params: TurnStartParams): void {
-  if (params.execution_backend !== undefined) throw protocolError("execution_backend_unavailable", "this gateway serves only its own model provider", { execution_backend: params.execution_backend });
+  if (params.execution_backend !== undefined)
+    throw protocolError("execution_backend_unavailable", "this gateway serves only its own model provider", {
+      execution_backend: params.execution_backend,
+    });
   for (const field of ["model_provider", "cli_runtime_options", "sandbox_policy"] as const) {
     if (params[field] !== undefined) throw protocolError("invalid_params", `turn/start: ${field} is not served by this gateway`, { field });
   }
   const profile = params.permission_profile;
-  if (profile !== undefined && (profile.mode !== "full_access" || Object.keys(profile).length > 1)) throw protocolError("invalid_params", "turn/start: this gateway runs every turn under full_access and serves no other permission profile", { field: "permission_profile" });
-  if (params.input.some((i) => i.type !== "text")) throw protocolError("invalid_params", "turn/start: this gateway takes text input only", { field: "input" });
+  if (profile !== undefined && (profile.mode !== "full_access" || Object.keys(profile).length > 1))
+    throw protocolError(
+      "invalid_params",
+      "turn/start: this gateway runs every turn under full_access and serves no other permission profile",
+      { field: "permission_profile" },
+    );
+  if (params.input.some((i) => i.type !== "text"))
+    throw protocolError("invalid_params", "turn/start: this gateway takes text input only", { field: "input" });
 }
 
 const handlers: Handlers<ServerConnection> = {
   "thread/start": (params) => {
-    if (params.model_provider !== undefined) throw protocolError("invalid_params", "thread/start: model_provider is not served by this gateway", { field: "model_provider" });
-    const thread: Thread = { id: `thr_${randomUUID()}`, workspace_id: params.workspace_id ?? "ws_minimal", cwd: params.cwd ?? process.cwd(), mode: params.mode ?? "Chat", created_at: new Date().toISOString(), ...(params.model ? { model: params.model } : {}) };
+    if (params.model_provider !== undefined)
+      throw protocolError("invalid_params", "thread/start: model_provider is not served by this gateway", { field: "model_provider" });
+    const thread: Thread = {
+      id: `thr_${randomUUID()}`,
+      workspace_id: params.workspace_id ?? "ws_minimal",
+      cwd: params.cwd ?? process.cwd(),
+      mode: params.mode ?? "Chat",
+      created_at: new Date().toISOString(),
+      ...(params.model ? { model: params.model } : {}),
+    };
     threads.set(thread.id, { thread, turns: [] });
     return { thread: structuredClone(thread) };
   },
   "thread/get": (params) => ({ thread: structuredClone(threadOf(params.thread_id).thread) }),
   "thread/timeline/page": (params) => {
-    if (params.cursor !== undefined) throw protocolError("invalid_params", "thread/timeline/page: this gateway gives out no cursors", { field: "cursor" });
-    const blocks: ThreadTimelineBlock[] = threadOf(params.threadId).turns.map((t) => ({ blockId: `blk:${t.turn.id}`, kind: "turn_work", turnId: t.turn.id, status: t.turn.status, createdAtUnixMicros: t.createdMicros, userText: t.text }));
+    if (params.cursor !== undefined)
+      throw protocolError("invalid_params", "thread/timeline/page: this gateway gives out no cursors", { field: "cursor" });
+    const blocks: ThreadTimelineBlock[] = threadOf(params.threadId).turns.map((t) => ({
+      blockId: `blk:${t.turn.id}`,
+      kind: "turn_work",
+      turnId: t.turn.id,
+      status: t.turn.status,
+      createdAtUnixMicros: t.createdMicros,
+      userText: t.text,
+    }));
     const page = blocks.slice(0, params.limit ?? blocks.length);
     return { threadId: params.threadId, blocks: page, page: { nextCursor: null, hasMore: page.length < blocks.length } };
   },
   "turn/start": (params) => {
     const thread = threadOf(params.thread_id);
-    if (turnIds.has(params.turn_id)) throw protocolError("duplicate_turn_id", `turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
-    if (thread.thread.active_turn_id) throw protocolError("turn_in_progress", `thread ${thread.thread.id} is running turn ${thread.thread.active_turn_id}`, { active_turn_id: thread.thread.active_turn_id });
+    if (turnIds.has(params.turn_id))
+      throw protocolError("duplicate_turn_id", `turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
+    if (thread.thread.active_turn_id)
+      throw protocolError("turn_in_progress", `thread ${thread.thread.id} is running turn ${thread.thread.active_turn_id}`, {
+        active_turn_id: thread.thread.active_turn_id,
+      });
     refuseUnserved(params);
     const turn: Turn = {
       id: params.turn_id,
@@ -242,39 +362,84 @@ const handlers: Handlers<ServerConnection> = {
       model: params.model ?? thread.thread.model ?? model,
       created_at: new Date().toISOString(),
       prompt_manifest: null,
-      permission_profile: { mode: "full_access", source: params.permission_profile ? "composer" : "defaulted", effective_policy: FULL_ACCESS },
+      permission_profile: {
+        mode: "full_access",
+        source: params.permission_profile ? "composer" : "defaulted",
+        effective_policy: FULL_ACCESS,
+      },
       // It has no skills, MCP servers or tools to offer beyond the three: every capability asked for is not found.
-      ...(params.capabilities ? { capabilities: params.capabilities.map((c) => ({ capabilityId: c.id, status: "rejected" as const, reason: "not_found" as const })) } : {}),
+      ...(params.capabilities
+        ? {
+            capabilities: params.capabilities.map((c) => ({
+              capabilityId: c.id,
+              status: "rejected" as const,
+              reason: "not_found" as const,
+            })),
+          }
+        : {}),
     };
-    const state: TurnState = { turn, threadId: thread.thread.id, text: params.input.map((i) => (i.type === "text" ? i.text : "")).join("\n"), createdMicros: Date.now() * 1000, events: [], abort: new AbortController(), sequence: 0, ended: false };
+    const state: TurnState = {
+      turn,
+      threadId: thread.thread.id,
+      text: params.input.map((i) => (i.type === "text" ? i.text : "")).join("\n"),
+      createdMicros: Date.now() * 1000,
+      events: [],
+      abort: new AbortController(),
+      sequence: 0,
+      ended: false,
+    };
     turnIds.add(turn.id);
     thread.turns.push(state);
     thread.thread.active_turn_id = turn.id;
     // The turn runs once the response is on its way; whatever stops it early fails it.
-    setImmediate(() =>
-      void run(thread, state, params.input).catch((error: unknown) =>
-        finish(state, { failure: { kind: error instanceof ProviderError ? "provider_error" : "internal", message: error instanceof Error ? error.message : String(error), retryable: false }, status: "Failed" }),
-      ),
+    setImmediate(
+      () =>
+        void run(thread, state, params.input).catch((error: unknown) =>
+          finish(state, {
+            failure: {
+              kind: error instanceof ProviderError ? "provider_error" : "internal",
+              message: error instanceof Error ? error.message : String(error),
+              retryable: false,
+            },
+            status: "Failed",
+          }),
+        ),
     );
     return { turn: structuredClone(turn) };
   },
   "turn/cancel": async (params) => {
     const state = turnOf(params.thread_id, params.turn_id);
-    if (state.ended) throw protocolError("turn_not_active", `turn ${state.turn.id} already ended ${state.turn.status}`, { turn_id: state.turn.id, status: state.turn.status });
-    await finish(state, { failure: { kind: "cancelled", message: params.reason ?? "cancelled by the client", retryable: false }, status: "Interrupted" });
+    if (state.ended)
+      throw protocolError("turn_not_active", `turn ${state.turn.id} already ended ${state.turn.status}`, {
+        turn_id: state.turn.id,
+        status: state.turn.status,
+      });
+    await finish(state, {
+      failure: { kind: "cancelled", message: params.reason ?? "cancelled by the client", retryable: false },
+      status: "Interrupted",
+    });
     return { turn: structuredClone(state.turn) };
   },
   // No turn of this gateway ever blocks.
   "turn/resume": (params) => {
     const state = turnOf(params.thread_id, params.turn_id);
-    throw protocolError("turn_not_blocked", `turn ${state.turn.id} is ${state.turn.status}, not Blocked`, { turn_id: state.turn.id, status: state.turn.status });
+    throw protocolError("turn_not_blocked", `turn ${state.turn.id} is ${state.turn.status}, not Blocked`, {
+      turn_id: state.turn.id,
+      status: state.turn.status,
+    });
   },
   "turn/get": (params) => ({ turn: structuredClone(turnOf(params.thread_id, params.turn_id).turn) }),
   "turn/items": (params) => {
     const state = turnOf(params.thread_id, params.turn_id);
     const after = params.after_sequence ?? 0;
     const events = state.events.filter((e) => e.sequence > after).slice(0, params.limit ?? state.events.length);
-    return { thread_id: state.threadId, workspace_id: state.turn.workspace_id ?? "ws_minimal", turn_id: state.turn.id, events: structuredClone(events), last_sequence: events.at(-1)?.sequence ?? after };
+    return {
+      thread_id: state.threadId,
+      workspace_id: state.turn.workspace_id ?? "ws_minimal",
+      turn_id: state.turn.id,
+      events: structuredClone(events),
+      last_sequence: events.at(-1)?.sequence ?? after,
+    };
   },
   // Capabilities it does not claim: permissions, routes, work, windows, recovery, surface.
   "turn/permission/request/respond": notServed("turn/permission/request/respond"),
@@ -288,9 +453,21 @@ const handlers: Handlers<ServerConnection> = {
 
 const transport = stdioServerTransport({
   maxFrameBytes: 4 * 1024 * 1024,
-  oversizedReply: (limit, bytes) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: errors.payload_too_large.code, message: `a frame of ${bytes} bytes is over the limit of ${limit}`, data: { reason: "payload_too_large", limit, bytes } } }),
+  oversizedReply: (limit, bytes) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: errors.payload_too_large.code,
+        message: `a frame of ${bytes} bytes is over the limit of ${limit}`,
+        data: { reason: "payload_too_large", limit, bytes },
+      },
+    }),
 });
-const connection = serveConnection(transport, handlers, { validationMode: "strict", onInternalError: (error, method) => void process.stderr.write(`${method}: ${String(error)}\n`) });
+const connection = serveConnection(transport, handlers, {
+  validationMode: "strict",
+  onInternalError: (error, method) => void process.stderr.write(`${method}: ${String(error)}\n`),
+});
 await connection.start();
 // stdin ended: the client is gone, and so is the gateway.
 const closed = transport.onclose;

@@ -55,11 +55,15 @@ class BrowserWebSocketTransport implements Transport {
       else this.queue.push(event.data);
     });
     this.closed = new Promise<void>((resolve) => {
-      socket.addEventListener("close", () => {
-        this.queue = [];
-        resolve();
-        this.onclose?.();
-      }, { once: true });
+      socket.addEventListener(
+        "close",
+        () => {
+          this.queue = [];
+          resolve();
+          this.onclose?.();
+        },
+        { once: true },
+      );
     });
   }
 
@@ -117,7 +121,10 @@ export function connectBrowserWebSocket(url: string, options: BrowserWebSocketOp
   }
   const label = shown(url);
   return new Promise((resolve, reject) => {
-    const socket = options.protocols === undefined ? new Socket(withToken(url, options.token)) : new Socket(withToken(url, options.token), [...options.protocols]);
+    const socket =
+      options.protocols === undefined
+        ? new Socket(withToken(url, options.token))
+        : new Socket(withToken(url, options.token), [...options.protocols]);
     const transport = new BrowserWebSocketTransport(socket, label);
     const onOpen = () => {
       socket.removeEventListener("close", onFailure);
@@ -125,7 +132,12 @@ export function connectBrowserWebSocket(url: string, options: BrowserWebSocketOp
     };
     // A browser reports a refused handshake (403 for a page's origin, 401 for a token) only as
     // a close before open, with no status: the error names every likely cause, the gateway's log the actual one.
-    const onFailure = (event: CloseEvent) => reject(new Error(`cannot connect to ${label}: the connection closed before it opened (code ${event.code}), and a browser is not told why. ${likelyCauses(options.token !== undefined)}`));
+    const onFailure = (event: CloseEvent) =>
+      reject(
+        new Error(
+          `cannot connect to ${label}: the connection closed before it opened (code ${event.code}), and a browser is not told why. ${likelyCauses(options.token !== undefined)}`,
+        ),
+      );
     socket.addEventListener("open", onOpen, { once: true });
     socket.addEventListener("close", onFailure, { once: true });
   });

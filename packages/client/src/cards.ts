@@ -8,7 +8,11 @@
  * nowhere else, and fails closed, telling the inviter and delivering nothing, when this
  * connection was not given the code or cannot reach the target privately.
  */
-import type { TurnWalletLinkPromptNotification, TurnWalletRevokePromptNotification, TurnWalletUpdatePromptNotification } from "@turnspec/protocol/types";
+import type {
+  TurnWalletLinkPromptNotification,
+  TurnWalletRevokePromptNotification,
+  TurnWalletUpdatePromptNotification,
+} from "@turnspec/protocol/types";
 
 /** A card an edge renders: a title, a body and at most one button. */
 export interface Card {
@@ -89,12 +93,20 @@ export function walletLinkCard(prompt: Pick<TurnWalletLinkPromptNotification, "l
 
 /** The spending-cap card. */
 export function walletUpdateCard(prompt: Pick<TurnWalletUpdatePromptNotification, "update_url" | "new_limit">): Card {
-  return { title: "Update spending cap", body: `Confirm a new daily spending cap of ${prompt.new_limit}. The link works once.`, button: { label: "Update spending cap", url: prompt.update_url } };
+  return {
+    title: "Update spending cap",
+    body: `Confirm a new daily spending cap of ${prompt.new_limit}. The link works once.`,
+    button: { label: "Update spending cap", url: prompt.update_url },
+  };
 }
 
 /** The revoke card. */
 export function walletRevokeCard(prompt: Pick<TurnWalletRevokePromptNotification, "revoke_url">): Card {
-  return { title: "Revoke access", body: "Your wallet was unlinked. Revoke the access it had delegated to finish. The link works once.", button: { label: "Revoke access", url: prompt.revoke_url } };
+  return {
+    title: "Revoke access",
+    body: "Your wallet was unlinked. Revoke the access it had delegated to finish. The link works once.",
+    button: { label: "Revoke access", url: prompt.revoke_url },
+  };
 }
 
 /** What a masked invite code reads as: enough to show there was one, nothing of it. */

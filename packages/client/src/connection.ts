@@ -133,11 +133,15 @@ export class GatewayConnection {
       if (this.closing) return;
       try {
         // The listeners subscribe on the new client before it starts, so no frame is missed.
-        const client = await openClient(this.options, (dropped) => this.dropped(dropped), (fresh) => {
-          this.current = fresh;
-          this.state = "open";
-          this.emit({ type: "reconnected", client: fresh });
-        });
+        const client = await openClient(
+          this.options,
+          (dropped) => this.dropped(dropped),
+          (fresh) => {
+            this.current = fresh;
+            this.state = "open";
+            this.emit({ type: "reconnected", client: fresh });
+          },
+        );
         if (this.closing) await client.close();
         return;
       } catch (error) {
@@ -145,12 +149,20 @@ export class GatewayConnection {
       }
     }
     const reason = lastError instanceof Error ? lastError.message : String(lastError);
-    this.finish(new TurnClientError("connection_lost", `could not reconnect to the gateway after ${maxAttempts} attempts: ${reason}`, { cause: lastError }));
+    this.finish(
+      new TurnClientError("connection_lost", `could not reconnect to the gateway after ${maxAttempts} attempts: ${reason}`, {
+        cause: lastError,
+      }),
+    );
   }
 }
 
 /** Opens a transport and starts a client over it; `beforeStart` sees the client before any frame is read. */
-async function openClient(options: GatewayConnectionOptions, onDrop: (client: ProtocolClient) => void, beforeStart?: (client: ProtocolClient) => void): Promise<ProtocolClient> {
+async function openClient(
+  options: GatewayConnectionOptions,
+  onDrop: (client: ProtocolClient) => void,
+  beforeStart?: (client: ProtocolClient) => void,
+): Promise<ProtocolClient> {
   const { connect, reconnect: _reconnect, ...clientOptions } = options;
   const transport = await connect();
   const client = new ProtocolClient(transport, clientOptions);

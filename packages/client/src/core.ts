@@ -23,7 +23,25 @@ export {
   type InviteOutcome,
   type PrivateEdge,
 } from "./cards.js";
-export { followTurn, isTerminal, replayedNotifications, type FollowOptions, type TurnFeed, type TurnFeedSink, type TurnNotification } from "./turn-feed.js";
+export {
+  followTurn,
+  isTerminal,
+  replayedNotifications,
+  type FollowOptions,
+  type TurnFeed,
+  type TurnFeedSink,
+  type TurnNotification,
+} from "./turn-feed.js";
 export { streamExistingTurn, streamTurn, type ResumeStreamParams, type StreamTurnOptions } from "./stream-turn.js";
-export { foldTurnStatus, initialTurnStatus, lifecycleWireStatus, setWatching, turnStatusOf, wireStatus, type TurnDomainStatus, type TurnStatusState, type WireTurnStatus } from "./status.js";
+export {
+  foldTurnStatus,
+  initialTurnStatus,
+  lifecycleWireStatus,
+  setWatching,
+  turnStatusOf,
+  wireStatus,
+  type TurnDomainStatus,
+  type TurnStatusState,
+  type WireTurnStatus,
+} from "./status.js";
 export { emptyTimeline, reduceTimeline, timelineRows, type TimelineFreshness, type TimelineInput, type TimelineState } from "./timeline.js";

@@ -40,7 +40,11 @@ export interface AccumulatedItems {
 export const emptyItems: AccumulatedItems = { items: {}, order: [], applied: {} };
 
 /** The notifications that carry a delta: those whose params are an ItemDeltaNotification, as the registry says. */
-const DELTA_METHODS: ReadonlySet<string> = new Set(Object.values(notifications).filter((n) => n.params === "ItemDeltaNotification").map((n) => n.name));
+const DELTA_METHODS: ReadonlySet<string> = new Set(
+  Object.values(notifications)
+    .filter((n) => n.params === "ItemDeltaNotification")
+    .map((n) => n.name),
+);
 
 /** Folds one notification into the items; notifications that are not about an item leave them as they are. */
 export function accumulateItem(state: AccumulatedItems, notification: AnyNotification): AccumulatedItems {

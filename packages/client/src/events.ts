@@ -69,9 +69,18 @@ export type TurnStreamEvent =
       answer(optionId: string): Promise<TurnQuestionRespondResponse>;
     })
   /** A question was answered (with `optionId`), cancelled with the turn, or expired. */
-  | (Base & { readonly type: "question_resolved"; readonly callId: string; readonly index: number; readonly resolution: TurnQuestionResolution; readonly optionId?: string })
+  | (Base & {
+      readonly type: "question_resolved";
+      readonly callId: string;
+      readonly index: number;
+      readonly resolution: TurnQuestionResolution;
+      readonly optionId?: string;
+    })
   /** The turn delegates to a sub-agent: render "delegating…" rather than going silent. Once per delegation. */
-  | (Base & { readonly type: "handoff_started" } & Pick<TurnHandoffStartedNotification, "child_agent_id" | "child_thread_id" | "child_turn_id" | "reason" | "route_id">)
+  | (Base & { readonly type: "handoff_started" } & Pick<
+        TurnHandoffStartedNotification,
+        "child_agent_id" | "child_thread_id" | "child_turn_id" | "reason" | "route_id"
+      >)
   /**
    * The turn minted an invite for `targetUserId`. `code` is there only on the connection the
    * turn's owner authorised (turn/start's private_delivery), live; elsewhere, and in replays,
@@ -88,13 +97,22 @@ export type TurnStreamEvent =
       deliver(edge: PrivateEdge): Promise<InviteOutcome>;
     })
   /** The link (or renewal) card's data: render it with walletLinkCard. Once per turn, just before `done`. */
-  | (Base & { readonly type: "wallet_link_prompt"; readonly itemId: string } & Pick<TurnWalletLinkPromptNotification, "link_url" | "renewal" | "requested">)
+  | (Base & { readonly type: "wallet_link_prompt"; readonly itemId: string } & Pick<
+        TurnWalletLinkPromptNotification,
+        "link_url" | "renewal" | "requested"
+      >)
   /** The spending-cap card's data: render it with walletUpdateCard. Once per turn, just before `done`. */
-  | (Base & { readonly type: "wallet_update_prompt"; readonly itemId: string } & Pick<TurnWalletUpdatePromptNotification, "update_url" | "new_limit">)
+  | (Base & { readonly type: "wallet_update_prompt"; readonly itemId: string } & Pick<
+        TurnWalletUpdatePromptNotification,
+        "update_url" | "new_limit"
+      >)
   /** The revoke card's data: render it with walletRevokeCard. Once per turn, just before `done`. */
   | (Base & { readonly type: "wallet_revoke_prompt"; readonly itemId: string } & Pick<TurnWalletRevokePromptNotification, "revoke_url">)
   /** The thread's history was compacted for this turn: the first event of the turn's output, before any text. */
-  | (Base & { readonly type: "context_compacted" } & Pick<ContextCompressedNotification, "reason" | "summarized_messages" | "messages_after" | "summary_preview">)
+  | (Base & { readonly type: "context_compacted" } & Pick<
+        ContextCompressedNotification,
+        "reason" | "summarized_messages" | "messages_after" | "summary_preview"
+      >)
   /** The turn stopped in a recoverable state; `turn/resume` continues it. */
   | (Base & { readonly type: "blocked"; readonly reason: string; readonly recoveryJobId: string })
   /** The turn failed or was interrupted: `kind`, `message` and whether starting the work again may succeed. */
@@ -120,14 +138,24 @@ export interface StreamContext {
  * The events one notification gives, and the items after it. Pure apart from `respond`,
  * which is only called when the caller answers.
  */
-export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, context: StreamContext): { items: AccumulatedItems; events: TurnStreamEvent[] } {
+export function streamEventsOf(
+  items: AccumulatedItems,
+  n: TurnNotification,
+  context: StreamContext,
+): { items: AccumulatedItems; events: TurnStreamEvent[] } {
   const next = accumulateItem(items, n);
   const sequence = n.params.sequence;
   const events: TurnStreamEvent[] = [];
   switch (n.method) {
     case "item/agent_message/delta": {
       const item = next.items[n.params.item_id];
-      events.push({ type: "text_delta", sequence, itemId: n.params.item_id, delta: n.params.delta, text: item?.type === "agentMessage" ? item.text : n.params.delta });
+      events.push({
+        type: "text_delta",
+        sequence,
+        itemId: n.params.item_id,
+        delta: n.params.delta,
+        text: item?.type === "agentMessage" ? item.text : n.params.delta,
+      });
       break;
     }
     case "item/command_execution/output_delta":
@@ -136,7 +164,8 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
       events.push({ type: "tool_output", sequence, itemId: n.params.item_id, stream: n.params.stream, delta: n.params.delta });
       break;
     case "item/started":
-      if (!NOT_TOOLS.has(n.params.item.type)) events.push({ type: "tool_started", sequence, name: toolName(n.params.item), item: n.params.item });
+      if (!NOT_TOOLS.has(n.params.item.type))
+        events.push({ type: "tool_started", sequence, name: toolName(n.params.item), item: n.params.item });
       break;
     case "item/completed": {
       const item = n.params.item;
@@ -177,7 +206,15 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
       break;
     case "turn/handoff/started": {
       const { child_agent_id, child_thread_id, child_turn_id, reason, route_id } = n.params;
-      events.push({ type: "handoff_started", sequence, child_agent_id, child_thread_id, child_turn_id, reason, ...(route_id === undefined ? {} : { route_id }) });
+      events.push({
+        type: "handoff_started",
+        sequence,
+        child_agent_id,
+        child_thread_id,
+        child_turn_id,
+        reason,
+        ...(route_id === undefined ? {} : { route_id }),
+      });
       break;
     }
     case "turn/invite/delivery": {
@@ -188,17 +225,37 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
       break;
     }
     case "turn/wallet/link_prompt":
-      events.push({ type: "wallet_link_prompt", sequence, itemId: n.params.item_id, link_url: n.params.link_url, renewal: n.params.renewal, requested: n.params.requested });
+      events.push({
+        type: "wallet_link_prompt",
+        sequence,
+        itemId: n.params.item_id,
+        link_url: n.params.link_url,
+        renewal: n.params.renewal,
+        requested: n.params.requested,
+      });
       break;
     case "turn/wallet/update_prompt":
-      events.push({ type: "wallet_update_prompt", sequence, itemId: n.params.item_id, update_url: n.params.update_url, new_limit: n.params.new_limit });
+      events.push({
+        type: "wallet_update_prompt",
+        sequence,
+        itemId: n.params.item_id,
+        update_url: n.params.update_url,
+        new_limit: n.params.new_limit,
+      });
       break;
     case "turn/wallet/revoke_prompt":
       events.push({ type: "wallet_revoke_prompt", sequence, itemId: n.params.item_id, revoke_url: n.params.revoke_url });
       break;
     case "context/compressed": {
       const { reason, summarized_messages, messages_after, summary_preview } = n.params;
-      events.push({ type: "context_compacted", sequence, reason, summarized_messages, messages_after, ...(summary_preview === undefined ? {} : { summary_preview }) });
+      events.push({
+        type: "context_compacted",
+        sequence,
+        reason,
+        summarized_messages,
+        messages_after,
+        ...(summary_preview === undefined ? {} : { summary_preview }),
+      });
       break;
     }
     case "turn/blocked":
@@ -207,10 +264,22 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
       break;
     case "turn/failed":
       events.push({ type: "failed", sequence, ...n.params.error });
-      events.push({ type: "done", sequence, status: n.params.turn.status, turn: n.params.turn, ...(n.params.turn.usage ? { usage: n.params.turn.usage } : {}) });
+      events.push({
+        type: "done",
+        sequence,
+        status: n.params.turn.status,
+        turn: n.params.turn,
+        ...(n.params.turn.usage ? { usage: n.params.turn.usage } : {}),
+      });
       break;
     case "turn/completed":
-      events.push({ type: "done", sequence, status: n.params.turn.status, turn: n.params.turn, ...(n.params.usage ? { usage: n.params.usage } : {}) });
+      events.push({
+        type: "done",
+        sequence,
+        status: n.params.turn.status,
+        turn: n.params.turn,
+        ...(n.params.usage ? { usage: n.params.usage } : {}),
+      });
       break;
     default:
       break;

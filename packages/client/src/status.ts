@@ -53,7 +53,14 @@ export interface TurnStatusState {
   readonly lastSequence: number;
 }
 
-export const initialTurnStatus: TurnStatusState = { status: "queued", openRequestIds: [], openQuestionKeys: [], runningChildItemIds: [], watching: true, lastSequence: 0 };
+export const initialTurnStatus: TurnStatusState = {
+  status: "queued",
+  openRequestIds: [],
+  openQuestionKeys: [],
+  runningChildItemIds: [],
+  watching: true,
+  lastSequence: 0,
+};
 
 const TERMINAL: ReadonlySet<TurnDomainStatus> = new Set(["succeeded", "failed", "cancelled"]);
 
@@ -87,7 +94,8 @@ type Waits = Pick<TurnStatusState, "openRequestIds" | "openQuestionKeys" | "runn
 
 /** While the turn is active, what it waits for decides the status. */
 function activeStatus(waits: Waits): TurnDomainStatus {
-  if (waits.openRequestIds.length > 0 || waits.openQuestionKeys.length > 0) return waits.watching ? "awaiting_hitl" : "awaiting_hitl_resolution";
+  if (waits.openRequestIds.length > 0 || waits.openQuestionKeys.length > 0)
+    return waits.watching ? "awaiting_hitl" : "awaiting_hitl_resolution";
   if (waits.runningChildItemIds.length > 0) return "awaiting_subsession";
   return "running";
 }
@@ -112,7 +120,14 @@ export function foldTurnStatus(state: TurnStatusState, notification: AnyNotifica
       return { ...base, status: "succeeded", openRequestIds: [], openQuestionKeys: [], runningChildItemIds: [] };
     case "turn/failed": {
       const failure = notification.params.error;
-      return { ...base, status: failure.kind === "cancelled" ? "cancelled" : "failed", openRequestIds: [], openQuestionKeys: [], runningChildItemIds: [], failure };
+      return {
+        ...base,
+        status: failure.kind === "cancelled" ? "cancelled" : "failed",
+        openRequestIds: [],
+        openQuestionKeys: [],
+        runningChildItemIds: [],
+        failure,
+      };
     }
     case "turn/blocked":
       return { ...base, status: "blocked", openRequestIds, openQuestionKeys, runningChildItemIds };

@@ -24,7 +24,11 @@ export interface StreamTurnOptions {
 }
 
 /** Starts a turn and yields its events; `done` is always the last one. Breaking out of the loop stops listening, not the turn. */
-export function streamTurn(connection: GatewayConnection, params: TurnStartParams, options: StreamTurnOptions = {}): AsyncGenerator<TurnStreamEvent, void, undefined> {
+export function streamTurn(
+  connection: GatewayConnection,
+  params: TurnStartParams,
+  options: StreamTurnOptions = {},
+): AsyncGenerator<TurnStreamEvent, void, undefined> {
   return eventStream(connection, params.thread_id, params.turn_id, 0, options, async () => {
     try {
       await connection.client.turnStart(params);
@@ -46,7 +50,11 @@ export interface ResumeStreamParams {
  * `after_sequence` from `turn/items`, then live ones, until `done`. For a UI that opens
  * while a turn runs, or that picks a turn up again after a restart.
  */
-export function streamExistingTurn(connection: GatewayConnection, params: ResumeStreamParams, options: StreamTurnOptions = {}): AsyncGenerator<TurnStreamEvent, void, undefined> {
+export function streamExistingTurn(
+  connection: GatewayConnection,
+  params: ResumeStreamParams,
+  options: StreamTurnOptions = {},
+): AsyncGenerator<TurnStreamEvent, void, undefined> {
   return eventStream(connection, params.thread_id, params.turn_id, params.after_sequence ?? 0, options, undefined);
 }
 
@@ -59,7 +67,8 @@ async function* eventStream(
   start: (() => Promise<void>) | undefined,
 ): AsyncGenerator<TurnStreamEvent, void, undefined> {
   const { signal } = options;
-  if (signal?.aborted) throw new TurnClientError("aborted", `turn ${turnId} was not ${start ? "started" : "followed"}: the signal was already aborted`);
+  if (signal?.aborted)
+    throw new TurnClientError("aborted", `turn ${turnId} was not ${start ? "started" : "followed"}: the signal was already aborted`);
 
   const queue: TurnNotification[] = [];
   let failure: TurnClientError | undefined;
@@ -86,12 +95,14 @@ async function* eventStream(
   );
 
   const cancel = () => {
-    connection.client.turnCancel({ thread_id: threadId, turn_id: turnId, reason: options.cancelReason ?? "cancelled by the client" }).catch((error: unknown) => {
-      // A turn that ended meanwhile has nothing left to cancel; its end arrives as usual.
-      if (error instanceof RpcError && error.reason === "turn_not_active") return;
-      failure ??= new TurnClientError("rpc_error", `turn/cancel of turn ${turnId} failed: ${(error as Error).message}`, { cause: error });
-      notify();
-    });
+    connection.client
+      .turnCancel({ thread_id: threadId, turn_id: turnId, reason: options.cancelReason ?? "cancelled by the client" })
+      .catch((error: unknown) => {
+        // A turn that ended meanwhile has nothing left to cancel; its end arrives as usual.
+        if (error instanceof RpcError && error.reason === "turn_not_active") return;
+        failure ??= new TurnClientError("rpc_error", `turn/cancel of turn ${turnId} failed: ${(error as Error).message}`, { cause: error });
+        notify();
+      });
   };
 
   let listening = false;
@@ -128,7 +139,14 @@ async function* eventStream(
 export function connectionAnswerer(connection: GatewayConnection) {
   return (threadId: string, turnId: string, question: TurnQuestion, optionId: string) =>
     // The token goes back exactly as the gateway sent it: it is signed over the question.
-    connection.client.turnQuestionRespond({ thread_id: threadId, turn_id: turnId, call_id: question.call_id, index: question.index, option_id: optionId, answer_token: question.answer_token });
+    connection.client.turnQuestionRespond({
+      thread_id: threadId,
+      turn_id: turnId,
+      call_id: question.call_id,
+      index: question.index,
+      option_id: optionId,
+      answer_token: question.answer_token,
+    });
 }
 
 /** Answers a permission request on whichever connection is open when the caller answers. */

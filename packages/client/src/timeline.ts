@@ -72,7 +72,11 @@ function compareFreshness(a: TimelineFreshness, b: TimelineFreshness): number {
 }
 
 function freshnessOf(view: TimelineFreshness): TimelineFreshness {
-  return { projectionVersion: view.projectionVersion, sourceHighWatermark: view.sourceHighWatermark, projectionUpdatedAtUnixMicros: view.projectionUpdatedAtUnixMicros };
+  return {
+    projectionVersion: view.projectionVersion,
+    sourceHighWatermark: view.sourceHighWatermark,
+    projectionUpdatedAtUnixMicros: view.projectionUpdatedAtUnixMicros,
+  };
 }
 
 /** Whether `incoming` may replace `held`: never older, never from a final state back to a running one. */
@@ -82,7 +86,11 @@ function rowMayReplace(held: TurnWorkItem | undefined, incoming: TurnWorkItem): 
   return !(TERMINAL.has(held.status) && !TERMINAL.has(incoming.status));
 }
 
-function mergeRows(rows: Readonly<Record<string, TurnWorkItem>>, incoming: readonly TurnWorkItem[], removed: readonly string[]): Record<string, TurnWorkItem> {
+function mergeRows(
+  rows: Readonly<Record<string, TurnWorkItem>>,
+  incoming: readonly TurnWorkItem[],
+  removed: readonly string[],
+): Record<string, TurnWorkItem> {
   const next: Record<string, TurnWorkItem> = { ...rows };
   for (const row of incoming) if (rowMayReplace(next[row.workItemId], row)) next[row.workItemId] = row;
   for (const id of removed) delete next[id];
@@ -107,8 +115,14 @@ export function reduceTimeline(state: TimelineState, input: TimelineInput): Time
     case "page": {
       const { items, work, page } = input.response;
       // Within the range a page covers it is the whole truth: a loaded row missing from it was removed.
-      const gone = Object.values(state.rows).filter((r) => pageCovers(input.response, r.orderKey) && !items.some((i) => i.workItemId === r.workItemId));
-      const rows = mergeRows(state.rows, items, gone.map((r) => r.workItemId));
+      const gone = Object.values(state.rows).filter(
+        (r) => pageCovers(input.response, r.orderKey) && !items.some((i) => i.workItemId === r.workItemId),
+      );
+      const rows = mergeRows(
+        state.rows,
+        items,
+        gone.map((r) => r.workItemId),
+      );
       const brought = new Set(items.map((i) => i.workItemId));
       return { ...state, freshness, work, rows, page, needsReload: false, staleIds: state.staleIds.filter((id) => !brought.has(id)) };
     }

@@ -40,7 +40,10 @@ export function replayedNotifications(events: readonly TurnItemEvent[], turnId: 
   return events.map((event) => {
     const issues = notificationIssues(event.method, event.params, "tolerant");
     if (issues) {
-      throw new TurnClientError("invalid_event", `turn/items event ${event.sequence} (${event.method}) of turn ${turnId} is invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`);
+      throw new TurnClientError(
+        "invalid_event",
+        `turn/items event ${event.sequence} (${event.method}) of turn ${turnId} is invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`,
+      );
     }
     // Checked just above against the schema of its method.
     return { method: event.method, params: event.params } as unknown as TurnNotification;
@@ -74,7 +77,13 @@ function belongsTo(notification: AnyNotification, threadId: string, turnId: stri
 }
 
 /** Follows one turn on a connection; see the file comment. */
-export function followTurn(connection: GatewayConnection, threadId: string, turnId: string, sink: TurnFeedSink, options: FollowOptions = {}): TurnFeed {
+export function followTurn(
+  connection: GatewayConnection,
+  threadId: string,
+  turnId: string,
+  sink: TurnFeedSink,
+  options: FollowOptions = {},
+): TurnFeed {
   let last = options.afterSequence ?? 0;
   const held = new Map<number, TurnNotification>();
   /** Catch-ups in flight (an old connection's may still be failing while the new one's runs). */
@@ -121,7 +130,11 @@ export function followTurn(connection: GatewayConnection, threadId: string, turn
         const page = await client.turnItems({ thread_id: threadId, turn_id: turnId, after_sequence: last });
         if (stopped) return;
         const before = last;
-        for (const n of replayedNotifications(page.events.filter((e) => e.sequence > last), turnId)) held.set(n.params.sequence, n);
+        for (const n of replayedNotifications(
+          page.events.filter((e) => e.sequence > last),
+          turnId,
+        ))
+          held.set(n.params.sequence, n);
         drain();
         // Done when the log has nothing beyond what was delivered, or it returned nothing more;
         // and when this page delivered nothing, asking again would get the same page: the
@@ -137,7 +150,9 @@ export function followTurn(connection: GatewayConnection, threadId: string, turn
       // is caught up again once it is back, or the feed fails when it closes for good.
       const dropped = error instanceof LocalError && error.kind === "transport_closed";
       if (!dropped && connection.status === "open" && client === connection.client) {
-        fail(new TurnClientError("rpc_error", `could not read the events of turn ${turnId}: ${(error as Error).message}`, { cause: error }));
+        fail(
+          new TurnClientError("rpc_error", `could not read the events of turn ${turnId}: ${(error as Error).message}`, { cause: error }),
+        );
       }
       return;
     } finally {

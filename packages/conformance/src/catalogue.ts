@@ -79,12 +79,17 @@ export interface Suite {
 /** Loads and checks the catalogue; a mistake names the file and the JSON pointer. */
 export function loadSuite(file = CATALOGUE_FILE, entries: readonly ProtocolEntry[] = protocolEntries()): Suite {
   const raw: unknown = JSON.parse(readFileSync(file, "utf8"));
-  const validate = new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(CATALOGUE_SCHEMA_FILE, "utf8")) as object);
+  const validate = new Ajv2020({ allErrors: true, strict: true }).compile(
+    JSON.parse(readFileSync(CATALOGUE_SCHEMA_FILE, "utf8")) as object,
+  );
   if (!validate(raw)) {
     const lines = (validate.errors ?? []).map((e) => `  ${file}#${e.instancePath}: ${e.message ?? e.keyword}`);
     throw new CatalogueError(`the requirement catalogue is invalid:\n${lines.join("\n")}`);
   }
-  const { versions, requirements } = raw as { versions: SuiteVersion[]; requirements: (Omit<Requirement, "covers" | "changes"> & { changes?: RequirementChange[] })[] };
+  const { versions, requirements } = raw as {
+    versions: SuiteVersion[];
+    requirements: (Omit<Requirement, "covers" | "changes"> & { changes?: RequirementChange[] })[];
+  };
   const seen = new Set<string>();
   for (const [i, r] of requirements.entries()) {
     if (seen.has(r.id)) throw new CatalogueError(`${file}#/requirements/${i}/id: "${r.id}" is declared twice`);
@@ -162,13 +167,32 @@ export function suiteChanges(suite: Suite, from: string, to: string = suite.curr
       const earlier = before.get(r.id);
       const existed = (capability: Capability) => [...before.values()].some((b) => b.capability === capability);
       if (!earlier) {
-        changes.push({ version, id: r.id, kind: "added", text: `${r.level} of ${r.capability}: ${r.statement}`, breaking: r.level === "MUST" && existed(r.capability) });
+        changes.push({
+          version,
+          id: r.id,
+          kind: "added",
+          text: `${r.level} of ${r.capability}: ${r.statement}`,
+          breaking: r.level === "MUST" && existed(r.capability),
+        });
         continue;
       }
       for (const change of r.changes.filter((c) => c.version === version)) {
-        if (change.level) changes.push({ version, id: r.id, kind: "level", text: `${change.level.from} → ${change.level.to} (${r.capability})`, breaking: change.level.to === "MUST" });
+        if (change.level)
+          changes.push({
+            version,
+            id: r.id,
+            kind: "level",
+            text: `${change.level.from} → ${change.level.to} (${r.capability})`,
+            breaking: change.level.to === "MUST",
+          });
         if (change.capability) {
-          changes.push({ version, id: r.id, kind: "capability", text: `${change.capability.from} → ${change.capability.to} (${r.level})`, breaking: r.level === "MUST" && existed(change.capability.to) });
+          changes.push({
+            version,
+            id: r.id,
+            kind: "capability",
+            text: `${change.capability.from} → ${change.capability.to} (${r.level})`,
+            breaking: r.level === "MUST" && existed(change.capability.to),
+          });
         }
         if (change.check) changes.push({ version, id: r.id, kind: "check", text: change.check, breaking: r.level === "MUST" });
       }
@@ -192,28 +216,41 @@ function previousVersion(suite: Suite, version: string): string {
 function checkHistory(file: string, versions: readonly SuiteVersion[], requirements: readonly Requirement[]): void {
   const known = new Set(versions.map((v) => v.version));
   for (const [i, v] of versions.entries()) {
-    if (i > 0 && compareVersions(versions[i - 1]!.version, v.version) >= 0) throw new CatalogueError(`${file}#/versions/${i}/version: ${v.version} does not come after ${versions[i - 1]!.version}`);
+    if (i > 0 && compareVersions(versions[i - 1]!.version, v.version) >= 0)
+      throw new CatalogueError(`${file}#/versions/${i}/version: ${v.version} does not come after ${versions[i - 1]!.version}`);
   }
   for (const [i, r] of requirements.entries()) {
     const at = `${file}#/requirements/${i}`;
-    if (!known.has(r.since)) throw new CatalogueError(`${at}/since: ${r.id} names suite version ${r.since}, which the catalogue does not list`);
+    if (!known.has(r.since))
+      throw new CatalogueError(`${at}/since: ${r.id} names suite version ${r.since}, which the catalogue does not list`);
     let level = r.changes.find((c) => c.level)?.level?.from ?? r.level;
     let capability = r.changes.find((c) => c.capability)?.capability?.from ?? r.capability;
     let last = r.since;
     for (const [j, change] of r.changes.entries()) {
       const where = `${at}/changes/${j}`;
-      if (!known.has(change.version)) throw new CatalogueError(`${where}/version: ${r.id} names suite version ${change.version}, which the catalogue does not list`);
-      if (compareVersions(change.version, last) <= 0) throw new CatalogueError(`${where}/version: a change of ${r.id} in ${change.version} must come after ${last}`);
-      if (change.level && change.level.from !== level) throw new CatalogueError(`${where}/level/from: ${r.id} was ${level} before ${change.version}, not ${change.level.from}`);
-      if (change.capability && change.capability.from !== capability) throw new CatalogueError(`${where}/capability/from: ${r.id} was in ${capability} before ${change.version}, not ${change.capability.from}`);
-      if (change.level?.from === change.level?.to && change.level) throw new CatalogueError(`${where}/level: ${r.id} changes from ${change.level.from} to the same level`);
-      if (change.capability?.from === change.capability?.to && change.capability) throw new CatalogueError(`${where}/capability: ${r.id} changes from ${change.capability.from} to the same capability`);
+      if (!known.has(change.version))
+        throw new CatalogueError(`${where}/version: ${r.id} names suite version ${change.version}, which the catalogue does not list`);
+      if (compareVersions(change.version, last) <= 0)
+        throw new CatalogueError(`${where}/version: a change of ${r.id} in ${change.version} must come after ${last}`);
+      if (change.level && change.level.from !== level)
+        throw new CatalogueError(`${where}/level/from: ${r.id} was ${level} before ${change.version}, not ${change.level.from}`);
+      if (change.capability && change.capability.from !== capability)
+        throw new CatalogueError(
+          `${where}/capability/from: ${r.id} was in ${capability} before ${change.version}, not ${change.capability.from}`,
+        );
+      if (change.level?.from === change.level?.to && change.level)
+        throw new CatalogueError(`${where}/level: ${r.id} changes from ${change.level.from} to the same level`);
+      if (change.capability?.from === change.capability?.to && change.capability)
+        throw new CatalogueError(`${where}/capability: ${r.id} changes from ${change.capability.from} to the same capability`);
       level = change.level?.to ?? level;
       capability = change.capability?.to ?? capability;
       last = change.version;
     }
     if (level !== r.level) throw new CatalogueError(`${at}/level: ${r.id} is ${r.level}, but its last level change leaves it ${level}`);
-    if (capability !== r.capability) throw new CatalogueError(`${at}/capability: ${r.id} is in ${r.capability}, but its last capability change leaves it in ${capability}`);
+    if (capability !== r.capability)
+      throw new CatalogueError(
+        `${at}/capability: ${r.id} is in ${r.capability}, but its last capability change leaves it in ${capability}`,
+      );
   }
   const suite: Suite = { versions, current: versions.at(-1)!.version, requirements };
   for (const [i, v] of versions.entries()) {
@@ -222,7 +259,9 @@ function checkHistory(file: string, versions: readonly SuiteVersion[], requireme
     const [pm = 0, pn = 0] = versions[i - 1]!.version.split(".").map(Number);
     const want = breaking.length ? `${pm + 1}.0` : `${pm}.${pn + 1}`;
     if (v.version !== want) {
-      const why = breaking.length ? `it may fail what ${versions[i - 1]!.version} certified (${breaking.map((c) => `${c.id}: ${c.kind}`).join(", ")})` : `nothing in it may fail what ${versions[i - 1]!.version} certified`;
+      const why = breaking.length
+        ? `it may fail what ${versions[i - 1]!.version} certified (${breaking.map((c) => `${c.id}: ${c.kind}`).join(", ")})`
+        : `nothing in it may fail what ${versions[i - 1]!.version} certified`;
       throw new CatalogueError(`${file}#/versions/${i}/version: ${v.version} should be ${want}: ${why}`);
     }
   }
@@ -230,7 +269,10 @@ function checkHistory(file: string, versions: readonly SuiteVersion[], requireme
 
 /** Turns an id pattern (`PERM-*`, `TURN-?ANCEL`) into a whole-id matcher. */
 export function idPattern(pattern: string): RegExp {
-  const body = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const body = pattern
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
   return new RegExp(`^${body}$`, "i");
 }
 

@@ -46,10 +46,16 @@ export function runCertificateVerify(args: VerifyArgs): number {
   const { certificate, signature } = result.file;
   const subject = certificate.subject;
   const what = [subject.name, subject.command ?? subject.url].filter(Boolean).join(", ");
-  const verdict = certificate.partial ? "a partial run (certifies nothing)" : certificate.certified ? `certified ${levelNames[certificate.level]} for ${certificate.certifiedCapabilities.join(", ")}` : `not certified (${levelNames[certificate.level]} achieved, ${levelNames[certificate.requestedLevel === "core" ? "core" : "full"]} requested)`;
+  const verdict = certificate.partial
+    ? "a partial run (certifies nothing)"
+    : certificate.certified
+      ? `certified ${levelNames[certificate.level]} for ${certificate.certifiedCapabilities.join(", ")}`
+      : `not certified (${levelNames[certificate.level]} achieved, ${levelNames[certificate.requestedLevel === "core" ? "core" : "full"]} requested)`;
   out(`${args.file}: valid, signed by key ${signature.keyId}`);
   out(`  ${certificate.subject.kind} ${what || "(unnamed)"}`);
   out(`  ${certificate.suite.name} suite ${certificate.suite.version}, ${certificate.date}: ${verdict}`);
-  out(`  ${certificate.results.length} requirements; report sha256 ${certificate.report.sha256}${args.report === undefined ? "" : ` (matches ${args.report})`}`);
+  out(
+    `  ${certificate.results.length} requirements; report sha256 ${certificate.report.sha256}${args.report === undefined ? "" : ` (matches ${args.report})`}`,
+  );
   return 0;
 }

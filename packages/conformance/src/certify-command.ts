@@ -18,7 +18,6 @@ import { CAPABILITIES, GATEWAY_CAPABILITIES, type Capability } from "./results.j
 import { checkToolMap, normalizeToolMap, REFERENCE_TOOLS, toolContractText, ToolMapError, type ToolMapInput } from "./tool-contract.js";
 import { ExpectedFailuresError, loadExpectedFailures, verdictOf, type ExpectedFailure } from "./verdict.js";
 
-
 export interface CertifyArgs {
   /** The suite version to certify against, list or explain (default: the current one). */
   readonly suite?: string;
@@ -59,7 +58,12 @@ export async function runCertify(args: CertifyArgs): Promise<number> {
   try {
     return await certify(args);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ExpectedFailuresError || error instanceof HarnessError || error instanceof CertificateKeyError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ExpectedFailuresError ||
+      error instanceof HarnessError ||
+      error instanceof CertificateKeyError
+    ) {
       process.stderr.write(`turnspec certify: ${error.message}\n`);
       return 2;
     }
@@ -89,23 +93,41 @@ async function certify(args: CertifyArgs): Promise<number> {
     const requirement = all.find((r) => r.id === args.explain?.toUpperCase());
     const later = suite.requirements.find((r) => r.id === args.explain?.toUpperCase());
     if (!requirement && later) throw new UsageError(`--explain: ${later.id} is not in suite ${version}: it was added in ${later.since}`);
-    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}${didYouMean(args.explain.toUpperCase(), all.map((r) => r.id))}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`);
+    if (!requirement)
+      throw new UsageError(
+        `--explain: unknown requirement id ${args.explain}${didYouMean(
+          args.explain.toUpperCase(),
+          all.map((r) => r.id),
+        )}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`,
+      );
     explain(requirement, all);
     return 0;
   }
-  if (args.clientCmd !== undefined) return certifyClient(args, all.filter((r) => r.capability === "client"), version);
-  if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined)) throw new UsageError("name the gateway: --gateway-cmd \"COMMAND\" or --gateway-url ws://HOST:PORT (or a client: --client-cmd \"COMMAND\")");
+  if (args.clientCmd !== undefined)
+    return certifyClient(
+      args,
+      all.filter((r) => r.capability === "client"),
+      version,
+    );
+  if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined))
+    throw new UsageError('name the gateway: --gateway-cmd "COMMAND" or --gateway-url ws://HOST:PORT (or a client: --client-cmd "COMMAND")');
   const cwd = args.cwd === undefined ? undefined : commandFolder(args.cwd, args.gatewayCmd !== undefined);
 
   const capabilities = parseCapabilities(args.capabilities, catalogue, version);
   const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
   const skip = selectIds(args.skip, known);
-  const unmatched = [...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`), ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`)];
+  const unmatched = [
+    ...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`),
+    ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`),
+  ];
   if (unmatched.length) throw new UsageError(`no requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
   const selected = new Set([...only.ids].filter((id) => !skip.ids.has(id)));
   const expectedFailures: ExpectedFailure[] = args.expectedFailures === undefined ? [] : loadExpectedFailures(args.expectedFailures);
   const unknown = expectedFailures.filter((e) => !known.includes(e.id)).map((e) => e.id);
-  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`);
+  if (unknown.length)
+    throw new UsageError(
+      `the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`,
+    );
 
   const signKey = args.signKey === undefined ? undefined : readSigningKey(args.signKey, args.reports.certificate !== undefined);
 
@@ -151,17 +173,27 @@ async function certifyClient(args: CertifyArgs, catalogue: readonly Requirement[
       ["--provider-port", args.providerPort],
     ] as const
   ).filter(([, value]) => value !== undefined);
-  if (gatewayOnly.length) throw new UsageError(`${gatewayOnly.map(([flag]) => flag).join(", ")} ${gatewayOnly.length === 1 ? "is" : "are"} for certifying a gateway, not a client (--client-cmd)`);
+  if (gatewayOnly.length)
+    throw new UsageError(
+      `${gatewayOnly.map(([flag]) => flag).join(", ")} ${gatewayOnly.length === 1 ? "is" : "are"} for certifying a gateway, not a client (--client-cmd)`,
+    );
   if (catalogue.length === 0) throw new UsageError(`suite ${version} has no client requirements: clients are certified from suite 7.0 on`);
   const known = catalogue.map((r) => r.id);
   const cwd = args.cwd === undefined ? undefined : commandFolder(args.cwd, true);
   const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
   const skip = selectIds(args.skip, known);
-  const unmatched = [...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`), ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`)];
-  if (unmatched.length) throw new UsageError(`no client requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
+  const unmatched = [
+    ...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`),
+    ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`),
+  ];
+  if (unmatched.length)
+    throw new UsageError(`no client requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
   const expectedFailures: ExpectedFailure[] = args.expectedFailures === undefined ? [] : loadExpectedFailures(args.expectedFailures);
   const unknown = expectedFailures.filter((e) => !known.includes(e.id)).map((e) => e.id);
-  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists ids that are not client requirements: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`);
+  if (unknown.length)
+    throw new UsageError(
+      `the expected-failures file ${args.expectedFailures} lists ids that are not client requirements: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`,
+    );
   const signKey = args.signKey === undefined ? undefined : readSigningKey(args.signKey, args.reports.certificate !== undefined);
 
   const reporter = createConsoleReporter(process.stdout);
@@ -188,7 +220,8 @@ async function certifyClient(args: CertifyArgs, catalogue: readonly Requirement[
 function commandFolder(dir: string, withCommand: boolean): string {
   if (!withCommand) throw new UsageError("--cwd is the folder --gateway-cmd or --client-cmd runs in: it does nothing with --gateway-url");
   const folder = resolve(dir);
-  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--cwd: ${dir} is not a folder${folder === dir ? "" : ` (${folder})`}`);
+  if (!existsSync(folder) || !statSync(folder).isDirectory())
+    throw new UsageError(`--cwd: ${dir} is not a folder${folder === dir ? "" : ` (${folder})`}`);
   return folder;
 }
 
@@ -199,7 +232,9 @@ function readSigningKey(path: string, withCertificate: boolean) {
   try {
     pem = readFileSync(path, "utf8");
   } catch (error) {
-    throw new UsageError(`--sign-key: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw new UsageError(
+      `--sign-key: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+    );
   }
   return signingKey(pem, `--sign-key ${path}`);
 }
@@ -208,7 +243,9 @@ function readSigningKey(path: string, withCertificate: boolean) {
 function knownVersion(suite: Suite, version: string, flag: string): string {
   if (suite.versions.some((v) => v.version === version)) return version;
   const listed = suite.versions.map((v) => v.version);
-  throw new UsageError(`${flag}: unknown suite version ${version}${didYouMean(version, listed)}; the versions are ${listed.join(", ")} (\`turnspec certify --changes ${listed[0]}\` lists what each changed)`);
+  throw new UsageError(
+    `${flag}: unknown suite version ${version}${didYouMean(version, listed)}; the versions are ${listed.join(", ")} (\`turnspec certify --changes ${listed[0]}\` lists what each changed)`,
+  );
 }
 
 /**
@@ -216,14 +253,27 @@ function knownVersion(suite: Suite, version: string, flag: string): string {
  * (`catalogue`, the current one's by default); all of them when absent.
  */
 export function parseCapabilities(text: string | undefined, catalogue?: readonly Requirement[], version?: string): Capability[] {
-  const present = catalogue === undefined ? GATEWAY_CAPABILITIES : GATEWAY_CAPABILITIES.filter((c) => c === "core" || catalogue.some((r) => r.capability === c));
+  const present =
+    catalogue === undefined
+      ? GATEWAY_CAPABILITIES
+      : GATEWAY_CAPABILITIES.filter((c) => c === "core" || catalogue.some((r) => r.capability === c));
   if (text === undefined) return [...present];
-  const names = text.split(",").map((s) => s.trim()).filter(Boolean);
-  if (names.includes("client")) throw new UsageError("--capabilities: client is not a capability of a gateway; a client is certified with --client-cmd");
+  const names = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.includes("client"))
+    throw new UsageError("--capabilities: client is not a capability of a gateway; a client is certified with --client-cmd");
   const wrong = names.filter((n) => !(GATEWAY_CAPABILITIES as readonly string[]).includes(n));
-  if (wrong.length) throw new UsageError(`--capabilities: unknown capability ${wrong.map((w) => `${w}${didYouMean(w, GATEWAY_CAPABILITIES)}`).join(", ")}; the capabilities are ${GATEWAY_CAPABILITIES.join(", ")}`);
+  if (wrong.length)
+    throw new UsageError(
+      `--capabilities: unknown capability ${wrong.map((w) => `${w}${didYouMean(w, GATEWAY_CAPABILITIES)}`).join(", ")}; the capabilities are ${GATEWAY_CAPABILITIES.join(", ")}`,
+    );
   const absent = names.filter((n) => !(present as readonly string[]).includes(n));
-  if (absent.length) throw new UsageError(`--capabilities: suite ${version} has no ${absent.join(", ")} capability; its capabilities are ${present.join(", ")}`);
+  if (absent.length)
+    throw new UsageError(
+      `--capabilities: suite ${version} has no ${absent.join(", ")} capability; its capabilities are ${present.join(", ")}`,
+    );
   return names as Capability[];
 }
 
@@ -272,14 +322,23 @@ function explain(r: Requirement, catalogue: readonly Requirement[]): void {
   out(`  since: suite ${r.since}${historyText(r)}`);
   if (sources.length === 0) out("  check: none yet");
   for (const s of sources) out(`  check (${s.kind === "scenario" ? `scenario "${s.name}"` : s.name}): ${s.does}`);
-  const tools = REFERENCE_TOOLS.filter((t) => [r.statement, ...sources.map((s) => s.does)].some((text) => new RegExp(`\\b${t}\\b`).test(text)));
-  if (tools.length) out(`  tools the model calls: ${tools.join(", ")} (\`turnspec certify --explain tools\` gives their arguments and what is expected of each)`);
+  const tools = REFERENCE_TOOLS.filter((t) =>
+    [r.statement, ...sources.map((s) => s.does)].some((text) => new RegExp(`\\b${t}\\b`).test(text)),
+  );
+  if (tools.length)
+    out(
+      `  tools the model calls: ${tools.join(", ")} (\`turnspec certify --explain tools\` gives their arguments and what is expected of each)`,
+    );
 }
 
 /** A requirement's changes after it was added, as `--explain` lists them. */
 function historyText(r: Requirement): string {
   const parts = r.changes.map((c) =>
-    [c.level && `${c.level.from} → ${c.level.to}`, c.capability && `${c.capability.from} → ${c.capability.to}`, c.check && `stricter check: ${c.check}`]
+    [
+      c.level && `${c.level.from} → ${c.level.to}`,
+      c.capability && `${c.capability.from} → ${c.capability.to}`,
+      c.check && `stricter check: ${c.check}`,
+    ]
       .filter(Boolean)
       .map((text) => `${text} in ${c.version}`)
       .join("; "),
@@ -289,17 +348,21 @@ function historyText(r: Requirement): string {
 
 /** `--changes FROM`: what changed after FROM up to `to`, version by version, from the catalogue. */
 function changes(suite: Suite, from: string, to: string): void {
-  if (compareVersions(from, to) > 0) throw new UsageError(`--changes ${from} comes after --suite ${to}: name the earlier version with --changes`);
+  if (compareVersions(from, to) > 0)
+    throw new UsageError(`--changes ${from} comes after --suite ${to}: name the earlier version with --changes`);
   const { versions, changes: all } = suiteChanges(suite, from, to);
   const breaking = all.filter((c) => c.breaking).length;
-  out(`turnspec suite ${from} → ${to}${to === suite.current ? " (current)" : ""}: ${all.length} ${all.length === 1 ? "change" : "changes"} in ${versions.length} ${versions.length === 1 ? "version" : "versions"}`);
+  out(
+    `turnspec suite ${from} → ${to}${to === suite.current ? " (current)" : ""}: ${all.length} ${all.length === 1 ? "change" : "changes"} in ${versions.length} ${versions.length === 1 ? "version" : "versions"}`,
+  );
   if (breaking) out(`${breaking} marked ! may fail a gateway or client certified under ${from}`);
   const width = Math.max(0, ...all.map((c) => c.id.length));
   const kinds: Record<(typeof all)[number]["kind"], string> = { added: "added", level: "level", capability: "moved", check: "check" };
   for (const v of versions) {
     out("");
     out(`${v.version}  ${v.date}  ${v.summary}`);
-    for (const c of all.filter((c) => c.version === v.version)) out(`  ${c.breaking ? "!" : " "} ${kinds[c.kind].padEnd(6)} ${c.id.padEnd(width)}  ${c.text}`);
+    for (const c of all.filter((c) => c.version === v.version))
+      out(`  ${c.breaking ? "!" : " "} ${kinds[c.kind].padEnd(6)} ${c.id.padEnd(width)}  ${c.text}`);
   }
   const musts = all.filter((c) => c.kind === "added" && c.text.startsWith("MUST"));
   if (musts.length) {

@@ -26,7 +26,6 @@ import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
 import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
 
-
 /** What `{question_timeout_ms}` in a gateway command becomes (see the questions scenarios). */
 export { QUESTION_TIMEOUT_MS };
 
@@ -92,7 +91,8 @@ export interface CheckSource {
 export function runChecks(): Map<string, { name: string; rule?: string }> {
   const checks = new Map<string, { name: string; rule?: string }>();
   checks.set("RPC-RESPONSE-MATCHES-REQUEST", { name: "connection" });
-  for (const rule of orderingRules) checks.set(rule.requirement, { name: "ordering checker", rule: `rule ${rule.id} (${rule.kind}): ${rule.description}` });
+  for (const rule of orderingRules)
+    checks.set(rule.requirement, { name: "ordering checker", rule: `rule ${rule.id} (${rule.kind}): ${rule.description}` });
   return checks;
 }
 
@@ -101,8 +101,10 @@ export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()
   const observes = new Map(catalogue.map((r) => [r.id, r.observes]));
   const sources = new Map<string, CheckSource[]>();
   const add = (id: string, source: CheckSource) => sources.set(id, [...(sources.get(id) ?? []), source]);
-  for (const scenario of [...scenarios, ...clientScenarios]) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
-  for (const [id, { name, rule }] of runChecks()) add(id, { kind: "run", name, does: `${observes.get(id) ?? ""}${rule ? ` The ${rule}` : ""}` });
+  for (const scenario of [...scenarios, ...clientScenarios])
+    for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
+  for (const [id, { name, rule }] of runChecks())
+    add(id, { kind: "run", name, does: `${observes.get(id) ?? ""}${rule ? ` The ${rule}` : ""}` });
   for (const [id, name] of CLIENT_RUN_CHECKS) add(id, { kind: "run", name, does: observes.get(id) ?? "" });
   return sources;
 }
@@ -133,13 +135,21 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const meta: RunMeta = {
     suite: { name: "turnspec", version, package: packageVersion() },
     schemaHash: protocol.digest,
-    gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : options.gatewayUrl !== undefined ? { url: redact(options.gatewayUrl) } : {},
+    gateway:
+      options.gatewayCmd !== undefined
+        ? { command: options.gatewayCmd }
+        : options.gatewayUrl !== undefined
+          ? { url: redact(options.gatewayUrl) }
+          : {},
     ...(options.subject === undefined ? {} : { subject: options.subject }),
     startedAt,
     capabilities: [...claimed],
     requestedLevel: options.level,
   };
-  options.onStart?.(meta, catalogue.map((r) => r.id));
+  options.onStart?.(
+    meta,
+    catalogue.map((r) => r.id),
+  );
 
   const model = options.model ?? new ModelServer(options.toolMap ? { toolMap: options.toolMap } : {});
   let providerUrl: string;
@@ -157,7 +167,16 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   };
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
-    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
+    const result: RequirementResult = {
+      id: r.id,
+      level: r.level,
+      capability: r.capability,
+      statement: r.statement,
+      reference: r.reference,
+      outcome,
+      durationMs: 0,
+      ...extra,
+    };
     results.set(r.id, result);
     options.onResult?.(result);
   };
@@ -182,7 +201,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     if (options.transport) {
       transport = options.transport;
     } else if (options.gatewayCmd !== undefined) {
-      const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl).replaceAll("{question_timeout_ms}", String(QUESTION_TIMEOUT_MS));
+      const command = options.gatewayCmd
+        .replaceAll("{provider_url}", providerUrl)
+        .replaceAll("{question_timeout_ms}", String(QUESTION_TIMEOUT_MS));
       const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
         // The user's folder, never the suite's: `node gw.mjs` and `./dist/gateway` are relative to where certify was run.
         cwd: options.cwd ?? process.cwd(),
@@ -190,7 +211,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
         stderr: "collect",
       });
       // 'close' comes once the process exited and its pipes are drained: the stderr tail is whole.
-      const closed = new Promise<{ code: number | null; signal: string | null }>((done) => child.child.once("close", (code, signal) => done({ code, signal })));
+      const closed = new Promise<{ code: number | null; signal: string | null }>((done) =>
+        child.child.once("close", (code, signal) => done({ code, signal })),
+      );
       processExit = async () => {
         const { code, signal } = await closed;
         const tail = child.stderrText.trim().split("\n").slice(-STDERR_LINES).join("\n");
@@ -213,7 +236,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     for (const wait of session.waits) {
       if (wait.noticed || now - wait.since < noticeAfterMs) continue;
       wait.noticed = true;
-      options.onNotice?.(`waiting ${((now - wait.since) / 1000).toFixed(0)} s for ${wait.what}${wait.scenario ? ` (scenario "${wait.scenario}")` : ""}; giving up after ${stepTimeoutMs} ms`);
+      options.onNotice?.(
+        `waiting ${((now - wait.since) / 1000).toFixed(0)} s for ${wait.what}${wait.scenario ? ` (scenario "${wait.scenario}")` : ""}; giving up after ${stepTimeoutMs} ms`,
+      );
     }
   }, 500);
   ticker.unref();
@@ -266,7 +291,12 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       stepTimeoutMs,
       quietMs,
       missingTerminal: (turnId, status) =>
-        handed.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet`, channel, turnId }),
+        handed.push({
+          requirement: "TURN-COMPLETED-NOTIFIED",
+          message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet`,
+          channel,
+          turnId,
+        }),
       finding: (f) => handed.push({ ...f, channel }),
       covers: (id) => coversOf.get(id) ?? [],
     });
@@ -276,7 +306,12 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     const notReachedAfter = () => {
       const cause = [...ctx.records].find(([, r]) => r.outcome === "fail" || r.outcome === "error" || r.outcome === "not_reached");
       if (closed()) ctx.settle(ids, "not_reached", closed()!, { afterStop: true });
-      else if (cause) ctx.settle(ids, "not_reached", `an earlier step of "${scenario.name}" did not pass (${cause[0]}: ${firstLine(cause[1].message ?? cause[1].outcome)})`);
+      else if (cause)
+        ctx.settle(
+          ids,
+          "not_reached",
+          `an earlier step of "${scenario.name}" did not pass (${cause[0]}: ${firstLine(cause[1].message ?? cause[1].outcome)})`,
+        );
     };
     if (closed()) {
       ctx.settle(ids, "not_reached", closed()!, { afterStop: true });
@@ -291,9 +326,15 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
           // Thrown outside any step: while preparing one (a thread, a turn, a model call).
           const judged = ctx.judge(error);
           const first = ids.find((id) => running.has(id) && !ctx.records.has(id));
-          if (judged.interrupted || closed()) ctx.settle(first ? [first] : [], "not_reached", closed() ?? judged.message, { interrupted: true });
+          if (judged.interrupted || closed())
+            ctx.settle(first ? [first] : [], "not_reached", closed() ?? judged.message, { interrupted: true });
           else if (judged.outcome === "error") ctx.settle(ids, "error", `harness fault in "${scenario.name}": ${judged.message}`);
-          else if (judged.outcome === "not_reached" || /invalid result/.test(judged.message)) ctx.settle(ids, "not_reached", judged.outcome === "not_reached" ? judged.message : `${judged.message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`);
+          else if (judged.outcome === "not_reached" || /invalid result/.test(judged.message))
+            ctx.settle(
+              ids,
+              "not_reached",
+              judged.outcome === "not_reached" ? judged.message : `${judged.message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`,
+            );
           else if (first) {
             ctx.fail(first, `while preparing this step: ${judged.message}`, judged.invalidFrame);
           }
@@ -345,7 +386,13 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     return placed.flatMap(({ finding: f, cross }) => {
       if (!cross || ownEvidence.has(f.requirement)) return [f];
       if (!cross.target) return [];
-      return [{ ...f, requirement: cross.target, message: `in a turn of this ${cross.owner} scenario the gateway broke ${f.requirement} (a ${capabilityOf.get(f.requirement)} requirement that its own scenarios do not break): ${f.message}` }];
+      return [
+        {
+          ...f,
+          requirement: cross.target,
+          message: `in a turn of this ${cross.owner} scenario the gateway broke ${f.requirement} (a ${capabilityOf.get(f.requirement)} requirement that its own scenarios do not break): ${f.message}`,
+        },
+      ];
     });
   };
 
@@ -368,7 +415,11 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   };
   const stopNotice = stop ? `${stop.summary}${stop.requirement ? ` (reported under ${stop.requirement})` : ""}` : undefined;
 
-  const findings = attribute([...session.findings, ...handed, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))]);
+  const findings = attribute([
+    ...session.findings,
+    ...handed,
+    ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` })),
+  ]);
   /** The results decided after the run, emitted once the stop (if any) has been told. */
   const decided: Parameters<typeof emit>[] = [];
   const decide = (...args: Parameters<typeof emit>) => decided.push(args);
@@ -381,10 +432,12 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       const record = fromScenario?.record.outcome === "fail" ? fromScenario.record : undefined;
       const counted = new Map<string, number>();
       const stopped = stop?.requirement === r.id ? [stopFailure(stop)] : [];
-      for (const m of [...stopped, ...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)]) counted.set(m, (counted.get(m) ?? 0) + 1);
+      for (const m of [...stopped, ...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)])
+        counted.set(m, (counted.get(m) ?? 0) + 1);
       const messages = [...counted].map(([m, n]) => (n > 1 ? `${m} (${n} times)` : m));
       const first = own[0]!;
-      const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
+      const transcript =
+        fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
       const more = messages.length > 10 ? `\n… and ${messages.length - 10} more findings of this requirement` : "";
       decide(r, "fail", {
         message: messages.slice(0, 10).join("\n") + more,
@@ -422,13 +475,24 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     decide(r, stopNotice ? "not_reached" : "error", { message: stopNotice ?? "no scenario ran that checks it" });
   }
 
-  const stopped = stop === undefined ? undefined : { ...stop, notReached: decided.filter(([, outcome, extra]) => outcome === "not_reached" && extra?.message?.includes(stop.summary)).length };
+  const stopped =
+    stop === undefined
+      ? undefined
+      : {
+          ...stop,
+          notReached: decided.filter(([, outcome, extra]) => outcome === "not_reached" && extra?.message?.includes(stop.summary)).length,
+        };
   if (stopped) options.onStop?.(stopped);
   for (const args of decided) emit(...args);
 
   const ordered = catalogue.map((r) => results.get(r.id)!);
   const partial = catalogue.some((r) => claimed.has(r.capability) && !options.selected.has(r.id));
-  const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures, partial });
+  const verdict = computeVerdict(ordered, {
+    capabilities: [...claimed],
+    requestedLevel: options.level,
+    expectedFailures: options.expectedFailures,
+    partial,
+  });
   return toRunReport(meta, new Date().toISOString(), verdict, stopped);
 }
 
@@ -459,7 +523,12 @@ async function describeStop(
   running: ReadonlySet<string>,
 ): Promise<Omit<GatewayStop, "notReached">> {
   const exit = processExit ? await processExit() : undefined;
-  const how = exit?.signal !== undefined ? `exited on ${exit.signal}` : exit?.code !== undefined ? `exited with code ${exit.code}` : "closed the connection";
+  const how =
+    exit?.signal !== undefined
+      ? `exited on ${exit.signal}`
+      : exit?.code !== undefined
+        ? `exited with code ${exit.code}`
+        : "closed the connection";
   const last = session.lastSent;
   const interrupted = [...records].filter(([, { record }]) => record.interrupted);
   const blamed =
@@ -475,16 +544,32 @@ async function describeStop(
     ...(exit?.stderr === undefined ? {} : { stderr: exit.stderr }),
     ...(last === undefined
       ? {}
-      : { after: { frame: last.frame, atMs: last.atMs, ...(last.channel?.scenario === undefined ? {} : { scenario: last.channel.scenario }), ...(last.step === undefined ? {} : { requirement: last.step }) } }),
-    inFlight: session.unanswered.map(({ id, method, channel }) => ({ id, method, ...(channel?.scenario === undefined ? {} : { scenario: channel.scenario }) })),
+      : {
+          after: {
+            frame: last.frame,
+            atMs: last.atMs,
+            ...(last.channel?.scenario === undefined ? {} : { scenario: last.channel.scenario }),
+            ...(last.step === undefined ? {} : { requirement: last.step }),
+          },
+        }),
+    inFlight: session.unanswered.map(({ id, method, channel }) => ({
+      id,
+      method,
+      ...(channel?.scenario === undefined ? {} : { scenario: channel.scenario }),
+    })),
     ...(blamed === undefined ? {} : { requirement: blamed }),
   };
 }
 
 /** The failure a stop is reported as: how the gateway ended, after which frame, with what unanswered. */
 export function stopFailure(stop: Omit<GatewayStop, "notReached">): string {
-  const after = stop.after === undefined ? "" : `, after the suite sent ${frameText(stop.after.frame)}${stop.after.scenario === undefined ? "" : ` (in "${stop.after.scenario}"${stop.after.requirement === undefined ? "" : `, ${stop.after.requirement}`})`}`;
-  const unanswered = stop.inFlight.length ? `; unanswered: ${stop.inFlight.map((r) => `${r.method} (id ${JSON.stringify(r.id)})`).join(", ")}` : "";
+  const after =
+    stop.after === undefined
+      ? ""
+      : `, after the suite sent ${frameText(stop.after.frame)}${stop.after.scenario === undefined ? "" : ` (in "${stop.after.scenario}"${stop.after.requirement === undefined ? "" : `, ${stop.after.requirement}`})`}`;
+  const unanswered = stop.inFlight.length
+    ? `; unanswered: ${stop.inFlight.map((r) => `${r.method} (id ${JSON.stringify(r.id)})`).join(", ")}`
+    : "";
   return `${stop.summary}${after}${unanswered}`;
 }
 

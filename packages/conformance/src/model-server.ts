@@ -124,7 +124,8 @@ export class ModelServer {
         const text = `${req.method} ${req.url}: ${(error as Error).message}`;
         this.abandoned.push(text);
         this.onDrop?.(text);
-        if (!res.headersSent && !res.destroyed) sendError(res, 500, `the scripted model server could not answer: ${(error as Error).message}`);
+        if (!res.headersSent && !res.destroyed)
+          sendError(res, 500, `the scripted model server could not answer: ${(error as Error).message}`);
         else res.destroy();
       });
     });
@@ -304,7 +305,12 @@ export class ModelServer {
    * and `cut` when the gateway closed the connection before the last of them (where it was).
    * With `pause`, the events after the first `pause.after` pieces of text wait for `pause.until`.
    */
-  private async stream(res: ServerResponse, request: ChatRequest, reply: ModelReply, pause?: { after: number; until: Promise<unknown> }): Promise<{ events: unknown[]; cut?: { where: string; held: boolean } }> {
+  private async stream(
+    res: ServerResponse,
+    request: ChatRequest,
+    reply: ModelReply,
+    pause?: { after: number; until: Promise<unknown> },
+  ): Promise<{ events: unknown[]; cut?: { where: string; held: boolean } }> {
     const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
     const events: unknown[] = [];
     const event = (data: unknown) => {
@@ -320,12 +326,14 @@ export class ModelServer {
     for (const [i, piece] of pieces.entries()) {
       if (pause && i === pause.after) {
         await pause.until.catch(() => undefined);
-        if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: { where: `in the middle of the stream, after ${i} of ${pieces.length} pieces of text`, held: true } };
+        if (res.destroyed || res.socket?.destroyed !== false)
+          return { events, cut: { where: `in the middle of the stream, after ${i} of ${pieces.length} pieces of text`, held: true } };
       }
       chunk({ content: piece });
     }
     if (pause && pause.after >= pieces.length) await pause.until.catch(() => undefined);
-    if (res.destroyed || res.socket?.destroyed !== false) return { events, cut: { where: "before the last chunk of the stream", held: pause !== undefined } };
+    if (res.destroyed || res.socket?.destroyed !== false)
+      return { events, cut: { where: "before the last chunk of the stream", held: pause !== undefined } };
     const calls = this.toolCalls(reply);
     if (calls.length) chunk({ tool_calls: calls });
     chunk({}, calls.length ? "tool_calls" : "stop");

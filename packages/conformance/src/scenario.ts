@@ -60,7 +60,11 @@ export class GatewayGone extends Error {
  */
 export class NotImplemented extends Failure {
   constructor(readonly method: string | undefined) {
-    super(method === undefined ? `the gateway answered a request with -32601 (method not found)` : `the gateway does not implement ${method} (-32601)`);
+    super(
+      method === undefined
+        ? `the gateway answered a request with -32601 (method not found)`
+        : `the gateway does not implement ${method} (-32601)`,
+    );
   }
 }
 
@@ -118,7 +122,11 @@ const TERMINAL: ReadonlySet<string> = new Set(
 export const isTerminal = (n: AnyNotification): boolean => TERMINAL.has(n.method);
 
 /** The terminals of the turn-scoped single_terminal rules: after one, the turn is over for good (a blocked turn is not). */
-const FINAL: ReadonlySet<string> = new Set(orderingRules.filter((rule) => rule.scope.at(-1)?.name === "turn").flatMap((rule) => (rule.kind === "single_terminal" ? rule.terminals : [])));
+const FINAL: ReadonlySet<string> = new Set(
+  orderingRules
+    .filter((rule) => rule.scope.at(-1)?.name === "turn")
+    .flatMap((rule) => (rule.kind === "single_terminal" ? rule.terminals : [])),
+);
 
 export class ScenarioContext {
   readonly records = new Map<string, StepRecord>();
@@ -209,7 +217,12 @@ export class ScenarioContext {
     const handle = this.o.model.script(this.o.token, calls);
     // The model's HTTP exchanges go into the scenario's transcript, beside its JSON-RPC frames.
     handle.onExchange = (kind, frame) =>
-      this.o.channel.transcript.push({ direction: kind === "request" ? "received" : "sent", peer: "model", atMs: Math.round(performance.now() - this.o.session.startedAt), frame });
+      this.o.channel.transcript.push({
+        direction: kind === "request" ? "received" : "sent",
+        peer: "model",
+        atMs: Math.round(performance.now() - this.o.session.startedAt),
+        frame,
+      });
     // A model call the script did not expect fails the requirement being exercised.
     handle.onProblem = (problem) => {
       const id = this.active ?? [...this.records.keys()].at(-1) ?? this.o.checks[0];
@@ -246,7 +259,13 @@ export class ScenarioContext {
       // A method the gateway does not implement is the cause, whatever else the step saw first.
       if (implemented) Object.assign(record, { outcome: "fail", message: implemented.message });
       else if (outcome === "fail") this.fail(requirement, message, invalidFrame);
-      else if (record.outcome !== "fail") Object.assign(record, { outcome, message, ...(invalidFrame === undefined ? {} : { invalidFrame }), ...(interrupted ? (gone ? { afterStop: true } : { interrupted }) : {}) });
+      else if (record.outcome !== "fail")
+        Object.assign(record, {
+          outcome,
+          message,
+          ...(invalidFrame === undefined ? {} : { invalidFrame }),
+          ...(interrupted ? (gone ? { afterStop: true } : { interrupted }) : {}),
+        });
       throw new Abort(`${requirement}: ${message}`);
     } finally {
       this.active = undefined;
@@ -310,7 +329,12 @@ export class ScenarioContext {
     return this.awaitNotification(what, predicate, timeoutMs, false);
   }
 
-  private awaitNotification(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs: number, tracked: boolean): Promise<AnyNotification> {
+  private awaitNotification(
+    what: string,
+    predicate: (n: AnyNotification) => boolean,
+    timeoutMs: number,
+    tracked: boolean,
+  ): Promise<AnyNotification> {
     const seen = this.o.channel.notifications.find(predicate);
     if (seen) return Promise.resolve(seen);
     let waiter: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void };
@@ -323,7 +347,11 @@ export class ScenarioContext {
 
   /** Resolves when the gateway has made the n-th model call of `script`, within the step timeout. */
   modelCall(script: ScriptHandle, n: number): Promise<ChatRequest> {
-    return this.race(script.waitForCall(n), `model call ${n} of this scenario's script (the gateway made ${script.calls.length})`, this.o.stepTimeoutMs);
+    return this.race(
+      script.waitForCall(n),
+      `model call ${n} of this scenario's script (the gateway made ${script.calls.length})`,
+      this.o.stepTimeoutMs,
+    );
   }
 
   /** `awaited`, unless the step times out first or the connection closes (failures both). */
@@ -352,7 +380,10 @@ export class ScenarioContext {
     const ofTurn = (n: AnyNotification) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId && !earlier.has(n);
     for (;;) {
       const left = deadline - performance.now();
-      if (left <= 0) throw new StepTimeout(`the gateway never ended turn ${turnId}: no terminal notification, and turn/get still says InProgress (waited ${this.o.stepTimeoutMs} ms)`);
+      if (left <= 0)
+        throw new StepTimeout(
+          `the gateway never ended turn ${turnId}: no terminal notification, and turn/get still says InProgress (waited ${this.o.stepTimeoutMs} ms)`,
+        );
       try {
         const terminal = await this.waitFor(`the terminal notification of turn ${turnId}`, ofTurn, Math.min(this.o.quietMs, left));
         if (FINAL.has(terminal.method)) this.endedTurns.add(turnId);
@@ -415,19 +446,32 @@ export class ScenarioContext {
    */
   async cleanUp(): Promise<string[]> {
     // A turn left blocked is unfinished too: the scenario that would have resumed it stopped.
-    const ended = (turnId: string) => this.endedTurns.has(turnId) || this.o.channel.notifications.some((n) => FINAL.has(n.method) && (n.params as { turn_id?: string }).turn_id === turnId);
+    const ended = (turnId: string) =>
+      this.endedTurns.has(turnId) ||
+      this.o.channel.notifications.some((n) => FINAL.has(n.method) && (n.params as { turn_id?: string }).turn_id === turnId);
     const open = this.startedTurns().filter((turnId) => !ended(turnId));
     const bound = Math.min(this.o.stepTimeoutMs, 2_000);
     for (const turnId of open) {
       this.o.channel.abandoned.add(turnId);
       if (this.o.session.closedBecause !== undefined) continue;
-      const resolved = new Set(this.o.channel.notifications.filter((n) => n.method === "turn/permission/request/resolved").map((n) => (n.params as { request_id: string }).request_id));
+      const resolved = new Set(
+        this.o.channel.notifications
+          .filter((n) => n.method === "turn/permission/request/resolved")
+          .map((n) => (n.params as { request_id: string }).request_id),
+      );
       for (const n of this.ofTurn(turnId)) {
         if (n.method !== "turn/permission/request/opened") continue;
         const request = (n.params as { request: { request_id: string; resolve_token?: string } }).request;
         if (resolved.has(request.request_id)) continue;
         await this.client
-          .turnPermissionRequestRespond({ request_id: request.request_id, resolution: "deny", ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) }, { timeoutMs: bound })
+          .turnPermissionRequestRespond(
+            {
+              request_id: request.request_id,
+              resolution: "deny",
+              ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}),
+            },
+            { timeoutMs: bound },
+          )
           .catch(() => undefined);
       }
       let threadId: string;
@@ -436,8 +480,14 @@ export class ScenarioContext {
       } catch {
         continue;
       }
-      await this.client.turnCancel({ thread_id: threadId, turn_id: turnId, reason: "the certification scenario stopped early" }, { timeoutMs: bound }).catch(() => undefined);
-      await this.waitFor(`the terminal notification of abandoned turn ${turnId}`, (n) => FINAL.has(n.method) && (n.params as { turn_id?: string }).turn_id === turnId, bound).catch(() => undefined);
+      await this.client
+        .turnCancel({ thread_id: threadId, turn_id: turnId, reason: "the certification scenario stopped early" }, { timeoutMs: bound })
+        .catch(() => undefined);
+      await this.waitFor(
+        `the terminal notification of abandoned turn ${turnId}`,
+        (n) => FINAL.has(n.method) && (n.params as { turn_id?: string }).turn_id === turnId,
+        bound,
+      ).catch(() => undefined);
     }
     return open;
   }
@@ -448,7 +498,8 @@ export class ScenarioContext {
     const sent = new Map<string | number, string>();
     for (const entry of this.o.channel.transcript) {
       const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
-      if (entry.direction === "sent" && f.method === "turn/start" && f.id !== undefined && f.params?.turn_id) sent.set(f.id, f.params.turn_id);
+      if (entry.direction === "sent" && f.method === "turn/start" && f.id !== undefined && f.params?.turn_id)
+        sent.set(f.id, f.params.turn_id);
       if (entry.direction === "received" && f.id !== undefined && f.result !== undefined && sent.has(f.id)) turns.add(sent.get(f.id)!);
     }
     for (const n of this.o.channel.notifications) if (n.method === "turn/started") turns.add((n.params as { turn_id: string }).turn_id);
@@ -465,7 +516,8 @@ export class ScenarioContext {
       const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
       if (entry.direction === "sent" && f.method === "turn/start" && f.params?.turn_id === turnId) requestId = f.id;
       else if (entry.direction === "received" && requestId !== undefined && f.id === requestId && f.method === undefined) return undefined;
-      else if (entry.direction === "received" && requestId !== undefined && f.method !== undefined && f.params?.turn_id === turnId) return f;
+      else if (entry.direction === "received" && requestId !== undefined && f.method !== undefined && f.params?.turn_id === turnId)
+        return f;
     }
     return undefined;
   }
@@ -479,7 +531,10 @@ export class ScenarioContext {
       if (error instanceof RpcError) {
         const implemented = reason === "method_not_found" ? undefined : this.notImplemented(error);
         if (implemented) throw implemented;
-        if (error.reason !== reason) throw new Failure(`${what}: expected error reason ${reason}, got ${error.reason === undefined ? "no reason" : `reason ${error.reason}`} (code ${error.code}${error.message ? `: ${error.message}` : ""})`);
+        if (error.reason !== reason)
+          throw new Failure(
+            `${what}: expected error reason ${reason}, got ${error.reason === undefined ? "no reason" : `reason ${error.reason}`} (code ${error.code}${error.message ? `: ${error.message}` : ""})`,
+          );
         return error;
       }
       throw error;
@@ -489,7 +544,9 @@ export class ScenarioContext {
 
   /** The notifications of one turn so far, in order. */
   ofTurn(turnId: string): AnyNotification[] {
-    return this.o.channel.notifications.filter((n) => (n.params as { turn_id?: string; turnId?: string }).turn_id === turnId || (n.params as { turnId?: string }).turnId === turnId);
+    return this.o.channel.notifications.filter(
+      (n) => (n.params as { turn_id?: string; turnId?: string }).turn_id === turnId || (n.params as { turnId?: string }).turnId === turnId,
+    );
   }
 
   /** Marks every requirement of `checks` not yet decided as `outcome` with `message` (and `flags`, for the run). */
@@ -508,9 +565,14 @@ export class ScenarioContext {
     if (error instanceof NotImplemented) return error;
     if (!(error instanceof RpcError) || error.code !== errors.method_not_found.code) return undefined;
     const transcript = this.o.channel.transcript;
-    const answer = [...transcript].reverse().find((e) => e.direction === "received" && (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code);
+    const answer = [...transcript]
+      .reverse()
+      .find((e) => e.direction === "received" && (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code);
     const id = (answer?.frame as { id?: unknown } | undefined)?.id;
-    const request = id === undefined || id === null ? undefined : transcript.find((e) => e.direction === "sent" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id);
+    const request =
+      id === undefined || id === null
+        ? undefined
+        : transcript.find((e) => e.direction === "sent" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id);
     const method = (request?.frame as { method?: unknown } | undefined)?.method;
     return new NotImplemented(typeof method === "string" ? method : undefined);
   }
@@ -543,20 +605,29 @@ export class ScenarioContext {
     if (error instanceof GatewayGone || (error instanceof LocalError && error.kind === "transport_closed")) {
       return { outcome: "not_reached", message: this.o.session.closedBecause ?? error.message, interrupted: true };
     }
-    if (error instanceof Failure) return { outcome: "fail", message: error.message, ...(error.invalidFrame === undefined ? {} : { invalidFrame: error.invalidFrame }) };
+    if (error instanceof Failure)
+      return { outcome: "fail", message: error.message, ...(error.invalidFrame === undefined ? {} : { invalidFrame: error.invalidFrame }) };
     if (error instanceof StepTimeout) return { outcome: "fail", message: error.message };
     if (error instanceof NotReached) return { outcome: "not_reached", message: error.message };
     const implemented = this.notImplemented(error);
     if (implemented) return { outcome: "fail", message: implemented.message };
-    if (error instanceof RpcError) return { outcome: "fail", message: `the gateway answered error ${error.code}${error.reason === undefined ? "" : ` (${error.reason})`}${error.message ? `: ${error.message}` : ""}` };
-    if (error instanceof LocalError && error.kind === "timeout") return { outcome: "fail", message: `the gateway never answered: ${error.message}` };
+    if (error instanceof RpcError)
+      return {
+        outcome: "fail",
+        message: `the gateway answered error ${error.code}${error.reason === undefined ? "" : ` (${error.reason})`}${error.message ? `: ${error.message}` : ""}`,
+      };
+    if (error instanceof LocalError && error.kind === "timeout")
+      return { outcome: "fail", message: `the gateway never answered: ${error.message}` };
     if (error instanceof LocalError && error.kind === "invalid_incoming") {
       const method = /^the result of (\S+) is invalid/.exec(error.message)?.[1];
-      const frame = [...this.o.channel.transcript].reverse().find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
+      const frame = [...this.o.channel.transcript]
+        .reverse()
+        .find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
       const message = `the gateway sent an invalid result: ${error.message}`;
       this.o.finding?.({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message, frame, ...(method === undefined ? {} : { method }) });
       const covered = method !== undefined && requirement !== undefined && (this.o.covers?.(requirement) ?? [method]).includes(method);
-      if (!covered && requirement !== undefined) return { outcome: "not_reached", message: `${message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`, invalidFrame: frame };
+      if (!covered && requirement !== undefined)
+        return { outcome: "not_reached", message: `${message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`, invalidFrame: frame };
       return { outcome: "fail", message, invalidFrame: frame };
     }
     return { outcome: "error", message: `harness fault: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };

@@ -116,9 +116,14 @@ export class GatewaySession {
       recorder.onerror?.(error);
     };
     transport.onclose = () => {
-      if (this.closedBecause === undefined) this.unanswered = [...this.inFlight].map(([id, r]) => ({ id, method: r.method, channel: r.channel }));
-      const pending = [...this.inFlight].map(([id, r]) => `${r.method} (id ${JSON.stringify(id)}${r.channel?.scenario ? `, from "${r.channel.scenario}"` : ""})`);
-      const during = pending.length ? ` while ${pending.join(", ")} ${pending.length === 1 ? "was" : "were"} in flight` : " with no request in flight";
+      if (this.closedBecause === undefined)
+        this.unanswered = [...this.inFlight].map(([id, r]) => ({ id, method: r.method, channel: r.channel }));
+      const pending = [...this.inFlight].map(
+        ([id, r]) => `${r.method} (id ${JSON.stringify(id)}${r.channel?.scenario ? `, from "${r.channel.scenario}"` : ""})`,
+      );
+      const during = pending.length
+        ? ` while ${pending.join(", ")} ${pending.length === 1 ? "was" : "were"} in flight`
+        : " with no request in flight";
       this.closedBecause ??= `${this.lastError ? `the gateway closed the connection: ${this.lastError}` : "the gateway closed the connection"}${during}`;
       for (const w of this.closeWaiters.splice(0)) w(this.closedBecause);
       for (const r of this.inFlight.values()) r.done();
@@ -148,7 +153,9 @@ export class GatewaySession {
 
   /** Resolves with why, once the connection has closed. */
   whenClosed(): Promise<string> {
-    return this.closedBecause !== undefined ? Promise.resolve(this.closedBecause) : new Promise((resolve) => this.closeWaiters.push(resolve));
+    return this.closedBecause !== undefined
+      ? Promise.resolve(this.closedBecause)
+      : new Promise((resolve) => this.closeWaiters.push(resolve));
   }
 
   /** Registers a wait until `settled` settles, so that a long one can be named on the console. */
@@ -161,12 +168,23 @@ export class GatewaySession {
   /** The channel owning a frame: by its request id, or by the thread its params name. */
   ownerOf(frame: unknown): ScenarioChannel | undefined {
     const message = (typeof frame === "object" && frame !== null ? frame : {}) as { id?: string | number | null; params?: unknown };
-    return (message.id !== undefined && message.id !== null ? this.byRequest.get(message.id) : undefined) ?? this.byThread.get(threadOf(message.params) ?? "");
+    return (
+      (message.id !== undefined && message.id !== null ? this.byRequest.get(message.id) : undefined) ??
+      this.byThread.get(threadOf(message.params) ?? "")
+    );
   }
 
   /** A fresh channel for one scenario. */
   channel(): ScenarioChannel {
-    return { transcript: [], notifications: [], invalidFrames: [], threads: new Set(), requestIds: new Set(), abandoned: new Set(), turnRequirement: new Map() };
+    return {
+      transcript: [],
+      notifications: [],
+      invalidFrames: [],
+      threads: new Set(),
+      requestIds: new Set(),
+      abandoned: new Set(),
+      turnRequirement: new Map(),
+    };
   }
 
   /** Runs `fn` with its requests attributed to `channel`. */
@@ -223,7 +241,13 @@ export class GatewaySession {
     const message = parsed as Json;
     const id = message.id as string | number | null | undefined;
     const channel =
-      id !== undefined && id !== null ? this.byRequest.get(id) : "method" in message ? this.byThread.get(threadOf(message.params) ?? "") : id === null ? this.rawNullChannel : undefined;
+      id !== undefined && id !== null
+        ? this.byRequest.get(id)
+        : "method" in message
+          ? this.byThread.get(threadOf(message.params) ?? "")
+          : id === null
+            ? this.rawNullChannel
+            : undefined;
     this.record("received", parsed, channel, frame);
     if (id !== undefined && id !== null) {
       this.inFlight.get(id)?.done();
@@ -245,7 +269,12 @@ export class GatewaySession {
     recorder.onmessage?.(frame);
   }
 
-  private record(direction: TranscriptEntry["direction"], frame: string | unknown, channel: ScenarioChannel | undefined, text?: string): void {
+  private record(
+    direction: TranscriptEntry["direction"],
+    frame: string | unknown,
+    channel: ScenarioChannel | undefined,
+    text?: string,
+  ): void {
     let value: unknown = frame;
     if (typeof frame === "string" && text === undefined) {
       try {
@@ -256,7 +285,8 @@ export class GatewaySession {
     }
     const entry: TranscriptEntry = { direction, atMs: Math.round(performance.now() - this.startedAt), frame: value };
     // A frame sent after the connection closed never reached the gateway: it cannot be what preceded the close.
-    if (direction === "sent" && this.closedBecause === undefined) this.lastSent = { frame: value, atMs: entry.atMs, channel, step: channel?.step };
+    if (direction === "sent" && this.closedBecause === undefined)
+      this.lastSent = { frame: value, atMs: entry.atMs, channel, step: channel?.step };
     if (direction === "sent" && channel && typeof value === "object" && value !== null && "id" in value) {
       const id = (value as { id: string | number }).id;
       channel.requestIds.add(id);
@@ -284,7 +314,11 @@ export class GatewaySession {
     const error = message.error as { code?: unknown; data?: unknown } | undefined;
     const mismatch = error && codeMismatch(error, protocolView);
     if (mismatch) {
-      this.findings.push({ requirement: "RPC-ERROR-CODES", message: `error reason "${mismatch.reason}" came with code ${String(error.code)}; the registry gives it ${mismatch.expected}`, frame: message });
+      this.findings.push({
+        requirement: "RPC-ERROR-CODES",
+        message: `error reason "${mismatch.reason}" came with code ${String(error.code)}; the registry gives it ${mismatch.expected}`,
+        frame: message,
+      });
     }
   }
 
@@ -298,7 +332,11 @@ export class GatewaySession {
     const channel = this.ownerOf(value);
     if (!channel) {
       const text = typeof value === "string" ? `: ${JSON.stringify(value)}` : "";
-      this.findings.push({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message: `the gateway sent a frame no scenario can own: ${why}${text}`, frame: value });
+      this.findings.push({
+        requirement: "RPC-RESPONSE-MATCHES-REQUEST",
+        message: `the gateway sent a frame no scenario can own: ${why}${text}`,
+        frame: value,
+      });
       return;
     }
     channel.invalidFrames.push({ message: why, frame: value });

@@ -29,7 +29,12 @@ export const TOOL_CONTRACT: readonly ReferenceTool[] = [
     does: "runs a shell command in the thread's working folder",
     args: [
       { name: "command", type: "string", always: false, means: "the command line, run by a POSIX shell (`echo`, `$((6*7))`, `sleep`)" },
-      { name: "timeout_ms", type: "integer", always: false, means: "how long the command may run before the gateway stops it (only REC-TIMEOUT sends it)" },
+      {
+        name: "timeout_ms",
+        type: "integer",
+        always: false,
+        means: "how long the command may run before the gateway stops it (only REC-TIMEOUT sends it)",
+      },
     ],
     result:
       "a commandExecution item that completes with exit code 0 and the command's stdout (streamed as output deltas that join up to it); the model's next call carries a tool message, under the call's id, whose text holds that stdout. A call without `command` (ITEM-TOOL-ERROR) must end its item failed and give the model a non-empty error under the call's id, and the turn goes on. Under a supervised profile the call first opens an approval request naming the tool.",
@@ -47,12 +52,20 @@ export const TOOL_CONTRACT: readonly ReferenceTool[] = [
     name: "read_file",
     does: "reads a file",
     args: [{ name: "path", type: "string", always: true, means: "a file name relative to the thread's working folder" }],
-    result: "the model's next call carries a tool message, under the call's id, whose text holds the file's content. Under a supervised profile a read inside the working folder asks nothing.",
+    result:
+      "the model's next call carries a tool message, under the call's id, whose text holds the file's content. Under a supervised profile a read inside the working folder asks nothing.",
   },
   {
     name: "web_fetch",
     does: "fetches a URL over HTTP",
-    args: [{ name: "url", type: "string", always: true, means: "an http:// URL on the scripted model server, which answers 503 before it answers 200" }],
+    args: [
+      {
+        name: "url",
+        type: "string",
+        always: true,
+        means: "an http:// URL on the scripted model server, which answers 503 before it answers 200",
+      },
+    ],
     result: "the gateway retries the 503 answers (REC-TOOL-RETRY) and the model gets the page's body.",
   },
   {
@@ -89,7 +102,8 @@ export function normalizeToolMap(input: ToolMapInput = {}): ToolMap {
   const map: Record<string, ToolMapping> = {};
   for (const tool of TOOL_CONTRACT) {
     const entry = input[tool.name];
-    map[tool.name] = typeof entry === "string" ? { name: entry, args: {} } : { name: entry?.name ?? tool.name, args: { ...(entry?.args ?? {}) } };
+    map[tool.name] =
+      typeof entry === "string" ? { name: entry, args: {} } : { name: entry?.name ?? tool.name, args: { ...(entry?.args ?? {}) } };
   }
   return map;
 }
@@ -101,7 +115,9 @@ export function normalizeToolMap(input: ToolMapInput = {}): ToolMap {
 export function checkToolMap(value: unknown, where: string): ToolMapInput {
   const problems: string[] = [];
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ToolMapError(`${where} must be a JSON object mapping reference tool names to the gateway's (a name, or {"name": ..., "args": {...}})`);
+    throw new ToolMapError(
+      `${where} must be a JSON object mapping reference tool names to the gateway's (a name, or {"name": ..., "args": {...}})`,
+    );
   }
   for (const [key, entry] of Object.entries(value)) {
     const tool = TOOL_CONTRACT.find((t) => t.name === key);
@@ -122,12 +138,20 @@ export function checkToolMap(value: unknown, where: string): ToolMapInput {
         if (typeof v !== "string" || v === "") problems.push(`${where}#/${key}/name: must be a non-empty string; got ${JSON.stringify(v)}`);
       } else if (field === "args") {
         if (typeof v !== "object" || v === null || Array.isArray(v)) {
-          problems.push(`${where}#/${key}/args: must be an object mapping ${key}'s argument names to the gateway's; got ${JSON.stringify(v)}`);
+          problems.push(
+            `${where}#/${key}/args: must be an object mapping ${key}'s argument names to the gateway's; got ${JSON.stringify(v)}`,
+          );
           continue;
         }
         for (const [arg, name] of Object.entries(v as Record<string, unknown>)) {
-          if (!tool.args.some((a) => a.name === arg)) problems.push(`${where}#/${key}/args/${arg}: not an argument of ${key}; its arguments are ${tool.args.map((a) => a.name).join(", ")}`);
-          else if (typeof name !== "string" || name === "") problems.push(`${where}#/${key}/args/${arg}: must be the gateway's argument name, a non-empty string; got ${JSON.stringify(name)}`);
+          if (!tool.args.some((a) => a.name === arg))
+            problems.push(
+              `${where}#/${key}/args/${arg}: not an argument of ${key}; its arguments are ${tool.args.map((a) => a.name).join(", ")}`,
+            );
+          else if (typeof name !== "string" || name === "")
+            problems.push(
+              `${where}#/${key}/args/${arg}: must be the gateway's argument name, a non-empty string; got ${JSON.stringify(name)}`,
+            );
         }
       } else {
         problems.push(`${where}#/${key}/${field}: unknown field; a tool's mapping has "name" and "args"`);
@@ -159,6 +183,8 @@ export function toolContractText(map: ToolMap = normalizeToolMap()): string {
     lines.push(`  expects: ${tool.result}`);
     lines.push("");
   }
-  lines.push('Map names with --tool-map \'{"write_file": {"name": "create_file", "args": {"path": "file_path"}}, "shell": "bash"}\' (or a file holding that object).');
+  lines.push(
+    'Map names with --tool-map \'{"write_file": {"name": "create_file", "args": {"path": "file_path"}}, "shell": "bash"}\' (or a file holding that object).',
+  );
   return lines.join("\n");
 }

@@ -18,7 +18,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import { preview, toIssues, type ValidationIssue } from "@turnspec/rpc";
-import { baseCapability, CAPABILITIES, LEVELS, type Capability, type GatewayStop, type Level, type RequirementResult, type RunReport } from "./results.js";
+import {
+  baseCapability,
+  CAPABILITIES,
+  LEVELS,
+  type Capability,
+  type GatewayStop,
+  type Level,
+  type RequirementResult,
+  type RunReport,
+} from "./results.js";
 
 /** One entry of the expected-failures file. */
 export interface ExpectedFailure {
@@ -111,7 +120,9 @@ function tally(results: readonly RequirementResult[]): VerdictCounts {
 /** The status of a set of MUST results, and the ids that make it so. */
 function judge(musts: readonly RequirementResult[]): { status: LevelStatus; failing: string[]; undetermined: string[] } {
   const failing = musts.filter((r) => r.outcome === "fail" && !r.expectedFailure).map((r) => r.id);
-  const undetermined = musts.filter((r) => r.outcome === "error" || r.outcome === "not_reached" || r.outcome === "skipped").map((r) => r.id);
+  const undetermined = musts
+    .filter((r) => r.outcome === "error" || r.outcome === "not_reached" || r.outcome === "skipped")
+    .map((r) => r.id);
   const status: LevelStatus = failing.length > 0 ? "fail" : undetermined.length > 0 ? "undetermined" : "pass";
   return { status, failing, undetermined };
 }
@@ -143,13 +154,27 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
 
   const partial = options.partial === true;
   let certified = requested.status === "pass" && staleExpectedFailures.length === 0;
-  let status: Verdict["status"] = certified ? "certified" : requested.status === "undetermined" && staleExpectedFailures.length === 0 ? "undetermined" : "not_certified";
+  let status: Verdict["status"] = certified
+    ? "certified"
+    : requested.status === "undetermined" && staleExpectedFailures.length === 0
+      ? "undetermined"
+      : "not_certified";
   let judged = requested;
   if (partial) {
     // Only what was selected counts; the rest was left out on purpose.
-    judged = judge((options.requestedLevel === "core" ? musts.filter((r) => r.capability === base) : musts.filter((r) => claimed.includes(r.capability))).filter((r) => r.skipReason !== "not_selected"));
+    judged = judge(
+      (options.requestedLevel === "core"
+        ? musts.filter((r) => r.capability === base)
+        : musts.filter((r) => claimed.includes(r.capability))
+      ).filter((r) => r.skipReason !== "not_selected"),
+    );
     certified = false;
-    status = staleExpectedFailures.length > 0 || judged.status === "fail" ? "partial_fail" : judged.status === "undetermined" ? "partial_undetermined" : "partial_pass";
+    status =
+      staleExpectedFailures.length > 0 || judged.status === "fail"
+        ? "partial_fail"
+        : judged.status === "undetermined"
+          ? "partial_undetermined"
+          : "partial_pass";
   }
   return {
     claimed,
@@ -164,19 +189,30 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
     failing: judged.failing,
     undetermined: judged.undetermined,
     counts: tally(marked),
-    exitCode: status === "certified" || status === "partial_pass" ? 0 : status === "undetermined" || status === "partial_undetermined" ? 2 : 1,
+    exitCode:
+      status === "certified" || status === "partial_pass" ? 0 : status === "undetermined" || status === "partial_undetermined" ? 2 : 1,
     results: marked,
   };
 }
 
 /** The verdict of a finished report, from the expected-failure marks its results carry. */
 export function verdictOf(report: RunReport): Verdict {
-  const expectedFailures = report.results.filter((r) => r.expectedFailure).map((r) => ({ id: r.id, reason: r.expectedFailureReason ?? "" }));
-  return computeVerdict(report.results, { capabilities: report.capabilities, requestedLevel: report.requestedLevel, expectedFailures, partial: report.partial === true });
+  const expectedFailures = report.results
+    .filter((r) => r.expectedFailure)
+    .map((r) => ({ id: r.id, reason: r.expectedFailureReason ?? "" }));
+  return computeVerdict(report.results, {
+    capabilities: report.capabilities,
+    requestedLevel: report.requestedLevel,
+    expectedFailures,
+    partial: report.partial === true,
+  });
 }
 
 /** What a run knows before its verdict: everything of the report but the verdict and the results. */
-export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "partial" | "stopped" | "results" | "finishedAt">;
+export type RunMeta = Omit<
+  RunReport,
+  "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "partial" | "stopped" | "results" | "finishedAt"
+>;
 
 /** The report of a finished run; `stopped` when the gateway went away before it ended. */
 export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict, stopped?: GatewayStop): RunReport {
@@ -206,11 +242,13 @@ export class ExpectedFailuresError extends Error {
   }
 }
 
-const expectedFailuresSchema = JSON.parse(readFileSync(new URL("./schemas/expected-failures.schema.json", import.meta.url), "utf8")) as object;
+const expectedFailuresSchema = JSON.parse(
+  readFileSync(new URL("./schemas/expected-failures.schema.json", import.meta.url), "utf8"),
+) as object;
 // Formats are annotations here, as everywhere in the project.
-const validateExpectedFailures = new Ajv2020({ allErrors: true, strict: true, validateFormats: false }).compile<{ expected_failures: ExpectedFailure[] }>(
-  expectedFailuresSchema,
-);
+const validateExpectedFailures = new Ajv2020({ allErrors: true, strict: true, validateFormats: false }).compile<{
+  expected_failures: ExpectedFailure[];
+}>(expectedFailuresSchema);
 
 /**
  * Reads and checks an expected-failures file (`conformance/schemas/expected-failures.schema.json`).
@@ -223,7 +261,10 @@ export function loadExpectedFailures(path: string): ExpectedFailure[] {
     text = readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ExpectedFailuresError(path, `cannot read the expected-failures file ${path}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw new ExpectedFailuresError(
+      path,
+      `cannot read the expected-failures file ${path}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`,
+    );
   }
   let value: unknown;
   try {
@@ -238,11 +279,17 @@ export function loadExpectedFailures(path: string): ExpectedFailure[] {
     entries.forEach((entry, i) => {
       const earlier = first.get(entry.id);
       if (earlier === undefined) first.set(entry.id, i);
-      else issues.push({ pointer: `/expected_failures/${i}/id`, message: `lists ${JSON.stringify(entry.id)} again (first at /expected_failures/${earlier}/id)` });
+      else
+        issues.push({
+          pointer: `/expected_failures/${i}/id`,
+          message: `lists ${JSON.stringify(entry.id)} again (first at /expected_failures/${earlier}/id)`,
+        });
     });
     if (issues.length === 0) return entries.map(({ id, reason }) => ({ id, reason }));
   }
-  const lines = issues.map((issue) => `  ${path}#${issue.pointer}: ${issue.message}${issue.received === undefined ? "" : `; got ${preview(issue.received)}`}`);
+  const lines = issues.map(
+    (issue) => `  ${path}#${issue.pointer}: ${issue.message}${issue.received === undefined ? "" : `; got ${preview(issue.received)}`}`,
+  );
   throw new ExpectedFailuresError(path, `the expected-failures file ${path} is not valid:\n${lines.join("\n")}`, issues);
 }
 

@@ -100,7 +100,13 @@ export type McpServerConfig = {
   /** Whether the server's annotations are believed (a readOnlyHint lowers a tool to mcp_read only then). */
   readonly trusted: boolean;
 } & (
-  | { readonly transport: "stdio"; readonly command: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly cwd?: string }
+  | {
+      readonly transport: "stdio";
+      readonly command: string;
+      readonly args: readonly string[];
+      readonly env: Readonly<Record<string, string>>;
+      readonly cwd?: string;
+    }
   | { readonly transport: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> }
 );
 
@@ -158,31 +164,66 @@ export interface WalletConfig {
   readonly revokeUrl?: string;
 }
 
-export function resolveConfig(config: GatewayConfig = {}, overrides: { providerUrl?: string; maxFrameBytes?: number; questionTimeoutMs?: number } = {}): ResolvedConfig {
+export function resolveConfig(
+  config: GatewayConfig = {},
+  overrides: { providerUrl?: string; maxFrameBytes?: number; questionTimeoutMs?: number } = {},
+): ResolvedConfig {
   const openaiConfig = overrides.providerUrl
-    ? { base_url: overrides.providerUrl, model: config.providers?.openai?.model ?? config.default_model ?? "gpt-4o-mini", api_key_env: config.providers?.openai?.api_key_env }
+    ? {
+        base_url: overrides.providerUrl,
+        model: config.providers?.openai?.model ?? config.default_model ?? "gpt-4o-mini",
+        api_key_env: config.providers?.openai?.api_key_env,
+      }
     : config.providers?.openai;
-  const openai = openaiConfig ? { baseURL: openaiConfig.base_url, model: openaiConfig.model, apiKeyEnv: openaiConfig.api_key_env ?? defaultString("/providers/openai/api_key_env") } : undefined;
+  const openai = openaiConfig
+    ? {
+        baseURL: openaiConfig.base_url,
+        model: openaiConfig.model,
+        apiKeyEnv: openaiConfig.api_key_env ?? defaultString("/providers/openai/api_key_env"),
+      }
+    : undefined;
   const defaultProvider = config.default_provider ?? (overrides.providerUrl ? "openai" : "scripted");
   if (defaultProvider === "openai" && !openai) throw new ConfigError('default_provider is "openai" but providers.openai is not configured');
   const namedProviders = new Map<string, OpenAIEndpoint>();
   for (const [name, endpoint] of Object.entries(config.providers?.openai_compatible ?? {})) {
     if (!endpoint) continue;
-    if (name === "scripted" || name === "openai") throw new ConfigError(`providers.openai_compatible.${name}: the provider name ${name} is taken by the built-in provider; choose another`);
-    namedProviders.set(name, { baseURL: endpoint.base_url, model: endpoint.model, apiKeyEnv: endpoint.api_key_env ?? defaultString("/providers/openai_compatible/*/api_key_env") });
+    if (name === "scripted" || name === "openai")
+      throw new ConfigError(
+        `providers.openai_compatible.${name}: the provider name ${name} is taken by the built-in provider; choose another`,
+      );
+    namedProviders.set(name, {
+      baseURL: endpoint.base_url,
+      model: endpoint.model,
+      apiKeyEnv: endpoint.api_key_env ?? defaultString("/providers/openai_compatible/*/api_key_env"),
+    });
   }
   const providerNames = ["scripted", ...(openai ? ["openai"] : []), ...namedProviders.keys()];
-  if (!providerNames.includes(defaultProvider)) throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (${providerNames.join(", ")})`);
+  if (!providerNames.includes(defaultProvider))
+    throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (${providerNames.join(", ")})`);
   const windows = config.tools?.execution_windows;
   return {
     defaultProvider,
-    defaultModel: config.default_model ?? (defaultProvider === "openai" ? openai!.model : (namedProviders.get(defaultProvider)?.model ?? "scripted")),
+    defaultModel:
+      config.default_model ?? (defaultProvider === "openai" ? openai!.model : (namedProviders.get(defaultProvider)?.model ?? "scripted")),
     ...(openai ? { openai } : {}),
     namedProviders,
     mcpServers: mcpServers(config.mcp_servers ?? {}),
     acpAgents: new Map(
       Object.entries(config.acp_agents ?? {}).flatMap(([runtimeId, agent]) =>
-        agent ? [[runtimeId, { runtimeId, command: agent.command, args: agent.args ?? [], env: strings(agent.env), startupTimeoutMs: agent.startup_timeout_ms ?? defaultNumber("/acp_agents/*/startup_timeout_ms") }] as const] : [],
+        agent
+          ? [
+              [
+                runtimeId,
+                {
+                  runtimeId,
+                  command: agent.command,
+                  args: agent.args ?? [],
+                  env: strings(agent.env),
+                  startupTimeoutMs: agent.startup_timeout_ms ?? defaultNumber("/acp_agents/*/startup_timeout_ms"),
+                },
+              ] as const,
+            ]
+          : [],
       ),
     ),
     cliRuntimes: new Map(
@@ -207,7 +248,10 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
           : [],
       ),
     ),
-    skillFolders: (config.skills?.folders ?? []).map((f) => ({ path: f.path, sourceKind: f.source_kind ?? defaultString("/skills/folders/*/source_kind") })),
+    skillFolders: (config.skills?.folders ?? []).map((f) => ({
+      path: f.path,
+      sourceKind: f.source_kind ?? defaultString("/skills/folders/*/source_kind"),
+    })),
     defaultCwd: config.tools?.default_cwd ?? process.cwd(),
     shellTimeoutMs: config.tools?.shell_timeout_ms ?? defaultNumber("/tools/shell_timeout_ms"),
     maxShellTimeoutMs: config.tools?.max_shell_timeout_ms ?? defaultNumber("/tools/max_shell_timeout_ms"),
@@ -218,10 +262,13 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     maxAgentRounds: config.limits?.max_agent_rounds ?? defaultNumber("/limits/max_agent_rounds"),
     maxToolCalls: config.limits?.max_tool_calls ?? defaultNumber("/limits/max_tool_calls"),
     windowLimits: {
-      max_agent_rounds_per_window: windows?.max_agent_rounds_per_window ?? defaultNumber("/tools/execution_windows/max_agent_rounds_per_window"),
+      max_agent_rounds_per_window:
+        windows?.max_agent_rounds_per_window ?? defaultNumber("/tools/execution_windows/max_agent_rounds_per_window"),
       max_tool_calls_per_window: windows?.max_tool_calls_per_window ?? defaultNumber("/tools/execution_windows/max_tool_calls_per_window"),
-      max_wall_clock_ms_per_window: windows?.max_wall_clock_ms_per_window ?? defaultNumber("/tools/execution_windows/max_wall_clock_ms_per_window"),
-      max_provider_tokens_per_window: windows?.max_provider_tokens_per_window ?? defaultNumber("/tools/execution_windows/max_provider_tokens_per_window"),
+      max_wall_clock_ms_per_window:
+        windows?.max_wall_clock_ms_per_window ?? defaultNumber("/tools/execution_windows/max_wall_clock_ms_per_window"),
+      max_provider_tokens_per_window:
+        windows?.max_provider_tokens_per_window ?? defaultNumber("/tools/execution_windows/max_provider_tokens_per_window"),
     },
     windowTotals: {
       max_agent_rounds: windows?.total?.max_agent_rounds ?? defaultNumber("/tools/execution_windows/total/max_agent_rounds"),
@@ -247,8 +294,14 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     requireResolveToken: config.permissions?.require_resolve_token ?? defaultBoolean("/permissions/require_resolve_token"),
     allowedPaths: config.permissions?.allowed_paths ?? [],
     envPassthrough: envPassthrough(config.tools?.env_passthrough ?? defaultStrings("/tools/env_passthrough"), openai?.apiKeyEnv),
-    sandbox: { required: config.sandbox?.required ?? defaultBoolean("/sandbox/required"), bwrapPath: config.sandbox?.bwrap_path ?? defaultString("/sandbox/bwrap_path") },
-    network: { allowDomains: domainList("network.allow_domains", config.network?.allow_domains), denyDomains: domainList("network.deny_domains", config.network?.deny_domains) },
+    sandbox: {
+      required: config.sandbox?.required ?? defaultBoolean("/sandbox/required"),
+      bwrapPath: config.sandbox?.bwrap_path ?? defaultString("/sandbox/bwrap_path"),
+    },
+    network: {
+      allowDomains: domainList("network.allow_domains", config.network?.allow_domains),
+      denyDomains: domainList("network.deny_domains", config.network?.deny_domains),
+    },
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
     gatewayId: config.gateway_id ?? defaultString("/gateway_id"),
     maxRouteHops: config.routes?.max_hops ?? defaultNumber("/routes/max_hops"),
@@ -277,12 +330,22 @@ function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<strin
       trusted: server.trusted ?? defaultBoolean("/mcp_servers/*/trusted"),
     };
     const at = `mcp_servers.${name}`;
-    if ((server.command === undefined) === (server.url === undefined)) throw new ConfigError(`${at}: give exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
+    if ((server.command === undefined) === (server.url === undefined))
+      throw new ConfigError(`${at}: give exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
     if (server.command !== undefined) {
       if (server.headers) throw new ConfigError(`${at}.headers: headers are for a url server only; this one is started with command`);
-      servers.set(name, { ...common, transport: "stdio", command: server.command, args: server.args ?? [], env: strings(server.env), ...(server.cwd ? { cwd: server.cwd } : {}) });
+      servers.set(name, {
+        ...common,
+        transport: "stdio",
+        command: server.command,
+        args: server.args ?? [],
+        env: strings(server.env),
+        ...(server.cwd ? { cwd: server.cwd } : {}),
+      });
     } else {
-      for (const field of ["args", "env", "cwd"] as const) if (server[field] !== undefined) throw new ConfigError(`${at}.${field}: ${field} is for a command server only; this one is reached at url`);
+      for (const field of ["args", "env", "cwd"] as const)
+        if (server[field] !== undefined)
+          throw new ConfigError(`${at}.${field}: ${field} is for a command server only; this one is reached at url`);
       try {
         new URL(server.url!);
       } catch {
@@ -315,7 +378,8 @@ function domainList(at: string, entries: readonly string[] | undefined): readonl
 function envPassthrough(names: readonly string[], providerKeyEnv: string | undefined): readonly string[] {
   const secrets = new Set(["TURNSPEC_TOKEN", "OPENAI_API_KEY", ...(providerKeyEnv ? [providerKeyEnv] : [])]);
   names.forEach((name, i) => {
-    if (secrets.has(name)) throw new ConfigError(`tools.env_passthrough/${i}: ${name} holds a secret of the gateway itself and is never passed to tools`);
+    if (secrets.has(name))
+      throw new ConfigError(`tools.env_passthrough/${i}: ${name} holds a secret of the gateway itself and is never passed to tools`);
   });
   return names;
 }

@@ -17,7 +17,9 @@ export class MissingPackageError extends Error {
     readonly packageName: OptionalPackage,
     what: string,
   ) {
-    super(`${what} needs the npm package ${packageName}, which is not installed: run npm install ${packageName}@"${peerDependencies[packageName] ?? "*"}"`);
+    super(
+      `${what} needs the npm package ${packageName}, which is not installed: run npm install ${packageName}@"${peerDependencies[packageName] ?? "*"}"`,
+    );
   }
 }
 

@@ -19,7 +19,8 @@ export function serveToken(sources: TokenSources): string | undefined {
   const env = sources.env ?? process.env;
   const fromEnv = env.TURNSPEC_TOKEN;
   delete env.TURNSPEC_TOKEN;
-  if (sources.tokenFile !== undefined && sources.token !== undefined) throw new ConfigError("--token and --token-file both name a token: give one");
+  if (sources.tokenFile !== undefined && sources.token !== undefined)
+    throw new ConfigError("--token and --token-file both name a token: give one");
   if (sources.tokenFile !== undefined) {
     let text: string;
     try {
@@ -29,7 +30,10 @@ export function serveToken(sources: TokenSources): string | undefined {
     }
     // One line; the newline an editor or `echo` adds is not part of the token.
     const token = text.replace(/\r?\n$/, "");
-    if (token === "" || /[\r\n]/.test(token)) throw new ConfigError(`--token-file ${sources.tokenFile}: the file must hold the token on one line, got ${token === "" ? "an empty file" : "several lines"}`);
+    if (token === "" || /[\r\n]/.test(token))
+      throw new ConfigError(
+        `--token-file ${sources.tokenFile}: the file must hold the token on one line, got ${token === "" ? "an empty file" : "several lines"}`,
+      );
     return token;
   }
   if (sources.token !== undefined && sources.token !== "") return sources.token;

@@ -57,7 +57,10 @@ export const LEGACY_STORE = ".turnspec/gateway.sqlite";
  * `.turnspec/gateway.sqlite` in the working folder, is still used while it exists
  * (`legacy`), so no thread is lost; the operator is told how to move it.
  */
-export function defaultStore(cwd: string = process.cwd(), env: Readonly<Record<string, string | undefined>> = process.env): { readonly path: string; readonly legacy: boolean } {
+export function defaultStore(
+  cwd: string = process.cwd(),
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { readonly path: string; readonly legacy: boolean } {
   const legacy = resolve(cwd, LEGACY_STORE);
   if (existsSync(legacy)) return { path: legacy, legacy: true };
   return { path: stateStore(cwd, env), legacy: false };
@@ -66,23 +69,40 @@ export function defaultStore(cwd: string = process.cwd(), env: Readonly<Record<s
 /** The event log of the working folder `cwd` in the user's state folder. */
 export function stateStore(cwd: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
   const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
-  const name = basename(cwd).replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 40) || "root";
+  const name =
+    basename(cwd)
+      .replace(/[^A-Za-z0-9._-]/g, "_")
+      .slice(0, 40) || "root";
   const tag = createHash("sha256").update(cwd, "utf8").digest("hex").slice(0, 12);
   return join(state, "turnspec", `${name}-${tag}`, "gateway.sqlite");
 }
 
 /** The model providers a configuration provides. */
-export function providersFor(config: ResolvedConfig, env: Readonly<Record<string, string | undefined>> = process.env): Map<string, ModelProvider> {
+export function providersFor(
+  config: ResolvedConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Map<string, ModelProvider> {
   const providers = new Map<string, ModelProvider>([["scripted", new ScriptedProvider()]]);
   if (config.openai) {
     providers.set(
       "openai",
-      new OpenAIProvider({ baseURL: config.openai.baseURL, model: config.openai.model, apiKey: env[config.openai.apiKeyEnv] ?? "not-needed-for-local-servers" }),
+      new OpenAIProvider({
+        baseURL: config.openai.baseURL,
+        model: config.openai.model,
+        apiKey: env[config.openai.apiKeyEnv] ?? "not-needed-for-local-servers",
+      }),
     );
   }
   // Each named endpoint is its own provider; a turn's model, when given, overrides the endpoint's.
   for (const [name, endpoint] of config.namedProviders) {
-    providers.set(name, new OpenAIProvider({ baseURL: endpoint.baseURL, model: endpoint.model, apiKey: env[endpoint.apiKeyEnv] ?? "not-needed-for-local-servers" }));
+    providers.set(
+      name,
+      new OpenAIProvider({
+        baseURL: endpoint.baseURL,
+        model: endpoint.model,
+        apiKey: env[endpoint.apiKeyEnv] ?? "not-needed-for-local-servers",
+      }),
+    );
   }
   return providers;
 }
@@ -94,7 +114,15 @@ export function createGateway(store: EventStore, config: ResolvedConfig, log: (m
   if (exposed.length > 0) {
     log(exposedSecretsWarning(exposed, process.pid));
   }
-  return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(ownFiles ? { ownFiles } : {}) });
+  return new Gateway({
+    store,
+    config,
+    providers: providersFor(config),
+    tools,
+    log,
+    exposedSecrets: exposed,
+    ...(ownFiles ? { ownFiles } : {}),
+  });
 }
 
 export interface RunningGateway {
@@ -150,7 +178,10 @@ export async function openGateway(
   };
 }
 
-export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
+export async function serve(
+  options: ServeOptions,
+  log: (message: string) => void = (m) => process.stderr.write(`${m}\n`),
+): Promise<RunningGateway> {
   if (options.noAuth && !options.stdio) refuseUnauthenticatedHost(options.host, "--no-auth");
   const { gateway, config, described, close } = await openGateway(options, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
@@ -239,5 +270,8 @@ function shownOrigin(origin: string): string {
  * ConfigError naming `what` serves without authentication when `host` is not a loopback address.
  */
 export function refuseUnauthenticatedHost(host: string, what: string): void {
-  if (!isLoopbackHost(host)) throw new ConfigError(`${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
+  if (!isLoopbackHost(host))
+    throw new ConfigError(
+      `${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`,
+    );
 }

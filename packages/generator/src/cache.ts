@@ -100,7 +100,14 @@ export function generatorFingerprint(root = GENERATOR_DIR, codeDir = root === GE
 
 /** The options that shape the output, in a fixed order, defaults left as given. */
 function optionsKey(options: GenerateOptions): string {
-  return JSON.stringify([options.lang ?? "typescript", options.goModule ?? null, options.support ?? null, options.clientClass ?? null, options.outputs ?? null, options.standalone ?? false]);
+  return JSON.stringify([
+    options.lang ?? "typescript",
+    options.goModule ?? null,
+    options.support ?? null,
+    options.clientClass ?? null,
+    options.outputs ?? null,
+    options.standalone ?? false,
+  ]);
 }
 
 /** The key of a run: a SHA-256 of everything its output is made from. */
@@ -132,7 +139,8 @@ function isInside(path: string, folder: string): boolean {
 export function cacheDirFor(schemasDir: string, outDir: string, explicit = process.env[CACHE_DIR_VARIABLE]): string {
   if (explicit !== undefined && explicit !== "") {
     const dir = resolve(explicit);
-    if (isInside(dir, outDir)) throw new CacheDirError(`the cache folder ${dir} (${CACHE_DIR_VARIABLE}) is inside the output folder ${outDir}; name one outside it`);
+    if (isInside(dir, outDir))
+      throw new CacheDirError(`the cache folder ${dir} (${CACHE_DIR_VARIABLE}) is inside the output folder ${outDir}; name one outside it`);
     return dir;
   }
   const candidates: string[] = [];
@@ -174,8 +182,10 @@ export function readCache(dir: string, key: string): GeneratedFile[] | undefined
   } catch {
     return undefined;
   }
-  if (entry === null || typeof entry !== "object" || entry.format !== FORMAT || entry.key !== key || !Array.isArray(entry.files)) return undefined;
-  if (!entry.files.every((f) => f !== null && typeof f === "object" && typeof f.path === "string" && typeof f.content === "string")) return undefined;
+  if (entry === null || typeof entry !== "object" || entry.format !== FORMAT || entry.key !== key || !Array.isArray(entry.files))
+    return undefined;
+  if (!entry.files.every((f) => f !== null && typeof f === "object" && typeof f.path === "string" && typeof f.content === "string"))
+    return undefined;
   if (entry.sha256 !== filesDigest(entry.files)) return undefined;
   try {
     // Most recently used first when the folder is pruned.

@@ -73,7 +73,11 @@ function settingsOf(command: GenerateCommand): Settings {
   };
 }
 
-export async function runGenerate(command: GenerateCommand, out: { write(text: string): unknown } = process.stdout, err: { write(text: string): unknown } = process.stderr): Promise<number> {
+export async function runGenerate(
+  command: GenerateCommand,
+  out: { write(text: string): unknown } = process.stdout,
+  err: { write(text: string): unknown } = process.stderr,
+): Promise<number> {
   let settings: Settings;
   try {
     settings = settingsOf(command);
@@ -87,16 +91,28 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
     return 2;
   }
   if (settings.lang === "python") {
-    const given = [settings.support !== undefined && "support", settings.standalone && "standalone", settings.outputs !== undefined && "outputs"].filter(Boolean);
+    const given = [
+      settings.support !== undefined && "support",
+      settings.standalone && "standalone",
+      settings.outputs !== undefined && "outputs",
+    ].filter(Boolean);
     if (given.length) {
-      err.write(`turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Python package (--lang python) takes none\n`);
+      err.write(
+        `turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Python package (--lang python) takes none\n`,
+      );
       return 2;
     }
   }
   if (settings.lang === "rust") {
-    const given = [settings.support !== undefined && "support", settings.standalone && "standalone", settings.outputs !== undefined && "outputs"].filter(Boolean);
+    const given = [
+      settings.support !== undefined && "support",
+      settings.standalone && "standalone",
+      settings.outputs !== undefined && "outputs",
+    ].filter(Boolean);
     if (given.length) {
-      err.write(`turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Rust crate (--lang rust) takes none\n`);
+      err.write(
+        `turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Rust crate (--lang rust) takes none\n`,
+      );
       return 2;
     }
   }
@@ -105,7 +121,9 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
     return 2;
   }
   if (settings.lang === "go" && (settings.support !== undefined || settings.standalone)) {
-    err.write(`turnspec generate: ${settings.support !== undefined ? "support" : "standalone"} is an option of the TypeScript output; a Go module (--lang go) does not take it\n`);
+    err.write(
+      `turnspec generate: ${settings.support !== undefined ? "support" : "standalone"} is an option of the TypeScript output; a Go module (--lang go) does not take it\n`,
+    );
     return 2;
   }
   if (settings.lang !== "go" && settings.goModule !== undefined) {
@@ -120,7 +138,12 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
   return watchAndGenerate(command, settings, out, err);
 }
 
-async function generateOnce(command: GenerateCommand, settings: Settings, out: { write(text: string): unknown }, err: { write(text: string): unknown }): Promise<number> {
+async function generateOnce(
+  command: GenerateCommand,
+  settings: Settings,
+  out: { write(text: string): unknown },
+  err: { write(text: string): unknown },
+): Promise<number> {
   const started = performance.now();
   const options: GenerateOptions = {
     schemasDir: settings.schemasDir,
@@ -169,14 +192,20 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       try {
         writeCache(cache.dir, cache.key, files);
       } catch (error) {
-        err.write(`turnspec generate: could not keep the output in the cache folder ${cache.dir} (${(error as Error).message}); the next run generates it again\n`);
+        err.write(
+          `turnspec generate: could not keep the output in the cache folder ${cache.dir} (${(error as Error).message}); the next run generates it again\n`,
+        );
       }
     }
   }
   const { compareWithDisk, writeToDisk } = await import("./generate.js");
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck && settings.lang !== "typescript") {
-    const how = { go: "a Go module with go build and go vet", rust: "a Rust crate with cargo clippy", python: "a Python package with pyright --strict or mypy --strict" }[settings.lang];
+    const how = {
+      go: "a Go module with go build and go vet",
+      rust: "a Rust crate with cargo clippy",
+      python: "a Python package with pyright --strict or mypy --strict",
+    }[settings.lang];
     err.write(`turnspec generate: --typecheck compiles TypeScript output; check ${how}\n`);
     return 2;
   }
@@ -200,7 +229,9 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
     if (stale.length) {
       err.write(`turnspec generate --check: ${outName}/ is stale (${stale.length} file${stale.length === 1 ? "" : "s"}):\n`);
       for (const file of stale) err.write(`  ${outName}/${file.path}: ${file.problem}\n`);
-      err.write(`Run "turnspec generate --schemas ${relative(process.cwd(), settings.schemasDir) || "."} --out ${outName}" and commit the result.\n`);
+      err.write(
+        `Run "turnspec generate --schemas ${relative(process.cwd(), settings.schemasDir) || "."} --out ${outName}" and commit the result.\n`,
+      );
       return 1;
     }
     out.write(`${outName}/ is up to date (${files.length} files).\n`);
@@ -208,7 +239,11 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   }
   const written = writeToDisk(files, settings.outDir);
   const ms = Math.round(performance.now() - started);
-  out.write(written.length ? `wrote ${written.map((p) => `${outName}/${p}`).join(", ")} in ${ms} ms\n` : `${outName}/ was already up to date (${files.length} files, ${ms} ms)\n`);
+  out.write(
+    written.length
+      ? `wrote ${written.map((p) => `${outName}/${p}`).join(", ")} in ${ms} ms\n`
+      : `${outName}/ was already up to date (${files.length} files, ${ms} ms)\n`,
+  );
   return 0;
 }
 
@@ -217,12 +252,19 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
  * are taken together). Schema mistakes are reported and the watch goes on; the output is
  * left as it was until the schemas load again. Ends on SIGINT or SIGTERM with exit 0.
  */
-function watchAndGenerate(command: GenerateCommand, settings: Settings, out: { write(text: string): unknown }, err: { write(text: string): unknown }): Promise<number> {
+function watchAndGenerate(
+  command: GenerateCommand,
+  settings: Settings,
+  out: { write(text: string): unknown },
+  err: { write(text: string): unknown },
+): Promise<number> {
   return new Promise((resolveExit) => {
     let timer: NodeJS.Timeout | undefined;
     let running: Promise<unknown> = Promise.resolve();
     const run = () => {
-      running = running.then(() => generateOnce(command, settings, out, err)).then(() => out.write(`watching ${relative(process.cwd(), settings.schemasDir) || "."}/ for changes (Ctrl-C to stop)\n`));
+      running = running
+        .then(() => generateOnce(command, settings, out, err))
+        .then(() => out.write(`watching ${relative(process.cwd(), settings.schemasDir) || "."}/ for changes (Ctrl-C to stop)\n`));
     };
     run();
     const watcher = watchFolder(settings.schemasDir, (_event, name) => {

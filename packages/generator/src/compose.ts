@@ -14,7 +14,18 @@ type Files = ReadonlyMap<string, { readonly schema: JsonObject }>;
 
 const NOTES = new Set(["title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly"]);
 /** Keywords a member of a flattened allOf may have: an object's properties and what is only said about it. */
-const FLATTENABLE = new Set(["type", "properties", "required", "additionalProperties", "allOf", "$ref", "$schema", "$id", "$defs", ...NOTES]);
+const FLATTENABLE = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "allOf",
+  "$ref",
+  "$schema",
+  "$id",
+  "$defs",
+  ...NOTES,
+]);
 
 /** Whether a schema describes objects (it has properties or says type object). */
 export function isObjectSchema(node: JsonObject): boolean {
@@ -49,11 +60,17 @@ export function flattenObject(node: JsonObject, from: string, files: Files, wher
     closedBy.push(...part.closedBy.map((c) => ({ where: c.where, declared: [...c.declared] })));
   };
   for (const key of Object.keys(node)) {
-    if (!FLATTENABLE.has(key) && !isExtensionKeyword(key)) throw new NotFlattenable(`${where || "(the schema)"} has ${key}, which an object built with allOf cannot take apart`);
+    if (!FLATTENABLE.has(key) && !isExtensionKeyword(key))
+      throw new NotFlattenable(`${where || "(the schema)"} has ${key}, which an object built with allOf cannot take apart`);
   }
-  if (node.type !== undefined && node.type !== "object") throw new NotFlattenable(`${where || "(the schema)"} is not an object schema (type ${JSON.stringify(node.type)})`);
-  if (isObject(node.additionalProperties)) throw new NotFlattenable(`${where || "(the schema)"} has an additionalProperties schema, which an object built with allOf cannot take apart`);
-  if (node.additionalProperties === false) closedBy.push({ where: where || "(the schema)", declared: isObject(node.properties) ? Object.keys(node.properties) : [] });
+  if (node.type !== undefined && node.type !== "object")
+    throw new NotFlattenable(`${where || "(the schema)"} is not an object schema (type ${JSON.stringify(node.type)})`);
+  if (isObject(node.additionalProperties))
+    throw new NotFlattenable(
+      `${where || "(the schema)"} has an additionalProperties schema, which an object built with allOf cannot take apart`,
+    );
+  if (node.additionalProperties === false)
+    closedBy.push({ where: where || "(the schema)", declared: isObject(node.properties) ? Object.keys(node.properties) : [] });
   if (typeof node.$ref === "string") {
     const target = followRefs({ $ref: node.$ref }, from, files);
     if (!target) throw new NotFlattenable(`${where}/$ref leads nowhere`);
@@ -61,9 +78,19 @@ export function flattenObject(node: JsonObject, from: string, files: Files, wher
     if (seen.has(key)) throw new NotFlattenable(`${where}/$ref builds an object from itself`);
     const part = flattenObject(target.node, target.file, files, node.$ref, new Set([...seen, key]));
     // Properties brought from another file keep meaning what they meant there.
-    add(target.file === from ? part : { ...part, properties: Object.fromEntries(Object.entries(part.properties).map(([name, schema]) => [name, qualifyLocalRefs(schema, target.file)])) });
+    add(
+      target.file === from
+        ? part
+        : {
+            ...part,
+            properties: Object.fromEntries(
+              Object.entries(part.properties).map(([name, schema]) => [name, qualifyLocalRefs(schema, target.file)]),
+            ),
+          },
+    );
   }
-  if (Array.isArray(node.allOf)) node.allOf.forEach((member, i) => isObject(member) && add(flattenObject(member, from, files, `${where}/allOf/${i}`, seen)));
+  if (Array.isArray(node.allOf))
+    node.allOf.forEach((member, i) => isObject(member) && add(flattenObject(member, from, files, `${where}/allOf/${i}`, seen)));
   if (isObject(node.properties)) add({ properties: node.properties, required: [], closedBy: [] });
   if (Array.isArray(node.required)) for (const r of node.required) if (typeof r === "string") required.add(r);
   return { properties, required: [...required], closedBy };
@@ -100,7 +127,8 @@ export function unsatisfiableClosure(node: JsonObject, from: string, files: File
   }
   for (const closer of flat.closedBy) {
     const extra = Object.keys(flat.properties).filter((name) => !closer.declared.includes(name));
-    if (extra.length) return `${closer.where} is closed (additionalProperties: false) but the allOf adds ${extra.map((e) => `"${e}"`).join(", ")}: no value can satisfy both`;
+    if (extra.length)
+      return `${closer.where} is closed (additionalProperties: false) but the allOf adds ${extra.map((e) => `"${e}"`).join(", ")}: no value can satisfy both`;
   }
   return undefined;
 }
@@ -110,7 +138,8 @@ export function flattenedSchema(node: JsonObject, from: string, files: Files): J
   const flat = flattenObject(node, from, files);
   const out: JsonObject = {};
   // A document's own keys stay: its $id (the validators find it by it) and its local definitions.
-  for (const [key, value] of Object.entries(node)) if (NOTES.has(key) || key === "$schema" || key === "$id" || key === "$defs") out[key] = value as Json;
+  for (const [key, value] of Object.entries(node))
+    if (NOTES.has(key) || key === "$schema" || key === "$id" || key === "$defs") out[key] = value as Json;
   out.type = "object";
   out.properties = flat.properties;
   if (flat.required.length) out.required = [...flat.required];

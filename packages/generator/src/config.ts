@@ -62,7 +62,12 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): L
   const validate = new Ajv({ allErrors: true, strict: true }).compile(metaSchema("config.schema.json"));
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((e) => {
-      const extra = e.keyword === "additionalProperties" ? ` "${String(e.params.additionalProperty)}"` : e.keyword === "enum" ? `: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}` : "";
+      const extra =
+        e.keyword === "additionalProperties"
+          ? ` "${String(e.params.additionalProperty)}"`
+          : e.keyword === "enum"
+            ? `: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`
+            : "";
       return `  ${e.instancePath || "(top level)"}: ${e.message ?? e.keyword}${extra}`;
     });
     throw new ConfigError(`${file} does not match the config schema (schemas/meta/config.schema.json):\n${problems.join("\n")}`);

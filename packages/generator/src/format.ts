@@ -43,7 +43,8 @@ function scanLine(line: string, stack: Open[], where: () => string): number {
     } else if (c === "}" || c === ")" || c === "]") {
       const open = stack.pop();
       const expected = CLOSER[c];
-      if (open === undefined || (open === "interface" ? "{" : open) !== expected) throw new Error(`formatDeclarations: unbalanced "${c}" in ${where()}`);
+      if (open === undefined || (open === "interface" ? "{" : open) !== expected)
+        throw new Error(`formatDeclarations: unbalanced "${c}" in ${where()}`);
       if (leading) leadingClosers++;
     } else if (c !== " " && c !== "\t") {
       leading = false;

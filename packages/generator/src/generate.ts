@@ -97,31 +97,66 @@ async function timed<T>(timings: PhaseTimings | undefined, phase: string, run: (
   return result;
 }
 
-export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">, timings?: PhaseTimings): Promise<GeneratedFile[]> {
-  if (options.lang !== "rust" && options.crateName !== undefined) throw new OptionError("crateName is an option of the Rust output (--lang rust)");
+export async function emitAll(
+  model: ProtocolModel,
+  options: Omit<GenerateOptions, "schemasDir">,
+  timings?: PhaseTimings,
+): Promise<GeneratedFile[]> {
+  if (options.lang !== "rust" && options.crateName !== undefined)
+    throw new OptionError("crateName is an option of the Rust output (--lang rust)");
   if (options.lang === "go") return timed(timings, "emit the Go module", () => emitGoModule(model, options));
   if (options.goModule !== undefined) throw new OptionError("goModule is an option of the Go output (--lang go)");
   if (options.lang === "python") {
     // The TypeScript options have no meaning for a Python package: refused, not ignored.
-    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
-    if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
-    return timed(timings, "emit the Python package", async () => (await import("./emit/python/index.js")).emitPython(model, { header: `# ${NOTE}` }));
+    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter(
+      (key) => options[key] !== undefined && options[key] !== false,
+    );
+    if (given.length)
+      throw new OptionError(
+        `${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`,
+      );
+    return timed(timings, "emit the Python package", async () =>
+      (await import("./emit/python/index.js")).emitPython(model, { header: `# ${NOTE}` }),
+    );
   }
   if (options.lang === "rust") {
-    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
-    if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`);
+    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter(
+      (key) => options[key] !== undefined && options[key] !== false,
+    );
+    if (given.length)
+      throw new OptionError(
+        `${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`,
+      );
     const { defaultCrateName, emitRust } = await import("./emit/rust/index.js");
-    return timed(timings, "emit the Rust crate", () => emitRust(model, { note: NOTE, crate: options.crateName ?? defaultCrateName(model) }));
+    return timed(timings, "emit the Rust crate", () =>
+      emitRust(model, { note: NOTE, crate: options.crateName ?? defaultCrateName(model) }),
+    );
   }
-  const [{ render, camelMethodName }, { emitTypes }, { emitStandalone }, { emitOpenRpc }, { emitDocs }, { emitOrdering }] = await timed(timings, "import the TypeScript emitters", () =>
-    Promise.all([import("./render.js"), import("./emit/types.js"), import("./emit/validators.js"), import("./emit/openrpc.js"), import("./emit/docs.js"), import("./emit/ordering.js")]),
+  const [{ render, camelMethodName }, { emitTypes }, { emitStandalone }, { emitOpenRpc }, { emitDocs }, { emitOrdering }] = await timed(
+    timings,
+    "import the TypeScript emitters",
+    () =>
+      Promise.all([
+        import("./render.js"),
+        import("./emit/types.js"),
+        import("./emit/validators.js"),
+        import("./emit/openrpc.js"),
+        import("./emit/docs.js"),
+        import("./emit/ordering.js"),
+      ]),
   );
   if (options.standalone && options.support !== undefined) {
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }
   const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "@turnspec/rpc");
   const protocol = { title: model.title, version: model.version, digest: model.digest, batches: model.batches, objects: model.objects };
-  const methods = model.methods.map((m) => ({ ...m, ...paramsFacts(m, model), partialResult: m.partialResult ?? null, errorData: m.errorData ?? null, camel: camelMethodName(m.name) }));
+  const methods = model.methods.map((m) => ({
+    ...m,
+    ...paramsFacts(m, model),
+    partialResult: m.partialResult ?? null,
+    errorData: m.errorData ?? null,
+    camel: camelMethodName(m.name),
+  }));
   const context = {
     header: TS_HEADER,
     support,
@@ -134,7 +169,12 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     errors: model.errors.map((e) => ({ ...e, data: e.data ?? null, detailNames: e.details.map((d) => d.detail) })),
   };
   const extensions = model.types
-    .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key) && key !== "x-open").map(([key, value]) => ({ key, value })) }))
+    .map((t) => ({
+      title: t.title,
+      keywords: Object.entries(t.schema)
+        .filter(([key]) => isExtensionKeyword(key) && key !== "x-open")
+        .map(([key, value]) => ({ key, value })),
+    }))
     .filter((t) => t.keywords.length > 0);
   const registryContext = { ...context, methods, extensions };
   // The templates write formatted code; only json-schema-to-typescript's output is formatted here.
@@ -143,7 +183,10 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
   // Each output is emitted only when chosen: nothing is generated to be thrown away.
   const emitters: Record<OutputKind, () => Promise<GeneratedFile[]> | GeneratedFile[]> = {
     types: async () => [
-      ts("types.ts", `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${formatDeclarations(await emitTypes(model))}`),
+      ts(
+        "types.ts",
+        `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${formatDeclarations(await emitTypes(model))}`,
+      ),
       // The registry is what every TypeScript output reads, and it reads the types.
       ts("registry.ts", render("registry.ts", registryContext)),
     ],
@@ -172,10 +215,16 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
 async function emitGoModule(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
   const { checkModulePath, defaultModulePath, emitGo, GO_OUTPUT_KINDS } = await import("./emit/go/index.js");
   const given = (["support", "standalone", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
-  if (given.length) throw new OptionError(`${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Go module takes none`);
+  if (given.length)
+    throw new OptionError(
+      `${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Go module takes none`,
+    );
   const asked = options.outputs ?? GO_OUTPUT_KINDS;
   const other = asked.filter((kind) => !GO_OUTPUT_KINDS.includes(kind));
-  if (other.length) throw new OptionError(`${other.join(" and ")} ${other.length === 1 ? "is" : "are"} written by the TypeScript output only; a Go module has ${GO_OUTPUT_KINDS.join(", ")}`);
+  if (other.length)
+    throw new OptionError(
+      `${other.join(" and ")} ${other.length === 1 ? "is" : "are"} written by the TypeScript output only; a Go module has ${GO_OUTPUT_KINDS.join(", ")}`,
+    );
   const module = options.goModule ?? defaultModulePath(model);
   const problem = checkModulePath(module);
   if (problem) throw new OptionError(problem);

@@ -14,7 +14,16 @@ import type { ProtocolModel } from "./model.js";
 import { SchemaError, SchemaErrors } from "./schema-error.js";
 import { loadTypeCheck } from "./load-typecheck.js";
 
-export { compareWithDisk, emitAll, GENERATED_MARK, generateFiles, writeToDisk, type GeneratedFile, type GenerateOptions, type StaleFile } from "./generate.js";
+export {
+  compareWithDisk,
+  emitAll,
+  GENERATED_MARK,
+  generateFiles,
+  writeToDisk,
+  type GeneratedFile,
+  type GenerateOptions,
+  type StaleFile,
+} from "./generate.js";
 export { loadSchemas } from "./load.js";
 export type * from "./model.js";
 export { SchemaError, SchemaErrors } from "./schema-error.js";
@@ -22,7 +31,8 @@ export { STANDALONE_DIR, STANDALONE_SUPPORT } from "./standalone.js";
 // The schema diff: which change breaks whom (docs/diff.md).
 export * from "./diff/index.js";
 
-export type SchemaCheck = { readonly ok: true; readonly model: ProtocolModel } | { readonly ok: false; readonly errors: readonly SchemaError[] };
+export type SchemaCheck =
+  { readonly ok: true; readonly model: ProtocolModel } | { readonly ok: false; readonly errors: readonly SchemaError[] };
 
 /** Loads and checks a schemas folder: the protocol model, or every mistake found. */
 export function checkSchemas(schemasDir: string): SchemaCheck {

@@ -21,7 +21,13 @@ const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 const BASE = "https://example.com/schemas/";
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-const type = (file: string, title: string, description: string, body: object) => ({ $schema: DRAFT, $id: BASE + file, title, description, ...body });
+const type = (file: string, title: string, description: string, body: object) => ({
+  $schema: DRAFT,
+  $id: BASE + file,
+  title,
+  description,
+  ...body,
+});
 
 /** The files of a new schemas folder, by name. */
 export function scaffold(dir: string, title: string, cwd = process.cwd()): Record<string, string> {
@@ -35,14 +41,35 @@ export function scaffold(dir: string, title: string, cwd = process.cwd()): Recor
       schemaBaseUri: BASE,
       errors: { $ref: "errors.json" },
       methods: [
-        { name: "note/add", direction: "client_to_server", summary: "Adds a note and returns its id.", params: { $ref: "note_add_params.json" }, result: { $ref: "note_add_result.json" }, errors: ["note_too_long"] },
+        {
+          name: "note/add",
+          direction: "client_to_server",
+          summary: "Adds a note and returns its id.",
+          params: { $ref: "note_add_params.json" },
+          result: { $ref: "note_add_result.json" },
+          errors: ["note_too_long"],
+        },
       ],
-      notifications: [{ name: "note/added", direction: "server_to_client", summary: "A note was added, by this client or another.", params: { $ref: "note_added_notification.json" } }],
+      notifications: [
+        {
+          name: "note/added",
+          direction: "server_to_client",
+          summary: "A note was added, by this client or another.",
+          params: { $ref: "note_added_notification.json" },
+        },
+      ],
     }),
     "errors.json": json({
       $schema: meta("errors.schema.json"),
       description: "The protocol's own errors. The five standard JSON-RPC errors are implied.",
-      errors: [{ code: -32001, reason: "note_too_long", message: "Note too long", description: "The note's text is longer than the server accepts." }],
+      errors: [
+        {
+          code: -32001,
+          reason: "note_too_long",
+          message: "Note too long",
+          description: "The note's text is longer than the server accepts.",
+        },
+      ],
     }),
     "note_add_params.json": json(
       type("note_add_params.json", "NoteAddParams", "Params of note/add.", {
@@ -72,7 +99,12 @@ export function scaffold(dir: string, title: string, cwd = process.cwd()): Recor
   };
 }
 
-export function runInit(command: InitCommand, out: { write(text: string): unknown } = process.stdout, err: { write(text: string): unknown } = process.stderr, cwd = process.cwd()): number {
+export function runInit(
+  command: InitCommand,
+  out: { write(text: string): unknown } = process.stdout,
+  err: { write(text: string): unknown } = process.stderr,
+  cwd = process.cwd(),
+): number {
   const dir = resolve(cwd, command.dir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     err.write(`turnspec init: ${dir} is not empty; choose a new folder\n`);
@@ -85,7 +117,10 @@ export function runInit(command: InitCommand, out: { write(text: string): unknow
   out.write(`created ${shown}/ with ${Object.keys(files).sort().join(", ")}\n`);
   const config = join(cwd, CONFIG_FILE);
   if (!existsSync(config)) {
-    writeFileSync(config, json({ $schema: relative(cwd, join(META_DIR, "config.schema.json")).split("\\").join("/"), schemas: shown, out: "generated" }));
+    writeFileSync(
+      config,
+      json({ $schema: relative(cwd, join(META_DIR, "config.schema.json")).split("\\").join("/"), schemas: shown, out: "generated" }),
+    );
     out.write(`created ${CONFIG_FILE} (schemas: ${shown}, out: generated)\n`);
   }
   out.write("next: turnspec generate (or turnspec generate --watch)\n");

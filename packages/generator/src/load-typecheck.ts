@@ -7,7 +7,9 @@ export async function loadTypeCheck(): Promise<typeof import("./typecheck.js")> 
     return await import("./typecheck.js");
   } catch (error) {
     if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String((error as Error).message).includes("'ts-morph'")) {
-      throw new Error('--typecheck needs the npm package ts-morph, which is not installed: run npm install --save-dev ts-morph@"28"', { cause: error });
+      throw new Error('--typecheck needs the npm package ts-morph, which is not installed: run npm install --save-dev ts-morph@"28"', {
+        cause: error,
+      });
     }
     throw error;
   }

@@ -12,7 +12,18 @@ import Ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { metaSchema } from "./meta.js";
 import { combinesObjects, flattenObject, NotFlattenable, unsatisfiableClosure } from "./compose.js";
-import type { DefModel, ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ParamStructure, ProtocolModel, TypeModel, UnionModel } from "./model.js";
+import type {
+  DefModel,
+  ErrorModel,
+  Json,
+  JsonObject,
+  MethodModel,
+  NotificationModel,
+  ParamStructure,
+  ProtocolModel,
+  TypeModel,
+  UnionModel,
+} from "./model.js";
 import { unionKeys, variantsOf } from "./open.js";
 import { followRefs, resolveRef, splitRef } from "./refs.js";
 import { loadOrdering } from "./ordering.js";
@@ -53,18 +64,44 @@ function readJson(dir: string, file: string, problems: SchemaError[]): Json | un
 /** The five standard JSON-RPC errors, implied in every protocol unless its errors.json registers them itself. */
 export const STANDARD_ERRORS: readonly ErrorModel[] = [
   { code: -32700, reason: "parse_error", message: "Parse error", description: "The frame is not valid JSON. The response id is null." },
-  { code: -32600, reason: "invalid_request", message: "Invalid Request", description: "The frame is JSON but not a valid JSON-RPC 2.0 request or notification." },
+  {
+    code: -32600,
+    reason: "invalid_request",
+    message: "Invalid Request",
+    description: "The frame is JSON but not a valid JSON-RPC 2.0 request or notification.",
+  },
   { code: -32601, reason: "method_not_found", message: "Method not found", description: "The method is not part of the protocol." },
-  { code: -32602, reason: "invalid_params", message: "Invalid params", description: "The params do not match the method's schema; error.data.errors lists each failing JSON pointer with what was expected and what was received." },
-  { code: -32603, reason: "internal_error", message: "Internal error", description: "The server failed while handling a valid request. No internals are exposed." },
+  {
+    code: -32602,
+    reason: "invalid_params",
+    message: "Invalid params",
+    description:
+      "The params do not match the method's schema; error.data.errors lists each failing JSON pointer with what was expected and what was received.",
+  },
+  {
+    code: -32603,
+    reason: "internal_error",
+    message: "Internal error",
+    description: "The server failed while handling a valid request. No internals are exposed.",
+  },
 ].map((e) => ({ ...e, standard: true, anyMethod: true, details: [] }));
 
 /** `kv_put_params.json` holds `KvPutParams`: the file name is the title in snake case (acronyms may stay upper case). */
 function titleMatchesFile(title: string, file: string): boolean {
-  return title.toLowerCase() === file.replace(/\.json$/, "").replace(/_/g, "").toLowerCase();
+  return (
+    title.toLowerCase() ===
+    file
+      .replace(/\.json$/, "")
+      .replace(/_/g, "")
+      .toLowerCase()
+  );
 }
 
-const snakeCase = (title: string) => title.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2").toLowerCase();
+const snakeCase = (title: string) =>
+  title
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .toLowerCase();
 
 let metaAjv: Ajv2020 | undefined;
 const metaValidators = new Map<object, ValidateFunction>();
@@ -103,21 +140,31 @@ function metaCheck(file: string, meta: object, value: Json, problems: SchemaErro
 }
 
 /** The `x-…` entries of a method or notification of protocol.json: facts turnspec has no field for. */
-const extensionsOf = (entry: JsonObject): JsonObject => Object.fromEntries(Object.entries(entry).filter(([key]) => isExtensionKeyword(key)));
+const extensionsOf = (entry: JsonObject): JsonObject =>
+  Object.fromEntries(Object.entries(entry).filter(([key]) => isExtensionKeyword(key)));
 
 /** `tool_call` or `toolCall` → `ToolCall`. */
-const pascalCase = (key: string) => key.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+const pascalCase = (key: string) =>
+  key
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join("");
 
 export function loadSchemas(dir: string): ProtocolModel {
   const problems: SchemaError[] = [];
   let entries: string[];
   try {
-    entries = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+    entries = readdirSync(dir)
+      .filter((f) => f.endsWith(".json"))
+      .sort();
   } catch (error) {
     throw new SchemaErrors([new SchemaError(dir, "", `cannot read the schemas folder: ${(error as Error).message}`)]);
   }
-  if (!entries.includes("protocol.json")) throw new SchemaErrors([new SchemaError("protocol.json", "", "the schemas folder has no protocol.json")]);
-  if (!entries.includes("errors.json")) throw new SchemaErrors([new SchemaError("errors.json", "", "the schemas folder has no errors.json")]);
+  if (!entries.includes("protocol.json"))
+    throw new SchemaErrors([new SchemaError("protocol.json", "", "the schemas folder has no protocol.json")]);
+  if (!entries.includes("errors.json"))
+    throw new SchemaErrors([new SchemaError("errors.json", "", "the schemas folder has no errors.json")]);
 
   const digest = folderDigest(dir, entries);
   const protocolRaw = readJson(dir, "protocol.json", problems);
@@ -151,7 +198,19 @@ export function loadSchemas(dir: string): ProtocolModel {
     } else ids.set(id, file);
     const title = raw.title;
     if (title === undefined) {
-      problems.push(new SchemaError(file, "", 'missing title: every type file names its type, e.g. "title": "' + file.replace(/\.json$/, "").split("_").map((w) => (w[0] ?? "").toUpperCase() + w.slice(1)).join("") + '"'));
+      problems.push(
+        new SchemaError(
+          file,
+          "",
+          'missing title: every type file names its type, e.g. "title": "' +
+            file
+              .replace(/\.json$/, "")
+              .split("_")
+              .map((w) => (w[0] ?? "").toUpperCase() + w.slice(1))
+              .join("") +
+            '"',
+        ),
+      );
       broken.add(file);
       continue;
     }
@@ -166,7 +225,13 @@ export function loadSchemas(dir: string): ProtocolModel {
     }
     titles.set(title, file);
     if (!titleMatchesFile(title, file)) {
-      problems.push(new SchemaError(file, "/title", `title "${title}" does not match the file name: a type titled ${title} lives in ${snakeCase(title)}.json`));
+      problems.push(
+        new SchemaError(
+          file,
+          "/title",
+          `title "${title}" does not match the file name: a type titled ${title} lives in ${snakeCase(title)}.json`,
+        ),
+      );
     }
     if (typeof raw.description !== "string" || raw.description.trim() === "") {
       problems.push(new SchemaError(file, "/description", "every schema needs a description"));
@@ -188,11 +253,23 @@ export function loadSchemas(dir: string): ProtocolModel {
       }
       const title = typeof schema.title === "string" ? schema.title : `${type.title}${pascalCase(key)}`;
       if (!IDENTIFIER.test(title)) {
-        problems.push(new SchemaError(type.file, typeof schema.title === "string" ? `${pointer}/title` : pointer, `the local definition's name ${JSON.stringify(title)} is not a PascalCase TypeScript name; give it a "title"`));
+        problems.push(
+          new SchemaError(
+            type.file,
+            typeof schema.title === "string" ? `${pointer}/title` : pointer,
+            `the local definition's name ${JSON.stringify(title)} is not a PascalCase TypeScript name; give it a "title"`,
+          ),
+        );
         continue;
       }
       if (titles.has(title)) {
-        problems.push(new SchemaError(type.file, pointer, `the local definition is named "${title}", which ${titles.get(title)} already names; give it another "title"`));
+        problems.push(
+          new SchemaError(
+            type.file,
+            pointer,
+            `the local definition is named "${title}", which ${titles.get(title)} already names; give it another "title"`,
+          ),
+        );
         continue;
       }
       titles.set(title, `${type.file}#${pointer}`);
@@ -214,31 +291,80 @@ export function loadSchemas(dir: string): ProtocolModel {
         } else if (file !== undefined && !byFile.has(file)) {
           problems.push(new SchemaError(type.file, `${pointer}/$ref`, `dangling $ref "${node.$ref}": no such file in the schemas folder`));
         } else if (file !== undefined && fragment !== "") {
-          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `"${node.$ref}" points inside another file; reference a named type's file as a whole`));
+          problems.push(
+            new SchemaError(
+              type.file,
+              `${pointer}/$ref`,
+              `"${node.$ref}" points inside another file; reference a named type's file as a whole`,
+            ),
+          );
         } else if (file === undefined && fragment !== "" && !/^\/\$defs\/[^/]+$/.test(fragment)) {
-          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `local $ref "${node.$ref}": a local reference is "#" (the file's own type) or "#/$defs/<name>"`));
+          problems.push(
+            new SchemaError(
+              type.file,
+              `${pointer}/$ref`,
+              `local $ref "${node.$ref}": a local reference is "#" (the file's own type) or "#/$defs/<name>"`,
+            ),
+          );
         } else if (file === undefined && fragment !== "" && !resolveRef(node.$ref, type.file, byFile)) {
-          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `dangling local $ref "${node.$ref}": the file has no such definition${didYouMean(fragment.slice("/$defs/".length), type.defs.map((d) => d.key), true)}`));
+          problems.push(
+            new SchemaError(
+              type.file,
+              `${pointer}/$ref`,
+              `dangling local $ref "${node.$ref}": the file has no such definition${didYouMean(
+                fragment.slice("/$defs/".length),
+                type.defs.map((d) => d.key),
+                true,
+              )}`,
+            ),
+          );
         }
       }
       const isDef = /^\/\$defs\/[^/]+$/.test(pointer);
       // A position of a tuple may carry a title: the name of the param or element at that position.
       const isPosition = /\/prefixItems\/\d+$/.test(pointer);
       if (pointer !== "" && !isDef && (typeof node.$id === "string" || (!isPosition && typeof node.title === "string"))) {
-        problems.push(new SchemaError(type.file, pointer, "a nested schema has its own title or $id; a named type gets its own file (or a local definition under $defs)"));
+        problems.push(
+          new SchemaError(
+            type.file,
+            pointer,
+            "a nested schema has its own title or $id; a named type gets its own file (or a local definition under $defs)",
+          ),
+        );
       }
-      if (isDef && typeof node.$id === "string") problems.push(new SchemaError(type.file, `${pointer}/$id`, "a local definition has no $id of its own"));
-      if (pointer !== "" && node.$defs !== undefined) problems.push(new SchemaError(type.file, `${pointer}/$defs`, "$defs is read only at the top level of a schema file"));
+      if (isDef && typeof node.$id === "string")
+        problems.push(new SchemaError(type.file, `${pointer}/$id`, "a local definition has no $id of its own"));
+      if (pointer !== "" && node.$defs !== undefined)
+        problems.push(new SchemaError(type.file, `${pointer}/$defs`, "$defs is read only at the top level of a schema file"));
       if (node["x-open"] !== undefined) {
         if (node["x-open"] !== true) problems.push(new SchemaError(type.file, `${pointer}/x-open`, "x-open is true or absent"));
         else if (!unionKeys(node, type.file, byFile)) {
-          problems.push(new SchemaError(type.file, `${pointer}/x-open`, "x-open needs an enum, or a union whose variants are told apart by constants (each a const, or each an object with a string const tag)"));
+          problems.push(
+            new SchemaError(
+              type.file,
+              `${pointer}/x-open`,
+              "x-open needs an enum, or a union whose variants are told apart by constants (each a const, or each an object with a string const tag)",
+            ),
+          );
         }
       }
       if (node.enum !== undefined && node.type === undefined) {
-        problems.push(new SchemaError(type.file, `${pointer}/enum`, 'enum without type: state the type of its values (e.g. "type": "string") so that types and validators agree'));
+        problems.push(
+          new SchemaError(
+            type.file,
+            `${pointer}/enum`,
+            'enum without type: state the type of its values (e.g. "type": "string") so that types and validators agree',
+          ),
+        );
       }
-      if (node.uniqueItems !== undefined) problems.push(new SchemaError(type.file, `${pointer}/uniqueItems`, "uniqueItems is not supported; the gateway checks duplicates with its own error reason"));
+      if (node.uniqueItems !== undefined)
+        problems.push(
+          new SchemaError(
+            type.file,
+            `${pointer}/uniqueItems`,
+            "uniqueItems is not supported; the gateway checks duplicates with its own error reason",
+          ),
+        );
       if (Array.isArray(node.allOf) || (typeof node.$ref === "string" && isObject(node.properties))) {
         const unsatisfiable = unsatisfiableClosure(node, type.file, byFile);
         if (unsatisfiable) problems.push(new SchemaError(type.file, pointer, unsatisfiable));
@@ -247,7 +373,13 @@ export function loadSchemas(dir: string): ProtocolModel {
             flattenObject(node, type.file, byFile);
           } catch (error) {
             if (!(error instanceof NotFlattenable)) throw error;
-            problems.push(new SchemaError(type.file, `${pointer}/allOf`, `in a protocol whose objects are closed, an allOf combines object schemas into one closed object, and ${error.message}`));
+            problems.push(
+              new SchemaError(
+                type.file,
+                `${pointer}/allOf`,
+                `in a protocol whose objects are closed, an allOf combines object schemas into one closed object, and ${error.message}`,
+              ),
+            );
           }
         }
       }
@@ -278,7 +410,8 @@ export function loadSchemas(dir: string): ProtocolModel {
     if (!root) return undefined;
     const types = (node: JsonObject) => (typeof node.type === "string" ? [node.type] : Array.isArray(node.type) ? node.type : undefined);
     if (structure === "by-position") {
-      if (!types(root.node)?.includes("array") || !Array.isArray(root.node.prefixItems)) return `params "${ref}" must be an array schema with prefixItems (param_structure is by-position: params are a JSON array, one element per position)`;
+      if (!types(root.node)?.includes("array") || !Array.isArray(root.node.prefixItems))
+        return `params "${ref}" must be an array schema with prefixItems (param_structure is by-position: params are a JSON array, one element per position)`;
       return undefined;
     }
     if (structure === "either") {
@@ -290,7 +423,8 @@ export function loadSchemas(dir: string): ProtocolModel {
         const shapes = (variantsOf(root.node) ?? [root.node]).map((v) => followRefs(v, root.file, byFile)?.node);
         // JSON-RPC's envelope takes only an object or an array as params; the schema must allow one of them.
         const fits = shapes.some((shape) => !shape || !types(shape) || types(shape)!.some((t) => t === "object" || t === "array"));
-        if (!fits) return `params "${ref}" must be an object schema with properties, in the order of their positions, or a schema that allows an object or an array (param_structure is either): ${error.message}`;
+        if (!fits)
+          return `params "${ref}" must be an object schema with properties, in the order of their positions, or a schema that allows an object or an array (param_structure is either): ${error.message}`;
       }
       return undefined;
     }
@@ -298,16 +432,30 @@ export function loadSchemas(dir: string): ProtocolModel {
     const shapes = variants ? variants.map((v) => followRefs(v, root.file, byFile)?.node) : [root.node];
     for (const shape of shapes) {
       const stated = shape && types(shape);
-      if (stated && !stated.includes("object")) return `params "${ref}" must be an object schema (params are sent by name); it is ${JSON.stringify(shape!.type)}${stated.includes("array") ? ' (for a JSON array of params, set "param_structure": "by-position")' : ""}`;
+      if (stated && !stated.includes("object"))
+        return `params "${ref}" must be an object schema (params are sent by name); it is ${JSON.stringify(shape!.type)}${stated.includes("array") ? ' (for a JSON array of params, set "param_structure": "by-position")' : ""}`;
     }
     return undefined;
   };
-  const paramsOf = (entry: JsonObject, where: string): { params: string | undefined; paramsOptional: boolean; paramStructure: ParamStructure; ok: boolean } => {
+  const paramsOf = (
+    entry: JsonObject,
+    where: string,
+  ): { params: string | undefined; paramsOptional: boolean; paramStructure: ParamStructure; ok: boolean } => {
     const paramStructure = (entry.param_structure as ParamStructure | undefined) ?? "by-name";
     const paramsOptional = entry.params_optional === true;
     if (entry.params === undefined) {
-      if (paramsOptional) problems.push(new SchemaError("protocol.json", `${where}/params_optional`, "params_optional without params: a message without params never carries any"));
-      if (entry.param_structure !== undefined) problems.push(new SchemaError("protocol.json", `${where}/param_structure`, "param_structure without params: the message takes no params"));
+      if (paramsOptional)
+        problems.push(
+          new SchemaError(
+            "protocol.json",
+            `${where}/params_optional`,
+            "params_optional without params: a message without params never carries any",
+          ),
+        );
+      if (entry.param_structure !== undefined)
+        problems.push(
+          new SchemaError("protocol.json", `${where}/param_structure`, "param_structure without params: the message takes no params"),
+        );
       return { params: undefined, paramsOptional: false, paramStructure, ok: true };
     }
     const ref = (entry.params as JsonObject).$ref as string;
@@ -324,7 +472,10 @@ export function loadSchemas(dir: string): ProtocolModel {
     description: e.description as string,
     standard: e.standard === true || STANDARD_ERRORS.some((s) => s.code === e.code),
     anyMethod: e.standard === true || e.anyMethod === true || STANDARD_ERRORS.some((s) => s.code === e.code),
-    details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({ detail: d.detail as string, description: d.description as string })),
+    details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({
+      detail: d.detail as string,
+      description: d.description as string,
+    })),
     ...(isObject(e.data) ? { data: e.data.$ref as string } : {}),
   }));
   // An error's data type, by file: a title once checked.
@@ -332,7 +483,10 @@ export function loadSchemas(dir: string): ProtocolModel {
     if (e.data === undefined) return;
     const type = byFile.get(e.data);
     if (!type) {
-      if (!broken.has(e.data)) problems.push(new SchemaError("errors.json", `/errors/${i}/data/$ref`, `dangling $ref "${e.data}": no such file in the schemas folder`));
+      if (!broken.has(e.data))
+        problems.push(
+          new SchemaError("errors.json", `/errors/${i}/data/$ref`, `dangling $ref "${e.data}": no such file in the schemas folder`),
+        );
       return;
     }
     (e as { data?: string }).data = type.title;
@@ -343,7 +497,8 @@ export function loadSchemas(dir: string): ProtocolModel {
   const codes = new Map<number, string>();
   errors.forEach((e, i) => {
     if (reasons.has(e.reason)) problems.push(new SchemaError("errors.json", `/errors/${i}/reason`, `duplicate reason "${e.reason}"`));
-    if (codes.has(e.code)) problems.push(new SchemaError("errors.json", `/errors/${i}/code`, `code ${e.code} is used by "${codes.get(e.code)}" too`));
+    if (codes.has(e.code))
+      problems.push(new SchemaError("errors.json", `/errors/${i}/code`, `code ${e.code} is used by "${codes.get(e.code)}" too`));
     reasons.set(e.reason, i);
     codes.set(e.code, e.reason);
   });
@@ -354,7 +509,13 @@ export function loadSchemas(dir: string): ProtocolModel {
     const index = reasons.get(standard.reason);
     if (byCode === undefined && index === undefined) implied.push(standard);
     else if (byCode !== standard.reason) {
-      problems.push(new SchemaError("errors.json", index === undefined ? "/errors" : `/errors/${index}/code`, `the standard error ${standard.code} keeps its reason "${standard.reason}" (and that reason its code)`));
+      problems.push(
+        new SchemaError(
+          "errors.json",
+          index === undefined ? "/errors" : `/errors/${index}/code`,
+          `the standard error ${standard.code} keeps its reason "${standard.reason}" (and that reason its code)`,
+        ),
+      );
     }
   }
   errors.unshift(...implied);
@@ -367,11 +528,20 @@ export function loadSchemas(dir: string): ProtocolModel {
     names.add(name);
     const params = paramsOf(m, `/methods/${i}`);
     const result = typeOfRef((m.result as JsonObject).$ref as string, `/methods/${i}/result/$ref`);
-    const partialResult = isObject(m.partial_result) ? typeOfRef(m.partial_result.$ref as string, `/methods/${i}/partial_result/$ref`) : undefined;
+    const partialResult = isObject(m.partial_result)
+      ? typeOfRef(m.partial_result.$ref as string, `/methods/${i}/partial_result/$ref`)
+      : undefined;
     const errorData = isObject(m.error_data) ? typeOfRef(m.error_data.$ref as string, `/methods/${i}/error_data/$ref`) : undefined;
     const errs = m.errors as string[];
     errs.forEach((reason, j) => {
-      if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json${didYouMean(reason, reasons.keys(), true)}`));
+      if (!reasons.has(reason))
+        problems.push(
+          new SchemaError(
+            "protocol.json",
+            `/methods/${i}/errors/${j}`,
+            `unknown error reason "${reason}": not in errors.json${didYouMean(reason, reasons.keys(), true)}`,
+          ),
+        );
     });
     if (params.ok && result) {
       const { ok: _ok, ...carried } = params;
@@ -397,7 +567,14 @@ export function loadSchemas(dir: string): ProtocolModel {
     const params = paramsOf(n, `/notifications/${i}`);
     if (params.ok) {
       const { ok: _ok, ...carried } = params;
-      notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, ...carried, requirements: (n.requirements as string[] | undefined) ?? [], extensions: extensionsOf(n) });
+      notifications.push({
+        name,
+        direction: n.direction as NotificationModel["direction"],
+        summary: n.summary as string,
+        ...carried,
+        requirements: (n.requirements as string[] | undefined) ?? [],
+        extensions: extensionsOf(n),
+      });
     }
   });
 
@@ -424,7 +601,13 @@ export function loadSchemas(dir: string): ProtocolModel {
   };
 }
 
-function checkUnion(type: TypeModel, node: JsonObject, pointer: string, byFile: Map<string, TypeModel>, problems: SchemaError[]): UnionModel | undefined {
+function checkUnion(
+  type: TypeModel,
+  node: JsonObject,
+  pointer: string,
+  byFile: Map<string, TypeModel>,
+  problems: SchemaError[],
+): UnionModel | undefined {
   const discriminator = node.discriminator;
   if (!isObject(discriminator) || typeof discriminator.propertyName !== "string") {
     problems.push(new SchemaError(type.file, pointer, 'a union without a tag: oneOf needs "discriminator": { "propertyName": … }'));
@@ -448,12 +631,22 @@ function checkUnion(type: TypeModel, node: JsonObject, pointer: string, byFile: 
     const property = isObject(holder.properties) ? holder.properties[tag] : undefined;
     const required = Array.isArray(holder.required) && holder.required.includes(tag);
     if (!isObject(property) || typeof property.const !== "string" || !required) {
-      problems.push(new SchemaError(variant ? variant.file : type.file, variant ? `/properties/${tag}` : where, `variant of the union ${type.title} must have a required "${tag}" with a string const`));
+      problems.push(
+        new SchemaError(
+          variant ? variant.file : type.file,
+          variant ? `/properties/${tag}` : where,
+          `variant of the union ${type.title} must have a required "${tag}" with a string const`,
+        ),
+      );
       return;
     }
     if (seen.has(property.const)) problems.push(new SchemaError(type.file, where, `tag "${property.const}" is used by two variants`));
     seen.add(property.const);
-    const built = Array.isArray(branch.allOf) ? branch.allOf.find((m) => isObject(m) && typeof m.$ref === "string") : typeof branch.$ref === "string" ? branch : undefined;
+    const built = Array.isArray(branch.allOf)
+      ? branch.allOf.find((m) => isObject(m) && typeof m.$ref === "string")
+      : typeof branch.$ref === "string"
+        ? branch
+        : undefined;
     const title = variant?.title ?? (isObject(built) ? byFile.get(built.$ref as string)?.title : undefined) ?? type.title;
     variants.push({ tag: property.const, title });
   });

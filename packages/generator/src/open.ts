@@ -53,11 +53,13 @@ export function unionKeys(node: JsonObject, from: string, files: Files): UnionKe
   const constants = targets.map((t) => constantsOf(t!.node));
   if (constants.every((c) => c !== undefined)) return { kind: "values", values: constants.flat() as Json[] };
   const first = targets[0]!;
-  const named = isObject(node.discriminator) && typeof node.discriminator.propertyName === "string" ? [node.discriminator.propertyName] : undefined;
+  const named =
+    isObject(node.discriminator) && typeof node.discriminator.propertyName === "string" ? [node.discriminator.propertyName] : undefined;
   const candidates = named ?? (isObject(first.node.properties) ? Object.keys(first.node.properties) : []);
   for (const property of candidates) {
     const values = targets.map((t) => tagValue(t!.node, property, t!.file, files));
-    if (values.every((v) => v !== undefined) && new Set(values).size === values.length) return { kind: "tag", property, values: values as string[] };
+    if (values.every((v) => v !== undefined) && new Set(values).size === values.length)
+      return { kind: "tag", property, values: values as string[] };
   }
   return undefined;
 }
@@ -82,7 +84,11 @@ export function jsonTypesOf(values: readonly Json[]): string[] {
 export function openedSchema(node: JsonObject, keys: UnionKeys): JsonObject {
   // A document's own keys stay at its top, where references find them.
   const { "x-open": _open, $schema, $id, $defs, ...listed } = node;
-  const document: JsonObject = { ...($schema === undefined ? {} : { $schema }), ...($id === undefined ? {} : { $id }), ...($defs === undefined ? {} : { $defs }) };
+  const document: JsonObject = {
+    ...($schema === undefined ? {} : { $schema }),
+    ...($id === undefined ? {} : { $id }),
+    ...($defs === undefined ? {} : { $defs }),
+  };
   return { ...document, ...opened(listed, keys) };
 }
 

@@ -25,7 +25,11 @@ interface Context {
   readonly problems: SchemaError[];
 }
 
-const tokens = (pointer: string) => pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+const tokens = (pointer: string) =>
+  pointer
+    .slice(1)
+    .split("/")
+    .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
 
 /** Follows `$ref`s (whole files) until a schema that is not a reference. */
 function deref(node: Json | undefined, byFile: ReadonlyMap<string, TypeModel>): JsonObject | undefined {
@@ -57,7 +61,8 @@ function keyProblem(schema: JsonObject, pointer: string, ctx: Context, types: re
   const field = fieldOf(schema, pointer, ctx.byFile);
   if (typeof field === "string") return field;
   const type = field.type;
-  if (typeof type !== "string" || !types.includes(type)) return `has ${pointer} of type ${JSON.stringify(type ?? "unknown")}; the rule needs ${types.join(" or ")}`;
+  if (typeof type !== "string" || !types.includes(type))
+    return `has ${pointer} of type ${JSON.stringify(type ?? "unknown")}; the rule needs ${types.join(" or ")}`;
   return undefined;
 }
 
@@ -73,11 +78,14 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
 
   /** The problems of `params` with the fields a rule reads from it; empty when it carries them all. */
   const missing = (params: string | undefined, fields: readonly Field[]) =>
-    params === undefined ? (fields.length ? ["takes no params"] : []) :
-    fields.flatMap(({ pointer, types }) => {
-      const found = keyProblem(paramsOf(params), pointer, ctx, types);
-      return found === undefined ? [] : [found];
-    });
+    params === undefined
+      ? fields.length
+        ? ["takes no params"]
+        : []
+      : fields.flatMap(({ pointer, types }) => {
+          const found = keyProblem(paramsOf(params), pointer, ctx, types);
+          return found === undefined ? [] : [found];
+        });
 
   const seen = new Set<string>();
   const loaded: OrderingRuleModel[] = [];
@@ -89,7 +97,8 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
     seen.add(id);
 
     const scope = (rule.scope as string[]).map((name, j) => {
-      if (!Object.hasOwn(keys, name)) problem(`${at}/scope/${j}`, `unknown key "${name}": not in /ordering/keys (${Object.keys(keys).join(", ")})`);
+      if (!Object.hasOwn(keys, name))
+        problem(`${at}/scope/${j}`, `unknown key "${name}": not in /ordering/keys (${Object.keys(keys).join(", ")})`);
       return { name, pointer: keys[name] ?? "" };
     });
     const scopeFields: Field[] = scope.map((s) => ({ pointer: s.pointer, types: keyTypes }));
@@ -98,16 +107,22 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
     const notification = (name: Json | undefined, where: string, extra: readonly Field[] = []): string => {
       const found = notifications.get(name as string);
       if (!found) {
-        problem(where, `unknown notification "${String(name)}"${methods.has(name as string) ? " (a method of that name exists; ordering rules are about notifications)" : didYouMean(String(name), notifications.keys(), true)}`);
+        problem(
+          where,
+          `unknown notification "${String(name)}"${methods.has(name as string) ? " (a method of that name exists; ordering rules are about notifications)" : didYouMean(String(name), notifications.keys(), true)}`,
+        );
         return String(name);
       }
-      for (const issue of missing(found.params, [...scopeFields, ...extra])) problem(where, `${found.name} params (${found.params}) ${issue}`);
+      for (const issue of missing(found.params, [...scopeFields, ...extra]))
+        problem(where, `${found.name} params (${found.params}) ${issue}`);
       return found.name;
     };
     /** A set of notifications: the names listed, or, for "*", every notification that carries the scope and `extra`, minus `exclude`. */
     const set = (value: Json | undefined, where: string, exclude: readonly string[] = [], extra: readonly Field[] = []): string[] => {
       if (value === WILDCARD) {
-        return ctx.notifications.filter((n) => !exclude.includes(n.name) && missing(n.params, [...scopeFields, ...extra]).length === 0).map((n) => n.name);
+        return ctx.notifications
+          .filter((n) => !exclude.includes(n.name) && missing(n.params, [...scopeFields, ...extra]).length === 0)
+          .map((n) => n.name);
       }
       return (value as string[]).map((name, j) => notification(name, `${where}/${j}`, extra));
     };
@@ -117,7 +132,13 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
       return found;
     };
 
-    const common = { id, requirement: rule.requirement as string, description: rule.description as string, kind: rule.kind as string, scope };
+    const common = {
+      id,
+      requirement: rule.requirement as string,
+      description: rule.description as string,
+      kind: rule.kind as string,
+      scope,
+    };
     let expanded: JsonObject;
     switch (rule.kind) {
       case "precedes": {
@@ -144,7 +165,9 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
         const after = notification(rule.notification, `${at}/notification`);
         const until = (rule.until as string[]).map((name, j) => {
           const found = method(name, `${at}/until/${j}`);
-          if (found) for (const issue of missing(found.params, scopeFields)) problem(`${at}/until/${j}`, `${found.name} params (${found.params}) ${issue}`);
+          if (found)
+            for (const issue of missing(found.params, scopeFields))
+              problem(`${at}/until/${j}`, `${found.name} params (${found.params}) ${issue}`);
           return name;
         });
         expanded = { notification: after, quiet: set(rule.quiet, `${at}/quiet`), until };
@@ -169,7 +192,11 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
             const array = fieldOf(paramsOf(found.result), items, ctx.byFile);
             const element = typeof array === "string" ? undefined : deref(array.items, ctx.byFile);
             if (typeof array === "string") problem(`${where}/items`, `${found.name} result (${found.result}) ${array}`);
-            else if (array.type !== "array" || !element) problem(`${where}/items`, `${found.name} result (${found.result}) has ${items} of type ${JSON.stringify(array.type ?? "unknown")}; it must be an array`);
+            else if (array.type !== "array" || !element)
+              problem(
+                `${where}/items`,
+                `${found.name} result (${found.result}) has ${items} of type ${JSON.stringify(array.type ?? "unknown")}; it must be an array`,
+              );
             else {
               const issue = keyProblem(element, field, ctx, ["integer"]);
               if (issue) problem(`${where}/items`, `the elements of ${found.name} result ${items} ${issue}`);
@@ -177,7 +204,11 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
           }
           return { method: String(source.method), items };
         });
-        expanded = { field, notifications: set(rule.notifications, `${at}/notifications`, [], [{ pointer: field, types: ["integer"] }]), results };
+        expanded = {
+          field,
+          notifications: set(rule.notifications, `${at}/notifications`, [], [{ pointer: field, types: ["integer"] }]),
+          results,
+        };
         break;
       }
       default:

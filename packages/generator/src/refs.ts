@@ -51,7 +51,11 @@ export function resolveRef(ref: string, from: string, files: ReadonlyMap<string,
 }
 
 /** Follows a chain of `$ref`-only schemas to the first schema that says more; undefined for a dangling ref or a loop. */
-export function followRefs(node: Json | undefined, from: string, files: ReadonlyMap<string, { readonly schema: JsonObject }>): RefTarget | undefined {
+export function followRefs(
+  node: Json | undefined,
+  from: string,
+  files: ReadonlyMap<string, { readonly schema: JsonObject }>,
+): RefTarget | undefined {
   let current: RefTarget | undefined = isObject(node) ? { file: from, pointer: "", node } : undefined;
   for (let hops = 0; current && typeof current.node.$ref === "string"; hops++) {
     if (hops > 32) return undefined;

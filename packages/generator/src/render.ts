@@ -10,7 +10,12 @@ hbs.registerHelper("json", (value: unknown) => JSON.stringify(value));
 hbs.registerHelper("literal", (value: unknown) => literal(value));
 // Text inside a /** */ comment must not close it.
 /** Whether any element of a list has the field, not null (`{{#if (anyHas errors "data")}}`). */
-hbs.registerHelper("anyHas", (list: unknown, key: unknown) => Array.isArray(list) && list.some((item) => item !== null && typeof item === "object" && (item as Record<string, unknown>)[String(key)] != null));
+hbs.registerHelper(
+  "anyHas",
+  (list: unknown, key: unknown) =>
+    Array.isArray(list) &&
+    list.some((item) => item !== null && typeof item === "object" && (item as Record<string, unknown>)[String(key)] != null),
+);
 hbs.registerHelper("doc", (value: unknown) => String(value).replace(/\*\//g, "*\\/"));
 
 const cache = new Map<string, Handlebars.TemplateDelegate>();

@@ -40,17 +40,33 @@ export function compileProtocol(model: ProtocolModel): ProtocolView {
       ...(m.params === undefined ? {} : { params: m.params }),
       paramsOptional: m.paramsOptional,
       paramStructure: m.paramStructure,
-      ...(m.paramStructure === "either" && type && namedParams(type.schema, type.file, model) ? { paramNames: namedParams(type.schema, type.file, model)! } : {}),
+      ...(m.paramStructure === "either" && type && namedParams(type.schema, type.file, model)
+        ? { paramNames: namedParams(type.schema, type.file, model)! }
+        : {}),
     };
   };
   return {
     title: model.title,
     batches: model.batches,
-    methods: Object.fromEntries(model.methods.map((m) => [m.name, { direction: m.direction, ...facts(m), result: m.result, errors: m.errors, ...(m.errorData === undefined ? {} : { errorData: m.errorData }) }])),
+    methods: Object.fromEntries(
+      model.methods.map((m) => [
+        m.name,
+        {
+          direction: m.direction,
+          ...facts(m),
+          result: m.result,
+          errors: m.errors,
+          ...(m.errorData === undefined ? {} : { errorData: m.errorData }),
+        },
+      ]),
+    ),
     notifications: Object.fromEntries(model.notifications.map((n) => [n.name, { direction: n.direction, ...facts(n) }])),
-    errors: Object.fromEntries(model.errors.map((e) => [e.reason, { code: e.code, anyMethod: e.anyMethod, ...(e.data === undefined ? {} : { data: e.data }) }])),
+    errors: Object.fromEntries(
+      model.errors.map((e) => [e.reason, { code: e.code, anyMethod: e.anyMethod, ...(e.data === undefined ? {} : { data: e.data }) }]),
+    ),
     typeNames: model.types.map((t) => t.title),
-    validate: (type: string, value: unknown, mode: ValidationMode) => runValidator(validator(mode, type), value, validator("report", type), mode),
+    validate: (type: string, value: unknown, mode: ValidationMode) =>
+      runValidator(validator(mode, type), value, validator("report", type), mode),
     createOrderingChecker: () => createOrderingEngine(rules),
   };
 }

@@ -18,7 +18,9 @@ export const STANDALONE_SUPPORT = `./${STANDALONE_DIR}/index.js`;
 function supportSourceDir(): string {
   const dir = join(rpcPackageDir(), "src/");
   if (existsSync(`${dir}index.ts`)) return dir;
-  throw new Error(`turnspec generate --standalone: the support module's sources are missing (expected ${dir}index.ts); reinstall @turnspec/rpc`);
+  throw new Error(
+    `turnspec generate --standalone: the support module's sources are missing (expected ${dir}index.ts); reinstall @turnspec/rpc`,
+  );
 }
 
 /** The folder of the installed @turnspec/rpc package. */
@@ -39,7 +41,10 @@ function reachedFromIndex(dir: string): string[] {
     const source = readFileSync(`${dir}${name}`, "utf8");
     for (const match of source.matchAll(/(?:from|import\()\s*"\.\/([\w.-]+)\.js"/g)) {
       const next = `${match[1]}.ts`;
-      if (!existsSync(`${dir}${next}`)) throw new Error(`turnspec generate --standalone: ${name} of the support module imports ./${match[1]}.js, which is not among its sources in ${dir}`);
+      if (!existsSync(`${dir}${next}`))
+        throw new Error(
+          `turnspec generate --standalone: ${name} of the support module imports ./${match[1]}.js, which is not among its sources in ${dir}`,
+        );
       visit(next);
     }
   };

@@ -1,7 +1,19 @@
 /** Visits every subschema of a JSON Schema (draft 2020-12) with its JSON pointer. */
 import type { Json, JsonObject } from "./model.js";
 
-const SINGLE = ["items", "additionalProperties", "unevaluatedProperties", "unevaluatedItems", "not", "if", "then", "else", "contains", "propertyNames", "contentSchema"];
+const SINGLE = [
+  "items",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "propertyNames",
+  "contentSchema",
+];
 const LISTS = ["oneOf", "anyOf", "allOf", "prefixItems"];
 const MAPS = ["properties", "patternProperties", "$defs", "dependentSchemas"];
 

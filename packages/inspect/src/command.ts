@@ -23,7 +23,12 @@ export async function runInspect(options: InspectorOptions, io: Io = defaultIo):
     io.err.write(`turnspec inspect: ${error.message}\n`);
     return 2;
   }
-  const gateway = options.gatewayCmd !== undefined ? `the gateway \`${options.gatewayCmd}\`` : options.gatewayUrl !== undefined ? "the gateway at --gateway-url" : "a gateway you name on the page";
+  const gateway =
+    options.gatewayCmd !== undefined
+      ? `the gateway \`${options.gatewayCmd}\``
+      : options.gatewayUrl !== undefined
+        ? "the gateway at --gateway-url"
+        : "a gateway you name on the page";
   io.out.write(`turnspec inspect: open ${inspector.url} to inspect ${gateway} (Ctrl-C stops)\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -36,7 +36,18 @@ import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer } from "ws";
 import type { Transport } from "@turnspec/rpc";
-import { CLIENT_MAX_FRAME_BYTES, connectWebSocket, digest, hostAllowed as hostNamesServer, isLoopbackHost, secretMatches, serverAuthorities, spawnStdioTransport, WebSocketTransport, type ChildProcessTransport } from "@turnspec/rpc/transport";
+import {
+  CLIENT_MAX_FRAME_BYTES,
+  connectWebSocket,
+  digest,
+  hostAllowed as hostNamesServer,
+  isLoopbackHost,
+  secretMatches,
+  serverAuthorities,
+  spawnStdioTransport,
+  WebSocketTransport,
+  type ChildProcessTransport,
+} from "@turnspec/rpc/transport";
 import { INSPECTOR_ASSETS, pageHtml } from "./page-html.js";
 import { INSPECTOR_PROTOCOL, TOKEN_PROTOCOL_PREFIX } from "./page-token.js";
 
@@ -102,13 +113,18 @@ interface Bridge {
 }
 
 export async function startInspector(options: InspectorOptions = {}): Promise<RunningInspector> {
-  if (options.gatewayCmd !== undefined && options.gatewayUrl !== undefined) throw new InspectorError("name one gateway: --gateway-cmd or --gateway-url, not both");
-  if (options.gatewayToken !== undefined && options.gatewayUrl === undefined) throw new InspectorError("--token is the token of --gateway-url: give the URL too");
+  if (options.gatewayCmd !== undefined && options.gatewayUrl !== undefined)
+    throw new InspectorError("name one gateway: --gateway-cmd or --gateway-url, not both");
+  if (options.gatewayToken !== undefined && options.gatewayUrl === undefined)
+    throw new InspectorError("--token is the token of --gateway-url: give the URL too");
   if (options.gatewayUrl !== undefined) checkGatewayUrl(options.gatewayUrl);
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const host = options.host ?? "127.0.0.1";
   // The page drives a gateway that runs commands: it is for this machine only.
-  if (!isLoopbackHost(host)) throw new InspectorError(`the inspector serves this machine only: --host must be a loopback address (127.0.0.1, ::1, localhost), not ${host}`);
+  if (!isLoopbackHost(host))
+    throw new InspectorError(
+      `the inspector serves this machine only: --host must be a loopback address (127.0.0.1, ::1, localhost), not ${host}`,
+    );
   const assets = await assetsFolder(options.assetsDir);
   const token = randomBytes(24).toString("base64url");
   const expected = digest(token);
@@ -149,7 +165,11 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     }
     if (!secretMatches(headerToken(request), expected)) {
       const cookieOnly = (request.headers.cookie ?? "") !== "" && request.headers.authorization === undefined;
-      return text(response, 401, `this inspector needs the token of the URL it printed when it started, sent by its page as Authorization: Bearer <token>${cookieOnly ? " (a cookie is not accepted: browsers send cookies of 127.0.0.1 to every port)" : ""}; open that URL`);
+      return text(
+        response,
+        401,
+        `this inspector needs the token of the URL it printed when it started, sent by its page as Authorization: Bearer <token>${cookieOnly ? " (a cookie is not accepted: browsers send cookies of 127.0.0.1 to every port)" : ""}; open that URL`,
+      );
     }
     if (request.method === "GET" && url.pathname === "/api/info") {
       const info: InspectorInfo = { gateway: target ? { kind: target.kind, label: target.label } : null, choosable, problem };
@@ -158,8 +178,14 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     if (request.method === "POST" && url.pathname === "/api/target") {
       // Only the inspector's own page may change the gateway (the cookie's SameSite already keeps other sites out).
       const origin = request.headers.origin;
-      if (origin !== undefined && !(origin.startsWith("http://") && namesThisServer(origin.slice("http://".length)))) return text(response, 403, "only the inspector's own page may choose the gateway");
-      if (!choosable) return text(response, 409, `this inspector was started with its gateway (${target!.label}); start it without --gateway-cmd and --gateway-url to choose one on the page`);
+      if (origin !== undefined && !(origin.startsWith("http://") && namesThisServer(origin.slice("http://".length))))
+        return text(response, 403, "only the inspector's own page may choose the gateway");
+      if (!choosable)
+        return text(
+          response,
+          409,
+          `this inspector was started with its gateway (${target!.label}); start it without --gateway-cmd and --gateway-url to choose one on the page`,
+        );
       let body: string;
       try {
         body = await readBody(request);
@@ -172,7 +198,7 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       try {
         chosen = JSON.parse(body) as { url?: unknown; token?: unknown };
       } catch {
-        return text(response, 400, "the request body must be JSON: {\"url\": \"ws://…\", \"token\": \"…\"}");
+        return text(response, 400, 'the request body must be JSON: {"url": "ws://…", "token": "…"}');
       }
       if (typeof chosen.url !== "string") return text(response, 400, "url: a ws:// or wss:// URL is required");
       if (chosen.token !== undefined && typeof chosen.token !== "string") return text(response, 400, "token: must be a string when given");
@@ -193,14 +219,22 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
   };
 
   // One person's page: a client has 30 s to send a request (headers within 10), and at most 64 connections are served at once.
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 }, (request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      log(`inspector: ${describe(error)}`);
-      if (!response.headersSent) text(response, 500, "the inspector could not answer this request; see its log");
-    });
-  });
+  const server = createServer(
+    { requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 },
+    (request, response) => {
+      handle(request, response).catch((error: unknown) => {
+        log(`inspector: ${describe(error)}`);
+        if (!response.headersSent) text(response, 500, "the inspector could not answer this request; see its log");
+      });
+    },
+  );
   // The page offers its own protocol name beside the token; the answer names that one, never the token.
-  const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: CLIENT_MAX_FRAME_BYTES, handleProtocols: (offered) => (offered.has(INSPECTOR_PROTOCOL) ? INSPECTOR_PROTOCOL : false) });
+  const sockets = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: CLIENT_MAX_FRAME_BYTES,
+    handleProtocols: (offered) => (offered.has(INSPECTOR_PROTOCOL) ? INSPECTOR_PROTOCOL : false),
+  });
   const pages = new Set<WebSocketTransport>();
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
@@ -212,7 +246,11 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       : !ownOrigin
         ? [403, "Forbidden", "only the inspector's own page may connect"]
         : !secretMatches(socketToken(request), expected)
-          ? [401, "Unauthorized", `the inspector's token is missing or wrong: its page sends it as the WebSocket subprotocol ${TOKEN_PROTOCOL_PREFIX}<token>`]
+          ? [
+              401,
+              "Unauthorized",
+              `the inspector's token is missing or wrong: its page sends it as the WebSocket subprotocol ${TOKEN_PROTOCOL_PREFIX}<token>`,
+            ]
           : url.pathname !== "/gateway"
             ? [404, "Not Found", "the bridge is at /gateway"]
             : undefined;
@@ -228,7 +266,11 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       (bridge) => {
         if (socket.destroyed) return bridge.cancel();
         sockets.handleUpgrade(request, socket, head, (ws) => {
-          const page = new WebSocketTransport(ws, CLIENT_MAX_FRAME_BYTES, (bytes, self) => void self.close(1009, `a frame of ${bytes} bytes is over the limit`));
+          const page = new WebSocketTransport(
+            ws,
+            CLIENT_MAX_FRAME_BYTES,
+            (bytes, self) => void self.close(1009, `a frame of ${bytes} bytes is over the limit`),
+          );
           pages.add(page);
           ws.once("close", () => pages.delete(page));
           bridge.attach(page);
@@ -240,7 +282,9 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
 
   server.maxConnections = 64;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) => reject(new InspectorError(`cannot listen on ${host}:${options.port ?? 0}: ${error.code ?? error.message}`)));
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(new InspectorError(`cannot listen on ${host}:${options.port ?? 0}: ${error.code ?? error.message}`)),
+    );
     server.listen(options.port ?? 0, host, () => resolve());
   }).catch(async (error: unknown) => {
     await target?.close();
@@ -280,7 +324,8 @@ function checkGatewayUrl(url: string): void {
   } catch {
     throw new InspectorError(`the gateway URL ${JSON.stringify(url)} is not a URL; give ws://HOST:PORT/ (or wss://)`);
   }
-  if (parsed.protocol !== "ws:" && parsed.protocol !== "wss:") throw new InspectorError(`the gateway URL must start with ws:// or wss://, got ${parsed.protocol}//`);
+  if (parsed.protocol !== "ws:" && parsed.protocol !== "wss:")
+    throw new InspectorError(`the gateway URL must start with ws:// or wss://, got ${parsed.protocol}//`);
 }
 
 /** A gateway this server connects to, once per page socket; when one side of a pair closes, so does the other. */
@@ -347,7 +392,10 @@ function urlTarget(url: string, token: string | undefined, report: (message: str
  * request of the same id.
  */
 async function commandTarget(command: string, cwd: string | undefined, report: (message: string) => void): Promise<GatewayTarget> {
-  const child: ChildProcessTransport = spawnStdioTransport("sh", ["-c", `exec ${command}`], { ...(cwd === undefined ? {} : { cwd }), stderr: "collect" });
+  const child: ChildProcessTransport = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
+    ...(cwd === undefined ? {} : { cwd }),
+    stderr: "collect",
+  });
   let current: WebSocketTransport | undefined;
   let exited = false;
   let closing = false;
@@ -427,9 +475,10 @@ async function assetsFolder(given: string | undefined): Promise<string> {
     const built = fileURLToPath(new URL(candidate, import.meta.url));
     if (existsSync(join(built, "inspector.js"))) return built;
   }
-  throw new InspectorError("the inspector's page is not built: run npm run build in the repository (an installed @turnspec/inspect has it built)");
+  throw new InspectorError(
+    "the inspector's page is not built: run npm run build in the repository (an installed @turnspec/inspect has it built)",
+  );
 }
-
 
 /** The frame as a JSON object, or undefined for anything else (a batch, a line that is not JSON). */
 function jsonObject(frame: string): Record<string, unknown> | undefined {
@@ -440,7 +489,6 @@ function jsonObject(frame: string): Record<string, unknown> | undefined {
     return undefined;
   }
 }
-
 
 function safeUrl(url: string): string {
   const parsed = new URL(url);
@@ -455,7 +503,8 @@ function describe(error: unknown): string {
 }
 
 const SECURITY_HEADERS = {
-  "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "Content-Security-Policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
@@ -489,5 +538,7 @@ async function readBody(request: IncomingMessage, limit = 64 * 1024): Promise<st
 function refuse(socket: Duplex, status: number, statusText: string, body: string): void {
   const message = `${body}\n`;
   socket.once("finish", () => socket.destroy());
-  socket.end(`HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`,
+  );
 }

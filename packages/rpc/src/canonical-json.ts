@@ -29,7 +29,9 @@ export function canonicalJson(value: unknown): string {
       if (value === null) return "null";
       if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record).filter((key) => record[key] !== undefined).sort(byCodeUnits);
+      const keys = Object.keys(record)
+        .filter((key) => record[key] !== undefined)
+        .sort(byCodeUnits);
       return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`;
     }
     default:

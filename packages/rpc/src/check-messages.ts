@@ -26,13 +26,15 @@ export interface Finding {
  * An error whose `data.reason` is a registered reason but whose code is not that reason's:
  * the reason and the code the registry gives it. Undefined for a matching or unregistered reason.
  */
-export function codeMismatch(error: { code?: unknown; data?: unknown }, protocol: ProtocolView): { reason: string; expected: number } | undefined {
+export function codeMismatch(
+  error: { code?: unknown; data?: unknown },
+  protocol: ProtocolView,
+): { reason: string; expected: number } | undefined {
   const reason = (error.data as { reason?: unknown } | undefined)?.reason;
   if (typeof reason !== "string" || !Object.hasOwn(protocol.errors, reason)) return undefined;
   const expected = protocol.errors[reason]!.code;
   return expected === error.code ? undefined : { reason, expected };
 }
-
 
 /** Who sent a frame. */
 export type Sender = "client" | "server";
@@ -71,7 +73,10 @@ export class MessageChecker {
   readonly notes: SenderNote[] = [];
 
   /** `protocol`: the protocol the messages belong to. */
-  constructor(private readonly mode: ValidationMode, options: { readonly ordering?: boolean; readonly protocol: ProtocolView }) {
+  constructor(
+    private readonly mode: ValidationMode,
+    options: { readonly ordering?: boolean; readonly protocol: ProtocolView },
+  ) {
     this.protocol = options.protocol;
     this.ordering = options.ordering === false ? undefined : this.protocol.createOrderingChecker();
     this.registeredByCode = new Map(Object.entries(this.protocol.errors).map(([reason, e]) => [e.code, reason]));
@@ -94,7 +99,14 @@ export class MessageChecker {
     const classified = classify(message);
     if (classified.kind === "request" || classified.kind === "notification") {
       const { method } = classified.message;
-      const entry = classified.kind === "request" ? (this.isMethodName(method) ? this.protocol.methods[method] : undefined) : this.isNotificationName(method) ? this.protocol.notifications[method] : undefined;
+      const entry =
+        classified.kind === "request"
+          ? this.isMethodName(method)
+            ? this.protocol.methods[method]
+            : undefined
+          : this.isNotificationName(method)
+            ? this.protocol.notifications[method]
+            : undefined;
       if (!entry) return undefined;
       if (entry.direction === "both") return { unknown: `${method} may be sent by either side` };
       return SIDE_OF[entry.direction];
@@ -118,11 +130,16 @@ export class MessageChecker {
     if (sender === undefined) {
       // The sender is read before the message is checked: a response's request is known by then.
       const told = this.senderOf(Array.isArray(value) ? value[0] : value);
-      if (told !== undefined && typeof told === "object") this.notes.push({ index, message: `cannot tell who sent this frame: ${told.unknown}; record the sender ({"from": "client" | "server", "message": …})` });
+      if (told !== undefined && typeof told === "object")
+        this.notes.push({
+          index,
+          message: `cannot tell who sent this frame: ${told.unknown}; record the sender ({"from": "client" | "server", "message": …})`,
+        });
       else sender = told;
     }
     const findings: Finding[] = [];
-    if (Array.isArray(value) && this.protocol.batches === false) findings.push({ index, part: "", issue: { pointer: "", message: "is a batch, and the protocol does not allow JSON-RPC batches" } });
+    if (Array.isArray(value) && this.protocol.batches === false)
+      findings.push({ index, part: "", issue: { pointer: "", message: "is a batch, and the protocol does not allow JSON-RPC batches" } });
     findings.push(...this.checkShape(value, index, sender));
     if (this.ordering && sender) {
       this.fed.push(index);
@@ -133,7 +150,11 @@ export class MessageChecker {
 
   /** An ordering violation as a finding of the message that broke the rule. */
   private orderingFinding(v: OrderingViolation): Finding {
-    return { index: this.fed[v.frameIndex] ?? this.lastIndex, part: "", issue: { pointer: "", message: `breaks ordering rule ${v.rule}: ${v.message}` } };
+    return {
+      index: this.fed[v.frameIndex] ?? this.lastIndex,
+      part: "",
+      issue: { pointer: "", message: `breaks ordering rule ${v.rule}: ${v.message}` },
+    };
   }
 
   /**
@@ -147,16 +168,39 @@ export class MessageChecker {
 
   private checkShape(value: unknown, index: number, sender: Sender | undefined): Finding[] {
     if (Array.isArray(value)) {
-      if (value.length === 0) return [{ index, part: "", issue: { pointer: "", message: "an empty batch is not a valid JSON-RPC message" } }];
-      return value.flatMap((message, i) => this.checkOne(message, index, sender).map((f) => ({ ...f, issue: { ...f.issue, pointer: f.part === "" ? `/${i}${f.issue.pointer}` : f.issue.pointer } })));
+      if (value.length === 0)
+        return [{ index, part: "", issue: { pointer: "", message: "an empty batch is not a valid JSON-RPC message" } }];
+      return value.flatMap((message, i) =>
+        this.checkOne(message, index, sender).map((f) => ({
+          ...f,
+          issue: { ...f.issue, pointer: f.part === "" ? `/${i}${f.issue.pointer}` : f.issue.pointer },
+        })),
+      );
     }
     return this.checkOne(value, index, sender);
   }
 
   /** A finding when `sender` may not send a message of `direction`. */
-  private wrongWay(name: string, kind: "method" | "notification", direction: MessageDirection, sender: Sender | undefined, index: number): Finding[] {
+  private wrongWay(
+    name: string,
+    kind: "method" | "notification",
+    direction: MessageDirection,
+    sender: Sender | undefined,
+    index: number,
+  ): Finding[] {
     if (sender === undefined || sentBy(direction, sender)) return [];
-    return [{ index, method: name, part: "", issue: { pointer: "/method", message: `is a ${kind} only the ${OTHER[sender]} sends (${direction}); here the ${sender} sent it`, received: name } }];
+    return [
+      {
+        index,
+        method: name,
+        part: "",
+        issue: {
+          pointer: "/method",
+          message: `is a ${kind} only the ${OTHER[sender]} sends (${direction}); here the ${sender} sent it`,
+          received: name,
+        },
+      },
+    ];
   }
 
   /** The params of a request or notification: their presence and structure, then their schema. */
@@ -179,15 +223,29 @@ export class MessageChecker {
       case "request": {
         const { method, params, id } = classified.message;
         if (!this.isMethodName(method)) {
-          const hint = this.isNotificationName(method) ? " (it is a notification: it has no id)" : didYouMean(method, Object.keys(this.protocol.methods));
-          return [{ index, method, part: "", issue: { pointer: "/method", message: `is not a method of the protocol${hint}`, received: method } }];
+          const hint = this.isNotificationName(method)
+            ? " (it is a notification: it has no id)"
+            : didYouMean(method, Object.keys(this.protocol.methods));
+          return [
+            { index, method, part: "", issue: { pointer: "/method", message: `is not a method of the protocol${hint}`, received: method } },
+          ];
         }
         const entry = this.protocol.methods[method]!;
         const findings = this.wrongWay(method, "method", entry.direction, sender, index);
         // A request whose sender is not known is remembered for each side that may send it.
         for (const side of sender ? [sender] : (["client", "server"] as const).filter((s) => sentBy(entry.direction, s))) {
           const key = this.key(side, id);
-          if (sender && this.pending.has(key)) findings.push({ index, method, part: "", issue: { pointer: "/id", message: `reuses the id of the ${side}'s request ${this.pending.get(key)} that is still waiting for its response`, received: id } });
+          if (sender && this.pending.has(key))
+            findings.push({
+              index,
+              method,
+              part: "",
+              issue: {
+                pointer: "/id",
+                message: `reuses the id of the ${side}'s request ${this.pending.get(key)} that is still waiting for its response`,
+                received: id,
+              },
+            });
           this.pending.set(key, method);
         }
         return [...findings, ...this.checkParams(entry, params, index, method)];
@@ -195,18 +253,32 @@ export class MessageChecker {
       case "notification": {
         const { method, params } = classified.message;
         if (!this.isNotificationName(method)) {
-          const hint = this.isMethodName(method) ? " (it is a method: a request needs an id)" : didYouMean(method, Object.keys(this.protocol.notifications));
-          return [{ index, method, part: "", issue: { pointer: "/method", message: `is not a notification of the protocol${hint}`, received: method } }];
+          const hint = this.isMethodName(method)
+            ? " (it is a method: a request needs an id)"
+            : didYouMean(method, Object.keys(this.protocol.notifications));
+          return [
+            {
+              index,
+              method,
+              part: "",
+              issue: { pointer: "/method", message: `is not a notification of the protocol${hint}`, received: method },
+            },
+          ];
         }
         const entry = this.protocol.notifications[method]!;
-        return [...this.wrongWay(method, "notification", entry.direction, sender, index), ...this.checkParams(entry, params, index, method)];
+        return [
+          ...this.wrongWay(method, "notification", entry.direction, sender, index),
+          ...this.checkParams(entry, params, index, method),
+        ];
       }
       case "response": {
         const response = classified.message;
         const requester = sender === undefined ? undefined : OTHER[sender];
         let method: string | undefined;
         if (response.id !== null) {
-          const sides = requester ? [requester] : (["client", "server"] as const).filter((side) => this.pending.has(this.key(side, response.id!)));
+          const sides = requester
+            ? [requester]
+            : (["client", "server"] as const).filter((side) => this.pending.has(this.key(side, response.id!)));
           for (const side of sides) {
             const key = this.key(side, response.id);
             method ??= this.pending.get(key);
@@ -228,14 +300,30 @@ export class MessageChecker {
   }
 
   private checkError(error: { code: number; message: string; data?: unknown }, method: string | undefined, index: number): Finding[] {
-    const issuesToFindings = (issues: ValidationIssue[]): Finding[] => issues.map((issue) => ({ index, part: "error", issue, ...(method === undefined ? {} : { method }) }));
+    const issuesToFindings = (issues: ValidationIssue[]): Finding[] =>
+      issues.map((issue) => ({ index, part: "error", issue, ...(method === undefined ? {} : { method }) }));
     const registered = this.registeredByCode.get(error.code);
     const mismatch = codeMismatch(error, this.protocol);
-    if (mismatch) return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${mismatch.expected} of reason "${mismatch.reason}"`, received: error.code }]);
+    if (mismatch)
+      return issuesToFindings([
+        {
+          pointer: "/code",
+          message: `does not match the registered code ${mismatch.expected} of reason "${mismatch.reason}"`,
+          received: error.code,
+        },
+      ]);
     const reason = (error.data as { reason?: unknown } | undefined)?.reason;
     // The error's own data type, else the one the method gives every error it answers with.
-    const dataType = (registered === undefined ? undefined : this.protocol.errors[registered]!.data) ?? (method === undefined ? undefined : this.protocol.methods[method]!.errorData);
-    if (registered && dataType === undefined && typeof reason === "string" && reason !== registered && !Object.hasOwn(this.protocol.errors, reason)) {
+    const dataType =
+      (registered === undefined ? undefined : this.protocol.errors[registered]!.data) ??
+      (method === undefined ? undefined : this.protocol.methods[method]!.errorData);
+    if (
+      registered &&
+      dataType === undefined &&
+      typeof reason === "string" &&
+      reason !== registered &&
+      !Object.hasOwn(this.protocol.errors, reason)
+    ) {
       const hint = didYouMean(reason, Object.keys(this.protocol.errors), true) || ` (code ${error.code} is "${registered}")`;
       return issuesToFindings([{ pointer: "/data/reason", message: `is not an error reason of the protocol${hint}`, received: reason }]);
     }
@@ -243,12 +331,19 @@ export class MessageChecker {
     if (!registered) return issuesToFindings([{ pointer: "/code", message: "is not in the error registry", received: error.code }]);
     const findings: Finding[] = [];
     if (method && !this.protocol.errors[registered]!.anyMethod && !this.protocol.methods[method]!.errors.includes(registered)) {
-      findings.push(...issuesToFindings([{ pointer: "/code", message: `"${registered}" is not an error ${method} is registered to return`, received: error.code }]));
+      findings.push(
+        ...issuesToFindings([
+          { pointer: "/code", message: `"${registered}" is not an error ${method} is registered to return`, received: error.code },
+        ]),
+      );
     }
     if (dataType !== undefined) {
       const required = registered !== undefined && this.protocol.errors[registered]!.data !== undefined;
       if (!("data" in error)) {
-        if (required) findings.push(...issuesToFindings([{ pointer: "/data", message: `is missing: error "${registered}" carries data of type ${dataType}` }]));
+        if (required)
+          findings.push(
+            ...issuesToFindings([{ pointer: "/data", message: `is missing: error "${registered}" carries data of type ${dataType}` }]),
+          );
       } else {
         const result = this.protocol.validate(dataType, error.data, this.mode);
         if (!result.ok) findings.push(...issuesToFindings(result.errors.map((e) => ({ ...e, pointer: `/data${e.pointer}` }))));

@@ -51,7 +51,10 @@ export interface RpcClientOptions {
    * "either" notification reach subscribers by name, and an "either" request is sent by
    * position (the form every server of such a method takes).
    */
-  readonly entries?: { readonly methods?: Readonly<Record<string, ParamsEntry>>; readonly notifications?: Readonly<Record<string, ParamsEntry>> };
+  readonly entries?: {
+    readonly methods?: Readonly<Record<string, ParamsEntry>>;
+    readonly notifications?: Readonly<Record<string, ParamsEntry>>;
+  };
 }
 
 type NotificationHandler = (params: unknown, method: string) => void;
@@ -68,8 +71,12 @@ export class RpcClient {
     private readonly options: RpcClientOptions = {},
   ) {
     this.outgoing = new OutgoingRequests((frame) => this.transport.send(frame), {
-      ...(options.validateOutgoing === false ? {} : { validateParams: (method: string, params: unknown) => validators.params(method, params) }),
-      ...(options.validateIncoming === false ? {} : { validateResult: (method: string, result: unknown) => validators.result(method, result) }),
+      ...(options.validateOutgoing === false
+        ? {}
+        : { validateParams: (method: string, params: unknown) => validators.params(method, params) }),
+      ...(options.validateIncoming === false
+        ? {}
+        : { validateResult: (method: string, result: unknown) => validators.result(method, result) }),
       ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
       toWire: (method: string, params: unknown) => wireParams(options.entries?.methods?.[method], params),
     });
@@ -97,7 +104,10 @@ export class RpcClient {
    * Sends several requests as one JSON-RPC batch and resolves, once each has its response,
    * with each outcome in order (a result, or the `RpcError`/`LocalError` it failed with).
    */
-  batch(calls: readonly { readonly method: string; readonly params?: unknown }[], options: RequestOptions = {}): Promise<PromiseSettledResult<unknown>[]> {
+  batch(
+    calls: readonly { readonly method: string; readonly params?: unknown }[],
+    options: RequestOptions = {},
+  ): Promise<PromiseSettledResult<unknown>[]> {
     return Promise.allSettled(this.outgoing.batch(calls, options));
   }
 
@@ -106,7 +116,12 @@ export class RpcClient {
     if (this.closed) throw new LocalError("transport_closed", "the connection is closed");
     if (this.options.validateOutgoing !== false) {
       const issues = (this.validators.outgoingNotification ?? this.validators.notification)(method, params);
-      if (issues) throw new LocalError("invalid_outgoing", `params of notification ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
+      if (issues)
+        throw new LocalError(
+          "invalid_outgoing",
+          `params of notification ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`,
+          issues,
+        );
     }
     await this.transport.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
   }
@@ -142,7 +157,11 @@ export class RpcClient {
       this.protocolError("the peer sent a frame that is not JSON", frame);
       // A server's end answers as JSON-RPC requires: -32700 with a null id.
       if (this.options.answerMalformed && !this.closed) {
-        const reply = { jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}`, data: { reason: "parse_error" } } };
+        const reply = {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32700, message: `Parse error: ${(error as Error).message}`, data: { reason: "parse_error" } },
+        };
         this.transport.send(JSON.stringify(reply)).catch(() => undefined);
       }
       return;
@@ -151,7 +170,11 @@ export class RpcClient {
     if (batch && this.options.batches === false) {
       this.protocolError("the peer sent a batch, and the protocol does not allow JSON-RPC batches", frame);
       if (this.options.answerMalformed && !this.closed) {
-        const reply = { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: the protocol does not allow batches", data: { reason: "invalid_request" } } };
+        const reply = {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32600, message: "Invalid Request: the protocol does not allow batches", data: { reason: "invalid_request" } },
+        };
         this.transport.send(JSON.stringify(reply)).catch(() => undefined);
       }
       return;
@@ -163,11 +186,13 @@ export class RpcClient {
     }
     if (answers.length === 0) return;
     // The requests of one batch are answered in one batch, as JSON-RPC asks.
-    void Promise.all(answers).then((replies) => {
-      const owed = replies.filter((r): r is JsonRpcResponse => r !== undefined);
-      if (owed.length === 0 || this.closed) return;
-      return this.transport.send(JSON.stringify(batch ? owed : owed[0]));
-    }).catch(() => undefined);
+    void Promise.all(answers)
+      .then((replies) => {
+        const owed = replies.filter((r): r is JsonRpcResponse => r !== undefined);
+        if (owed.length === 0 || this.closed) return;
+        return this.transport.send(JSON.stringify(batch ? owed : owed[0]));
+      })
+      .catch(() => undefined);
   }
 
   /** Handles one message; for a request, resolves to its answer. */
@@ -179,7 +204,11 @@ export class RpcClient {
       // answered, so that two ends cannot answer each other forever.
       const responseShaped = message !== null && typeof message === "object" && ("result" in message || "error" in message);
       if (this.options.answerMalformed && !responseShaped) {
-        return Promise.resolve({ jsonrpc: "2.0", id: classified.id, error: { code: -32600, message: `Invalid Request: ${classified.reason}`, data: { reason: "invalid_request" } } });
+        return Promise.resolve({
+          jsonrpc: "2.0",
+          id: classified.id,
+          error: { code: -32600, message: `Invalid Request: ${classified.reason}`, data: { reason: "invalid_request" } },
+        });
       }
     } else if (classified.kind === "response") {
       this.receiveResponse(classified.message, frame);
@@ -190,19 +219,29 @@ export class RpcClient {
       else {
         const read = readParams(entry, params);
         if (read.ok) this.receiveNotification(method, read.value, frame);
-        else this.protocolError(`notification ${method} is invalid: ${read.issues.map((i) => formatIssue(i, "params")).join("; ")}`, frame, read.issues);
+        else
+          this.protocolError(
+            `notification ${method} is invalid: ${read.issues.map((i) => formatIssue(i, "params")).join("; ")}`,
+            frame,
+            read.issues,
+          );
       }
     } else {
       const { id, method } = classified.message;
       if (this.options.serve) return this.options.serve(classified.message) as Promise<JsonRpcResponse | undefined>;
-      return Promise.resolve({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}`, data: { reason: "method_not_found", method } } });
+      return Promise.resolve({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32601, message: `Method not found: ${method}`, data: { reason: "method_not_found", method } },
+      });
     }
     return undefined;
   }
 
   private receiveResponse(response: JsonRpcResponse, frame: string): void {
     if (this.outgoing.settle(response)) return;
-    if (response.id !== null || !("error" in response)) this.protocolError(`a response with unknown id ${JSON.stringify(response.id)}`, frame);
+    if (response.id !== null || !("error" in response))
+      this.protocolError(`a response with unknown id ${JSON.stringify(response.id)}`, frame);
     else this.protocolError(`the peer reported an error without an id: ${response.error.message}`, frame);
   }
 

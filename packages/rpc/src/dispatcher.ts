@@ -62,7 +62,10 @@ export interface DispatcherOptions<Ctx> {
    * may leave them out, and the positional params of an "either" message reach the handler
    * by name; without it, left-out params are read as an empty object.
    */
-  readonly entries?: { readonly methods?: Readonly<Record<string, ParamsEntry>>; readonly notifications?: Readonly<Record<string, ParamsEntry>> };
+  readonly entries?: {
+    readonly methods?: Readonly<Record<string, ParamsEntry>>;
+    readonly notifications?: Readonly<Record<string, ParamsEntry>>;
+  };
 }
 
 export class Dispatcher<Ctx = void> {
@@ -96,7 +99,10 @@ export class Dispatcher<Ctx = void> {
         return JSON.stringify(this.errorResponse(response.id, "internal_error", "Internal error"));
       }
       const { data } = response.error;
-      const issues = data !== null && typeof data === "object" && Array.isArray((data as { errors?: unknown }).errors) ? ((data as { errors: ValidationIssue[] }).errors) : undefined;
+      const issues =
+        data !== null && typeof data === "object" && Array.isArray((data as { errors?: unknown }).errors)
+          ? (data as { errors: ValidationIssue[] }).errors
+          : undefined;
       const trimmed = issues?.map(({ received: _received, ...issue }) => issue);
       const reason = (data as { reason?: unknown } | undefined)?.reason;
       return JSON.stringify({ ...response, error: { ...response.error, data: { ...(trimmed ? { errors: trimmed } : {}), reason } } });
@@ -106,7 +112,8 @@ export class Dispatcher<Ctx = void> {
   /** Handles one parsed message or batch. */
   async handleParsed(parsed: unknown, ctx: Ctx): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
     if (!Array.isArray(parsed)) return this.handleOne(parsed, ctx);
-    if (this.options.batches === false) return this.errorResponse(null, "invalid_request", "Invalid Request: the protocol does not allow batches");
+    if (this.options.batches === false)
+      return this.errorResponse(null, "invalid_request", "Invalid Request: the protocol does not allow batches");
     if (parsed.length === 0) return this.errorResponse(null, "invalid_request", "Invalid Request: an empty batch");
     const limit = this.options.maxBatchSize ?? 1000;
     if (parsed.length > limit) {
@@ -132,7 +139,8 @@ export class Dispatcher<Ctx = void> {
         if (!known || !this.options.onNotification) return undefined;
         const entry = this.options.entries?.notifications?.[method];
         const read = entry ? readParams(entry, params) : { ok: true as const, value: params ?? {} };
-        if (read.ok && (read.value === undefined || !this.options.validateNotification?.(method, read.value))) this.options.onNotification(method, read.value, ctx);
+        if (read.ok && (read.value === undefined || !this.options.validateNotification?.(method, read.value)))
+          this.options.onNotification(method, read.value, ctx);
         return undefined;
       }
       case "request":
@@ -147,7 +155,8 @@ export class Dispatcher<Ctx = void> {
     }
     const entry = this.options.entries?.methods?.[method];
     const read = entry ? readParams(entry, rawParams) : { ok: true as const, value: rawParams ?? {} };
-    if (!read.ok) return this.errorResponse(id, "invalid_params", `Invalid params for ${method}: ${describe(read.issues)}`, { errors: read.issues });
+    if (!read.ok)
+      return this.errorResponse(id, "invalid_params", `Invalid params for ${method}: ${describe(read.issues)}`, { errors: read.issues });
     const params = read.value;
     const issues = params === undefined ? undefined : this.options.validateParams(method, params);
     if (issues) {
@@ -169,7 +178,8 @@ export class Dispatcher<Ctx = void> {
   private toErrorObject(error: unknown, method: string): JsonRpcErrorObject {
     if (error instanceof DomainError) {
       const registered = this.options.errors[error.reason];
-      if (registered?.data !== undefined) return { code: registered.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
+      if (registered?.data !== undefined)
+        return { code: registered.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
       if (registered) return { code: registered.code, message: error.message, data: { ...error.data, reason: error.reason } };
       this.options.onInternalError?.(new Error(`unregistered error reason "${error.reason}": ${error.message}`), method);
       return this.registered("internal_error", "Internal error");

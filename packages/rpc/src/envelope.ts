@@ -20,8 +20,7 @@ export interface JsonRpcNotification {
 }
 
 export type JsonRpcResponse =
-  | { jsonrpc: "2.0"; id: JsonRpcId | null; result: unknown }
-  | { jsonrpc: "2.0"; id: JsonRpcId | null; error: JsonRpcErrorObject };
+  { jsonrpc: "2.0"; id: JsonRpcId | null; result: unknown } | { jsonrpc: "2.0"; id: JsonRpcId | null; error: JsonRpcErrorObject };
 
 /** What a single (non-batch) message is, or why it is not a valid JSON-RPC message. */
 export type Classified =
@@ -34,8 +33,7 @@ function isId(value: unknown): value is JsonRpcId {
   return typeof value === "string" || (typeof value === "number" && Number.isFinite(value));
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** Classifies one parsed message. Unknown members make a message invalid, as JSON-RPC 2.0 defines it. */
 export function classify(value: unknown): Classified {

@@ -59,13 +59,7 @@ export class DomainError extends Error {
 }
 
 /** What went wrong locally. */
-export type LocalErrorKind =
-  | "transport_closed"
-  | "timeout"
-  | "aborted"
-  | "invalid_outgoing"
-  | "invalid_incoming"
-  | "protocol_violation";
+export type LocalErrorKind = "transport_closed" | "timeout" | "aborted" | "invalid_outgoing" | "invalid_incoming" | "protocol_violation";
 
 /** An error that never crosses the wire: a closed transport, a timeout, a message that failed validation. */
 export class LocalError extends Error {

@@ -89,13 +89,7 @@ export interface SequenceRule<N extends string = string, M extends string = stri
 }
 
 export type OrderingRule<N extends string = string, M extends string = string> =
-  | PrecedesRule<N>
-  | LeadsRule<N>
-  | TrailsRule<N>
-  | SingleTerminalRule<N>
-  | QuietAfterRule<N, M>
-  | PairedRule<N>
-  | SequenceRule<N, M>;
+  PrecedesRule<N> | LeadsRule<N> | TrailsRule<N> | SingleTerminalRule<N> | QuietAfterRule<N, M> | PairedRule<N> | SequenceRule<N, M>;
 
 export interface OrderingViolation {
   rule: string;
@@ -167,7 +161,8 @@ function precedes(rule: PrecedesRule, report: Report): RuleCheck {
       const scope = scopeOf(rule.scope, params);
       if (!scope) return;
       if (method === rule.first) opened.add(scope.key);
-      else if (then.has(method) && !opened.has(scope.key)) report(`${method} for ${scope.label} at frame ${at.index} came before its ${rule.first}`, at);
+      else if (then.has(method) && !opened.has(scope.key))
+        report(`${method} for ${scope.label} at frame ${at.index} came before its ${rule.first}`, at);
     },
   };
 }
@@ -187,8 +182,13 @@ function leads(rule: LeadsRule, report: Report): RuleCheck {
       }
       const earlier = led.get(scope.key);
       const other = followed.get(scope.key);
-      if (earlier) report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
-      else if (other) report(`${method} for ${scope.label} at frame ${at.index} came after ${other.method} at frame ${other.at.index}; it must come first`, at);
+      if (earlier)
+        report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
+      else if (other)
+        report(
+          `${method} for ${scope.label} at frame ${at.index} came after ${other.method} at frame ${other.at.index}; it must come first`,
+          at,
+        );
       if (!earlier) led.set(scope.key, at);
     },
   };
@@ -208,11 +208,15 @@ function trails(rule: TrailsRule, report: Report): RuleCheck {
       if (method !== rule.notification) {
         if (earlier && !overtaken.has(scope.key)) {
           overtaken.add(scope.key);
-          report(`${method} for ${scope.label} at frame ${at.index} came after ${rule.notification} at frame ${earlier.index}; ${rule.notification} must come after it`, at);
+          report(
+            `${method} for ${scope.label} at frame ${at.index} came after ${rule.notification} at frame ${earlier.index}; ${rule.notification} must come after it`,
+            at,
+          );
         }
         return;
       }
-      if (earlier) report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
+      if (earlier)
+        report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
       else trailed.set(scope.key, at);
     },
   };
@@ -236,7 +240,10 @@ function singleTerminal(rule: SingleTerminalRule, report: Report, terminated: Te
       if (!seen.has(scope.key)) seen.set(scope.key, { label: scope.label, at });
       const end = ended.get(scope.key);
       if (end && terminals.has(method)) {
-        report(`${method} for ${scope.label} at frame ${at.index} is a second terminal notification: ${end.method} at frame ${end.at.index} already ended it`, at);
+        report(
+          `${method} for ${scope.label} at frame ${at.index} is a second terminal notification: ${end.method} at frame ${end.at.index} already ended it`,
+          at,
+        );
       } else if (end) {
         report(`${method} for ${scope.label} at frame ${at.index} came after ${end.method} at frame ${end.at.index} had ended it`, at);
       } else if (terminals.has(method)) {
@@ -247,7 +254,10 @@ function singleTerminal(rule: SingleTerminalRule, report: Report, terminated: Te
     end(open) {
       for (const [key, { label, at }] of seen) {
         if (ended.has(key) || open(rule.scope, key)) continue;
-        report(`${label}, first seen at frame ${at.index}, has no terminal notification (${rule.terminals.join(" or ")}) by the end of the stream`, at);
+        report(
+          `${label}, first seen at frame ${at.index}, has no terminal notification (${rule.terminals.join(" or ")}) by the end of the stream`,
+          at,
+        );
       }
     },
   };
@@ -321,21 +331,26 @@ function paired(rule: PairedRule, report: Report): RuleCheck {
         const found = keyOf(params, rule.open.key);
         if (!found) return;
         const pair = pairs.get(found.key);
-        if (pair) report(`${method} for ${found.label} at frame ${at.index} opened it a second time (first at frame ${pair.opened.index})`, at);
+        if (pair)
+          report(`${method} for ${found.label} at frame ${at.index} opened it a second time (first at frame ${pair.opened.index})`, at);
         else pairs.set(found.key, { scope: found.scope, label: found.label, opened: at });
       } else if (method === rule.close.notification) {
         const found = keyOf(params, rule.close.key);
         if (!found) return;
         const pair = pairs.get(found.key);
         if (!pair) report(`${method} for ${found.label} at frame ${at.index} came before its ${rule.open.notification}`, at);
-        else if (pair.closed) report(`${method} for ${found.label} at frame ${at.index} closed it a second time (first at frame ${pair.closed.index})`, at);
+        else if (pair.closed)
+          report(`${method} for ${found.label} at frame ${at.index} closed it a second time (first at frame ${pair.closed.index})`, at);
         else pair.closed = at;
       }
     },
     end(open) {
       for (const pair of pairs.values()) {
         if (pair.closed || open(rule.scope, pair.scope.key)) continue;
-        report(`${pair.label}, opened by ${rule.open.notification} at frame ${pair.opened.index}, never got its ${rule.close.notification}`, pair.opened);
+        report(
+          `${pair.label}, opened by ${rule.open.notification} at frame ${pair.opened.index}, never got its ${rule.close.notification}`,
+          pair.opened,
+        );
       }
     },
   };
@@ -352,7 +367,10 @@ function sequence(rule: SequenceRule, report: Report): RuleCheck {
       if (!scope || !Number.isInteger(value)) return;
       const previous = last.get(scope.key);
       if (previous && value !== previous.value + 1) {
-        report(`${method} for ${scope.label} at frame ${at.index} has ${rule.field} ${String(value)}; expected ${previous.value + 1} after ${previous.value} at frame ${previous.at.index}`, at);
+        report(
+          `${method} for ${scope.label} at frame ${at.index} has ${rule.field} ${String(value)}; expected ${previous.value + 1} after ${previous.value} at frame ${previous.at.index}`,
+          at,
+        );
       }
       last.set(scope.key, { value: value as number, at });
     },
@@ -368,7 +386,10 @@ function sequence(rule: SequenceRule, report: Report): RuleCheck {
         const value = valueAt(item, rule.field);
         if (!Number.isInteger(value)) return;
         if (previous !== undefined && value !== previous + 1) {
-          report(`${request.method} result${whose} at frame ${at.index}: ${source.items}/${i}${rule.field} is ${String(value)}; expected ${previous + 1} after ${previous}`, at);
+          report(
+            `${request.method} result${whose} at frame ${at.index}: ${source.items}/${i}${rule.field} is ${String(value)}; expected ${previous + 1} after ${previous}`,
+            at,
+          );
         }
         previous = value as number;
       });
@@ -396,14 +417,23 @@ function checkOf(rule: OrderingRule, report: Report, terminated: Terminated): Ru
 }
 
 /** The side that answers what `direction`'s sender sent. */
-export const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { server_to_client: "client_to_server", client_to_server: "server_to_client" };
+export const OTHER_SIDE: Record<FrameDirection, FrameDirection> = {
+  server_to_client: "client_to_server",
+  client_to_server: "server_to_client",
+};
 
 /** Builds a checker for a set of rules. Generated code calls this with the protocol's own rules. */
 export function createOrderingEngine(rules: readonly OrderingRule[]): OrderingChecker {
   const violations: OrderingViolation[] = [];
   let fresh: OrderingViolation[] = [];
   const terminated: Terminated = new Map();
-  const checks = rules.map((rule) => checkOf(rule, (message, at) => fresh.push({ rule: rule.id, requirement: rule.requirement, message, frameIndex: at.index, frame: at.frame }), terminated));
+  const checks = rules.map((rule) =>
+    checkOf(
+      rule,
+      (message, at) => fresh.push({ rule: rule.id, requirement: rule.requirement, message, frameIndex: at.index, frame: at.frame }),
+      terminated,
+    ),
+  );
   /** Requests waiting for their response, by the sender's direction and id. */
   const pending = new Map<string, { method: string; params: unknown }>();
   const pendingKey = (direction: FrameDirection, id: JsonRpcId | null) => `${direction} ${JSON.stringify(id)}`;
@@ -450,7 +480,8 @@ export function createOrderingEngine(rules: readonly OrderingRule[]): OrderingCh
       // The end of a stream is reported once; a second call finds nothing new.
       if (streamEnded) return [];
       streamEnded = true;
-      const open = (scope: readonly OrderingKeyPart[], key: string) => options.openTurnsAllowed === true && !(terminated.get(scopeId(scope))?.has(key) ?? false);
+      const open = (scope: readonly OrderingKeyPart[], key: string) =>
+        options.openTurnsAllowed === true && !(terminated.get(scopeId(scope))?.has(key) ?? false);
       for (const check of checks) check.end?.(open);
       return take();
     },

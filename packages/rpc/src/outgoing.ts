@@ -45,7 +45,12 @@ export class OutgoingRequests {
   async request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
     if (this.closedBy) throw new LocalError("transport_closed", this.closedBy.message);
     const issues = this.options.validateParams?.(method, params);
-    if (issues) throw new LocalError("invalid_outgoing", `params of ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
+    if (issues)
+      throw new LocalError(
+        "invalid_outgoing",
+        `params of ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`,
+        issues,
+      );
     // An already-aborted signal is a local abort like any other, not the signal's DOMException.
     if (options.signal?.aborted) throw new LocalError("aborted", `${method} was aborted`);
     let wire: unknown;
@@ -59,9 +64,12 @@ export class OutgoingRequests {
     const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params: wire });
     return new Promise<unknown>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-        this.take(id)?.reject(new LocalError("timeout", `${method} got no response within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.take(id)?.reject(new LocalError("timeout", `${method} got no response within ${timeoutMs} ms`));
+            }, timeoutMs);
       const onAbort = () => this.take(id)?.reject(new LocalError("aborted", `${method} was aborted`));
       options.signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.set(id, {
@@ -91,7 +99,12 @@ export class OutgoingRequests {
     if (calls.length === 0) throw new LocalError("invalid_outgoing", "a batch needs at least one request");
     const messages = calls.map(({ method, params }, index) => {
       const issues = this.options.validateParams?.(method, params);
-      if (issues) throw new LocalError("invalid_outgoing", `request ${index} of the batch (${method}) has invalid params: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
+      if (issues)
+        throw new LocalError(
+          "invalid_outgoing",
+          `request ${index} of the batch (${method}) has invalid params: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`,
+          issues,
+        );
       let wire: unknown;
       try {
         wire = this.options.toWire ? this.options.toWire(method, params) : params;
@@ -104,14 +117,22 @@ export class OutgoingRequests {
       (message) =>
         new Promise<unknown>((resolve, reject) => {
           const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
-          const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.take(message.id)?.reject(new LocalError("timeout", `${message.method} got no response within ${timeoutMs} ms`)), timeoutMs);
+          const timer =
+            timeoutMs === undefined
+              ? undefined
+              : setTimeout(
+                  () =>
+                    this.take(message.id)?.reject(new LocalError("timeout", `${message.method} got no response within ${timeoutMs} ms`)),
+                  timeoutMs,
+                );
           this.pending.set(message.id, { method: message.method, resolve, reject, cleanup: () => timer && clearTimeout(timer) });
         }),
     );
     Promise.resolve()
       .then(() => this.send(JSON.stringify(messages)))
       .catch((error: unknown) => {
-        for (const message of messages) this.take(message.id)?.reject(new LocalError("transport_closed", `could not send the batch: ${(error as Error).message}`));
+        for (const message of messages)
+          this.take(message.id)?.reject(new LocalError("transport_closed", `could not send the batch: ${(error as Error).message}`));
       });
     return promises;
   }
@@ -129,7 +150,13 @@ export class OutgoingRequests {
     }
     const issues = this.options.validateResult?.(entry.method, response.result);
     if (issues) {
-      entry.reject(new LocalError("invalid_incoming", `the result of ${entry.method} is invalid: ${issues.map((i) => formatIssue(i, "result")).join("; ")}`, issues));
+      entry.reject(
+        new LocalError(
+          "invalid_incoming",
+          `the result of ${entry.method} is invalid: ${issues.map((i) => formatIssue(i, "result")).join("; ")}`,
+          issues,
+        ),
+      );
       return true;
     }
     entry.resolve(response.result);

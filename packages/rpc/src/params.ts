@@ -27,7 +27,10 @@ export interface ParamsEntry {
 
 export type ReadParams = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly issues: ValidationIssue[] };
 
-const issue = (message: string, received?: unknown): ReadParams => ({ ok: false, issues: [{ pointer: "", message, ...(received === undefined ? {} : { received }) }] });
+const issue = (message: string, received?: unknown): ReadParams => ({
+  ok: false,
+  issues: [{ pointer: "", message, ...(received === undefined ? {} : { received }) }],
+});
 
 /**
  * The params as their schema reads them: undefined when the frame leaves them out (and may),
@@ -35,8 +38,10 @@ const issue = (message: string, received?: unknown): ReadParams => ({ ok: false,
  * presence or structure.
  */
 export function readParams(entry: ParamsEntry, raw: unknown): ReadParams {
-  if (entry.params === undefined) return raw === undefined ? { ok: true, value: undefined } : issue("must be left out: the message takes no params", raw);
-  if (raw === undefined) return entry.paramsOptional ? { ok: true, value: undefined } : issue("are required: the message may not leave its params out");
+  if (entry.params === undefined)
+    return raw === undefined ? { ok: true, value: undefined } : issue("must be left out: the message takes no params", raw);
+  if (raw === undefined)
+    return entry.paramsOptional ? { ok: true, value: undefined } : issue("are required: the message may not leave its params out");
   const structure = entry.paramStructure ?? "by-name";
   const isArray = Array.isArray(raw);
   const isObject = raw !== null && typeof raw === "object" && !isArray;
@@ -48,7 +53,8 @@ export function readParams(entry: ParamsEntry, raw: unknown): ReadParams {
     if (entry.paramNames === undefined) return { ok: true, value: raw };
     const names = entry.paramNames;
     const list = raw as unknown[];
-    if (list.length > names.length) return issue(`has ${list.length} positions; the message takes at most ${names.length} (${names.join(", ")})`, raw);
+    if (list.length > names.length)
+      return issue(`has ${list.length} positions; the message takes at most ${names.length} (${names.join(", ")})`, raw);
     const named: Record<string, unknown> = {};
     list.forEach((value, i) => (named[names[i]!] = value));
     return { ok: true, value: named };
@@ -71,7 +77,14 @@ export function positionalParams(names: readonly string[], named: Record<string,
 
 /** The params as a frame carries them: an "either" message's named params by position, anything else as it is. */
 export function wireParams(entry: ParamsEntry | undefined, params: unknown): unknown {
-  if (entry?.paramStructure !== "either" || entry.paramNames === undefined || params === null || typeof params !== "object" || Array.isArray(params)) return params;
+  if (
+    entry?.paramStructure !== "either" ||
+    entry.paramNames === undefined ||
+    params === null ||
+    typeof params !== "object" ||
+    Array.isArray(params)
+  )
+    return params;
   return positionalParams(entry.paramNames ?? [], params as Record<string, unknown>);
 }
 

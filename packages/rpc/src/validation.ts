@@ -13,9 +13,7 @@ export interface ValidationIssue {
 }
 
 /** The result of validating a value as type `T`. */
-export type ValidationResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; errors: ValidationIssue[] };
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: ValidationIssue[] };
 
 /** The subset of an ajv error object that the formatter reads. */
 export interface RawValidationError {
@@ -66,15 +64,14 @@ export function toIssues(errors: readonly RawValidationError[], root: unknown): 
   const seen = new Set<string>();
   // A failing anyOf/oneOf also reports its branches' errors at the same place; the
   // union's own issue says it better, so branch errors at exactly that place are dropped.
-  const unionPointers = new Set(
-    errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath),
-  );
+  const unionPointers = new Set(errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath));
   for (const error of errors) {
     // The injected tag check reports a bad tag better than the discriminator does.
     if (error.keyword === "discriminator" && errors.length > 1) continue;
     const issue = toIssue(error, root);
     if (!issue) continue;
-    if (error.keyword !== "anyOf" && error.keyword !== "oneOf" && unionPointers.has(issue.pointer) && error.instancePath === issue.pointer) continue;
+    if (error.keyword !== "anyOf" && error.keyword !== "oneOf" && unionPointers.has(issue.pointer) && error.instancePath === issue.pointer)
+      continue;
     const key = `${issue.pointer}\u0000${issue.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -120,7 +117,11 @@ function toIssue(error: RawValidationError, root: unknown): ValidationIssue | un
       return { pointer: `${at}/${escapePointerToken(String(p.missingProperty))}`, message: "is required", expected: "a value" };
     case "additionalProperties":
       return withReceived(
-        { pointer: `${at}/${escapePointerToken(String(p.additionalProperty))}`, message: "is not a known field", expected: "no such field" },
+        {
+          pointer: `${at}/${escapePointerToken(String(p.additionalProperty))}`,
+          message: "is not a known field",
+          expected: "no such field",
+        },
         root,
       );
     case "enum": {
@@ -178,7 +179,10 @@ function tolerated(errors: readonly RawValidationError[]): RawValidationError[] 
   return kept.filter((e) => {
     if (e.keyword !== "anyOf" && e.keyword !== "oneOf") return true;
     const below = errors.filter((o) => o !== e && (o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`)));
-    return below.length === 0 || below.some((o) => o.keyword !== "additionalProperties" && !(o.keyword === "type" && o.instancePath === e.instancePath));
+    return (
+      below.length === 0 ||
+      below.some((o) => o.keyword !== "additionalProperties" && !(o.keyword === "type" && o.instancePath === e.instancePath))
+    );
   });
 }
 
@@ -187,7 +191,12 @@ function tolerated(errors: readonly RawValidationError[]): RawValidationError[] 
  * `report` validator (every error, strict) is given, lists every issue from it, minus
  * what `mode` tolerates.
  */
-export function runValidator<T>(validator: RawValidator, value: unknown, report?: RawValidator, mode: "strict" | "tolerant" = "strict"): ValidationResult<T> {
+export function runValidator<T>(
+  validator: RawValidator,
+  value: unknown,
+  report?: RawValidator,
+  mode: "strict" | "tolerant" = "strict",
+): ValidationResult<T> {
   if (validator(value)) return { ok: true, value: value as T };
   if (report && !report(value)) {
     const errors = toIssues(mode === "tolerant" ? tolerated(report.errors ?? []) : (report.errors ?? []), value);

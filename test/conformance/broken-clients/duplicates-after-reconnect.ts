@@ -58,7 +58,8 @@ async function reconnect(): Promise<void> {
   // Everything again, from the start of each turn.
   for (const turn of turns) {
     const page = await client!.turnItems({ thread_id: turn.threadId, turn_id: turn.turnId });
-    for (const event of page.events) turn.handle({ method: event.method, params: { ...(event.params as unknown as Params), replayed: true } });
+    for (const event of page.events)
+      turn.handle({ method: event.method, params: { ...(event.params as unknown as Params), replayed: true } });
   }
   const later = held;
   held = undefined;
@@ -95,7 +96,10 @@ const handlers: CommandHandlers = {
         turnId,
         handle: ({ method, params }) => {
           if (params.turn_id !== turnId || typeof params.sequence !== "number") return;
-          if (!params.replayed && params.sequence > last + 1) return end({ error: { kind: "invalid_event", message: `events ${last + 1}…${params.sequence - 1} of turn ${turnId} never arrived` } });
+          if (!params.replayed && params.sequence > last + 1)
+            return end({
+              error: { kind: "invalid_event", message: `events ${last + 1}…${params.sequence - 1} of turn ${turnId} never arrived` },
+            });
           last = Math.max(last, params.sequence);
           if (method === "item/agent_message/delta") {
             deltas.push(params.delta as string);
@@ -104,18 +108,37 @@ const handlers: CommandHandlers = {
           else if (method === "turn/permission/request/opened") {
             const request = params.request as { request_id: string; resolve_token?: string };
             const resolution = approvals[asked++];
-            if (resolution) void client!.turnPermissionRequestRespond({ request_id: request.request_id, resolution, ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) }).catch(() => undefined);
+            if (resolution)
+              void client!
+                .turnPermissionRequestRespond({
+                  request_id: request.request_id,
+                  resolution,
+                  ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}),
+                })
+                .catch(() => undefined);
           } else if (method === "turn/question/opened") {
             const question = params.question as { call_id: string; index: number; answer_token: string; options: { id: string }[] };
             const option = question.options[answers[questions++] ?? -1];
-            if (option) void client!.turnQuestionRespond({ thread_id: threadId, turn_id: turnId, call_id: question.call_id, index: question.index, option_id: option.id, answer_token: question.answer_token }).catch(() => undefined);
+            if (option)
+              void client!
+                .turnQuestionRespond({
+                  thread_id: threadId,
+                  turn_id: turnId,
+                  call_id: question.call_id,
+                  index: question.index,
+                  option_id: option.id,
+                  answer_token: question.answer_token,
+                })
+                .catch(() => undefined);
           } else if (method === "turn/completed" || method === "turn/failed") {
             end({ result: { status: (params.turn as { status: string }).status, text: [...texts.values()].join(""), deltas, output } });
           }
         },
       };
       turns.add(turn);
-      client!.turnStart({ thread_id: threadId, turn_id: turnId, input: [{ type: "text", text: command.text as string, textElements: [] }] }).catch((error: unknown) => end(error instanceof RpcError ? failure(error) : failure(error)));
+      client!
+        .turnStart({ thread_id: threadId, turn_id: turnId, input: [{ type: "text", text: command.text as string, textElements: [] }] })
+        .catch((error: unknown) => end(error instanceof RpcError ? failure(error) : failure(error)));
     }),
   close: async () => {
     closing = true;

@@ -26,9 +26,11 @@ const { handlers, end } = sdkCommands({
       },
       receive: (frame) => {
         const message = JSON.parse(frame) as { id?: unknown; method?: string; params?: unknown; result?: unknown };
-        if (message.method !== undefined && known.has(message.method) && notificationIssues(message.method, message.params, "strict")) refuse(`a ${message.method} notification`);
+        if (message.method !== undefined && known.has(message.method) && notificationIssues(message.method, message.params, "strict"))
+          refuse(`a ${message.method} notification`);
         const method = message.id === undefined ? undefined : asked.get(message.id);
-        if (method !== undefined && "result" in message && resultIssues(method, message.result, "strict")) refuse(`the result of ${method}`);
+        if (method !== undefined && "result" in message && resultIssues(method, message.result, "strict"))
+          refuse(`the result of ${method}`);
       },
     }),
 });

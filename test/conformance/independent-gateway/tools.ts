@@ -21,7 +21,12 @@ export interface ToolSpec {
   readonly name: string;
   readonly kind: ToolKind;
   readonly description: string;
-  readonly parameters: { type: "object"; properties: Record<string, { type: string; description: string }>; required: string[]; additionalProperties: false };
+  readonly parameters: {
+    type: "object";
+    properties: Record<string, { type: string; description: string }>;
+    required: string[];
+    additionalProperties: false;
+  };
 }
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -29,7 +34,12 @@ export const TOOLS: readonly ToolSpec[] = [
     name: "run_command",
     kind: "shell_command",
     description: "Runs a POSIX shell command in the thread's folder and returns its standard output.",
-    parameters: { type: "object", properties: { cmd: { type: "string", description: "the command line" } }, required: ["cmd"], additionalProperties: false },
+    parameters: {
+      type: "object",
+      properties: { cmd: { type: "string", description: "the command line" } },
+      required: ["cmd"],
+      additionalProperties: false,
+    },
   },
   {
     name: "create_file",
@@ -37,7 +47,10 @@ export const TOOLS: readonly ToolSpec[] = [
     description: "Writes a file (relative to the thread's folder), replacing what was there.",
     parameters: {
       type: "object",
-      properties: { file_path: { type: "string", description: "where, relative to the thread's folder" }, body: { type: "string", description: "the whole new content" } },
+      properties: {
+        file_path: { type: "string", description: "where, relative to the thread's folder" },
+        body: { type: "string", description: "the whole new content" },
+      },
       required: ["file_path", "body"],
       additionalProperties: false,
     },
@@ -46,7 +59,12 @@ export const TOOLS: readonly ToolSpec[] = [
     name: "open_file",
     kind: "file_read",
     description: "Returns the content of a file (relative to the thread's folder).",
-    parameters: { type: "object", properties: { file_path: { type: "string", description: "which file, relative to the thread's folder" } }, required: ["file_path"], additionalProperties: false },
+    parameters: {
+      type: "object",
+      properties: { file_path: { type: "string", description: "which file, relative to the thread's folder" } },
+      required: ["file_path"],
+      additionalProperties: false,
+    },
   },
   {
     name: "delegate",
@@ -54,7 +72,10 @@ export const TOOLS: readonly ToolSpec[] = [
     description: "Hands a task to the agent at the other end of a delegation route and returns its answer.",
     parameters: {
       type: "object",
-      properties: { task: { type: "string", description: "what the other agent is to do" }, route: { type: "string", description: "the delegation route's id" } },
+      properties: {
+        task: { type: "string", description: "what the other agent is to do" },
+        route: { type: "string", description: "the delegation route's id" },
+      },
       required: ["task", "route"],
       additionalProperties: false,
     },
@@ -69,7 +90,8 @@ export class ToolArgumentError extends Error {}
 /** The string argument `name`, or a ToolArgumentError naming it. */
 export function stringArg(args: Record<string, unknown>, tool: string, name: string): string {
   const value = args[name];
-  if (typeof value !== "string" || value === "") throw new ToolArgumentError(`${tool}: argument "${name}" must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== "string" || value === "")
+    throw new ToolArgumentError(`${tool}: argument "${name}" must be a non-empty string, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -106,7 +128,10 @@ export function runCommand(cmd: string, cwd: string, onOutput: (stream: "stdout"
 
 export async function writeInside(folder: string, path: string, body: string): Promise<"add" | "modify"> {
   const full = inside(folder, path, "create_file");
-  const existed = await readFile(full).then(() => true, () => false);
+  const existed = await readFile(full).then(
+    () => true,
+    () => false,
+  );
   await mkdir(dirname(full), { recursive: true });
   await writeFile(full, body, "utf8");
   return existed ? "modify" : "add";

@@ -12,7 +12,9 @@ function capture(isTTY = false): ConsoleStream & { text: () => string; writes: s
 
 function run(stream: ConsoleStream, report: RunReport, env: Record<string, string | undefined> = {}) {
   const reporter = createConsoleReporter(stream, { env });
-  const expectedFailures = report.results.filter((r) => r.expectedFailure).map((r) => ({ id: r.id, reason: r.expectedFailureReason ?? "" }));
+  const expectedFailures = report.results
+    .filter((r) => r.expectedFailure)
+    .map((r) => ({ id: r.id, reason: r.expectedFailureReason ?? "" }));
   reporter.onStart({ ...meta, capabilities: report.capabilities, requirementIds: report.results.map((r) => r.id), expectedFailures });
   return reporter;
 }
@@ -75,10 +77,17 @@ describe("the console reporter", () => {
   it("says a run was undetermined when errors stand in the way", () => {
     const out = capture();
     const report = certifiedReport();
-    const errored: RunReport = { ...report, certified: false, achievedLevel: "none", results: report.results.map((r) => (r.id === "CORE-001" ? { ...r, outcome: "error", message: "timed out" } : r)) };
+    const errored: RunReport = {
+      ...report,
+      certified: false,
+      achievedLevel: "none",
+      results: report.results.map((r) => (r.id === "CORE-001" ? { ...r, outcome: "error", message: "timed out" } : r)),
+    };
     run(out, errored).onEnd(errored);
     expect(out.text()).toContain("Not determined (harness error or not run): CORE-001\n");
-    expect(out.text()).toContain("Could not be determined: level none achieved, Full requested; MUSTs it needs errored, were not reached or were not run\n");
+    expect(out.text()).toContain(
+      "Could not be determined: level none achieved, Full requested; MUSTs it needs errored, were not reached or were not run\n",
+    );
   });
 
   it("leads with the gateway's stop, once, and names what it left not reached", () => {
@@ -98,7 +107,11 @@ describe("the console reporter", () => {
         notReached: 1,
       },
       results: report.results.map((r) =>
-        r.id === "CORE-001" ? { ...r, outcome: "fail", message: "the gateway exited with code 1" } : r.id === "PERM-001" ? { ...r, outcome: "not_reached", message: "the gateway exited with code 1 (reported under CORE-001)" } : r,
+        r.id === "CORE-001"
+          ? { ...r, outcome: "fail", message: "the gateway exited with code 1" }
+          : r.id === "PERM-001"
+            ? { ...r, outcome: "not_reached", message: "the gateway exited with code 1 (reported under CORE-001)" }
+            : r,
       ),
     };
     const reporter = run(out, stopped);
@@ -106,7 +119,9 @@ describe("the console reporter", () => {
     for (const result of stopped.results) reporter.onResult(result);
     reporter.onEnd(stopped);
     const text = out.text();
-    expect(text).toContain('The gateway exited with code 1 after the suite sent (in "JSON-RPC errors", CORE-001):\n    {"jsonrpc": "2.0", "id": 1, "method": \n');
+    expect(text).toContain(
+      'The gateway exited with code 1 after the suite sent (in "JSON-RPC errors", CORE-001):\n    {"jsonrpc": "2.0", "id": 1, "method": \n',
+    );
     expect(text).toContain('    unanswered: thread/start (id 3, from "threads")\n');
     expect(text).toContain("    Reported as a failure of CORE-001; 1 requirement was not reached because of it.\n");
     expect(text.split("ValueError: not JSON")).toHaveLength(2);
@@ -129,7 +144,11 @@ describe("console formatting", () => {
 
   it("leaves zero counts out", () => {
     expect(formatCounts({ total: 0, pass: 0, fail: 0, not_reached: 0, skipped: 0, error: 0, expected: 0 })).toBe("none");
-    expect(formatCounts({ total: 5, pass: 2, fail: 2, not_reached: 0, skipped: 0, error: 1, expected: 1 })).toBe("2 passed, 2 failed (1 expected), 1 error");
-    expect(formatCounts({ total: 6, pass: 2, fail: 1, not_reached: 3, skipped: 0, error: 0, expected: 0 })).toBe("2 passed, 1 failed, 3 not reached");
+    expect(formatCounts({ total: 5, pass: 2, fail: 2, not_reached: 0, skipped: 0, error: 1, expected: 1 })).toBe(
+      "2 passed, 2 failed (1 expected), 1 error",
+    );
+    expect(formatCounts({ total: 6, pass: 2, fail: 1, not_reached: 3, skipped: 0, error: 0, expected: 0 })).toBe(
+      "2 passed, 1 failed, 3 not reached",
+    );
   });
 });

@@ -15,7 +15,8 @@ import { verdictOf } from "../../../packages/conformance/src/verdict.js";
 import { everyCombinationReport } from "./fixtures.js";
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });
-for (const name of ["report", "certificate", "badge"]) ajv.addSchema(JSON.parse(readFileSync(`packages/conformance/src/schemas/${name}.schema.json`, "utf8")) as object);
+for (const name of ["report", "certificate", "badge"])
+  ajv.addSchema(JSON.parse(readFileSync(`packages/conformance/src/schemas/${name}.schema.json`, "utf8")) as object);
 
 describe("every capability, level and outcome", () => {
   const report = everyCombinationReport();

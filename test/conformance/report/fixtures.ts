@@ -2,11 +2,26 @@
  * Synthetic results and run reports for the reporter tests: every outcome, level and
  * capability, an expected failure, a stale entry, an invalid frame and a transcript.
  */
-import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type Level, type Outcome, type RequirementResult, type RunReport } from "../../../packages/conformance/src/results.js";
+import {
+  CAPABILITIES,
+  LEVELS,
+  OUTCOMES,
+  type Capability,
+  type Level,
+  type Outcome,
+  type RequirementResult,
+  type RunReport,
+} from "../../../packages/conformance/src/results.js";
 import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "../../../packages/conformance/src/verdict.js";
 
 /** A result with plausible defaults; `id` is also the statement's subject. */
-export function result(id: string, capability: Capability, level: Level, outcome: Outcome, extra: Partial<RequirementResult> = {}): RequirementResult {
+export function result(
+  id: string,
+  capability: Capability,
+  level: Level,
+  outcome: Outcome,
+  extra: Partial<RequirementResult> = {},
+): RequirementResult {
   return {
     id,
     level,
@@ -38,7 +53,7 @@ export function smallResults(): RequirementResult[] {
     result("CORE-001", "core", "MUST", "pass", { durationMs: 8 }),
     result("CORE-002", "core", "MUST", "fail", {
       durationMs: 40,
-      message: "turn/get answered status \"Running\"; expected \"Completed\" after turn/completed",
+      message: 'turn/get answered status "Running"; expected "Completed" after turn/completed',
       transcript: [
         { direction: "sent", atMs: 3, frame: startRequest },
         { direction: "received", atMs: 9, frame: { jsonrpc: "2.0", id: 1, result: { turn: { id: "tu_1", status: "InProgress" } } } },
@@ -48,14 +63,19 @@ export function smallResults(): RequirementResult[] {
     result("PERM-001", "permissions", "MUST", "pass", { durationMs: 21 }),
     result("ROUTE-001", "routes", "MUST", "fail", {
       durationMs: 33,
-      message: "response to turn/start is invalid: result/turn/status: must be one of InProgress, Completed, Interrupted, Failed; got \"Running\"",
+      message:
+        'response to turn/start is invalid: result/turn/status: must be one of InProgress, Completed, Interrupted, Failed; got "Running"',
       invalidFrame: badResponse,
       transcript: [
         { direction: "sent", atMs: 50, frame: startRequest },
         { direction: "received", atMs: 61, frame: badResponse },
       ],
     }),
-    result("ROUTE-002", "routes", "MAY", "error", { durationMs: 5000, message: "timed out after 5000 ms waiting for agent/route/create", transcript: [] }),
+    result("ROUTE-002", "routes", "MAY", "error", {
+      durationMs: 5000,
+      message: "timed out after 5000 ms waiting for agent/route/create",
+      transcript: [],
+    }),
     result("WORK-001", "work", "MUST", "skipped"),
   ];
 }
@@ -67,7 +87,11 @@ export const smallExpected: ExpectedFailure[] = [
 
 /** The small run, finished: not certified (ROUTE-001 fails, PERM-001 is stale), Core achieved. */
 export function smallReport(): RunReport {
-  const verdict = computeVerdict(smallResults(), { capabilities: meta.capabilities, requestedLevel: meta.requestedLevel, expectedFailures: smallExpected });
+  const verdict = computeVerdict(smallResults(), {
+    capabilities: meta.capabilities,
+    requestedLevel: meta.requestedLevel,
+    expectedFailures: smallExpected,
+  });
   return toRunReport(meta, "2026-11-30T12:00:07.250Z", verdict);
 }
 
@@ -94,14 +118,22 @@ export function everyCombinationReport(): RunReport {
         results.push(
           result(id, capability, level, outcome, {
             durationMs: results.length * 7,
-            ...(failing ? { message: `${id} went wrong`, transcript: [{ direction: "sent", atMs: results.length, frame: startRequest }] } : {}),
+            ...(failing
+              ? { message: `${id} went wrong`, transcript: [{ direction: "sent", atMs: results.length, frame: startRequest }] }
+              : {}),
           }),
         );
       }
     }
   }
-  const expectedFailures = results.filter((r) => r.outcome === "fail" && r.capability !== "routes" && r.id !== "PERMISSIONS-MUST-FAIL").map((r) => ({ id: r.id, reason: `known: ${r.id}` }));
+  const expectedFailures = results
+    .filter((r) => r.outcome === "fail" && r.capability !== "routes" && r.id !== "PERMISSIONS-MUST-FAIL")
+    .map((r) => ({ id: r.id, reason: `known: ${r.id}` }));
   expectedFailures.push({ id: "CORE-SHOULD-PASS", reason: "fixed since" });
   const verdict = computeVerdict(results, { capabilities: ["core", "permissions", "windows"], requestedLevel: "core", expectedFailures });
-  return toRunReport({ ...meta, capabilities: ["core", "permissions", "windows"], requestedLevel: "core" }, "2026-11-30T12:01:00.000Z", verdict);
+  return toRunReport(
+    { ...meta, capabilities: ["core", "permissions", "windows"], requestedLevel: "core" },
+    "2026-11-30T12:01:00.000Z",
+    verdict,
+  );
 }

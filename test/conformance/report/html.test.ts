@@ -37,8 +37,17 @@ describe("the HTML report", () => {
     const html = renderHtml({
       ...report,
       certified: false,
-      stopped: { summary: "the gateway exited on SIGSEGV", signal: "SIGSEGV", stderr: "Segmentation fault <core dumped>", inFlight: [], requirement: "CORE-001", notReached: 1 },
-      results: report.results.map((r) => (r.id === "PERM-001" ? { ...r, outcome: "not_reached", message: "the gateway exited on SIGSEGV (reported under CORE-001)" } : r)),
+      stopped: {
+        summary: "the gateway exited on SIGSEGV",
+        signal: "SIGSEGV",
+        stderr: "Segmentation fault <core dumped>",
+        inFlight: [],
+        requirement: "CORE-001",
+        notReached: 1,
+      },
+      results: report.results.map((r) =>
+        r.id === "PERM-001" ? { ...r, outcome: "not_reached", message: "the gateway exited on SIGSEGV (reported under CORE-001)" } : r,
+      ),
     });
     const stop = html.indexOf("<strong>The gateway exited on SIGSEGV</strong>");
     expect(stop).toBeGreaterThan(html.indexOf('<div class="verdict '));
@@ -70,7 +79,9 @@ describe("the HTML report", () => {
 
   it("shows the verdict, the MUST results per capability and SHOULD/MAY apart", () => {
     const html = renderHtml(smallReport());
-    expect(html).toContain("<strong>Not certified</strong>Full requested, Core achieved; failing MUSTs: ROUTE-001; stale expected failures: PERM-001.");
+    expect(html).toContain(
+      "<strong>Not certified</strong>Full requested, Core achieved; failing MUSTs: ROUTE-001; stale expected failures: PERM-001.",
+    );
     expect(html).toContain("<tr><td>core</td><td>yes</td><td>1 passed, 1 failed (1 expected)</td></tr>");
     expect(html).toContain('<tr><td>work</td><td><span class="muted">no</span></td><td>1 skipped</td></tr>');
     expect(html).toContain("SHOULD: 1 passed · MAY: 1 error");
@@ -79,7 +90,10 @@ describe("the HTML report", () => {
 
   it("gives each failure and harness error its message, invalid frame and marked transcript", () => {
     const html = renderHtml(smallReport());
-    const route = html.slice(html.indexOf('<article class="result" id="req-ROUTE-001">'), html.indexOf("</article>", html.indexOf('id="req-ROUTE-001"')));
+    const route = html.slice(
+      html.indexOf('<article class="result" id="req-ROUTE-001">'),
+      html.indexOf("</article>", html.indexOf('id="req-ROUTE-001"')),
+    );
     expect(route).toContain("must be one of InProgress, Completed, Interrupted, Failed; got &quot;Running&quot;");
     expect(route).toContain("<h3>Invalid frame</h3>");
     expect(route).toContain('<div class="frame sent"><div class="label mono">→ sent +50 ms</div>');

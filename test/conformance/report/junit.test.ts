@@ -24,7 +24,7 @@ describe("the JUnit report", () => {
   });
 
   it("escapes markup, quotes and characters XML cannot hold", () => {
-    const message = 'got </failure><x a="1"> & \'quoted\' \u0000\u001b[31m\u0007 \uD800 ]]> end';
+    const message = "got </failure><x a=\"1\"> & 'quoted' \u0000\u001b[31m\u0007 \uD800 ]]> end";
     const report: RunReport = {
       ...certifiedReport(),
       results: [
@@ -35,7 +35,8 @@ describe("the JUnit report", () => {
       ],
     };
     const xml = renderJunit(report);
-    const inAttribute = "got &lt;/failure&gt;&lt;x a=&quot;1&quot;&gt; &amp; &apos;quoted&apos; \\u0000\\u001B[31m\\u0007 \\uD800 ]]&gt; end";
+    const inAttribute =
+      "got &lt;/failure&gt;&lt;x a=&quot;1&quot;&gt; &amp; &apos;quoted&apos; \\u0000\\u001B[31m\\u0007 \\uD800 ]]&gt; end";
     const inText = "got &lt;/failure&gt;&lt;x a=\"1\"&gt; &amp; 'quoted' \\u0000\\u001B[31m\\u0007 \\uD800 ]]&gt; end";
     expect(xml).toContain(`<failure type="MUST" message="${inAttribute}">${inText}</failure>`);
     expect(xml).toContain('"text": "\\u001b&lt;b&gt;"');
@@ -54,8 +55,10 @@ describe("the JUnit report", () => {
   // Any UTF-16 string, lone surrogates and every control character included.
   const anyText = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((n) => String.fromCharCode(n)), maxLength: 40 });
   // Only characters XML 1.0 allows, and markup characters only as entity or character references.
-  const wellFormedText = /^(?:[\t\n\r\u0020-\u0025\u0027-\u003B\u003D\u003F-\uD7FF\uE000-\uFFFD]|[\uD800-\uDBFF][\uDC00-\uDFFF]|>|&(?:amp|lt|gt|quot|apos|#\d+);)*$/;
-  const wellFormedAttribute = /^(?:[\u0020\u0021\u0023-\u0025\u0028-\u003B\u003D\u003F-\uD7FF\uE000-\uFFFD]|[\uD800-\uDBFF][\uDC00-\uDFFF]|&(?:amp|lt|gt|quot|apos|#\d+);)*$/;
+  const wellFormedText =
+    /^(?:[\t\n\r\u0020-\u0025\u0027-\u003B\u003D\u003F-\uD7FF\uE000-\uFFFD]|[\uD800-\uDBFF][\uDC00-\uDFFF]|>|&(?:amp|lt|gt|quot|apos|#\d+);)*$/;
+  const wellFormedAttribute =
+    /^(?:[\u0020\u0021\u0023-\u0025\u0028-\u003B\u003D\u003F-\uD7FF\uE000-\uFFFD]|[\uD800-\uDBFF][\uDC00-\uDFFF]|&(?:amp|lt|gt|quot|apos|#\d+);)*$/;
 
   it("writes any string as well-formed text and attribute values", () => {
     fc.assert(

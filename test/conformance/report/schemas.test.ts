@@ -11,7 +11,10 @@ import { renderJsonReport } from "../../../packages/conformance/src/report/json.
 import { CAPABILITIES, LEVELS, OUTCOMES, type RunReport } from "../../../packages/conformance/src/results.js";
 import { certifiedReport, meta, result, smallReport } from "./fixtures.js";
 
-const schema = (name: string) => JSON.parse(readFileSync(`packages/conformance/src/schemas/${name}.schema.json`, "utf8")) as Record<string, unknown> & { $defs: Record<string, { enum?: unknown[] }> };
+const schema = (name: string) =>
+  JSON.parse(readFileSync(`packages/conformance/src/schemas/${name}.schema.json`, "utf8")) as Record<string, unknown> & {
+    $defs: Record<string, { enum?: unknown[] }>;
+  };
 const ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });
 for (const name of ["report", "certificate", "badge", "expected-failures"]) ajv.addSchema(schema(name));
 const validator = (name: string) => ajv.getSchema(`https://turnspec.dev/schemas/conformance/${name}.schema.json`)!;
@@ -34,7 +37,10 @@ function everyField(): RunReport {
       signal: "SIGTERM",
       stderr: "Traceback",
       after: { frame: '{"jsonrpc": ', atMs: 12, scenario: "JSON-RPC errors", requirement: "CORE-001" },
-      inFlight: [{ id: 3, method: "thread/start", scenario: "threads" }, { id: "cert-raw-1", method: "cert/no_such_method" }],
+      inFlight: [
+        { id: 3, method: "thread/start", scenario: "threads" },
+        { id: "cert-raw-1", method: "cert/no_such_method" },
+      ],
       requirement: "CORE-001",
       notReached: 2,
     },
@@ -119,7 +125,12 @@ describe("the badge", () => {
   const certifiedCore = (): RunReport => ({ ...certifiedReport(), requestedLevel: "core", achievedLevel: "core" });
   const undetermined = (): RunReport => {
     const report = certifiedReport();
-    return { ...report, certified: false, achievedLevel: "none", results: [result("CORE-001", "core", "MUST", "error", { message: "timed out" })] };
+    return {
+      ...report,
+      certified: false,
+      achievedLevel: "none",
+      results: [result("CORE-001", "core", "MUST", "error", { message: "timed out" })],
+    };
   };
   const coreOnly = (): RunReport => {
     const report = certifiedReport();

@@ -45,8 +45,20 @@ export const DEFAULT_MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
 /** An open interrupt, as the gateway's log has it: waiting for a run's resume entry. */
 type Pending =
-  | { readonly kind: "approval"; readonly turnId: string; readonly afterSequence: number; readonly request: TurnPermissionApprovalRequest; answer(resolution: "allow_once" | "allow_for_turn" | "deny"): Promise<unknown> }
-  | { readonly kind: "question"; readonly turnId: string; readonly afterSequence: number; readonly question: TurnQuestion; answer(optionId: string): Promise<unknown> };
+  | {
+      readonly kind: "approval";
+      readonly turnId: string;
+      readonly afterSequence: number;
+      readonly request: TurnPermissionApprovalRequest;
+      answer(resolution: "allow_once" | "allow_for_turn" | "deny"): Promise<unknown>;
+    }
+  | {
+      readonly kind: "question";
+      readonly turnId: string;
+      readonly afterSequence: number;
+      readonly question: TurnQuestion;
+      answer(optionId: string): Promise<unknown>;
+    };
 
 /** A request the bridge refuses: the HTTP status and what was wrong, and where. */
 export class AgUiRequestError extends Error {
@@ -135,7 +147,12 @@ export class AgUiBridge {
     } else {
       const text = lastUserText(input);
       const threadId = await this.threadFor(input.threadId);
-      stream = streamTurn(this.connection, { ...this.options.turn, thread_id: threadId, turn_id: input.runId, input: [{ type: "text", text, textElements: [] }] });
+      stream = streamTurn(this.connection, {
+        ...this.options.turn,
+        thread_id: threadId,
+        turn_id: input.runId,
+        input: [{ type: "text", text, textElements: [] }],
+      });
     }
     return checked(this.translate(input, stream));
   }
@@ -150,18 +167,30 @@ export class AgUiBridge {
     if (turnId === undefined) return open;
     const respond = connectionResponder(this.connection);
     const answer = connectionAnswerer(this.connection);
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await this.connection.client.turnItems({ thread_id: threadId, turn_id: turnId, after_sequence: after });
       for (const [i, n] of replayedNotifications(page.events, turnId).entries()) {
         const sequence = page.events[i]!.sequence;
         if (n.method === "turn/permission/request/opened") {
           const request = n.params.request;
-          open.set(request.request_id, { kind: "approval", turnId, afterSequence: sequence, request, answer: (resolution) => respond(request, resolution) });
+          open.set(request.request_id, {
+            kind: "approval",
+            turnId,
+            afterSequence: sequence,
+            request,
+            answer: (resolution) => respond(request, resolution),
+          });
         } else if (n.method === "turn/permission/request/resolved") {
           open.delete(n.params.request_id);
         } else if (n.method === "turn/question/opened") {
           const question = n.params.question;
-          open.set(questionInterruptId(turnId, question), { kind: "question", turnId, afterSequence: sequence, question, answer: (optionId) => answer(threadId, turnId, question, optionId) });
+          open.set(questionInterruptId(turnId, question), {
+            kind: "question",
+            turnId,
+            afterSequence: sequence,
+            question,
+            answer: (optionId) => answer(threadId, turnId, question, optionId),
+          });
         } else if (n.method === "turn/question/resolved") {
           open.delete(questionInterruptId(turnId, n.params));
         }
@@ -176,16 +205,30 @@ export class AgUiBridge {
    * Applies the resume entries, which must answer every open interrupt of the thread.
    * Returns the turn they belong to and the sequence its stream goes on after.
    */
-  private async answer(aguiThread: string, open: Map<string, Pending>, resume: readonly ResumeEntry[]): Promise<{ turnId: string; afterSequence: number }> {
+  private async answer(
+    aguiThread: string,
+    open: Map<string, Pending>,
+    resume: readonly ResumeEntry[],
+  ): Promise<{ turnId: string; afterSequence: number }> {
     const answered = new Set(resume.map((r) => r.interruptId));
     for (const [i, entry] of resume.entries()) {
       if (!open.has(entry.interruptId)) {
-        const why = this.threads.get(aguiThread) === undefined ? "this bridge has no gateway thread for it" : "it was never opened, or was answered, expired or cancelled already";
-        throw new AgUiRequestError(400, `resume[${i}].interruptId ${JSON.stringify(entry.interruptId)} names no open interrupt of thread ${aguiThread}: ${why}`);
+        const why =
+          this.threads.get(aguiThread) === undefined
+            ? "this bridge has no gateway thread for it"
+            : "it was never opened, or was answered, expired or cancelled already";
+        throw new AgUiRequestError(
+          400,
+          `resume[${i}].interruptId ${JSON.stringify(entry.interruptId)} names no open interrupt of thread ${aguiThread}: ${why}`,
+        );
       }
     }
     const missing = [...open.keys()].filter((id) => !answered.has(id));
-    if (missing.length) throw new AgUiRequestError(400, `the run must resume every open interrupt of thread ${aguiThread}; not answered: ${missing.join(", ")}`);
+    if (missing.length)
+      throw new AgUiRequestError(
+        400,
+        `the run must resume every open interrupt of thread ${aguiThread}; not answered: ${missing.join(", ")}`,
+      );
     // Checked whole before anything is sent: a bad entry answers nothing.
     const answers = resume.map((entry, i) => {
       const pending = open.get(entry.interruptId)!;
@@ -193,14 +236,24 @@ export class AgUiBridge {
       if (pending.kind === "approval") {
         const resolution = entry.status === "cancelled" ? "deny" : payload.resolution;
         if (typeof resolution !== "string" || !APPROVAL_ANSWERS.has(resolution)) {
-          throw new AgUiRequestError(400, `resume[${i}].payload.resolution must be allow_once, allow_for_turn or deny for approval ${entry.interruptId}, got ${JSON.stringify(resolution)}`);
+          throw new AgUiRequestError(
+            400,
+            `resume[${i}].payload.resolution must be allow_once, allow_for_turn or deny for approval ${entry.interruptId}, got ${JSON.stringify(resolution)}`,
+          );
         }
         return () => pending.answer(resolution as "allow_once" | "allow_for_turn" | "deny");
       }
-      if (entry.status === "cancelled") throw new AgUiRequestError(400, `resume[${i}] cancels question ${entry.interruptId}: a question is answered with payload.optionId, or ends with its turn`);
+      if (entry.status === "cancelled")
+        throw new AgUiRequestError(
+          400,
+          `resume[${i}] cancels question ${entry.interruptId}: a question is answered with payload.optionId, or ends with its turn`,
+        );
       const optionId = payload.optionId;
       if (typeof optionId !== "string" || !pending.question.options.some((o) => o.id === optionId)) {
-        throw new AgUiRequestError(400, `resume[${i}].payload.optionId must be one of ${pending.question.options.map((o) => o.id).join(", ")} for question ${entry.interruptId}, got ${JSON.stringify(optionId)}`);
+        throw new AgUiRequestError(
+          400,
+          `resume[${i}].payload.optionId must be one of ${pending.question.options.map((o) => o.id).join(", ")} for question ${entry.interruptId}, got ${JSON.stringify(optionId)}`,
+        );
       }
       return () => pending.answer(optionId);
     });
@@ -288,14 +341,24 @@ export class AgUiBridge {
             const id = toolCallId(event.item);
             callOfItem.set(event.item.id, id);
             yield { type: "TOOL_CALL_START", toolCallId: id, toolCallName: event.name } as BaseEvent;
-            const args = (event.item as { arguments?: unknown; prompt?: unknown }).arguments ?? ((event.item as { prompt?: unknown }).prompt === undefined ? undefined : { prompt: (event.item as { prompt: unknown }).prompt });
+            const args =
+              (event.item as { arguments?: unknown; prompt?: unknown }).arguments ??
+              ((event.item as { prompt?: unknown }).prompt === undefined
+                ? undefined
+                : { prompt: (event.item as { prompt: unknown }).prompt });
             if (args !== undefined) yield { type: "TOOL_CALL_ARGS", toolCallId: id, delta: JSON.stringify(args) } as BaseEvent;
             yield { type: "TOOL_CALL_END", toolCallId: id } as BaseEvent;
             break;
           }
           case "tool_completed": {
             const id = toolCallId(event.item);
-            yield { type: "TOOL_CALL_RESULT", messageId: `${event.item.id}_result`, toolCallId: id, content: toolResult(event.item), role: "tool" } as BaseEvent;
+            yield {
+              type: "TOOL_CALL_RESULT",
+              messageId: `${event.item.id}_result`,
+              toolCallId: id,
+              content: toolResult(event.item),
+              role: "tool",
+            } as BaseEvent;
             break;
           }
           case "approval_pending": {
@@ -306,7 +369,11 @@ export class AgUiBridge {
                 reason: "tool_approval",
                 message: request.summary ?? (request.title || request.tool_name),
                 ...(request.item_id && callOfItem.has(request.item_id) ? { toolCallId: callOfItem.get(request.item_id)! } : {}),
-                responseSchema: { type: "object", required: ["resolution"], properties: { resolution: { enum: [...(request.allowed_scopes ?? ["allow_once"]), "deny"] } } },
+                responseSchema: {
+                  type: "object",
+                  required: ["resolution"],
+                  properties: { resolution: { enum: [...(request.allowed_scopes ?? ["allow_once"]), "deny"] } },
+                },
                 ...(request.expires_at ? { expiresAt: request.expires_at } : {}),
                 metadata: { tool_name: request.tool_name, action: request.action, reason: request.reason },
               },
@@ -325,7 +392,11 @@ export class AgUiBridge {
                   id: questionInterruptId(turnId, question),
                   reason: "question",
                   message: question.question,
-                  responseSchema: { type: "object", required: ["optionId"], properties: { optionId: { enum: question.options.map((o) => o.id) } } },
+                  responseSchema: {
+                    type: "object",
+                    required: ["optionId"],
+                    properties: { optionId: { enum: question.options.map((o) => o.id) } },
+                  },
                   expiresAt: question.expires_at,
                   metadata: { header: question.header, options: question.options, already_surfaced: alreadySurfaced },
                 };
@@ -334,7 +405,16 @@ export class AgUiBridge {
             return;
           }
           case "handoff_started":
-            yield { type: "CUSTOM", name: "turnspec.handoff_started", value: { child_agent_id: event.child_agent_id, child_thread_id: event.child_thread_id, child_turn_id: event.child_turn_id, reason: event.reason } } as BaseEvent;
+            yield {
+              type: "CUSTOM",
+              name: "turnspec.handoff_started",
+              value: {
+                child_agent_id: event.child_agent_id,
+                child_thread_id: event.child_thread_id,
+                child_turn_id: event.child_turn_id,
+                reason: event.reason,
+              },
+            } as BaseEvent;
             break;
           case "invite_delivery":
             // An AG-UI front end is no one's direct message: the code never goes to it. The
@@ -342,23 +422,48 @@ export class AgUiBridge {
             yield {
               type: "CUSTOM",
               name: "turnspec.invite_delivery",
-              value: { target_user_id: event.targetUserId, inviter_display: event.inviterDisplay, delivered: false, notice: inviteNotDelivered({ targetUserId: event.targetUserId, redacted: true }) },
+              value: {
+                target_user_id: event.targetUserId,
+                inviter_display: event.inviterDisplay,
+                delivered: false,
+                notice: inviteNotDelivered({ targetUserId: event.targetUserId, redacted: true }),
+              },
             } as BaseEvent;
             break;
           case "wallet_link_prompt":
-            yield { type: "CUSTOM", name: "turnspec.wallet_link_prompt", value: { link_url: event.link_url, renewal: event.renewal, requested: event.requested, card: walletLinkCard(event) } } as BaseEvent;
+            yield {
+              type: "CUSTOM",
+              name: "turnspec.wallet_link_prompt",
+              value: { link_url: event.link_url, renewal: event.renewal, requested: event.requested, card: walletLinkCard(event) },
+            } as BaseEvent;
             break;
           case "wallet_update_prompt":
-            yield { type: "CUSTOM", name: "turnspec.wallet_update_prompt", value: { update_url: event.update_url, new_limit: event.new_limit, card: walletUpdateCard(event) } } as BaseEvent;
+            yield {
+              type: "CUSTOM",
+              name: "turnspec.wallet_update_prompt",
+              value: { update_url: event.update_url, new_limit: event.new_limit, card: walletUpdateCard(event) },
+            } as BaseEvent;
             break;
           case "wallet_revoke_prompt":
-            yield { type: "CUSTOM", name: "turnspec.wallet_revoke_prompt", value: { revoke_url: event.revoke_url, card: walletRevokeCard(event) } } as BaseEvent;
+            yield {
+              type: "CUSTOM",
+              name: "turnspec.wallet_revoke_prompt",
+              value: { revoke_url: event.revoke_url, card: walletRevokeCard(event) },
+            } as BaseEvent;
             break;
           case "context_compacted":
-            yield { type: "CUSTOM", name: "turnspec.context_compacted", value: { reason: event.reason, summarized_messages: event.summarized_messages, messages_after: event.messages_after } } as BaseEvent;
+            yield {
+              type: "CUSTOM",
+              name: "turnspec.context_compacted",
+              value: { reason: event.reason, summarized_messages: event.summarized_messages, messages_after: event.messages_after },
+            } as BaseEvent;
             break;
           case "blocked":
-            yield { type: "RUN_ERROR", message: `the turn is blocked (${event.reason}); turn/resume with recovery job ${event.recoveryJobId} continues it`, code: "turn_blocked" } as BaseEvent;
+            yield {
+              type: "RUN_ERROR",
+              message: `the turn is blocked (${event.reason}); turn/resume with recovery job ${event.recoveryJobId} continues it`,
+              code: "turn_blocked",
+            } as BaseEvent;
             return;
           case "failed":
             if (event.kind === "cancelled") {
@@ -388,7 +493,11 @@ async function* checked(events: AsyncIterable<BaseEvent>): AsyncGenerator<BaseEv
     const result = EventSchemas.safeParse(event);
     if (!result.success) {
       const issue = result.error.issues[0];
-      yield { type: "RUN_ERROR", message: `the bridge made an invalid ${event.type} event: ${issue?.message ?? "invalid"} at /${issue?.path.join("/") ?? ""}`, code: "bridge_error" } as BaseEvent;
+      yield {
+        type: "RUN_ERROR",
+        message: `the bridge made an invalid ${event.type} event: ${issue?.message ?? "invalid"} at /${issue?.path.join("/") ?? ""}`,
+        code: "bridge_error",
+      } as BaseEvent;
       return;
     }
     yield event;
@@ -430,8 +539,13 @@ function parseInput(body: string): RunAgentInput {
 }
 
 function refuseUnserved(input: RunAgentInput): void {
-  if (input.tools?.length) throw new AgUiRequestError(400, `tools: this gateway runs its own tools and does not serve frontend tools (got ${input.tools.map((t) => t.name).join(", ")})`);
-  if (input.context?.length) throw new AgUiRequestError(400, "context: this gateway does not serve context entries; put what the model needs in the user message");
+  if (input.tools?.length)
+    throw new AgUiRequestError(
+      400,
+      `tools: this gateway runs its own tools and does not serve frontend tools (got ${input.tools.map((t) => t.name).join(", ")})`,
+    );
+  if (input.context?.length)
+    throw new AgUiRequestError(400, "context: this gateway does not serve context entries; put what the model needs in the user message");
   const empty = (v: unknown) => v === undefined || v === null || (typeof v === "object" && Object.keys(v as object).length === 0);
   if (!empty(input.state)) throw new AgUiRequestError(400, "state: this gateway keeps no AG-UI state");
   if (!empty(input.forwardedProps)) throw new AgUiRequestError(400, "forwardedProps: this gateway does not serve forwarded props");
@@ -441,12 +555,17 @@ function refuseUnserved(input: RunAgentInput): void {
 function lastUserText(input: RunAgentInput): string {
   const i = input.messages.length - 1;
   const last = input.messages[i];
-  if (!last || last.role !== "user") throw new AgUiRequestError(400, `messages: a run starts from a user message last, got ${last ? `a ${last.role} message at /messages/${i}` : "no messages"}`);
+  if (!last || last.role !== "user")
+    throw new AgUiRequestError(
+      400,
+      `messages: a run starts from a user message last, got ${last ? `a ${last.role} message at /messages/${i}` : "no messages"}`,
+    );
   const content = (last as { content: unknown }).content;
   if (typeof content === "string") return content;
   const parts = content as { type: string; text?: string }[];
   const other = parts.findIndex((p) => p.type !== "text");
-  if (other !== -1) throw new AgUiRequestError(400, `messages/${i}/content/${other}: only text content is served, got ${parts[other]!.type}`);
+  if (other !== -1)
+    throw new AgUiRequestError(400, `messages/${i}/content/${other}: only text content is served, got ${parts[other]!.type}`);
   return parts.map((p) => p.text ?? "").join("\n");
 }
 
@@ -475,7 +594,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
 export function refuse(res: ServerResponse, error: unknown): void {
   // A gateway's error answer is the gateway's to explain; anything else is the bridge's own fault, kept to the log.
   const status = error instanceof AgUiRequestError ? error.status : error instanceof RpcError ? 502 : 500;
-  const message = error instanceof AgUiRequestError ? error.message : error instanceof RpcError ? `the gateway answered an error: ${error.message}` : "the bridge failed";
+  const message =
+    error instanceof AgUiRequestError
+      ? error.message
+      : error instanceof RpcError
+        ? `the gateway answered an error: ${error.message}`
+        : "the bridge failed";
   // A body left unread (too large, or never read at all) is not waited for: the connection ends with the answer.
   const unread = res.req !== undefined && !res.req.complete;
   res.writeHead(status, { "content-type": "application/json", ...(unread ? { connection: "close" } : {}) });

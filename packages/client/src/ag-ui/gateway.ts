@@ -53,10 +53,13 @@ export async function serveAgUiGateway(
       },
     });
     const served = await serveAgUi(connection, options.port, { ...options, ...(threadMapFile === undefined ? {} : { threadMapFile }) });
-    log(`AG-UI endpoint on ${served.url} (POST a RunAgentInput with Content-Type: application/json${served.token === null ? "" : " and Authorization: Bearer <token>"}; events stream as SSE)`);
+    log(
+      `AG-UI endpoint on ${served.url} (POST a RunAgentInput with Content-Type: application/json${served.token === null ? "" : " and Authorization: Bearer <token>"}; events stream as SSE)`,
+    );
     // A token the caller gave is not printed: it came from a file or the environment.
     if (served.token !== null && options.token === undefined) log(`token: ${served.token}`);
-    if (served.token === null) log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
+    if (served.token === null)
+      log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
     log(
       threadMapFile === undefined
         ? "AG-UI thread pairs are kept in memory (the event log is not a file): after a restart, AG-UI threads start new gateway threads"

@@ -47,7 +47,8 @@ export interface AgUiServer {
 /** Listens on `port` (0 picks a free one) at `host` (default 127.0.0.1). */
 export async function serveAgUi(connection: GatewayConnection, port: number, options: AgUiServeOptions = {}): Promise<AgUiServer> {
   const host = options.host ?? "127.0.0.1";
-  if (options.token === null && !isLoopbackHost(host)) throw new Error(`an AG-UI endpoint without a token may listen on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
+  if (options.token === null && !isLoopbackHost(host))
+    throw new Error(`an AG-UI endpoint without a token may listen on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
   if (options.token === "") throw new Error("the AG-UI endpoint's token is empty; give a non-empty token, or null for none");
   const token = options.token === undefined ? randomBytes(24).toString("base64url") : options.token;
   const bridge = new AgUiBridge(connection, options);
@@ -58,25 +59,44 @@ export async function serveAgUi(connection: GatewayConnection, port: number, opt
   const guard = (req: IncomingMessage, res: ServerResponse): void => {
     const origin = req.headers.origin;
     try {
-      if (!hostAllowed(req, authorities)) throw new AgUiRequestError(421, `this endpoint answers only to its own address (${[...authorities].join(", ")}), not to Host ${JSON.stringify(req.headers.host ?? "")}`);
-      if (!fromAllowedOrigin(origin)) throw new AgUiRequestError(403, `pages from origin ${origin} may not call this endpoint: it allows ${options.allowedOrigins?.length ? options.allowedOrigins.join(", ") : "no browser origin"} (--allow-origin)`);
+      if (!hostAllowed(req, authorities))
+        throw new AgUiRequestError(
+          421,
+          `this endpoint answers only to its own address (${[...authorities].join(", ")}), not to Host ${JSON.stringify(req.headers.host ?? "")}`,
+        );
+      if (!fromAllowedOrigin(origin))
+        throw new AgUiRequestError(
+          403,
+          `pages from origin ${origin} may not call this endpoint: it allows ${options.allowedOrigins?.length ? options.allowedOrigins.join(", ") : "no browser origin"} (--allow-origin)`,
+        );
       if (origin !== undefined) {
         // An allowed page: its browser may read the answer, and asks first for the headers it sends.
         res.setHeader("Access-Control-Allow-Origin", origin);
         res.setHeader("Vary", "Origin");
         if (req.method === "OPTIONS") {
-          res.writeHead(204, { "Access-Control-Allow-Methods": "POST", "Access-Control-Allow-Headers": "authorization, content-type", "Access-Control-Max-Age": "600" });
+          res.writeHead(204, {
+            "Access-Control-Allow-Methods": "POST",
+            "Access-Control-Allow-Headers": "authorization, content-type",
+            "Access-Control-Max-Age": "600",
+          });
           res.end();
           return;
         }
       }
       if (!authorized(req)) {
         res.setHeader("WWW-Authenticate", 'Bearer realm="turnspec"');
-        throw new AgUiRequestError(401, "a valid bearer token is required: send Authorization: Bearer <token> (the token turnspec serve printed or read from --token-file)");
+        throw new AgUiRequestError(
+          401,
+          "a valid bearer token is required: send Authorization: Bearer <token> (the token turnspec serve printed or read from --token-file)",
+        );
       }
       if (req.method === "POST") {
         const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-        if (type !== "application/json") throw new AgUiRequestError(415, `the body must be declared Content-Type: application/json, got ${req.headers["content-type"] === undefined ? "none" : JSON.stringify(req.headers["content-type"])}`);
+        if (type !== "application/json")
+          throw new AgUiRequestError(
+            415,
+            `the body must be declared Content-Type: application/json, got ${req.headers["content-type"] === undefined ? "none" : JSON.stringify(req.headers["content-type"])}`,
+          );
       }
     } catch (error) {
       // Nothing of the body is read: the connection is not kept for another request.
@@ -88,7 +108,14 @@ export async function serveAgUi(connection: GatewayConnection, port: number, opt
 
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   // Node checks the timeouts every connectionsCheckingInterval (30 s by default): often enough here for them to mean what they say.
-  const server = createServer({ requestTimeout, headersTimeout: Math.min(requestTimeout, 10_000), connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeout / 4))) }, guard);
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout: Math.min(requestTimeout, 10_000),
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeout / 4))),
+    },
+    guard,
+  );
   server.maxConnections = options.maxConnections ?? 256;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -43,12 +43,17 @@ export class AgUiThreadMap {
     }
     const { version, threads } = (stored ?? {}) as Partial<StoredThreadMap>;
     if (version !== 1) throw new Error(`the AG-UI thread map ${file} has version ${JSON.stringify(version)} at /version, expected 1`);
-    if (typeof threads !== "object" || threads === null || Array.isArray(threads)) throw new Error(`the AG-UI thread map ${file} has no object at /threads`);
+    if (typeof threads !== "object" || threads === null || Array.isArray(threads))
+      throw new Error(`the AG-UI thread map ${file} has no object at /threads`);
     const owner = new Map<string, string>();
     for (const [agUi, gateway] of Object.entries(threads)) {
-      if (typeof gateway !== "string" || gateway === "") throw new Error(`the AG-UI thread map ${file} has ${JSON.stringify(gateway)} at /threads/${agUi}, expected a gateway thread id`);
+      if (typeof gateway !== "string" || gateway === "")
+        throw new Error(`the AG-UI thread map ${file} has ${JSON.stringify(gateway)} at /threads/${agUi}, expected a gateway thread id`);
       const first = owner.get(gateway);
-      if (first !== undefined) throw new Error(`the AG-UI thread map ${file} gives gateway thread ${gateway} to two AG-UI threads (/threads/${first} and /threads/${agUi}); the bridge starts one gateway thread per AG-UI thread, so the file was changed by hand`);
+      if (first !== undefined)
+        throw new Error(
+          `the AG-UI thread map ${file} gives gateway thread ${gateway} to two AG-UI threads (/threads/${first} and /threads/${agUi}); the bridge starts one gateway thread per AG-UI thread, so the file was changed by hand`,
+        );
       owner.set(gateway, agUi);
       this.threads.set(agUi, gateway);
     }
@@ -86,6 +91,10 @@ function checkOwnership(file: string): void {
   const stat = lstatSync(file);
   if (stat.isSymbolicLink()) throw new Error("it is a symbolic link; the thread map must be a plain file");
   if (!stat.isFile()) throw new Error("it is not a plain file");
-  if (typeof process.getuid === "function" && stat.uid !== process.getuid()) throw new Error(`it belongs to user ${stat.uid}, not to the user the bridge runs as (${process.getuid()})`);
-  if ((stat.mode & (constants.S_IWGRP | constants.S_IWOTH)) !== 0) throw new Error(`group or others may write it (mode ${(stat.mode & 0o777).toString(8)}); make it writable by its owner only (chmod 600)`);
+  if (typeof process.getuid === "function" && stat.uid !== process.getuid())
+    throw new Error(`it belongs to user ${stat.uid}, not to the user the bridge runs as (${process.getuid()})`);
+  if ((stat.mode & (constants.S_IWGRP | constants.S_IWOTH)) !== 0)
+    throw new Error(
+      `group or others may write it (mode ${(stat.mode & 0o777).toString(8)}); make it writable by its owner only (chmod 600)`,
+    );
 }

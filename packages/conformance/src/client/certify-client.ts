@@ -49,7 +49,10 @@ export async function runClientCertification(options: ClientCertifyOptions): Pro
     capabilities: ["client"],
     requestedLevel: options.level,
   };
-  options.onStart?.(meta, options.catalogue.map((r) => r.id));
+  options.onStart?.(
+    meta,
+    options.catalogue.map((r) => r.id),
+  );
   const stepTimeoutMs = options.stepTimeoutMs ?? 15_000;
   const gateway = new ScriptedGateway();
   await gateway.start();
@@ -79,11 +82,21 @@ export async function runClientCertification(options: ClientCertifyOptions): Pro
   for (const r of options.catalogue) {
     const base = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference };
     let result: RequirementResult;
-    if (!running.has(r.id)) result = { ...base, outcome: "skipped", durationMs: 0, message: "not selected by --only/--skip", skipReason: "not_selected" };
+    if (!running.has(r.id))
+      result = { ...base, outcome: "skipped", durationMs: 0, message: "not selected by --only/--skip", skipReason: "not_selected" };
     else if (CLIENT_RUN_CHECKS.has(r.id)) {
       const own = findings.filter((f) => f.requirement === r.id);
       result = own.length
-        ? { ...base, outcome: "fail", durationMs: 0, message: own.slice(0, 10).map((f) => f.message).join("\n"), transcript: own[0]!.transcript }
+        ? {
+            ...base,
+            outcome: "fail",
+            durationMs: 0,
+            message: own
+              .slice(0, 10)
+              .map((f) => f.message)
+              .join("\n"),
+            transcript: own[0]!.transcript,
+          }
         : { ...base, outcome: "pass", durationMs: 0 };
     } else {
       const found = decided.get(r.id);
@@ -91,14 +104,25 @@ export async function runClientCertification(options: ClientCertifyOptions): Pro
       else {
         const { record, transcript } = found;
         const failed = record.outcome === "fail" || record.outcome === "error";
-        result = { ...base, outcome: record.outcome, durationMs: Math.round(record.durationMs), ...(record.message === undefined ? {} : { message: record.message }), ...(failed ? { transcript } : {}) };
+        result = {
+          ...base,
+          outcome: record.outcome,
+          durationMs: Math.round(record.durationMs),
+          ...(record.message === undefined ? {} : { message: record.message }),
+          ...(failed ? { transcript } : {}),
+        };
       }
     }
     results.push(result);
     options.onResult?.(result);
   }
   const partial = options.catalogue.some((r) => !options.selected.has(r.id));
-  const verdict = computeVerdict(results, { capabilities: ["client"], requestedLevel: options.level, expectedFailures: options.expectedFailures, partial });
+  const verdict = computeVerdict(results, {
+    capabilities: ["client"],
+    requestedLevel: options.level,
+    expectedFailures: options.expectedFailures,
+    partial,
+  });
   return toRunReport(meta, new Date().toISOString(), verdict);
 }
 
@@ -121,7 +145,12 @@ async function runScenario(
   const stage = new Stage(token, `/${prefix}`, transcript, started);
   gateway.add(stage);
   const url = gateway.urlOf(stage);
-  const client = new ClientProcess(options.clientCmd, { cwd: options.cwd ?? process.cwd(), env: { TURNSPEC_GATEWAY_URL: url, TURNSPEC_TOKEN: token } }, transcript, started);
+  const client = new ClientProcess(
+    options.clientCmd,
+    { cwd: options.cwd ?? process.cwd(), env: { TURNSPEC_GATEWAY_URL: url, TURNSPEC_TOKEN: token } },
+    transcript,
+    started,
+  );
   client.onStray = (line) => options.onNotice?.(`the client wrote a line that is not an answer: ${JSON.stringify(line.slice(0, 200))}`);
   const ctx = new ClientContext(client, stage, options.stepTimeoutMs, prefix);
   const first = scenario.checks[0]!;
@@ -138,7 +167,11 @@ async function runScenario(
       ctx.settle([scenario.checks.find((id) => !ctx.records.has(id)) ?? first], judged.outcome, judged.message);
     }
     const cause = [...ctx.records].find(([, r]) => r.outcome === "fail" || r.outcome === "error");
-    ctx.settle(scenario.checks, "not_reached", `an earlier step of "${scenario.name}" did not pass (${cause?.[0] ?? first}: ${firstLine(cause?.[1].message ?? "")})`);
+    ctx.settle(
+      scenario.checks,
+      "not_reached",
+      `an earlier step of "${scenario.name}" did not pass (${cause?.[0] ?? first}: ${firstLine(cause?.[1].message ?? "")})`,
+    );
   } finally {
     // A client that went away after its last answer crashed all the same: the scenario's last step answers for it.
     const crashed = await client.command("close", {}, Math.min(options.stepTimeoutMs, 2_000)).then(
@@ -146,12 +179,23 @@ async function runScenario(
       (error: unknown) => (error instanceof ClientGone ? error.message : undefined),
     );
     const last = ctx.lastStep;
-    if (crashed && last !== undefined && ctx.records.get(last)?.outcome === "pass") ctx.records.set(last, { outcome: "fail", message: `after its last answer, ${crashed}`, durationMs: ctx.records.get(last)!.durationMs });
+    if (crashed && last !== undefined && ctx.records.get(last)?.outcome === "pass")
+      ctx.records.set(last, {
+        outcome: "fail",
+        message: `after its last answer, ${crashed}`,
+        durationMs: ctx.records.get(last)!.durationMs,
+      });
     await client.stop();
     await gateway.remove(stage);
   }
   // A fault of the suite's own script makes what the scenario decided a harness error.
-  if (stage.faults.length) for (const id of scenario.checks) ctx.records.set(id, { outcome: "error", message: `harness fault in "${scenario.name}": ${stage.faults.join("; ")}`, durationMs: ctx.records.get(id)?.durationMs ?? 0 });
+  if (stage.faults.length)
+    for (const id of scenario.checks)
+      ctx.records.set(id, {
+        outcome: "error",
+        message: `harness fault in "${scenario.name}": ${stage.faults.join("; ")}`,
+        durationMs: ctx.records.get(id)?.durationMs ?? 0,
+      });
   return { records: ctx.records, findings: stage.findings };
 }
 

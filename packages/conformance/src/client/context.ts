@@ -95,7 +95,8 @@ export class ClientContext {
   /** Has the client start a thread; returns its id (one the suite's gateway made). */
   async thread(): Promise<string> {
     const { thread_id: id } = (await this.client.command("start_thread", {}, this.stepTimeoutMs)) as { thread_id: string };
-    if (!this.stage.threads.has(id)) throw new ClientFailure(`the client reports thread ${JSON.stringify(id)}, which thread/start did not return`);
+    if (!this.stage.threads.has(id))
+      throw new ClientFailure(`the client reports thread ${JSON.stringify(id)}, which thread/start did not return`);
     return id;
   }
 
@@ -118,9 +119,11 @@ export class ClientContext {
 
 /** How an error thrown in a step decides its requirement. */
 export function judge(error: unknown): { outcome: Outcome; message: string } {
-  if (error instanceof ClientFailure || error instanceof ClientTimeout || error instanceof ClientProtocolError) return { outcome: "fail", message: error.message };
+  if (error instanceof ClientFailure || error instanceof ClientTimeout || error instanceof ClientProtocolError)
+    return { outcome: "fail", message: error.message };
   if (error instanceof ClientGone) return { outcome: "fail", message: error.message };
-  if (error instanceof ClientAnswerError) return { outcome: "fail", message: `the client answered with an error: ${error.kind}: ${error.message}` };
+  if (error instanceof ClientAnswerError)
+    return { outcome: "fail", message: `the client answered with an error: ${error.kind}: ${error.message}` };
   if (error instanceof ScriptFault) return { outcome: "error", message: `harness fault: ${error.message}` };
   return { outcome: "error", message: `harness fault: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
 }

@@ -63,7 +63,12 @@ const EFFECTIVE_POLICY = {
 
 /** A turn as the suite's gateway describes it. */
 export function turnOf(id: string, status: Turn["status"]): Turn {
-  return { id, status, prompt_manifest: null, permission_profile: { mode: "supervised", source: "composer", effective_policy: EFFECTIVE_POLICY } };
+  return {
+    id,
+    status,
+    prompt_manifest: null,
+    permission_profile: { mode: "supervised", source: "composer", effective_policy: EFFECTIVE_POLICY },
+  };
 }
 
 const now = () => new Date().toISOString();
@@ -104,7 +109,12 @@ export class TurnLog {
     const issues = notificationIssues(method, full, "strict");
     if (issues) throw new ScriptFault(`the suite's ${method} is invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`);
     const extra = options.extra;
-    const sent: Json = extra ? { ...Object.fromEntries(Object.entries(full).map(([k, v]: [string, unknown]) => [k, isObject(v) ? { ...v, ...extra } : v])), ...extra } : full;
+    const sent: Json = extra
+      ? {
+          ...Object.fromEntries(Object.entries(full).map(([k, v]: [string, unknown]) => [k, isObject(v) ? { ...v, ...extra } : v])),
+          ...extra,
+        }
+      : full;
     this.events.push({ sequence, method, params: sent, recorded_at: now() } as TurnItemEvent);
     if (options.lost) this.lost.add(sequence);
     if (options.live !== false) this.stage.notify(method, sent);
@@ -135,7 +145,10 @@ export class TurnLog {
 
   /** The user's message as the turn's first item, opened and completed. */
   userMessage(text: string): void {
-    const item = { type: "userMessage", status: "completed", content: [{ type: "text", text, textElements: [] }] } as unknown as Omit<TurnItem, "id">;
+    const item = { type: "userMessage", status: "completed", content: [{ type: "text", text, textElements: [] }] } as unknown as Omit<
+      TurnItem,
+      "id"
+    >;
     const id = this.open(item);
     this.complete(id, item);
   }
@@ -213,7 +226,13 @@ export class Stage {
 
   /** A thread for the client. */
   thread(): Thread {
-    const thread: Thread = { id: `thr_${this.token.slice(-8)}_${++this.threadCount}`, workspace_id: "ws_cert", cwd: "/srv/cert", mode: "Agent", created_at: now() };
+    const thread: Thread = {
+      id: `thr_${this.token.slice(-8)}_${++this.threadCount}`,
+      workspace_id: "ws_cert",
+      cwd: "/srv/cert",
+      mode: "Agent",
+      created_at: now(),
+    };
     this.threads.set(thread.id, thread);
     return thread;
   }
@@ -251,7 +270,8 @@ export class Stage {
     this.connections.push(connection);
     const dispatcher = createDispatcher<number>(this.checked(this.handlers()), {
       validationMode: "strict",
-      onInternalError: (error, method) => this.faults.push(`the suite's answer to ${method} failed: ${error instanceof Error ? error.message : String(error)}`),
+      onInternalError: (error, method) =>
+        this.faults.push(`the suite's answer to ${method} failed: ${error instanceof Error ? error.message : String(error)}`),
     });
     transport.onmessage = (text) => {
       let frame: unknown;
@@ -259,7 +279,11 @@ export class Stage {
         frame = JSON.parse(text);
       } catch {
         this.record("received", text);
-        this.findings.push({ requirement: "CLIENT-REQUESTS-VALID", message: `the client sent a frame that is not JSON: ${JSON.stringify(text.slice(0, 200))}`, frame: text });
+        this.findings.push({
+          requirement: "CLIENT-REQUESTS-VALID",
+          message: `the client sent a frame that is not JSON: ${JSON.stringify(text.slice(0, 200))}`,
+          frame: text,
+        });
         return;
       }
       this.record("received", frame);
@@ -284,7 +308,10 @@ export class Stage {
       connection.closed = true;
       this.touch();
     };
-    void transport.start().then(() => this.touch(), () => undefined);
+    void transport.start().then(
+      () => this.touch(),
+      () => undefined,
+    );
   }
 
   private touch(): void {
@@ -302,11 +329,20 @@ export class Stage {
       if (typeof m !== "object" || m === null || typeof m.method !== "string") continue;
       const entry = (methods as Record<string, { direction: string }>)[m.method];
       if (!entry || entry.direction !== "client_to_server") {
-        this.findings.push({ requirement: "CLIENT-REQUESTS-VALID", message: `the client sent ${m.method}, which is not a method the gateway serves`, frame: m });
+        this.findings.push({
+          requirement: "CLIENT-REQUESTS-VALID",
+          message: `the client sent ${m.method}, which is not a method the gateway serves`,
+          frame: m,
+        });
         continue;
       }
       const issues = paramsIssues(m.method, m.params, "strict");
-      if (issues) this.findings.push({ requirement: "CLIENT-REQUESTS-VALID", message: `the client's ${m.method} is invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, frame: m });
+      if (issues)
+        this.findings.push({
+          requirement: "CLIENT-REQUESTS-VALID",
+          message: `the client's ${m.method} is invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`,
+          frame: m,
+        });
       this.requests.push({ method: m.method, params: (m.params ?? {}) as Json, connection });
     }
   }
@@ -321,12 +357,17 @@ export class Stage {
       wrapped[method] = async (params, ctx) => {
         const result = (await handler(params, ctx)) as Json;
         const issues = resultIssues(method, result, "strict");
-        if (issues) throw new ScriptFault(`the suite's result of ${method} is invalid: ${issues.map((i) => formatIssue(i, "result")).join("; ")}`);
+        if (issues)
+          throw new ScriptFault(`the suite's result of ${method} is invalid: ${issues.map((i) => formatIssue(i, "result")).join("; ")}`);
         const extra = this.resultExtras[method];
         if (!extra) return result;
         // The extras go on the result and on its one object member (the thread, the turn).
         const [key] = Object.keys(result);
-        return { ...result, ...extra, ...(key && typeof result[key] === "object" ? { [key]: { ...(result[key] as Json), ...extra } } : {}) };
+        return {
+          ...result,
+          ...extra,
+          ...(key && typeof result[key] === "object" ? { [key]: { ...(result[key] as Json), ...extra } } : {}),
+        };
       };
     }
     return wrapped as unknown as Handlers<number>;
@@ -338,7 +379,11 @@ export class Stage {
     };
     const log = (params: { thread_id: string; turn_id: string }) => {
       const turn = this.turns.get(params.turn_id);
-      if (!turn || turn.threadId !== params.thread_id) throw protocolError("turn_not_found", `no turn ${params.turn_id} in thread ${params.thread_id}`, { thread_id: params.thread_id, turn_id: params.turn_id });
+      if (!turn || turn.threadId !== params.thread_id)
+        throw protocolError("turn_not_found", `no turn ${params.turn_id} in thread ${params.thread_id}`, {
+          thread_id: params.thread_id,
+          turn_id: params.turn_id,
+        });
       return turn;
     };
     return {
@@ -349,18 +394,26 @@ export class Stage {
         return { thread };
       },
       "turn/start": (params) => {
-        if (!this.threads.has(params.thread_id)) throw protocolError("thread_not_found", `no thread ${params.thread_id}`, { thread_id: params.thread_id });
+        if (!this.threads.has(params.thread_id))
+          throw protocolError("thread_not_found", `no thread ${params.thread_id}`, { thread_id: params.thread_id });
         if (!this.behaviour.turnStart) throw protocolError("method_not_found", "this scenario starts no turn");
         return { turn: this.behaviour.turnStart(params as unknown as Json, this) };
       },
       "turn/items": (params) => {
         const turn = log(params);
         const thread = this.threads.get(turn.threadId)!;
-        return { thread_id: turn.threadId, workspace_id: thread.workspace_id, turn_id: turn.turnId, ...turn.page(params.after_sequence ?? 0, params.limit) };
+        return {
+          thread_id: turn.threadId,
+          workspace_id: thread.workspace_id,
+          turn_id: turn.turnId,
+          ...turn.page(params.after_sequence ?? 0, params.limit),
+        };
       },
       "turn/get": (params) => {
         const turn = log(params);
-        const last = [...turn.events].reverse().find((e) => e.method === "turn/completed" || e.method === "turn/failed" || e.method === "turn/started");
+        const last = [...turn.events]
+          .reverse()
+          .find((e) => e.method === "turn/completed" || e.method === "turn/failed" || e.method === "turn/started");
         return { turn: (last?.params as { turn: Turn } | undefined)?.turn ?? turnOf(turn.turnId, "InProgress") };
       },
       "turn/permission/request/respond": (params) => {
@@ -479,4 +532,3 @@ function tokenOf(authorization: string | undefined, url: string | undefined): st
   if (bearer) return bearer;
   return new URL(url ?? "/", "ws://localhost").searchParams.get("token") ?? "";
 }
-

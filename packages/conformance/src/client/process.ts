@@ -20,7 +20,13 @@ ajv.addSchema(schema);
 const validator = (def: string) => ajv.getSchema(`${schema.$id}#/$defs/${def}`)!;
 
 /** The result shapes of the commands, by command. */
-const RESULTS = { hello: "helloResult", connect: "emptyResult", start_thread: "threadResult", run_turn: "turnResult", close: "emptyResult" } as const;
+const RESULTS = {
+  hello: "helloResult",
+  connect: "emptyResult",
+  start_thread: "threadResult",
+  run_turn: "turnResult",
+  close: "emptyResult",
+} as const;
 export type CommandName = keyof typeof RESULTS;
 
 /** The error a client answered a command with. */
@@ -65,7 +71,11 @@ export class ClientProcess {
     private readonly transcript: TranscriptEntry[],
     private readonly startedAt: number,
   ) {
-    this.child = spawn("sh", ["-c", `exec ${command}`], { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
+    this.child = spawn("sh", ["-c", `exec ${command}`], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     this.child.stdin.on("error", () => undefined);
     this.child.stderr.on("data", (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString("utf8")).slice(-20_000);
@@ -114,7 +124,11 @@ export class ClientProcess {
       }
       const check = validator(RESULTS[name]);
       if (!check(answer.result)) {
-        throw new ClientProtocolError(`the client's answer to ${name} does not fit the command protocol: ${toIssues(check.errors ?? [], answer.result).map((i) => formatIssue(i, "result")).join("; ")}`);
+        throw new ClientProtocolError(
+          `the client's answer to ${name} does not fit the command protocol: ${toIssues(check.errors ?? [], answer.result)
+            .map((i) => formatIssue(i, "result"))
+            .join("; ")}`,
+        );
       }
       return answer.result as Json;
     });
@@ -159,7 +173,11 @@ export class ClientProcess {
     const id = (answer as { id?: unknown } | null)?.id;
     const waiter = typeof id === "number" ? this.pending.get(id) : undefined;
     if (!check(answer)) {
-      const problem = new ClientProtocolError(`the client answered with a line that does not fit the command protocol: ${toIssues(check.errors ?? [], answer).map((i) => formatIssue(i, "answer")).join("; ")}`);
+      const problem = new ClientProtocolError(
+        `the client answered with a line that does not fit the command protocol: ${toIssues(check.errors ?? [], answer)
+          .map((i) => formatIssue(i, "answer"))
+          .join("; ")}`,
+      );
       if (waiter) {
         this.pending.delete(id as number);
         waiter.reject(problem);

@@ -16,7 +16,14 @@ type Item = Omit<TurnItem, "id">;
 
 const agentMessage = (text: string, status = "completed"): Item => ({ type: "agentMessage", status, text }) as Item;
 const command = (line: string, status: string, stdout?: string): Item =>
-  ({ type: "commandExecution", status, command: line, cwd: "/srv/cert", arguments: { command: line }, ...(stdout === undefined ? {} : { stdout, stderr: "", exit_code: 0 }) }) as Item;
+  ({
+    type: "commandExecution",
+    status,
+    command: line,
+    cwd: "/srv/cert",
+    arguments: { command: line },
+    ...(stdout === undefined ? {} : { stdout, stderr: "", exit_code: 0 }),
+  }) as Item;
 
 /** Streams an answer in `deltas` as one agentMessage item. */
 function answer(log: TurnLog, deltas: readonly string[], options: { extra?: Json } = {}): void {
@@ -39,8 +46,16 @@ const inputText = (params: Json) => ((params.input as { text?: string }[] | unde
 
 /** Expects the turn shown to be Completed with this text and these deltas, for `requirement`. */
 function expectShown(ctx: ClientContext, requirement: string, shownTurn: ShownTurn, text: string, deltas: readonly string[]): void {
-  ctx.check(requirement, shownTurn.status === "Completed", `the client reports the turn ${shown(shownTurn.status)}, the gateway ended it Completed`);
-  ctx.check(requirement, JSON.stringify(shownTurn.deltas) === JSON.stringify(deltas), `the client showed the deltas ${shown(shownTurn.deltas)}, the gateway sent ${shown(deltas)}, each once`);
+  ctx.check(
+    requirement,
+    shownTurn.status === "Completed",
+    `the client reports the turn ${shown(shownTurn.status)}, the gateway ended it Completed`,
+  );
+  ctx.check(
+    requirement,
+    JSON.stringify(shownTurn.deltas) === JSON.stringify(deltas),
+    `the client showed the deltas ${shown(shownTurn.deltas)}, the gateway sent ${shown(deltas)}, each once`,
+  );
   ctx.check(requirement, shownTurn.text === text, `the client shows the answer ${shown(shownTurn.text)}, the gateway's is ${shown(text)}`);
 }
 
@@ -68,13 +83,22 @@ const streamed: ClientScenario = {
       const result = await ctx.runTurn({ thread_id: thread, turn_id: turnId, text });
       const start = ctx.requests("turn/start")[0];
       if (!start) throw new ClientFailure("the client reported the turn without sending turn/start");
-      if (start.thread_id !== thread || start.turn_id !== turnId) throw new ClientFailure(`turn/start names thread ${shown(start.thread_id)} and turn ${shown(start.turn_id)}, the command ${shown(thread)} and ${shown(turnId)}`);
-      if (!inputText(start).includes(text)) throw new ClientFailure(`turn/start carries the input ${shown(start.input)}, not the command's text ${shown(text)}`);
-      if (result.status !== "Completed") throw new ClientFailure(`the client reports the turn ${shown(result.status)}; turn/completed said Completed`);
+      if (start.thread_id !== thread || start.turn_id !== turnId)
+        throw new ClientFailure(
+          `turn/start names thread ${shown(start.thread_id)} and turn ${shown(start.turn_id)}, the command ${shown(thread)} and ${shown(turnId)}`,
+        );
+      if (!inputText(start).includes(text))
+        throw new ClientFailure(`turn/start carries the input ${shown(start.input)}, not the command's text ${shown(text)}`);
+      if (result.status !== "Completed")
+        throw new ClientFailure(`the client reports the turn ${shown(result.status)}; turn/completed said Completed`);
       return result;
     });
     expectShown(ctx, "CLIENT-DELTA-ACCUMULATION", result, [...first, ...second].join(""), [...first, ...second]);
-    ctx.check("CLIENT-DELTA-ACCUMULATION", result.output === output.join(""), `the client shows the command's output ${shown(result.output)}, the gateway streamed ${shown(output.join(""))}`);
+    ctx.check(
+      "CLIENT-DELTA-ACCUMULATION",
+      result.output === output.join(""),
+      `the client shows the command's output ${shown(result.output)}, the gateway streamed ${shown(output.join(""))}`,
+    );
   },
 };
 
@@ -101,12 +125,18 @@ const approvals: ClientScenario = {
     stage.behaviour.permissionRespond = (params) => {
       const request = sent.get(params.request_id as string);
       const log = turn!;
-      if (!request) throw protocolError("permission_request_not_found", `no approval request ${shown(params.request_id)}`, { request_id: params.request_id });
+      if (!request)
+        throw protocolError("permission_request_not_found", `no approval request ${shown(params.request_id)}`, {
+          request_id: params.request_id,
+        });
       const resolution = params.resolution as string;
       const resolvedAt = new Date().toISOString();
       stage.afterResponse(() => {
         log.emit("turn/permission/request/resolved", { request_id: params.request_id, resolution, resolved_at: resolvedAt });
-        log.complete(request.item, resolution === "deny" ? command(request.line, "declined") : command(request.line, "completed", `${request.line.slice(5)}\n`));
+        log.complete(
+          request.item,
+          resolution === "deny" ? command(request.line, "declined") : command(request.line, "completed", `${request.line.slice(5)}\n`),
+        );
         if (params.request_id === `req_${log.turnId}_1`) return ask(log, 2);
         answer(log, ["One ran, one was declined."]);
         log.completed();
@@ -115,22 +145,41 @@ const approvals: ClientScenario = {
     };
     const thread = await ctx.step("CLIENT-APPROVAL-TOKEN", () => ctx.thread());
     await ctx.step("CLIENT-APPROVAL-TOKEN", async () => {
-      const running = ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "Run two commands", approvals: ["allow_once", "deny"] });
+      const running = ctx.runTurn({
+        thread_id: thread,
+        turn_id: ctx.id("trn"),
+        text: "Run two commands",
+        approvals: ["allow_once", "deny"],
+      });
       running.catch(() => undefined);
-      await Promise.race([stage.until("answered both approval requests with turn/permission/request/respond", () => ctx.requests("turn/permission/request/respond").length >= 2, ctx.stepTimeoutMs), running.then(() => undefined)]);
+      await Promise.race([
+        stage.until(
+          "answered both approval requests with turn/permission/request/respond",
+          () => ctx.requests("turn/permission/request/respond").length >= 2,
+          ctx.stepTimeoutMs,
+        ),
+        running.then(() => undefined),
+      ]);
       const answers = ctx.requests("turn/permission/request/respond");
       const want = [...sent].map(([id, { token }], i) => ({ request_id: id, resolution: ["allow_once", "deny"][i], resolve_token: token }));
       for (const [i, expected] of want.entries()) {
         const got = answers[i];
         if (!got) throw new ClientFailure(`the client never answered approval request ${expected.request_id}`);
-        if (got.request_id !== expected.request_id) throw new ClientFailure(`answer ${i + 1} names request ${shown(got.request_id)}, the request opened was ${expected.request_id}`);
-        if (got.resolution !== expected.resolution) throw new ClientFailure(`answer ${i + 1} resolves ${expected.request_id} ${shown(got.resolution)}; the user chose ${expected.resolution}`);
+        if (got.request_id !== expected.request_id)
+          throw new ClientFailure(`answer ${i + 1} names request ${shown(got.request_id)}, the request opened was ${expected.request_id}`);
+        if (got.resolution !== expected.resolution)
+          throw new ClientFailure(
+            `answer ${i + 1} resolves ${expected.request_id} ${shown(got.resolution)}; the user chose ${expected.resolution}`,
+          );
         if (got.resolve_token !== expected.resolve_token) {
-          throw new ClientFailure(`the answer to ${expected.request_id} carries ${got.resolve_token === undefined ? "no resolve_token" : `the resolve_token ${shown(got.resolve_token)}`}; the request's is ${shown(expected.resolve_token)}, to be sent back unmodified`);
+          throw new ClientFailure(
+            `the answer to ${expected.request_id} carries ${got.resolve_token === undefined ? "no resolve_token" : `the resolve_token ${shown(got.resolve_token)}`}; the request's is ${shown(expected.resolve_token)}, to be sent back unmodified`,
+          );
         }
       }
       const result = await running;
-      if (result.status !== "Completed") throw new ClientFailure(`the client reports the turn ${shown(result.status)}; turn/completed said Completed`);
+      if (result.status !== "Completed")
+        throw new ClientFailure(`the client reports the turn ${shown(result.status)}; turn/completed said Completed`);
     });
   },
 };
@@ -154,37 +203,67 @@ const questions: ClientScenario = {
     stage.behaviour.questionRespond = (params) => {
       const log = turn!;
       const q = asked.find((x) => x.call_id === params.call_id && x.index === params.index);
-      if (!q) throw protocolError("question_not_found", `no question ${shown(params.call_id)}#${shown(params.index)}`, { call_id: params.call_id, index: params.index });
+      if (!q)
+        throw protocolError("question_not_found", `no question ${shown(params.call_id)}#${shown(params.index)}`, {
+          call_id: params.call_id,
+          index: params.index,
+        });
       const resolvedAt = new Date().toISOString();
       stage.afterResponse(() => {
-        log.emit("turn/question/resolved", { call_id: q.call_id, index: q.index, resolution: "answered", option_id: params.option_id, resolved_at: resolvedAt });
+        log.emit("turn/question/resolved", {
+          call_id: q.call_id,
+          index: q.index,
+          resolution: "answered",
+          option_id: params.option_id,
+          resolved_at: resolvedAt,
+        });
         if (++answered < asked.length) return;
         answer(log, ["Going to production with a squash."]);
         log.completed();
       });
-      return { thread_id: log.threadId, turn_id: log.turnId, call_id: q.call_id, index: q.index, option_id: params.option_id, resolved_at: resolvedAt };
+      return {
+        thread_id: log.threadId,
+        turn_id: log.turnId,
+        call_id: q.call_id,
+        index: q.index,
+        option_id: params.option_id,
+        resolved_at: resolvedAt,
+      };
     };
     const thread = await ctx.step("CLIENT-QUESTION-TOKEN", () => ctx.thread());
     await ctx.step("CLIENT-QUESTION-TOKEN", async () => {
       const turnId = ctx.id("trn");
       const running = ctx.runTurn({ thread_id: thread, turn_id: turnId, text: "Ask me two things", answers: [1, 0] });
       running.catch(() => undefined);
-      await Promise.race([stage.until("answered both questions with turn/question/respond", () => ctx.requests("turn/question/respond").length >= 2, ctx.stepTimeoutMs), running.then(() => undefined)]);
+      await Promise.race([
+        stage.until(
+          "answered both questions with turn/question/respond",
+          () => ctx.requests("turn/question/respond").length >= 2,
+          ctx.stepTimeoutMs,
+        ),
+        running.then(() => undefined),
+      ]);
       const answers = ctx.requests("turn/question/respond");
       for (const [i, q] of asked.entries()) {
         const got = answers.find((a) => a.call_id === q.call_id && a.index === q.index);
-        if (!got) throw new ClientFailure(`the client never answered question ${q.call_id}#${q.index} (${answers.length} answers: ${shown(answers)})`);
+        if (!got)
+          throw new ClientFailure(
+            `the client never answered question ${q.call_id}#${q.index} (${answers.length} answers: ${shown(answers)})`,
+          );
         const option = q.options[[1, 0][i]!]!;
         const wrong = [
           got.thread_id !== thread && `thread_id ${shown(got.thread_id)}, expected ${thread}`,
           got.turn_id !== turnId && `turn_id ${shown(got.turn_id)}, expected ${turnId}`,
-          got.option_id !== option.id && `option_id ${shown(got.option_id)}, expected ${option.id} (option ${[1, 0][i]}, "${option.label}")`,
-          got.answer_token !== q.answer_token && `answer_token ${shown(got.answer_token)}, expected the question's ${shown(q.answer_token)} unmodified`,
+          got.option_id !== option.id &&
+            `option_id ${shown(got.option_id)}, expected ${option.id} (option ${[1, 0][i]}, "${option.label}")`,
+          got.answer_token !== q.answer_token &&
+            `answer_token ${shown(got.answer_token)}, expected the question's ${shown(q.answer_token)} unmodified`,
         ].filter((w): w is string => typeof w === "string");
         if (wrong.length) throw new ClientFailure(`the answer to question ${q.call_id}#${q.index}: ${wrong.join("; ")}`);
       }
       const result = await running;
-      if (result.status !== "Completed") throw new ClientFailure(`the client reports the turn ${shown(result.status)}; turn/completed said Completed`);
+      if (result.status !== "Completed")
+        throw new ClientFailure(`the client reports the turn ${shown(result.status)}; turn/completed said Completed`);
     });
   },
 };
@@ -207,10 +286,18 @@ const reconnect: ClientScenario = {
         await stage.drop();
         // While the client is away the turn goes on: its log grows, nothing reaches the client.
         for (const delta of away) log.emit("item/agent_message/delta", { item_id: item, stream: "agent_message", delta }, { live: false });
-        await stage.until("reconnected after the gateway closed the connection", () => stage.connections.length >= 2 && stage.current !== undefined, ctx.stepTimeoutMs);
+        await stage.until(
+          "reconnected after the gateway closed the connection",
+          () => stage.connections.length >= 2 && stage.current !== undefined,
+          ctx.stepTimeoutMs,
+        );
         // The live stream goes on at once, and sends again an event the client already has.
         log.resend(log.lastSequence);
-        await stage.until("read turn/items for the turn after reconnecting", () => stage.requests.some((r) => r.method === "turn/items" && r.connection >= 1 && r.params.turn_id === log.turnId), ctx.stepTimeoutMs);
+        await stage.until(
+          "read turn/items for the turn after reconnecting",
+          () => stage.requests.some((r) => r.method === "turn/items" && r.connection >= 1 && r.params.turn_id === log.turnId),
+          ctx.stepTimeoutMs,
+        );
         log.resend(log.lastSequence - away.length);
         log.complete(item, agentMessage([...before, ...away].join("")));
         log.completed();
@@ -239,13 +326,19 @@ const unknownNotifications: ClientScenario = {
       log.started();
       log.userMessage(inputText(params));
       // Outside the protocol, on purpose: a method no schema names, with and without params.
-      ctx.stage.notify("cert/unknown_notification", { thread_id: log.threadId, turn_id: log.turnId, note: "a notification from a later version of the protocol" });
+      ctx.stage.notify("cert/unknown_notification", {
+        thread_id: log.threadId,
+        turn_id: log.turnId,
+        note: "a notification from a later version of the protocol",
+      });
       ctx.stage.notify("turn/cert_future_event", undefined);
       answer(log, deltas);
       log.completed();
     });
     const thread = await ctx.step("CLIENT-UNKNOWN-NOTIFICATION", () => ctx.thread());
-    const result = await ctx.step("CLIENT-UNKNOWN-NOTIFICATION", () => ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "Ignore what you do not know" }));
+    const result = await ctx.step("CLIENT-UNKNOWN-NOTIFICATION", () =>
+      ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "Ignore what you do not know" }),
+    );
     expectShown(ctx, "CLIENT-UNKNOWN-NOTIFICATION", result, deltas.join(""), deltas);
   },
 };
@@ -265,7 +358,9 @@ const unknownFields: ClientScenario = {
       log.emit("turn/completed", { turn: turnOf(log.turnId, "Completed") }, { extra });
     });
     const thread = await ctx.step("CLIENT-UNKNOWN-FIELDS", () => ctx.thread());
-    const result = await ctx.step("CLIENT-UNKNOWN-FIELDS", () => ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "Keep what you know" }));
+    const result = await ctx.step("CLIENT-UNKNOWN-FIELDS", () =>
+      ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "Keep what you know" }),
+    );
     expectShown(ctx, "CLIENT-UNKNOWN-FIELDS", result, deltas.join(""), deltas);
   },
 };
@@ -298,11 +393,16 @@ const ordering: ClientScenario = {
         if (error instanceof ClientAnswerError) return;
         throw error;
       }
-      throw new ClientFailure(`the client showed the turn ${result.status} with the answer ${shown(result.text)}, although event 5 of the turn never arrived and turn/items does not have it; it must report an error for the turn`);
+      throw new ClientFailure(
+        `the client showed the turn ${result.status} with the answer ${shown(result.text)}, although event 5 of the turn never arrived and turn/items does not have it; it must report an error for the turn`,
+      );
     });
     await ctx.step("CLIENT-ORDERING-REPORTED", async () => {
       const next = await ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "Now in order" });
-      if (next.status !== "Completed" || next.text !== "In order this time.") throw new ClientFailure(`after reporting the broken turn, the client shows the next turn ${shown(next.status)} with ${shown(next.text)}; expected Completed with "In order this time."`);
+      if (next.status !== "Completed" || next.text !== "In order this time.")
+        throw new ClientFailure(
+          `after reporting the broken turn, the client shows the next turn ${shown(next.status)} with ${shown(next.text)}; expected Completed with "In order this time."`,
+        );
     });
   },
 };
@@ -322,7 +422,10 @@ const gatewayErrors: ClientScenario = {
     stage.behaviour.turnStart = (params) => {
       if (!refused) {
         refused = true;
-        throw protocolError("turn_in_progress", "A turn is already in progress in this thread", { active_turn_id: "trn_cert_running", active_turn_status: "InProgress" });
+        throw protocolError("turn_in_progress", "A turn is already in progress in this thread", {
+          active_turn_id: "trn_cert_running",
+          active_turn_status: "InProgress",
+        });
       }
       const log = stage.turn(params.thread_id as string, params.turn_id as string);
       stage.afterResponse(() => stream(log, params));
@@ -336,16 +439,28 @@ const gatewayErrors: ClientScenario = {
       } catch (error) {
         if (!(error instanceof ClientAnswerError)) throw error;
         if (error.reason !== "turn_in_progress" && !error.message.includes("turn_in_progress")) {
-          throw new ClientFailure(`the client reported the refused turn/start as ${error.kind}: ${error.message}, without its reason turn_in_progress`);
+          throw new ClientFailure(
+            `the client reported the refused turn/start as ${error.kind}: ${error.message}, without its reason turn_in_progress`,
+          );
         }
       }
       const next = await ctx.runTurn({ thread_id: thread, turn_id: ctx.id("trn"), text: "This one runs" });
-      if (next.status !== "Completed") throw new ClientFailure(`after the error, the client shows the next turn ${shown(next.status)}, expected Completed`);
+      if (next.status !== "Completed")
+        throw new ClientFailure(`after the error, the client shows the next turn ${shown(next.status)}, expected Completed`);
     });
   },
 };
 
 /** Every client scenario, in the order they run. */
-export const clientScenarios: readonly ClientScenario[] = [streamed, approvals, questions, reconnect, unknownFields, unknownNotifications, ordering, gatewayErrors];
+export const clientScenarios: readonly ClientScenario[] = [
+  streamed,
+  approvals,
+  questions,
+  reconnect,
+  unknownFields,
+  unknownNotifications,
+  ordering,
+  gatewayErrors,
+];
 
 export type { Stage };

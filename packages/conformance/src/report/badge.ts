@@ -25,7 +25,8 @@ export function buildBadge(report: RunReport): Badge {
   if (verdict.partial) return { schemaVersion: 1, label, message: "partial run", color: "lightgrey" };
   const claimed = verdict.claimed;
   const full = report.achievedLevel === "full" && (claimed.length > 1 || claimed[0] === "client");
-  if (report.certified && full) return { schemaVersion: 1, label, message: `Full (${claimed.join(", ")}), ${version}`, color: "brightgreen" };
+  if (report.certified && full)
+    return { schemaVersion: 1, label, message: `Full (${claimed.join(", ")}), ${version}`, color: "brightgreen" };
   if (report.certified && report.achievedLevel !== "none") return { schemaVersion: 1, label, message: `Core, ${version}`, color: "yellow" };
   if (verdict.status === "undetermined") return { schemaVersion: 1, label, message: "undetermined", color: "lightgrey" };
   return { schemaVersion: 1, label, message: "not certified", color: "red" };

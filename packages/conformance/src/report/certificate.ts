@@ -66,7 +66,13 @@ export function buildCertificate(report: RunReport): Certificate {
     capabilities: report.capabilities,
     requestedLevel: report.requestedLevel,
     level: report.achievedLevel,
-    certifiedCapabilities: verdict.partial ? [] : verdict.claimed.filter((c) => verdict.results.every((r) => r.capability !== c || r.level !== "MUST" || r.outcome === "pass" || (r.outcome === "fail" && r.expectedFailure === true))),
+    certifiedCapabilities: verdict.partial
+      ? []
+      : verdict.claimed.filter((c) =>
+          verdict.results.every(
+            (r) => r.capability !== c || r.level !== "MUST" || r.outcome === "pass" || (r.outcome === "fail" && r.expectedFailure === true),
+          ),
+        ),
     partial: verdict.partial,
     certified: report.certified,
     results: report.results.map(({ id, level, capability, outcome, expectedFailure }) => ({
@@ -98,7 +104,10 @@ export function signingKey(pem: string, where: string): KeyObject {
   } catch (error) {
     throw new CertificateKeyError(`${where} is not a PEM private key: ${(error as Error).message}`);
   }
-  if (key.asymmetricKeyType !== "ed25519") throw new CertificateKeyError(`${where} is a ${key.asymmetricKeyType ?? "symmetric"} key; certificates are signed with Ed25519 (openssl genpkey -algorithm ed25519)`);
+  if (key.asymmetricKeyType !== "ed25519")
+    throw new CertificateKeyError(
+      `${where} is a ${key.asymmetricKeyType ?? "symmetric"} key; certificates are signed with Ed25519 (openssl genpkey -algorithm ed25519)`,
+    );
   return key;
 }
 
@@ -110,14 +119,17 @@ export function verifyingKey(pem: string, where: string): KeyObject {
   } catch (error) {
     throw new CertificateKeyError(`${where} is not a PEM public key: ${(error as Error).message}`);
   }
-  if (key.asymmetricKeyType !== "ed25519") throw new CertificateKeyError(`${where} is a ${key.asymmetricKeyType ?? "symmetric"} key; certificates are signed with Ed25519`);
+  if (key.asymmetricKeyType !== "ed25519")
+    throw new CertificateKeyError(`${where} is a ${key.asymmetricKeyType ?? "symmetric"} key; certificates are signed with Ed25519`);
   return key;
 }
 
 /** The fingerprint a signature names its key by: sha256 (hex) of the public key's DER. */
 export function keyId(key: KeyObject): string {
   const publicKey = key.type === "private" ? createPublicKey(key) : key;
-  return createHash("sha256").update(publicKey.export({ type: "spki", format: "der" })).digest("hex");
+  return createHash("sha256")
+    .update(publicKey.export({ type: "spki", format: "der" }))
+    .digest("hex");
 }
 
 export function buildCertificateFile(report: RunReport, key?: KeyObject): CertificateFile {
@@ -132,7 +144,8 @@ export function renderCertificate(report: RunReport, key?: KeyObject): string {
 }
 
 /** The outcome of checking a certificate file. */
-export type Verification = { valid: true; file: CertificateFile & { signature: CertificateSignature } } | { valid: false; reason: string; file?: CertificateFile };
+export type Verification =
+  { valid: true; file: CertificateFile & { signature: CertificateSignature } } | { valid: false; reason: string; file?: CertificateFile };
 
 /**
  * Checks a certificate file against a public key, offline: the file must be exactly as it
@@ -147,25 +160,39 @@ export function verifyCertificate(text: string, key: KeyObject, reportText?: str
   } catch (error) {
     return { valid: false, reason: `it is not JSON: ${(error as Error).message}` };
   }
-  if (typeof file !== "object" || file === null || typeof file.certificate !== "object" || file.certificate === null) return { valid: false, reason: "it holds no certificate" };
+  if (typeof file !== "object" || file === null || typeof file.certificate !== "object" || file.certificate === null)
+    return { valid: false, reason: "it holds no certificate" };
   const written = jsonText(file);
   if (written !== text) {
     const at = [...text].findIndex((c, i) => c !== written[i]);
-    return { valid: false, reason: `it is not as it was written: it differs from its own JSON at character ${at === -1 ? Math.min(text.length, written.length) : at}`, file };
+    return {
+      valid: false,
+      reason: `it is not as it was written: it differs from its own JSON at character ${at === -1 ? Math.min(text.length, written.length) : at}`,
+      file,
+    };
   }
   const signature = file.signature;
   if (signature === undefined) return { valid: false, reason: "it is not signed (certify writes a signature with --sign-key)", file };
-  if (signature.algorithm !== "Ed25519" || typeof signature.value !== "string") return { valid: false, reason: `its signature is not an Ed25519 signature (algorithm ${JSON.stringify(signature.algorithm)})`, file };
+  if (signature.algorithm !== "Ed25519" || typeof signature.value !== "string")
+    return { valid: false, reason: `its signature is not an Ed25519 signature (algorithm ${JSON.stringify(signature.algorithm)})`, file };
   // Only the canonical text of the 64 signature bytes: a lenient decoder would take other texts for the same bytes.
   const bytes = Buffer.from(signature.value, "base64");
-  if (bytes.length !== 64 || bytes.toString("base64") !== signature.value) return { valid: false, reason: "its signature is not the base64 text of an Ed25519 signature", file };
+  if (bytes.length !== 64 || bytes.toString("base64") !== signature.value)
+    return { valid: false, reason: "its signature is not the base64 text of an Ed25519 signature", file };
   const given = keyId(key);
-  if (signature.keyId !== given) return { valid: false, reason: `it was signed by the key ${signature.keyId}, not by the given key ${given}`, file };
+  if (signature.keyId !== given)
+    return { valid: false, reason: `it was signed by the key ${signature.keyId}, not by the given key ${given}`, file };
   const holds = verify(null, Buffer.from(certificateText(file.certificate)), key, bytes);
-  if (!holds) return { valid: false, reason: "its signature does not match its contents: the certificate was changed after it was signed", file };
+  if (!holds)
+    return { valid: false, reason: "its signature does not match its contents: the certificate was changed after it was signed", file };
   if (reportText !== undefined) {
     const digest = createHash("sha256").update(reportText).digest("hex");
-    if (digest !== file.certificate.report?.sha256) return { valid: false, reason: `the report's sha256 is ${digest}, the certificate names ${file.certificate.report?.sha256 ?? "none"}`, file };
+    if (digest !== file.certificate.report?.sha256)
+      return {
+        valid: false,
+        reason: `the report's sha256 is ${digest}, the certificate names ${file.certificate.report?.sha256 ?? "none"}`,
+        file,
+      };
   }
   return { valid: true, file: { ...file, signature } };
 }

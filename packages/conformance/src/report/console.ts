@@ -8,7 +8,18 @@ import { inspect } from "node:util";
 import { type GatewayStop, type Level, type RequirementResult, type RunReport } from "../results.js";
 import { claimedCapabilities, verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
 import type { WrittenFile } from "./write.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, plural, stopLines, suiteName, targetOf } from "./format.js";
+import {
+  formatCounts,
+  formatDuration,
+  formatElapsed,
+  levelNames,
+  mustsByCapability,
+  outcomeMarks,
+  plural,
+  stopLines,
+  suiteName,
+  targetOf,
+} from "./format.js";
 
 export interface ConsoleStream {
   write(text: string): unknown;
@@ -57,7 +68,10 @@ function ansi(style: Style, text: string): string {
   }, text);
 }
 
-const markStyle = { pass: "green", fail: "red", not_reached: "gray", skipped: "gray", error: "yellow" } as const satisfies Record<RequirementResult["outcome"], Style>;
+const markStyle = { pass: "green", fail: "red", not_reached: "gray", skipped: "gray", error: "yellow" } as const satisfies Record<
+  RequirementResult["outcome"],
+  Style
+>;
 function indent(text: string, by = "    "): string {
   return text
     .split("\n")
@@ -114,25 +128,38 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     const notReached = verdict.undetermined.filter((id) => outcome.get(id) === "not_reached");
     const otherwise = verdict.undetermined.filter((id) => outcome.get(id) !== "not_reached");
     if (notReached.length) {
-      const because = report.stopped ? ` (because ${report.stopped.summary}${report.stopped.requirement ? `, reported under ${report.stopped.requirement}` : ""})` : " (after an earlier step failed)";
+      const because = report.stopped
+        ? ` (because ${report.stopped.summary}${report.stopped.requirement ? `, reported under ${report.stopped.requirement}` : ""})`
+        : " (after an earlier step failed)";
       line(`${paint("yellow", `MUSTs not reached${because}:`)} ${notReached.join(", ")}`);
     }
     if (otherwise.length) line(`${paint("yellow", "Not determined (harness error or not run):")} ${otherwise.join(", ")}`);
     if (verdict.staleExpectedFailures.length) {
-      line(`${paint("red", "Stale expected failures (they pass now; remove them from the list):")} ${verdict.staleExpectedFailures.join(", ")}`);
+      line(
+        `${paint("red", "Stale expected failures (they pass now; remove them from the list):")} ${verdict.staleExpectedFailures.join(", ")}`,
+      );
     }
     const level = `level ${achieved} achieved, ${requested} requested`;
-    const stale = verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : "";
+    const stale = verdict.staleExpectedFailures.length
+      ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}`
+      : "";
     if (verdict.partial) {
       const note = "--only/--skip left requirements out: a partial run certifies nothing";
-      if (verdict.status === "partial_pass") line(`${paint(["bold", "green"], "Partial run passed")}: every selected MUST passed (${note})`);
-      else if (verdict.status === "partial_undetermined") line(`${paint(["bold", "yellow"], "Partial run not determined")}: selected MUSTs errored or were not reached (${note})`);
+      if (verdict.status === "partial_pass")
+        line(`${paint(["bold", "green"], "Partial run passed")}: every selected MUST passed (${note})`);
+      else if (verdict.status === "partial_undetermined")
+        line(`${paint(["bold", "yellow"], "Partial run not determined")}: selected MUSTs errored or were not reached (${note})`);
       else line(`${paint(["bold", "red"], "Partial run failed")}: a selected MUST fails${stale} (${note})`);
       return;
     }
-    if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested) for ${verdict.claimed.join(", ")}`);
-    else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored, were not reached or were not run`);
-    else line(`${paint(["bold", "red"], "Not certified")}: ${level}${verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : ""}`);
+    if (verdict.status === "certified")
+      line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested) for ${verdict.claimed.join(", ")}`);
+    else if (verdict.status === "undetermined")
+      line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored, were not reached or were not run`);
+    else
+      line(
+        `${paint(["bold", "red"], "Not certified")}: ${level}${verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : ""}`,
+      );
   }
 
   return {
@@ -141,9 +168,13 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
       idWidth = Math.max(0, ...ids.map((id) => id.length));
       listed = new Map((info.expectedFailures ?? []).map((e) => [e.id, e.reason]));
       const target = targetOf(info);
-      line(`${paint("bold", suiteName(info))} certifying ${target.subject === undefined ? "" : `${target.subject}: `}${target.kind === "client" ? "the client " : ""}${target.text || "(unnamed gateway)"}`);
+      line(
+        `${paint("bold", suiteName(info))} certifying ${target.subject === undefined ? "" : `${target.subject}: `}${target.kind === "client" ? "the client " : ""}${target.text || "(unnamed gateway)"}`,
+      );
       const total = ids.length ? ` · ${plural(ids.length, "requirement")}` : "";
-      line(paint("gray", `claims ${claimedCapabilities(info.capabilities).join(", ")} · ${levelNames[info.requestedLevel]} requested${total}`));
+      line(
+        paint("gray", `claims ${claimedCapabilities(info.capabilities).join(", ")} · ${levelNames[info.requestedLevel]} requested${total}`),
+      );
       line();
     },
     onResult(result) {

@@ -9,7 +9,12 @@ export const levelNames: Record<RunReport["achievedLevel"], string> = { full: "F
 export const outcomeMarks: Record<Outcome, string> = { pass: "✓", fail: "✗", not_reached: "○", skipped: "-", error: "!" };
 
 /** What a run certified: a gateway (its command or URL) or a client (its command), and the vendor's name for it. */
-export function targetOf(report: Pick<RunReport, "gateway" | "client" | "subject">): { kind: "gateway" | "client"; how: "command" | "URL"; text: string; subject?: string } {
+export function targetOf(report: Pick<RunReport, "gateway" | "client" | "subject">): {
+  kind: "gateway" | "client";
+  how: "command" | "URL";
+  text: string;
+  subject?: string;
+} {
   const subject = report.subject === undefined ? {} : { subject: report.subject };
   if (report.client !== undefined) return { kind: "client", how: "command", text: report.client.command, ...subject };
   if (report.gateway?.command !== undefined) return { kind: "gateway", how: "command", text: report.gateway.command, ...subject };
@@ -52,9 +57,11 @@ export function formatCounts(counts: OutcomeCounts): string {
 
 /** The MUST results of each capability to show: every claimed one, and any other that has MUSTs. */
 export function mustsByCapability(verdict: Verdict): { capability: Capability; claimed: boolean; counts: OutcomeCounts }[] {
-  return CAPABILITIES.map((capability) => ({ capability, claimed: verdict.claimed.includes(capability), counts: verdict.counts.byCapability[capability].MUST })).filter(
-    (row) => row.claimed || row.counts.total > 0,
-  );
+  return CAPABILITIES.map((capability) => ({
+    capability,
+    claimed: verdict.claimed.includes(capability),
+    counts: verdict.counts.byCapability[capability].MUST,
+  })).filter((row) => row.claimed || row.counts.total > 0);
 }
 
 /**
@@ -62,14 +69,22 @@ export function mustsByCapability(verdict: Verdict): { capability: Capability; c
  * frame, the requests it never answered, the end of its stderr, and what it cost.
  */
 export function stopLines(stop: GatewayStop): { headline: string; details: string[] } {
-  const where = stop.after?.scenario === undefined ? "" : ` (in "${stop.after.scenario}"${stop.after.requirement === undefined ? "" : `, ${stop.after.requirement}`})`;
+  const where =
+    stop.after?.scenario === undefined
+      ? ""
+      : ` (in "${stop.after.scenario}"${stop.after.requirement === undefined ? "" : `, ${stop.after.requirement}`})`;
   const headline = `${stop.summary.charAt(0).toUpperCase()}${stop.summary.slice(1)}${stop.after === undefined ? "" : ` after the suite sent${where}:`}`;
   const details: string[] = [];
   if (stop.after !== undefined) details.push(stopFrame(stop.after.frame));
-  if (stop.inFlight.length) details.push(`unanswered: ${stop.inFlight.map((r) => `${r.method} (id ${JSON.stringify(r.id)}${r.scenario === undefined ? "" : `, from "${r.scenario}"`})`).join(", ")}`);
+  if (stop.inFlight.length)
+    details.push(
+      `unanswered: ${stop.inFlight.map((r) => `${r.method} (id ${JSON.stringify(r.id)}${r.scenario === undefined ? "" : `, from "${r.scenario}"`})`).join(", ")}`,
+    );
   if (stop.stderr !== undefined) details.push(`its stderr ends with:\n${stop.stderr}`);
   const cost = stop.notReached ? `; ${plural(stop.notReached, "requirement was", "requirements were")} not reached because of it` : "";
-  details.push(stop.requirement === undefined ? `No requirement was running${cost}.` : `Reported as a failure of ${stop.requirement}${cost}.`);
+  details.push(
+    stop.requirement === undefined ? `No requirement was running${cost}.` : `Reported as a failure of ${stop.requirement}${cost}.`,
+  );
   return { headline, details };
 }
 

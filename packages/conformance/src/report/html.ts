@@ -9,7 +9,17 @@
 import Handlebars from "handlebars";
 import type { RequirementResult, RunReport } from "../results.js";
 import { verdictOf, type Verdict } from "../verdict.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, stopLines, suiteName, targetOf } from "./format.js";
+import {
+  formatCounts,
+  formatDuration,
+  formatElapsed,
+  levelNames,
+  mustsByCapability,
+  outcomeMarks,
+  stopLines,
+  suiteName,
+  targetOf,
+} from "./format.js";
 import { prettyJson, transcriptBlocks, type TranscriptBlock } from "./transcript.js";
 
 interface ResultView {
@@ -73,10 +83,30 @@ function resultView(result: RequirementResult): ResultView {
 
 const sectionDefs = [
   { anchor: "failed", title: "Failed", note: "The gateway does not meet these requirements.", detailed: true },
-  { anchor: "errors", title: "Harness errors", note: "The suite could not judge these (a fault of the harness or a timeout); they are not the gateway's failures, but a MUST the requested level needs that errored leaves the verdict undetermined.", detailed: true },
-  { anchor: "stale", title: "Stale expected failures", note: "Listed as expected failures, these pass now: remove them from the list. Each one fails the run.", detailed: false },
-  { anchor: "expected", title: "Expected failures", note: "Listed in the expected-failures file: they fail, and do not count against the level.", detailed: true },
-  { anchor: "not-reached", title: "Not reached", note: "These were to run, but an earlier failure of their scenario, or the gateway going away, kept them from it; each names the cause. They leave the level undetermined, not failed.", detailed: false },
+  {
+    anchor: "errors",
+    title: "Harness errors",
+    note: "The suite could not judge these (a fault of the harness or a timeout); they are not the gateway's failures, but a MUST the requested level needs that errored leaves the verdict undetermined.",
+    detailed: true,
+  },
+  {
+    anchor: "stale",
+    title: "Stale expected failures",
+    note: "Listed as expected failures, these pass now: remove them from the list. Each one fails the run.",
+    detailed: false,
+  },
+  {
+    anchor: "expected",
+    title: "Expected failures",
+    note: "Listed in the expected-failures file: they fail, and do not count against the level.",
+    detailed: true,
+  },
+  {
+    anchor: "not-reached",
+    title: "Not reached",
+    note: "These were to run, but an earlier failure of their scenario, or the gateway going away, kept them from it; each names the cause. They leave the level undetermined, not failed.",
+    detailed: false,
+  },
   { anchor: "passed", title: "Passed", note: "", detailed: false },
   { anchor: "skipped", title: "Skipped", note: "Not run: their capability is not claimed, or as the note says.", detailed: false },
 ] as const;
@@ -85,20 +115,43 @@ function verdictView(report: RunReport, verdict: Verdict): { cls: string; headli
   const requested = levelNames[report.requestedLevel];
   const achieved = levelNames[report.achievedLevel];
   const claims = `claims ${verdict.claimed.join(", ")}`;
-  if (verdict.status === "partial_pass") return { cls: "undetermined", headline: "Partial run: every selected MUST passed", detail: `${claims}; --only/--skip left requirements out, so this run certifies nothing.` };
-  if (verdict.status === "partial_undetermined") return { cls: "undetermined", headline: "Partial run: not determined", detail: `${claims}; selected MUSTs that errored or were not reached: ${verdict.undetermined.join(", ")}.` };
+  if (verdict.status === "partial_pass")
+    return {
+      cls: "undetermined",
+      headline: "Partial run: every selected MUST passed",
+      detail: `${claims}; --only/--skip left requirements out, so this run certifies nothing.`,
+    };
+  if (verdict.status === "partial_undetermined")
+    return {
+      cls: "undetermined",
+      headline: "Partial run: not determined",
+      detail: `${claims}; selected MUSTs that errored or were not reached: ${verdict.undetermined.join(", ")}.`,
+    };
   if (verdict.status === "partial_fail") {
-    return { cls: "not-certified", headline: "Partial run: failed", detail: `${claims}; ${[...(verdict.failing.length ? [`failing MUSTs: ${verdict.failing.join(", ")}`] : []), ...(verdict.staleExpectedFailures.length ? [`stale expected failures: ${verdict.staleExpectedFailures.join(", ")}`] : [])].join("; ")}.` };
+    return {
+      cls: "not-certified",
+      headline: "Partial run: failed",
+      detail: `${claims}; ${[...(verdict.failing.length ? [`failing MUSTs: ${verdict.failing.join(", ")}`] : []), ...(verdict.staleExpectedFailures.length ? [`stale expected failures: ${verdict.staleExpectedFailures.join(", ")}`] : [])].join("; ")}.`,
+    };
   }
-  if (verdict.status === "certified") return { cls: "certified", headline: `Certified ${achieved}`, detail: `${claims}; ${requested} requested.` };
+  if (verdict.status === "certified")
+    return { cls: "certified", headline: `Certified ${achieved}`, detail: `${claims}; ${requested} requested.` };
   if (verdict.status === "undetermined") {
-    return { cls: "undetermined", headline: "Could not be determined", detail: `${requested} requested; MUSTs it needs errored or were not run: ${verdict.undetermined.join(", ")}. Level ${achieved} holds so far.` };
+    return {
+      cls: "undetermined",
+      headline: "Could not be determined",
+      detail: `${requested} requested; MUSTs it needs errored or were not run: ${verdict.undetermined.join(", ")}. Level ${achieved} holds so far.`,
+    };
   }
   const reasons = [
     ...(verdict.failing.length ? [`failing MUSTs: ${verdict.failing.join(", ")}`] : []),
     ...(verdict.staleExpectedFailures.length ? [`stale expected failures: ${verdict.staleExpectedFailures.join(", ")}`] : []),
   ];
-  return { cls: "not-certified", headline: "Not certified", detail: `${requested} requested, ${achieved} achieved; ${reasons.join("; ")}.` };
+  return {
+    cls: "not-certified",
+    headline: "Not certified",
+    detail: `${requested} requested, ${achieved} achieved; ${reasons.join("; ")}.`,
+  };
 }
 
 function view(report: RunReport) {
@@ -122,7 +175,11 @@ function view(report: RunReport) {
     claimed: verdict.claimed.join(", "),
     verdict: verdictView(report, verdict),
     stop: report.stopped === undefined ? null : stopLines(report.stopped),
-    capabilities: mustsByCapability(verdict).map((row) => ({ name: row.capability, claimed: row.claimed, counts: formatCounts(row.counts) })),
+    capabilities: mustsByCapability(verdict).map((row) => ({
+      name: row.capability,
+      claimed: row.claimed,
+      counts: formatCounts(row.counts),
+    })),
     should: formatCounts(verdict.counts.byLevel.SHOULD),
     may: formatCounts(verdict.counts.byLevel.MAY),
     total: report.results.length,

@@ -15,7 +15,8 @@ import { prettyJson, transcriptText } from "./transcript.js";
  * tab, line feed and carriage return, U+FFFE, U+FFFF and unpaired surrogates. They are
  * written as `\uXXXX` text so that the report stays well-formed and the reader sees them.
  */
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NOT_XML =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
 // In an attribute, line breaks and tabs would be read back as spaces unless written as references.
 const ATTRIBUTE_WHITESPACE: Record<string, string> = { "\n": "&#10;", "\r": "&#13;", "\t": "&#9;" };
@@ -59,7 +60,9 @@ function testcase(result: RequirementResult, stop: GatewayStop | undefined): str
   if (result.outcome === "pass" && result.expectedFailure) {
     inner.push(`<failure${attributes({ type: "stale", message: "listed as an expected failure but passes: remove the entry" })}/>`);
   } else if (result.outcome === "fail" && result.expectedFailure) {
-    inner.push(`<skipped${attributes({ type: "expected", message: `expected failure: ${result.expectedFailureReason ?? ""}` })}>${xmlText(failureBody(result, stop))}</skipped>`);
+    inner.push(
+      `<skipped${attributes({ type: "expected", message: `expected failure: ${result.expectedFailureReason ?? ""}` })}>${xmlText(failureBody(result, stop))}</skipped>`,
+    );
   } else if (result.outcome === "fail") {
     inner.push(`<failure${attributes({ type: result.level, message })}>${xmlText(failureBody(result, stop))}</failure>`);
   } else if (result.outcome === "error") {
@@ -117,6 +120,11 @@ export function renderJunit(report: RunReport): string {
       ].join("\n");
     });
   const elapsed = Date.parse(report.finishedAt) - Date.parse(report.startedAt);
-  const root = attributes({ name: suiteName(report), ...totals(report.results), time: seconds(Number.isFinite(elapsed) ? elapsed : 0), timestamp: report.startedAt });
+  const root = attributes({
+    name: suiteName(report),
+    ...totals(report.results),
+    time: seconds(Number.isFinite(elapsed) ? elapsed : 0),
+    timestamp: report.startedAt,
+  });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites${root}>\n${suites.join("\n")}\n</testsuites>\n`;
 }

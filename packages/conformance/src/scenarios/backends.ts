@@ -22,13 +22,24 @@ const backendRefused: Scenario = {
     await ctx.attempt("TURN-BACKEND-UNAVAILABLE", async () => {
       for (const backend of backends) {
         const turnId = ctx.id("trn");
-        const error = await ctx.rejects(ctx.startTurn(thread.id, "Must not run", { turn_id: turnId, execution_backend: backend }), "execution_backend_unavailable", `turn/start on ${backend.type}`);
+        const error = await ctx.rejects(
+          ctx.startTurn(thread.id, "Must not run", { turn_id: turnId, execution_backend: backend }),
+          "execution_backend_unavailable",
+          `turn/start on ${backend.type}`,
+        );
         const data = error.data as { execution_backend?: unknown } | undefined;
         // The same JSON value: a gateway that writes objects in the canonical form sorts their members.
         if (!deepEqual(data?.execution_backend, backend)) {
-          throw new Failure(`error.data.execution_backend is ${shown(data?.execution_backend)}, expected the backend as requested, ${shown(backend)}`, error.data);
+          throw new Failure(
+            `error.data.execution_backend is ${shown(data?.execution_backend)}, expected the backend as requested, ${shown(backend)}`,
+            error.data,
+          );
         }
-        await ctx.rejects(ctx.client.turnGet({ thread_id: thread.id, turn_id: turnId }), "turn_not_found", `turn/get of the refused turn ${turnId}`);
+        await ctx.rejects(
+          ctx.client.turnGet({ thread_id: thread.id, turn_id: turnId }),
+          "turn_not_found",
+          `turn/get of the refused turn ${turnId}`,
+        );
         const notified = ctx.ofTurn(turnId);
         if (notified.length) throw new Failure(`the refused turn ${turnId} was notified: ${notified.map((n) => n.method).join(", ")}`);
       }
@@ -45,8 +56,16 @@ const capabilityNotFound: Scenario = {
     ctx.script([{ reply: { text: answer } }]);
     const thread = await ctx.thread();
     const capabilities: TurnCapability[] = [
-      { id: "cap_cert_skill", label: "missing skill", kind: { type: "skill", slug: `workspace/${ctx.id("cert-missing-skill")}`, sourceKind: "workspace" } },
-      { id: "cap_cert_mcp", label: "missing server", kind: { type: "mcpServer", name: ctx.id("cert_missing_server"), scopeKind: "workspace" } },
+      {
+        id: "cap_cert_skill",
+        label: "missing skill",
+        kind: { type: "skill", slug: `workspace/${ctx.id("cert-missing-skill")}`, sourceKind: "workspace" },
+      },
+      {
+        id: "cap_cert_mcp",
+        label: "missing server",
+        kind: { type: "mcpServer", name: ctx.id("cert_missing_server"), scopeKind: "workspace" },
+      },
     ];
     await ctx.attempt("TURN-CAPABILITY-NOT-FOUND", async () => {
       const turn = await ctx.startTurn(thread.id, "Answer without the missing capabilities", { capabilities });
@@ -55,13 +74,17 @@ const capabilityNotFound: Scenario = {
         for (const capability of capabilities) {
           const resolution = list.find((r) => r.capabilityId === capability.id);
           if (resolution?.status !== "rejected" || resolution.reason !== "not_found") {
-            throw new Failure(`${where}: capability ${capability.id} (${capability.kind.type}) ${resolution ? `is resolved ${shown(resolution)}` : "has no resolution"}, expected rejected with not_found`, resolutions);
+            throw new Failure(
+              `${where}: capability ${capability.id} (${capability.kind.type}) ${resolution ? `is resolved ${shown(resolution)}` : "has no resolution"}, expected rejected with not_found`,
+              resolutions,
+            );
           }
         }
       };
       expectRejected("the turn/start response", turn.capabilities);
       const end = await ctx.ended(turn.id);
-      if (end.terminal?.method !== "turn/completed" && end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}; it should run without the missing capabilities`, end.terminal?.params);
+      if (end.terminal?.method !== "turn/completed" && end.turn.status !== "Completed")
+        throw new Failure(`the turn ended ${end.turn.status}; it should run without the missing capabilities`, end.terminal?.params);
       expectRejected("the ended turn", end.turn.capabilities);
     });
   },

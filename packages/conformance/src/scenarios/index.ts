@@ -9,4 +9,14 @@ import { surfacedScenarios } from "./surfaced.js";
 import { recoveryScenarios, windowScenarios } from "./windows.js";
 import { workScenarios } from "./work.js";
 
-export const scenarios: readonly Scenario[] = [...coreScenarios, ...backendScenarios, ...permissionScenarios, ...routeScenarios, ...workScenarios, ...windowScenarios, ...recoveryScenarios, ...questionScenarios, ...surfacedScenarios];
+export const scenarios: readonly Scenario[] = [
+  ...coreScenarios,
+  ...backendScenarios,
+  ...permissionScenarios,
+  ...routeScenarios,
+  ...workScenarios,
+  ...windowScenarios,
+  ...recoveryScenarios,
+  ...questionScenarios,
+  ...surfacedScenarios,
+];

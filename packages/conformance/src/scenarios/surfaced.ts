@@ -17,7 +17,10 @@ const named = (ctx: ScenarioContext, turnId: string, method: string) => ctx.ofTu
 const callStatuses = (ctx: ScenarioContext, turnId: string) =>
   ctx
     .ofTurn(turnId)
-    .filter((n): n is Extract<AnyNotification, { method: "item/completed" }> => n.method === "item/completed" && n.params.item.type === "dynamicToolCall")
+    .filter(
+      (n): n is Extract<AnyNotification, { method: "item/completed" }> =>
+        n.method === "item/completed" && n.params.item.type === "dynamicToolCall",
+    )
     .map((n) => n.params.item.status);
 
 /** Where each surfaced notification came, against the turn's last item notification and its terminal. */
@@ -30,7 +33,10 @@ function checkLast(ctx: ScenarioContext, turnId: string, expected: readonly stri
     const at = methods.flatMap((m, i) => (m === method ? [i] : []));
     if (at.length !== 1) throw new Failure(`turn ${turnId} sent ${method} ${at.length} times, expected once`);
     if (at[0]! < lastItem) throw new Failure(`turn ${turnId} sent ${method} before its last item notification (${methods[lastItem]})`);
-    if (terminal === -1 || at[0]! > terminal) throw new Failure(`turn ${turnId} sent ${method} ${terminal === -1 ? "without a terminal notification" : "after its terminal notification"}`);
+    if (terminal === -1 || at[0]! > terminal)
+      throw new Failure(
+        `turn ${turnId} sent ${method} ${terminal === -1 ? "without a terminal notification" : "after its terminal notification"}`,
+      );
   }
 }
 
@@ -46,7 +52,10 @@ const invited: Scenario = {
       { reply: { text: "I cannot tell you the code." } },
     ]);
     const thread = await ctx.thread({ mode: "Agent" });
-    const turn = await ctx.startTurn(thread.id, "Invite them", { ...agentTurn("full_access"), private_delivery: { inviter_display: "Certification" } });
+    const turn = await ctx.startTurn(thread.id, "Invite them", {
+      ...agentTurn("full_access"),
+      private_delivery: { inviter_display: "Certification" },
+    });
     const code = await ctx.step("TURN-ORDER-SURFACED-LAST", async () => {
       const end = await ctx.ended(turn.id);
       if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}`);
@@ -56,11 +65,16 @@ const invited: Scenario = {
     });
     await ctx.step("TURN-INVITE-PRIVATE", async () => {
       const live = named(ctx, turn.id, "turn/invite/delivery")[0]!.params as { target_user_id: string; delivery: { kind: string } };
-      if (live.target_user_id !== target) throw new Failure(`turn/invite/delivery names ${shown(live.target_user_id)}, the model invited ${shown(target)}`);
-      if (code === undefined || code === "") throw new Failure(`the connection that started the turn with private_delivery got delivery ${shown(live.delivery)}, expected the code`);
+      if (live.target_user_id !== target)
+        throw new Failure(`turn/invite/delivery names ${shown(live.target_user_id)}, the model invited ${shown(target)}`);
+      if (code === undefined || code === "")
+        throw new Failure(
+          `the connection that started the turn with private_delivery got delivery ${shown(live.delivery)}, expected the code`,
+        );
       const { events } = await ctx.client.turnItems({ thread_id: thread.id, turn_id: turn.id });
       const replayed = events.filter((e) => e.method === "turn/invite/delivery").map((e) => (e.params as { delivery?: unknown }).delivery);
-      if (JSON.stringify(replayed) !== JSON.stringify([{ kind: "redacted" }])) throw new Failure(`turn/items replays the delivery as ${shown(replayed)}, expected [{"kind":"redacted"}]`);
+      if (JSON.stringify(replayed) !== JSON.stringify([{ kind: "redacted" }]))
+        throw new Failure(`turn/items replays the delivery as ${shown(replayed)}, expected [{"kind":"redacted"}]`);
       if (JSON.stringify(events).includes(code)) throw new Failure("turn/items holds the invite's code");
     });
     await ctx.step("TURN-INVITE-NOT-TO-MODEL", async () => {
@@ -68,8 +82,10 @@ const invited: Scenario = {
       const next = await ctx.startTurn(thread.id, "What was the code?", agentTurn("full_access"));
       await ctx.ended(next.id);
       const sent = script.calls.map((call, i) => [i + 1, JSON.stringify(call)] as const).filter(([, text]) => text.includes(code));
-      if (sent.length) throw new Failure(`the model was sent the invite's code in call${sent.length === 1 ? "" : "s"} ${sent.map(([n]) => n).join(", ")}`);
-      if (script.calls.length < 4) throw new Failure(`the model was called ${script.calls.length} times, expected 4 (the second turn included)`);
+      if (sent.length)
+        throw new Failure(`the model was sent the invite's code in call${sent.length === 1 ? "" : "s"} ${sent.map(([n]) => n).join(", ")}`);
+      if (script.calls.length < 4)
+        throw new Failure(`the model was called ${script.calls.length} times, expected 4 (the second turn included)`);
     });
   },
 };
@@ -78,12 +94,16 @@ const noChannel: Scenario = {
   name: "an invite without a private channel",
   checks: ["TURN-INVITE-NO-CHANNEL"],
   async run(ctx) {
-    const script = ctx.script([{ reply: { toolCalls: [{ tool: ctx.tool("invite_user"), args: { target_user_id: `U${ctx.token.slice(-5)}` } }] } }, { reply: { text: "No invite." } }]);
+    const script = ctx.script([
+      { reply: { toolCalls: [{ tool: ctx.tool("invite_user"), args: { target_user_id: `U${ctx.token.slice(-5)}` } }] } },
+      { reply: { text: "No invite." } },
+    ]);
     const thread = await ctx.thread({ mode: "Agent" });
     const turn = await ctx.startTurn(thread.id, "Invite them", agentTurn("full_access"));
     await ctx.step("TURN-INVITE-NO-CHANNEL", async () => {
       await ctx.ended(turn.id);
-      if (named(ctx, turn.id, "turn/invite/delivery").length) throw new Failure("a turn started without private_delivery sent turn/invite/delivery");
+      if (named(ctx, turn.id, "turn/invite/delivery").length)
+        throw new Failure("a turn started without private_delivery sent turn/invite/delivery");
       const statuses = callStatuses(ctx, turn.id);
       if (JSON.stringify(statuses) !== '["failed"]') throw new Failure(`the invite_user call ended ${shown(statuses)}, expected failed`);
       const told = script.calls[1]?.messages.find((m) => m.role === "tool");
@@ -108,17 +128,23 @@ const wallet: Scenario = {
       await ctx.ended(turn.id);
       const links = named(ctx, turn.id, "turn/wallet/link_prompt").map((n) => n.params as { link_url: string | null; requested: boolean });
       const requested = links.filter((l) => l.requested);
-      if (requested.length !== 1) throw new Failure(`the wallet_link call surfaced ${requested.length} link prompts with requested true, expected 1`);
-      if (requested[0]!.link_url !== null && !URL_PATTERN.test(requested[0]!.link_url)) throw new Failure(`link_url is ${shown(requested[0]!.link_url)}, expected null or an http(s) URL`);
+      if (requested.length !== 1)
+        throw new Failure(`the wallet_link call surfaced ${requested.length} link prompts with requested true, expected 1`);
+      if (requested[0]!.link_url !== null && !URL_PATTERN.test(requested[0]!.link_url))
+        throw new Failure(`link_url is ${shown(requested[0]!.link_url)}, expected null or an http(s) URL`);
       const statuses = callStatuses(ctx, turn.id);
       if (statuses.length !== 3) throw new Failure(`the turn completed ${statuses.length} tool calls, expected 3`);
       const updates = named(ctx, turn.id, "turn/wallet/update_prompt").map((n) => n.params as { update_url: string; new_limit: string });
       if (statuses[1] === "completed") {
-        if (updates.length !== 1 || updates[0]!.new_limit !== "20" || !URL_PATTERN.test(updates[0]!.update_url)) throw new Failure(`wallet_update_limit completed with update prompts ${shown(updates)}, expected one for "20" with an http(s) URL`);
+        if (updates.length !== 1 || updates[0]!.new_limit !== "20" || !URL_PATTERN.test(updates[0]!.update_url))
+          throw new Failure(
+            `wallet_update_limit completed with update prompts ${shown(updates)}, expected one for "20" with an http(s) URL`,
+          );
       } else if (updates.length) throw new Failure("wallet_update_limit failed yet surfaced an update prompt");
       const revokes = named(ctx, turn.id, "turn/wallet/revoke_prompt").map((n) => n.params as { revoke_url: string });
       if (statuses[2] === "completed") {
-        if (revokes.length !== 1 || !URL_PATTERN.test(revokes[0]!.revoke_url)) throw new Failure(`wallet_unlink completed with revoke prompts ${shown(revokes)}, expected one with an http(s) URL`);
+        if (revokes.length !== 1 || !URL_PATTERN.test(revokes[0]!.revoke_url))
+          throw new Failure(`wallet_unlink completed with revoke prompts ${shown(revokes)}, expected one with an http(s) URL`);
       } else if (revokes.length) throw new Failure("wallet_unlink failed yet surfaced a revoke prompt");
       const stray = ctx.ofTurn(turn.id).filter((n) => SURFACED.has(n.method) && n.method === "turn/invite/delivery");
       if (stray.length) throw new Failure("a turn that minted no invite sent turn/invite/delivery");

@@ -116,7 +116,8 @@ export class AcpAgents {
       const { threadId, turnId, signal } = run;
       const prompt = input.flatMap((part): Acp.ContentBlock[] => {
         if (part.type === "text") return [{ type: "text", text: part.text }];
-        if (part.type === "mention" && "path" in part) return [{ type: "resource_link", name: String(part.name), uri: `file://${String(part.path)}` }];
+        if (part.type === "mention" && "path" in part)
+          return [{ type: "resource_link", name: String(part.name), uri: `file://${String(part.path)}` }];
         return [];
       });
       const agent = await this.agent(config);
@@ -148,7 +149,12 @@ export class AcpAgents {
         cancel: () => void agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined),
         closeOpen: (stopped) => {
           this.closeMessage(sink, failed || response?.stopReason === "cancelled" ? "cancelled" : "completed");
-          for (const [toolCallId, open] of sink.tools) this.finishTool(sink, toolCallId, { ...open.item, status: stopped ? "cancelled" : "failed", outcome: stopped ? "cancelled" : "error" });
+          for (const [toolCallId, open] of sink.tools)
+            this.finishTool(sink, toolCallId, {
+              ...open.item,
+              status: stopped ? "cancelled" : "failed",
+              outcome: stopped ? "cancelled" : "error",
+            });
           for (const terminal of sink.terminals.values()) terminal.child.kill("SIGKILL");
         },
       };
@@ -169,7 +175,11 @@ export class AcpAgents {
   }
 
   private async start(config: AcpAgentConfig): Promise<Agent> {
-    const acp = await importOptional<typeof Acp>("@agentclientprotocol/sdk", "@agentclientprotocol/sdk", `the ACP agent ${config.runtimeId}`);
+    const acp = await importOptional<typeof Acp>(
+      "@agentclientprotocol/sdk",
+      "@agentclientprotocol/sdk",
+      `the ACP agent ${config.runtimeId}`,
+    );
     const child = spawn(config.command, [...config.args], { stdio: ["pipe", "pipe", "pipe"], env: { ...this.env, ...config.env } });
     const stderr: string[] = [];
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -200,9 +210,15 @@ export class AcpAgents {
         }
       })
       .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permission(sinkOf(params.sessionId), params))
-      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => this.readText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
-      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => this.writeText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
-      .onRequest(acp.methods.client.terminal.create, ({ params }) => this.createTerminal(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) =>
+        this.readText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp),
+      )
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) =>
+        this.writeText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp),
+      )
+      .onRequest(acp.methods.client.terminal.create, ({ params }) =>
+        this.createTerminal(this.sinkFor(sinkOf(params.sessionId), acp), params, acp),
+      )
       .onRequest(acp.methods.client.terminal.output, ({ params }) => {
         const t = this.terminal(this.sinkFor(sinkOf(params.sessionId), acp), params.terminalId, acp);
         return { output: t.output, truncated: t.truncated, ...(t.exit ? { exitStatus: t.exit } : {}) };
@@ -224,7 +240,10 @@ export class AcpAgents {
         return {};
       });
     // Node types its web streams apart from the DOM's, which the SDK takes: the same objects at run time.
-    const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
+    const stream = acp.ndJsonStream(
+      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+    );
     const connection = app.connect(stream);
     const agent: Agent = { connection, child, sessions: new Map(), running, stderr };
     child.once("exit", (code, signal) => {
@@ -247,7 +266,11 @@ export class AcpAgents {
   private async session(agent: Agent, config: AcpAgentConfig, threadId: string, cwd: string): Promise<string> {
     const known = agent.sessions.get(threadId);
     if (known) return known;
-    const { sessionId } = await withTimeout(agent.connection.agent.request("session/new", { cwd, mcpServers: [] }), config.startupTimeoutMs, "session/new");
+    const { sessionId } = await withTimeout(
+      agent.connection.agent.request("session/new", { cwd, mcpServers: [] }),
+      config.startupTimeoutMs,
+      "session/new",
+    );
     agent.sessions.set(threadId, sessionId);
     return sessionId;
   }
@@ -273,10 +296,17 @@ export class AcpAgents {
         if (update.content.type !== "text") return;
         if (!sink.message) {
           sink.message = { id: g.log.nextItemId(turnId), text: "" };
-          g.log.publish(threadId, turnId, "item/started", { item_id: sink.message.id, item: { type: "agentMessage", id: sink.message.id, status: "in_progress", text: "" } });
+          g.log.publish(threadId, turnId, "item/started", {
+            item_id: sink.message.id,
+            item: { type: "agentMessage", id: sink.message.id, status: "in_progress", text: "" },
+          });
         }
         sink.message.text += update.content.text;
-        g.log.publish(threadId, turnId, "item/agent_message/delta", { item_id: sink.message.id, stream: "agent_message", delta: update.content.text });
+        g.log.publish(threadId, turnId, "item/agent_message/delta", {
+          item_id: sink.message.id,
+          stream: "agent_message",
+          delta: update.content.text,
+        });
         return;
       }
       case "agent_thought_chunk": {
@@ -294,7 +324,8 @@ export class AcpAgents {
         const item = toolItemOf({ ...toolItem(update, sink.cwd), id, status: "in_progress" });
         sink.tools.set(update.toolCallId, { id, item });
         g.log.publish(threadId, turnId, "item/started", { item_id: id, item });
-        if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
+        if (update.status === "completed" || update.status === "failed")
+          this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
         return;
       }
       case "tool_call_update": {
@@ -303,7 +334,8 @@ export class AcpAgents {
         const text = contentText(update.content);
         const item = toolItemOf({ ...open.item, ...(text ? { [open.item.type === "commandExecution" ? "stdout" : "output"]: text } : {}) });
         open.item.status = "in_progress";
-        if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
+        if (update.status === "completed" || update.status === "failed")
+          this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
         else {
           sink.tools.set(update.toolCallId, { id: open.id, item });
           g.log.publish(threadId, turnId, "item/updated", { item_id: open.id, item });
@@ -320,7 +352,10 @@ export class AcpAgents {
     if (!sink.message) return;
     const { id, text } = sink.message;
     sink.message = undefined;
-    this.ports.log.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { type: "agentMessage", id, status, text, ...(status === "cancelled" ? { partial: true } : {}) } });
+    this.ports.log.publish(sink.threadId, sink.turnId, "item/completed", {
+      item_id: id,
+      item: { type: "agentMessage", id, status, text, ...(status === "cancelled" ? { partial: true } : {}) },
+    });
   }
 
   private finishTool(sink: TurnSink, toolCallId: string, item: ToolItemFields): void {
@@ -337,15 +372,28 @@ export class AcpAgents {
     const open = sink.tools.get(call.toolCallId);
     const raw = recordOf(call.rawInput);
     const path = call.locations?.[0]?.path;
-    const toolName = gateToolOf(call.kind ?? (open?.item.type === "commandExecution" ? "execute" : open?.item.type === "fileChange" ? "edit" : undefined));
+    const toolName = gateToolOf(
+      call.kind ?? (open?.item.type === "commandExecution" ? "execute" : open?.item.type === "fileChange" ? "edit" : undefined),
+    );
     const args: Record<string, unknown> =
-      toolName === "shell" ? { command: typeof raw.command === "string" ? raw.command : (call.title ?? "") } : toolName === "web_fetch" ? { url: raw.url } : path ? { path } : raw;
+      toolName === "shell"
+        ? { command: typeof raw.command === "string" ? raw.command : (call.title ?? "") }
+        : toolName === "web_fetch"
+          ? { url: raw.url }
+          : path
+            ? { path }
+            : raw;
     const itemId = open?.id ?? this.ports.log.nextItemId(sink.turnId);
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
     if (sink.signal.aborted) return { outcome: { outcome: "cancelled" } };
-    const pick = (...kinds: Acp.PermissionOptionKind[]) => kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
+    const pick = (...kinds: Acp.PermissionOptionKind[]) =>
+      kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
     // An allow_for_turn grant lets the agent stop asking; the gate keeps deciding the calls it makes through the client.
-    const option = verdict.allowed ? (verdict.forTurn ? pick("allow_always", "allow_once") : pick("allow_once", "allow_always")) : pick("reject_once", "reject_always");
+    const option = verdict.allowed
+      ? verdict.forTurn
+        ? pick("allow_always", "allow_once")
+        : pick("allow_once", "allow_always")
+      : pick("reject_once", "reject_always");
     return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
   }
 
@@ -362,7 +410,11 @@ export class AcpAgents {
 
   /** fs/read_text_file, as a dynamicToolCall item of the turn, under the gate. */
   private async readText(sink: TurnSink, params: Acp.ReadTextFileRequest, acp: typeof Acp): Promise<Acp.ReadTextFileResponse> {
-    const { id, finish } = this.clientItem(sink, { type: "dynamicToolCall", tool_name: "fs/read_text_file", arguments: { path: params.path } });
+    const { id, finish } = this.clientItem(sink, {
+      type: "dynamicToolCall",
+      tool_name: "fs/read_text_file",
+      arguments: { path: params.path },
+    });
     // ACP paths are absolute; a relative one would mean one thing to the gate (the thread's folder) and another to the file system (the gateway's).
     const relative = refuseRelative(params.path);
     if (relative) {
@@ -406,12 +458,25 @@ export class AcpAgents {
           () => true,
           () => false,
         );
-    const { id, finish } = this.clientItem(sink, { type: "fileChange", path: params.path, change_kind: existed ? "modify" : "add", arguments: { path: params.path } });
+    const { id, finish } = this.clientItem(sink, {
+      type: "fileChange",
+      path: params.path,
+      change_kind: existed ? "modify" : "add",
+      arguments: { path: params.path },
+    });
     if (relative) {
       finish({ status: "failed", outcome: "error", error: { message: relative } });
       throw acp.RequestError.invalidParams(undefined, relative);
     }
-    const verdict = await this.gate.permit(sink.threadId, sink.turnId, "write_file", { path: params.path, content: params.content }, sink.cwd, id, sink.signal);
+    const verdict = await this.gate.permit(
+      sink.threadId,
+      sink.turnId,
+      "write_file",
+      { path: params.path, content: params.content },
+      sink.cwd,
+      id,
+      sink.signal,
+    );
     if (!verdict.allowed) {
       finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
       throw new acp.RequestError(-32000, verdict.message);
@@ -447,11 +512,16 @@ export class AcpAgents {
       throw new acp.RequestError(-32000, verdict.message);
     }
     const security = this.ports.log.state(sink.turnId)!.turn.security;
-    const env = { ...(security ? processEnvironment(security, this.env) : this.env), ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
+    const env = {
+      ...(security ? processEnvironment(security, this.env) : this.env),
+      ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])),
+    };
     // Under the turn's sandbox, as the gateway's own shell tool runs: an agent's terminal is no way around it.
     const sandbox = await startTurnSandbox(security, this.config.sandbox, () => undefined, this.ports.ownFiles);
     const defined = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
-    const run = sandbox ? sandboxedCommand(sandbox, cwd, [params.command, ...(params.args ?? [])], defined) : { file: params.command, args: params.args ?? [], env: defined };
+    const run = sandbox
+      ? sandboxedCommand(sandbox, cwd, [params.command, ...(params.args ?? [])], defined)
+      : { file: params.command, args: params.args ?? [], env: defined };
     const child = spawn(run.file, run.args, { cwd, env: run.env, stdio: ["ignore", "pipe", "pipe"] });
     const limit = params.outputByteLimit ?? 1024 * 1024;
     const started = Date.now();
@@ -480,7 +550,13 @@ export class AcpAgents {
     });
     child.once("close", (code, signal) => {
       terminal.exit = { exitCode: code, signal };
-      finish({ status: code === 0 ? "completed" : "failed", outcome: code === 0 ? "success" : "error", stdout: terminal.output, exit_code: code, duration_ms: Date.now() - started });
+      finish({
+        status: code === 0 ? "completed" : "failed",
+        outcome: code === 0 ? "success" : "error",
+        stdout: terminal.output,
+        exit_code: code,
+        duration_ms: Date.now() - started,
+      });
       exitedResolve();
     });
     const terminalId = `term_${id}`;
@@ -502,7 +578,10 @@ export class AcpAgents {
       finish: (end) => {
         if (done) return;
         done = true;
-        g.log.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: toolItemOf({ ...item, ...end, type: item.type }) });
+        g.log.publish(sink.threadId, sink.turnId, "item/completed", {
+          item_id: id,
+          item: toolItemOf({ ...item, ...end, type: item.type }),
+        });
       },
     };
   }
@@ -514,7 +593,12 @@ function toolItem(call: Acp.ToolCall, cwd: string): ToolItemFields {
   const path = call.locations?.[0]?.path;
   switch (call.kind) {
     case "execute":
-      return { type: "commandExecution", command: typeof args.command === "string" ? args.command : call.title, cwd: typeof args.cwd === "string" ? args.cwd : cwd, arguments: args };
+      return {
+        type: "commandExecution",
+        command: typeof args.command === "string" ? args.command : call.title,
+        cwd: typeof args.cwd === "string" ? args.cwd : cwd,
+        arguments: args,
+      };
     case "edit":
     case "delete":
     case "move":
@@ -524,10 +608,20 @@ function toolItem(call: Acp.ToolCall, cwd: string): ToolItemFields {
   return { type: "dynamicToolCall", tool_name: call.title, arguments: args };
 }
 
-function withOutcome(item: ToolItem, status: "completed" | "failed", content: readonly Acp.ToolCallContent[] | null | undefined): ToolItemFields {
+function withOutcome(
+  item: ToolItem,
+  status: "completed" | "failed",
+  content: readonly Acp.ToolCallContent[] | null | undefined,
+): ToolItemFields {
   const text = contentText(content);
   const field = item.type === "commandExecution" ? "stdout" : item.type === "fileChange" ? "diff" : "output";
-  return { ...item, ...(text ? { [field]: text } : {}), status, outcome: status === "completed" ? "success" : "error", ...(text ? { tool_result: text } : {}) };
+  return {
+    ...item,
+    ...(text ? { [field]: text } : {}),
+    status,
+    outcome: status === "completed" ? "success" : "error",
+    ...(text ? { tool_result: text } : {}),
+  };
 }
 
 /** A tool call's raw input as the object it should be; anything else (absent, an array, a scalar) as none. */
@@ -538,7 +632,13 @@ function recordOf(input: unknown): Record<string, unknown> {
 /** The text of a tool call's content: text blocks and diffs. */
 function contentText(content: readonly Acp.ToolCallContent[] | null | undefined): string {
   return (content ?? [])
-    .map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : c.type === "diff" ? `--- ${c.path}\n+++ ${c.path}\n${c.newText}` : ""))
+    .map((c) =>
+      c.type === "content" && c.content.type === "text"
+        ? c.content.text
+        : c.type === "diff"
+          ? `--- ${c.path}\n+++ ${c.path}\n${c.newText}`
+          : "",
+    )
     .filter(Boolean)
     .join("\n");
 }
@@ -555,5 +655,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 /** Why an ACP path is refused: it must be absolute, as the protocol says. Undefined for an absolute path. */
 function refuseRelative(path: string): string | undefined {
-  return isAbsolute(path) ? undefined : `${JSON.stringify(path)} is not an absolute path: ACP names files by absolute paths, and a relative one would be read against the gateway's own folder, not the thread's`;
+  return isAbsolute(path)
+    ? undefined
+    : `${JSON.stringify(path)} is not an absolute path: ACP names files by absolute paths, and a relative one would be read against the gateway's own folder, not the thread's`;
 }

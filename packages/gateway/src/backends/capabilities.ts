@@ -9,7 +9,12 @@
  * an entry with an empty field, or selecting what an earlier entry already selected, is
  * rejected validation_rejected.
  */
-import type { PermissionActionKind, ToolPermissionPolicySnapshot, TurnCapability, TurnCapabilityResolution } from "@turnspec/protocol/types";
+import type {
+  PermissionActionKind,
+  ToolPermissionPolicySnapshot,
+  TurnCapability,
+  TurnCapabilityResolution,
+} from "@turnspec/protocol/types";
 import { decide } from "../permissions/policy.js";
 import { InvalidSkill, SkillCatalogMissing, type Skill, type SkillCatalog } from "../skills/catalog.js";
 import { SKILL_TOOL_NAME, skillTool } from "../skills/tool.js";
@@ -38,7 +43,11 @@ const accepted = (capabilityId: string, message?: string): TurnCapabilityResolut
   reason: "explicit_composer_capability",
   ...(message ? { message } : {}),
 });
-const rejected = (capabilityId: string, reason: Exclude<Reason, "explicit_composer_capability">, message: string): TurnCapabilityResolution => ({
+const rejected = (
+  capabilityId: string,
+  reason: Exclude<Reason, "explicit_composer_capability">,
+  message: string,
+): TurnCapabilityResolution => ({
   capabilityId,
   status: "rejected",
   reason,
@@ -117,22 +126,41 @@ export class CapabilityResolver {
         const server = this.mcp.config(serverName);
         if (!server) {
           const names = this.mcp.names();
-          return rejected(id, "not_found", `no MCP server named ${serverName} is configured on this gateway${names.length ? ` (configured: ${names.join(", ")})` : " (none is)"}`);
+          return rejected(
+            id,
+            "not_found",
+            `no MCP server named ${serverName} is configured on this gateway${names.length ? ` (configured: ${names.join(", ")})` : " (none is)"}`,
+          );
         }
-        if (server.scope !== kind.scopeKind) return rejected(id, "not_found", `the MCP server ${serverName} is configured in scope ${server.scope}, not ${kind.scopeKind}`);
-        if (!context.agent) return rejected(id, "provider_unsupported", "a Chat-mode turn calls no tools, so MCP tools cannot be offered; use Agent mode");
+        if (server.scope !== kind.scopeKind)
+          return rejected(id, "not_found", `the MCP server ${serverName} is configured in scope ${server.scope}, not ${kind.scopeKind}`);
+        if (!context.agent)
+          return rejected(id, "provider_unsupported", "a Chat-mode turn calls no tools, so MCP tools cannot be offered; use Agent mode");
         let offered: McpToolInfo[];
         try {
           offered = await listing(serverName);
         } catch (error) {
-          return rejected(id, "dependency_missing", error instanceof McpServerUnavailable ? error.message : `MCP server ${serverName} failed: ${(error as Error).message}`);
+          return rejected(
+            id,
+            "dependency_missing",
+            error instanceof McpServerUnavailable ? error.message : `MCP server ${serverName} failed: ${(error as Error).message}`,
+          );
         }
         const chosen = kind.type === "mcpServer" ? offered : offered.filter((t) => t.name === kind.rawToolName);
         if (kind.type === "mcpTool" && chosen.length === 0) {
-          return rejected(id, "tool_missing", `the MCP server ${serverName} has no tool ${kind.rawToolName} (its tools: ${offered.map((t) => t.name).join(", ") || "none"})`);
+          return rejected(
+            id,
+            "tool_missing",
+            `the MCP server ${serverName} has no tool ${kind.rawToolName} (its tools: ${offered.map((t) => t.name).join(", ") || "none"})`,
+          );
         }
         const allowed = chosen.filter((t) => !denied(context.policy, mcpToolName(serverName, t.name), mcpActionOf(t, server)));
-        if (allowed.length === 0) return rejected(id, "disabled_by_policy", `the turn's permission policy denies ${kind.type === "mcpTool" ? "this tool" : "every tool of this server"}`);
+        if (allowed.length === 0)
+          return rejected(
+            id,
+            "disabled_by_policy",
+            `the turn's permission policy denies ${kind.type === "mcpTool" ? "this tool" : "every tool of this server"}`,
+          );
         // The name the model calls a tool by must name one tool: two that come out the same
         // (a.b and a_b, a server named x__y) would let the later one answer for the earlier,
         // with its own permission kind. The one listed first keeps the name; the others are not offered.
@@ -150,18 +178,29 @@ export class CapabilityResolver {
           tools.set(name, this.mcp.toolFor(serverName, info));
           offeredCount++;
         }
-        if (offeredCount === 0) return rejected(id, "validation_rejected", `no tool can be offered under a name of its own: ${clashes.join("; ")}`);
+        if (offeredCount === 0)
+          return rejected(id, "validation_rejected", `no tool can be offered under a name of its own: ${clashes.join("; ")}`);
         const left = chosen.length - allowed.length;
-        const notes = [left ? `${left} denied by the turn's policy` : "", clashes.length ? `not offered, their names being taken: ${clashes.join("; ")}` : ""].filter(Boolean);
-        return accepted(id, kind.type === "mcpServer" || notes.length ? `${offeredCount} tools offered${notes.length ? ` (${notes.join("; ")})` : ""}` : undefined);
+        const notes = [
+          left ? `${left} denied by the turn's policy` : "",
+          clashes.length ? `not offered, their names being taken: ${clashes.join("; ")}` : "",
+        ].filter(Boolean);
+        return accepted(
+          id,
+          kind.type === "mcpServer" || notes.length
+            ? `${offeredCount} tools offered${notes.length ? ` (${notes.join("; ")})` : ""}`
+            : undefined,
+        );
       }),
     );
-    if (skills.length && context.agent && !denied(context.policy, SKILL_TOOL_NAME, "dynamic_skill_tool")) tools.set(SKILL_TOOL_NAME, skillTool(skills));
+    if (skills.length && context.agent && !denied(context.policy, SKILL_TOOL_NAME, "dynamic_skill_tool"))
+      tools.set(SKILL_TOOL_NAME, skillTool(skills));
     return { resolutions, tools: [...tools.values()], skills };
   }
 
   private async skill(id: string, slug: string, sourceKind: string): Promise<{ resolution: TurnCapabilityResolution; skill?: Skill }> {
-    if (!this.skills.configured) return { resolution: rejected(id, "not_found", `no skill ${slug}: this gateway has no skill folders configured`) };
+    if (!this.skills.configured)
+      return { resolution: rejected(id, "not_found", `no skill ${slug}: this gateway has no skill folders configured`) };
     try {
       const skill = await this.skills.find(slug, sourceKind);
       if (!skill) return { resolution: rejected(id, "not_found", `no skill ${slug} in the ${sourceKind} skill folders`) };

@@ -33,12 +33,16 @@ const PERSONALITIES = ["none", "friendly", "pragmatic"];
 /** What in cli_runtime_options Codex cannot take, or undefined. */
 export function codexOptionsProblem(options: CliRuntimeOptions | undefined): string | undefined {
   if (!options) return undefined;
-  if (options.sandbox !== undefined && !(options.sandbox in SANDBOXES)) return `cli_runtime_options.sandbox ${JSON.stringify(options.sandbox)} is not a Codex sandbox (${Object.keys(SANDBOXES).join(", ")})`;
-  if (options.summary !== undefined && !SUMMARIES.includes(options.summary)) return `cli_runtime_options.summary ${JSON.stringify(options.summary)} is not a Codex reasoning summary (${SUMMARIES.join(", ")})`;
-  if (options.personality !== undefined && !PERSONALITIES.includes(options.personality)) return `cli_runtime_options.personality ${JSON.stringify(options.personality)} is not a Codex personality (${PERSONALITIES.join(", ")})`;
+  if (options.sandbox !== undefined && !(options.sandbox in SANDBOXES))
+    return `cli_runtime_options.sandbox ${JSON.stringify(options.sandbox)} is not a Codex sandbox (${Object.keys(SANDBOXES).join(", ")})`;
+  if (options.summary !== undefined && !SUMMARIES.includes(options.summary))
+    return `cli_runtime_options.summary ${JSON.stringify(options.summary)} is not a Codex reasoning summary (${SUMMARIES.join(", ")})`;
+  if (options.personality !== undefined && !PERSONALITIES.includes(options.personality))
+    return `cli_runtime_options.personality ${JSON.stringify(options.personality)} is not a Codex personality (${PERSONALITIES.join(", ")})`;
   if (options.effort !== undefined && options.effort.trim() === "") return "cli_runtime_options.effort is empty";
   // The gateway runs one turn per thread: there is never an active Codex turn to steer.
-  if (options.steer_if_active === true) return "cli_runtime_options.steer_if_active cannot be served: a thread runs one turn at a time on this gateway, so there is no active turn to steer";
+  if (options.steer_if_active === true)
+    return "cli_runtime_options.steer_if_active cannot be served: a thread runs one turn at a time on this gateway, so there is no active turn to steer";
   return undefined;
 }
 
@@ -159,17 +163,27 @@ export class CodexRuntimes {
     attach: async (config, { run, state, thread, input: content }) => {
       const { threadId, turnId, signal } = run;
       const options = run.prepared?.cliRuntimeOptions;
-      const input = content.flatMap((c): Json[] => (c.type === "text" ? [{ type: "text", text: c.text, text_elements: [] }] : c.type === "localImage" ? [{ type: "localImage", path: c.path }] : []));
+      const input = content.flatMap((c): Json[] =>
+        c.type === "text"
+          ? [{ type: "text", text: c.text, text_elements: [] }]
+          : c.type === "localImage"
+            ? [{ type: "localImage", path: c.path }]
+            : [],
+      );
       const runtime = await this.started(config);
       const codexThread = await this.thread(runtime, config, threadId, thread.cwd);
       const sink: Sink = { threadId, turnId, cwd: thread.cwd, signal, items: new Map() };
       const interrupt = () => {
-        if (sink.codexTurnId) void runtime.server.call("turn/interrupt", { threadId: codexThread, turnId: sink.codexTurnId }).catch(() => undefined);
+        if (sink.codexTurnId)
+          void runtime.server.call("turn/interrupt", { threadId: codexThread, turnId: sink.codexTurnId }).catch(() => undefined);
       };
-      const failed = (why: string) => ({ status: "failed", message: `the CLI runtime ${config.runtimeId} failed the turn: ${why}` }) as const;
+      const failed = (why: string) =>
+        ({ status: "failed", message: `the CLI runtime ${config.runtimeId} failed the turn: ${why}` }) as const;
       return {
         run: async () => {
-          const ended = new Promise<{ status: string; error?: string }>((resolve) => (sink.done = (status, error) => resolve({ status, ...(error ? { error } : {}) })));
+          const ended = new Promise<{ status: string; error?: string }>(
+            (resolve) => (sink.done = (status, error) => resolve({ status, ...(error ? { error } : {}) })),
+          );
           runtime.running.set(codexThread, sink);
           try {
             const started = await runtime.server.call("turn/start", {
@@ -224,7 +238,11 @@ export class CodexRuntimes {
     ].flatMap((o) => ["-c", o]);
     const child = spawn(config.command, [...config.args, "app-server", ...overrides], {
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...this.env, CODEX_HOME: config.codexHome, TURNSPEC_CODEX_API_KEY: this.env[config.apiKeyEnv] ?? "not-needed-for-local-servers" },
+      env: {
+        ...this.env,
+        CODEX_HOME: config.codexHome,
+        TURNSPEC_CODEX_API_KEY: this.env[config.apiKeyEnv] ?? "not-needed-for-local-servers",
+      },
     });
     const stderr: string[] = [];
     createInterface({ input: child.stderr! }).on("line", (line) => {
@@ -251,7 +269,12 @@ export class CodexRuntimes {
     };
     server.request = (method, params) => this.onRequest(runtime.running.get(params.threadId as string), method, params);
     try {
-      await withTimeout(server.call("initialize", { clientInfo: { name: "turnspec-gateway", version: "0.1.0" } }), config.startupTimeoutMs, "initialize", server);
+      await withTimeout(
+        server.call("initialize", { clientInfo: { name: "turnspec-gateway", version: "0.1.0" } }),
+        config.startupTimeoutMs,
+        "initialize",
+        server,
+      );
     } catch (error) {
       child.kill();
       throw new Error(`${(error as Error).message}${stderr.length ? ` (stderr: ${stderr.join(" | ")})` : ""}`);
@@ -263,7 +286,12 @@ export class CodexRuntimes {
   private async thread(runtime: Runtime, config: CliRuntimeConfig, threadId: string, cwd: string): Promise<string> {
     const known = runtime.threads.get(threadId);
     if (known) return known;
-    const result = await withTimeout(runtime.server.call("thread/start", { cwd, approvalPolicy: "untrusted" }), config.startupTimeoutMs, "thread/start", runtime.server);
+    const result = await withTimeout(
+      runtime.server.call("thread/start", { cwd, approvalPolicy: "untrusted" }),
+      config.startupTimeoutMs,
+      "thread/start",
+      runtime.server,
+    );
     const id = (result.thread as Json).id as string;
     runtime.threads.set(threadId, id);
     return id;
@@ -321,13 +349,20 @@ export class CodexRuntimes {
 
   /** Codex's requests of the client: approvals go through the gate; anything else is refused, visibly, with an error. */
   private async onRequest(sink: Sink | undefined, method: string, params: Json): Promise<Json> {
-    if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval") throw new Error(`${method} is not served by the gateway`);
+    if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval")
+      throw new Error(`${method} is not served by the gateway`);
     if (!sink || sink.signal.aborted) return { decision: "cancel" };
     const open = sink.items.get(params.itemId as string);
     const itemId = open?.id ?? this.ports.log.nextItemId(sink.turnId);
     const [toolName, args] =
       method === "item/commandExecution/requestApproval"
-        ? ["shell", { command: commandOf(params.command ?? (open?.type === "commandExecution" ? open.command : undefined)), cwd: String(params.cwd ?? sink.cwd) }]
+        ? [
+            "shell",
+            {
+              command: commandOf(params.command ?? (open?.type === "commandExecution" ? open.command : undefined)),
+              cwd: String(params.cwd ?? sink.cwd),
+            },
+          ]
         : ["write_file", { path: String((open?.type === "fileChange" ? open.path : undefined) ?? params.grantRoot ?? sink.cwd) }];
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
     if (sink.signal.aborted) return { decision: "cancel" };
@@ -354,7 +389,14 @@ function itemOf(codex: Json, cwd: string, id: string): CodexItem {
       const change = ((codex.changes as Json[] | undefined) ?? [])[0];
       const kind = ((change?.kind as Json | undefined)?.type as string | undefined) ?? "update";
       const path = String(change?.path ?? "");
-      return { type: "fileChange", id, status, path, change_kind: kind === "add" ? "add" : kind === "delete" ? "delete" : "modify", arguments: { path } };
+      return {
+        type: "fileChange",
+        id,
+        status,
+        path,
+        change_kind: kind === "add" ? "add" : kind === "delete" ? "delete" : "modify",
+        arguments: { path },
+      };
     }
     default:
       return { type: "dynamicToolCall", id, status, tool_name: String(codex.type), arguments: {} };
@@ -377,7 +419,8 @@ function completedItem(open: CodexItem, codex: Json, cwd: string): CodexItem {
     case "reasoning":
       return { ...done, status: "completed" };
     case "commandExecution": {
-      const stdout = typeof codex.aggregatedOutput === "string" ? codex.aggregatedOutput : open.type === "commandExecution" ? open.stdout : undefined;
+      const stdout =
+        typeof codex.aggregatedOutput === "string" ? codex.aggregatedOutput : open.type === "commandExecution" ? open.stdout : undefined;
       return {
         ...done,
         status: mapped,
@@ -416,4 +459,3 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string, server: A
     }),
   ]).finally(() => clearTimeout(timer));
 }
-

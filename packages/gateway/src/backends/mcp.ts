@@ -105,7 +105,11 @@ export class McpServers {
       const message = messageOf(error);
       return { ok: false, content: message, item: { error: { message } } };
     }
-    const { ErrorCode, McpError } = await importOptional<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/types.js", "an MCP tool call");
+    const { ErrorCode, McpError } = await importOptional<typeof import("@modelcontextprotocol/sdk/types.js")>(
+      "@modelcontextprotocol/sdk",
+      "@modelcontextprotocol/sdk/types.js",
+      "an MCP tool call",
+    );
     const started = Date.now();
     // The completed item carries the progress it streamed.
     let progressText = "";
@@ -123,15 +127,26 @@ export class McpServers {
         },
       })) as CallToolResult;
       const content = resultText(result);
-      if (result.isError === true) return { ok: false, content: content || `${tool} failed`, item: withProgress({ output: content, error: { message: content || `${tool} failed` } }) };
+      if (result.isError === true)
+        return {
+          ok: false,
+          content: content || `${tool} failed`,
+          item: withProgress({ output: content, error: { message: content || `${tool} failed` } }),
+        };
       return { ok: true, content, item: withProgress({ output: content }) };
     } catch (error) {
       if (ctx.signal.aborted) return { ok: false, content: `${tool} was cancelled with the turn`, item: withProgress({}) };
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         const message = `${tool} on MCP server ${name} did not answer within ${server.toolTimeoutMs} ms`;
-        return { ok: false, content: message, item: withProgress({ error: { message } }), timeout: { deadline_ms: server.toolTimeoutMs, elapsed_ms: Date.now() - started } };
+        return {
+          ok: false,
+          content: message,
+          item: withProgress({ error: { message } }),
+          timeout: { deadline_ms: server.toolTimeoutMs, elapsed_ms: Date.now() - started },
+        };
       }
-      if (error instanceof McpError && (error.code === ErrorCode.ConnectionClosed || error.message.includes("Not connected"))) this.drop(name);
+      if (error instanceof McpError && (error.code === ErrorCode.ConnectionClosed || error.message.includes("Not connected")))
+        this.drop(name);
       const message = `${tool} on MCP server ${name} failed: ${messageOf(error)}${stderrTail(connection)}`;
       return { ok: false, content: message, item: withProgress({ error: { message } }) };
     }
@@ -143,7 +158,11 @@ export class McpServers {
     const action = mcpActionOf(info, this.servers.get(server)!);
     const { $schema: _draft, ...parameters } = info.inputSchema as Record<string, unknown>;
     return defineTool({
-      spec: { name, description: [info.title, info.description].filter(Boolean).join(": ") || `${info.name} (MCP server ${server})`, parameters: { type: "object", ...parameters } },
+      spec: {
+        name,
+        description: [info.title, info.description].filter(Boolean).join(": ") || `${info.name} (MCP server ${server})`,
+        parameters: { type: "object", ...parameters },
+      },
       itemType: "dynamicToolCall",
       permissionAction: action,
       describe: () => ({ server_name: server }),
@@ -172,9 +191,21 @@ export class McpServers {
     // The SDK is loaded only by a gateway that uses an MCP server.
     const what = `the MCP server ${server.name}`;
     const [{ Client }, stdio, http] = await Promise.all([
-      importOptional<typeof import("@modelcontextprotocol/sdk/client/index.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/index.js", what),
-      importOptional<typeof import("@modelcontextprotocol/sdk/client/stdio.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/stdio.js", what),
-      importOptional<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/streamableHttp.js", what),
+      importOptional<typeof import("@modelcontextprotocol/sdk/client/index.js")>(
+        "@modelcontextprotocol/sdk",
+        "@modelcontextprotocol/sdk/client/index.js",
+        what,
+      ),
+      importOptional<typeof import("@modelcontextprotocol/sdk/client/stdio.js")>(
+        "@modelcontextprotocol/sdk",
+        "@modelcontextprotocol/sdk/client/stdio.js",
+        what,
+      ),
+      importOptional<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")>(
+        "@modelcontextprotocol/sdk",
+        "@modelcontextprotocol/sdk/client/streamableHttp.js",
+        what,
+      ),
     ]);
     const client = new Client({ name: "turnspec-gateway", version: "0.1.0" });
     const stderr: string[] = [];
@@ -206,7 +237,10 @@ export class McpServers {
       await client.connect(transport, { timeout: server.startupTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw new McpServerUnavailable(server.name, `MCP server ${server.name} (${where}) did not start: ${messageOf(error)}${stderrTail({ stderr })}`);
+      throw new McpServerUnavailable(
+        server.name,
+        `MCP server ${server.name} (${where}) did not start: ${messageOf(error)}${stderrTail({ stderr })}`,
+      );
     }
     return { client, stderr };
   }

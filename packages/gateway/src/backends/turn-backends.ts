@@ -44,15 +44,24 @@ export class TurnBackends {
     const backend = params.execution_backend;
     if (backend?.type === "acpAgentRuntime" || backend?.type === "cliAgentRuntime") {
       const refuse = (detail: string): never => {
-        throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, { execution_backend: backend, detail, available: this.available() });
+        throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, {
+          execution_backend: backend,
+          detail,
+          available: this.available(),
+        });
       };
       const name = backend.type === "acpAgentRuntime" ? `the ACP agent ${backend.runtime_id}` : `the CLI runtime ${backend.runtime_id}`;
       // A runtime runs its own tools: a Chat-mode turn (no tools) cannot be kept to on it.
-      if ((params.mode ?? thread.mode) === "Chat") refuse(`${name} runs its own tools, so a Chat-mode turn (which calls none) cannot run on it; use Agent mode`);
+      if ((params.mode ?? thread.mode) === "Chat")
+        refuse(`${name} runs its own tools, so a Chat-mode turn (which calls none) cannot run on it; use Agent mode`);
       // ACP v1 has no way to choose the agent's model.
-      if (backend.type === "acpAgentRuntime" && params.model !== undefined) refuse(`${name} chooses its own model: ACP offers no way to request ${params.model}`);
+      if (backend.type === "acpAgentRuntime" && params.model !== undefined)
+        refuse(`${name} chooses its own model: ACP offers no way to request ${params.model}`);
       // A CLI runtime runs the turn's model, or else its own configured one.
-      const runtimeModel = backend.type === "cliAgentRuntime" && params.model === undefined ? this.config.cliRuntimes.get(backend.runtime_id)!.model : undefined;
+      const runtimeModel =
+        backend.type === "cliAgentRuntime" && params.model === undefined
+          ? this.config.cliRuntimes.get(backend.runtime_id)!.model
+          : undefined;
       const runtime = backend.type === "acpAgentRuntime" ? `ACP agent ${backend.runtime_id}` : `CLI runtime ${backend.runtime_id}`;
       // The runtime runs its own tools and prompt: nothing of the gateway's can be added to them.
       const capabilities = params.capabilities
@@ -71,13 +80,20 @@ export class TurnBackends {
       };
     }
     const resolved = params.capabilities?.length
-      ? await this.resolver.resolve(params.capabilities, { agent: (params.mode ?? thread.mode) === "Agent", policy: materializeProfile(params.permission_profile).effective_policy })
+      ? await this.resolver.resolve(params.capabilities, {
+          agent: (params.mode ?? thread.mode) === "Agent",
+          policy: materializeProfile(params.permission_profile).effective_policy,
+        })
       : undefined;
     // A provider the turn chooses itself runs the turn's model, or else its own configured
     // one: the thread's model belongs to the thread's provider.
-    const chosen = provider !== undefined && provider !== thread.model_provider && params.model === undefined ? this.modelOf(provider) : undefined;
+    const chosen =
+      provider !== undefined && provider !== thread.model_provider && params.model === undefined ? this.modelOf(provider) : undefined;
     return {
-      params: provider === params.model_provider && chosen === undefined ? params : { ...params, ...(provider ? { model_provider: provider } : {}), ...(chosen ? { model: chosen } : {}) },
+      params:
+        provider === params.model_provider && chosen === undefined
+          ? params
+          : { ...params, ...(provider ? { model_provider: provider } : {}), ...(chosen ? { model: chosen } : {}) },
       ...(params.capabilities ? { capabilities: resolved?.resolutions ?? [] } : {}),
       extras: resolved ? { tools: resolved.tools, skills: resolved.skills } : NONE,
     };
@@ -89,13 +105,20 @@ export class TurnBackends {
     if (acceptedIds.size === 0) return NONE;
     const user = items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");
     const selected: TurnCapability[] = (user?.capabilities ?? []).filter((c) => acceptedIds.has(c.id));
-    const resolved = await this.resolver.resolve(selected, { agent: turn.mode === "Agent", policy: turn.permission_profile.effective_policy });
+    const resolved = await this.resolver.resolve(selected, {
+      agent: turn.mode === "Agent",
+      policy: turn.permission_profile.effective_policy,
+    });
     return { tools: resolved.tools, skills: resolved.skills };
   }
 
   /** What this gateway serves, by kind of backend. */
   private available() {
-    return { apiProvider: [...this.providers].sort(), cliAgentRuntime: [...this.config.cliRuntimes.keys()].sort(), acpAgentRuntime: [...this.config.acpAgents.keys()].sort() };
+    return {
+      apiProvider: [...this.providers].sort(),
+      cliAgentRuntime: [...this.config.cliRuntimes.keys()].sort(),
+      acpAgentRuntime: [...this.config.acpAgents.keys()].sort(),
+    };
   }
 
   /** The model a provider runs when a turn names none. */
@@ -125,12 +148,14 @@ export class TurnBackends {
     }
     if (!backend) {
       const named = params.model_provider;
-      if (named !== undefined && !this.providers.has(named)) refuse(`model_provider ${named} is not a provider of this gateway (it has ${available.apiProvider.join(", ")})`);
+      if (named !== undefined && !this.providers.has(named))
+        refuse(`model_provider ${named} is not a provider of this gateway (it has ${available.apiProvider.join(", ")})`);
       return named;
     }
     switch (backend.type) {
       case "apiProvider":
-        if (!this.providers.has(backend.provider)) refuse(`the API provider ${backend.provider} is not configured on this gateway (it has ${available.apiProvider.join(", ")})`);
+        if (!this.providers.has(backend.provider))
+          refuse(`the API provider ${backend.provider} is not configured on this gateway (it has ${available.apiProvider.join(", ")})`);
         if (params.model_provider !== undefined && params.model_provider !== backend.provider) {
           refuse(`model_provider ${params.model_provider} contradicts execution_backend.provider ${backend.provider}; name one provider`);
         }
@@ -138,20 +163,26 @@ export class TurnBackends {
       case "cliAgentRuntime": {
         const runtime = this.config.cliRuntimes.get(backend.runtime_id);
         if (!runtime) {
-          refuse(`the CLI agent runtime ${backend.runtime_id} is not configured on this gateway${available.cliAgentRuntime.length ? ` (it has ${available.cliAgentRuntime.join(", ")})` : " (no CLI agent runtime is)"}`);
+          refuse(
+            `the CLI agent runtime ${backend.runtime_id} is not configured on this gateway${available.cliAgentRuntime.length ? ` (it has ${available.cliAgentRuntime.join(", ")})` : " (no CLI agent runtime is)"}`,
+          );
         } else if (runtime.kind !== backend.runtime_kind) {
           refuse(`the CLI agent runtime ${backend.runtime_id} is of kind ${runtime.kind}, not ${backend.runtime_kind}`);
         }
-        if (params.model_provider !== undefined) refuse(`model_provider ${params.model_provider} does not apply to a turn run by the CLI runtime ${backend.runtime_id}`);
+        if (params.model_provider !== undefined)
+          refuse(`model_provider ${params.model_provider} does not apply to a turn run by the CLI runtime ${backend.runtime_id}`);
         const problem = codexOptionsProblem(params.cli_runtime_options);
         if (problem) refuse(problem);
         return undefined;
       }
       case "acpAgentRuntime":
         if (!this.config.acpAgents.has(backend.runtime_id)) {
-          refuse(`the ACP agent runtime ${backend.runtime_id} is not configured on this gateway${available.acpAgentRuntime.length ? ` (it has ${available.acpAgentRuntime.join(", ")})` : " (no ACP agent runtime is)"}`);
+          refuse(
+            `the ACP agent runtime ${backend.runtime_id} is not configured on this gateway${available.acpAgentRuntime.length ? ` (it has ${available.acpAgentRuntime.join(", ")})` : " (no ACP agent runtime is)"}`,
+          );
         }
-        if (params.model_provider !== undefined) refuse(`model_provider ${params.model_provider} does not apply to a turn run by the ACP agent ${backend.runtime_id}`);
+        if (params.model_provider !== undefined)
+          refuse(`model_provider ${params.model_provider} does not apply to a turn run by the ACP agent ${backend.runtime_id}`);
         return undefined;
     }
     return refuse(`execution backends of type ${(backend as { type: string }).type} are not supported`);

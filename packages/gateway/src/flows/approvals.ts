@@ -126,7 +126,14 @@ export class Approvals {
     };
     this.remember(requestId, ask.threadId, ask.turnId);
     g.log.publish(ask.threadId, ask.turnId, "turn/permission/request/opened", { request });
-    g.log.audit(ask.threadId, ask.turnId, { kind: "request_opened", request_id: requestId, tool_name: ask.toolName, action: ask.action, scope_hash: ask.scopeHash, reason: ask.reason });
+    g.log.audit(ask.threadId, ask.turnId, {
+      kind: "request_opened",
+      request_id: requestId,
+      tool_name: ask.toolName,
+      action: ask.action,
+      scope_hash: ask.scopeHash,
+      reason: ask.reason,
+    });
     return new Promise((resolve) => {
       // Resolved by the gateway itself, nobody is answered: a failure to record it is the turn's to report.
       const resolveQuietly = (resolution: TurnPermissionApprovalResolution) => {
@@ -166,8 +173,19 @@ export class Approvals {
     const resolvedAt = this.ports.clock.nowIso();
     try {
       // Recorded for the request: a commit the turn lost is left for the turn to report.
-      this.ports.log.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash }, "request");
-      this.ports.log.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash }, "request");
+      this.ports.log.publish(
+        waiting.threadId,
+        waiting.turnId,
+        "turn/permission/request/resolved",
+        { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash },
+        "request",
+      );
+      this.ports.log.audit(
+        waiting.threadId,
+        waiting.turnId,
+        { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash },
+        "request",
+      );
     } finally {
       // The waiting call goes on either way: if the log lost the turn's events, its next record fails the turn.
       waiting.resolve(resolution);
@@ -191,8 +209,19 @@ export class Approvals {
       throw alreadyResolved(requestId, this.ports.log.state(where.turnId)?.requests.get(requestId)?.resolution);
     }
     const resolvedAt = this.ports.clock.nowIso();
-    this.ports.log.publish(where.threadId, where.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: scopeHash }, "request");
-    this.ports.log.audit(where.threadId, where.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: scopeHash }, "request");
+    this.ports.log.publish(
+      where.threadId,
+      where.turnId,
+      "turn/permission/request/resolved",
+      { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: scopeHash },
+      "request",
+    );
+    this.ports.log.audit(
+      where.threadId,
+      where.turnId,
+      { kind: "request_resolved", request_id: requestId, resolution, scope_hash: scopeHash },
+      "request",
+    );
     return resolvedAt;
   }
 
@@ -201,34 +230,64 @@ export class Approvals {
     const where = this.index.get(params.request_id);
     const state = where && this.ports.log.state(where.turnId)?.requests.get(params.request_id);
     if (!where || !state) {
-      throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
+      throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, {
+        request_id: params.request_id,
+      });
     }
     if (state.resolution) throw alreadyResolved(params.request_id, state.resolution);
     if (this.config.requireResolveToken || params.resolve_token !== undefined) {
-      const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.ports.clock.now());
+      const check = this.tokens.verify(
+        params.resolve_token,
+        { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId },
+        this.ports.clock.now(),
+      );
       if (!check.ok) {
-        throw protocolError("unauthorized", `The resolve token for ${params.request_id} is ${TOKEN_REJECTION_WORDS[check.reason]}; the request stays open`, {
-          request_id: params.request_id,
-          detail: check.reason,
-        });
+        throw protocolError(
+          "unauthorized",
+          `The resolve token for ${params.request_id} is ${TOKEN_REJECTION_WORDS[check.reason]}; the request stays open`,
+          {
+            request_id: params.request_id,
+            detail: check.reason,
+          },
+        );
       }
     }
     if (params.resolution !== "deny" && !state.request.allowed_scopes.includes(params.resolution)) {
-      throw invalidParams("turn/permission/request/respond", `request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`, [
-        { pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution },
-      ]);
+      throw invalidParams(
+        "turn/permission/request/respond",
+        `request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`,
+        [
+          {
+            pointer: "/resolution",
+            message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`,
+            received: params.resolution,
+          },
+        ],
+      );
     }
     const waitedHere = this.waiting.has(params.request_id);
-    const resolvedAt = waitedHere ? this.resolve(params.request_id, params.resolution) : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
+    const resolvedAt = waitedHere
+      ? this.resolve(params.request_id, params.resolution)
+      : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
     if (resolvedAt === undefined && waitedHere) {
       // Another instance's answer was recorded first.
       throw alreadyResolved(params.request_id, this.ports.log.state(where.turnId)?.requests.get(params.request_id)?.resolution);
     }
     if (resolvedAt === undefined) {
       // Open in the log but not waited for: its turn is no longer running here.
-      throw protocolError("permission_request_resolved", `Permission request ${params.request_id} can no longer be answered: its turn is not running`, { request_id: params.request_id });
+      throw protocolError(
+        "permission_request_resolved",
+        `Permission request ${params.request_id} can no longer be answered: its turn is not running`,
+        { request_id: params.request_id },
+      );
     }
-    return { request_id: params.request_id, thread_id: where.threadId, turn_id: where.turnId, resolution: params.resolution, resolved_at: resolvedAt };
+    return {
+      request_id: params.request_id,
+      thread_id: where.threadId,
+      turn_id: where.turnId,
+      resolution: params.resolution,
+      resolved_at: resolvedAt,
+    };
   }
 }
 

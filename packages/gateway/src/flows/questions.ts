@@ -5,7 +5,13 @@
  * (turn/question/opened, turn/question/resolved) and its own signed answer token. Its state
  * is read back from the turn's log like everything else (TurnState.questions).
  */
-import type { TurnQuestion, TurnQuestionOption, TurnQuestionRespondParams, TurnQuestionRespondResponse, TurnQuestionResolution } from "@turnspec/protocol/types";
+import type {
+  TurnQuestion,
+  TurnQuestionOption,
+  TurnQuestionRespondParams,
+  TurnQuestionRespondResponse,
+  TurnQuestionResolution,
+} from "@turnspec/protocol/types";
 import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
@@ -72,7 +78,14 @@ export class Questions {
    * Opens every question of one ask_question call and resolves, once all have ended, with
    * how each did, in order. An aborted signal cancels those still open.
    */
-  async ask(threadId: string, turnId: string, callId: string, argsJson: string, asks: readonly QuestionAsk[], signal: AbortSignal): Promise<QuestionOutcome[]> {
+  async ask(
+    threadId: string,
+    turnId: string,
+    callId: string,
+    argsJson: string,
+    asks: readonly QuestionAsk[],
+    signal: AbortSignal,
+  ): Promise<QuestionOutcome[]> {
     const g = this.ports;
     const created = g.clock.now();
     const expiresAt = new Date(created.getTime() + this.timeoutMs).toISOString();
@@ -109,7 +122,19 @@ export class Questions {
           }
           try {
             // Recorded for the question, not by the turn (an answer, a timer, the cancellation): a commit the turn lost is left for the turn to report.
-            g.log.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.clock.nowIso() }, "request");
+            g.log.publish(
+              threadId,
+              turnId,
+              "turn/question/resolved",
+              {
+                call_id: callId,
+                index,
+                resolution,
+                ...(optionId === undefined ? {} : { option_id: optionId }),
+                resolved_at: g.clock.nowIso(),
+              },
+              "request",
+            );
           } finally {
             finish(resolution, optionId);
           }
@@ -135,12 +160,16 @@ export class Questions {
   /** question_resolved, with how the question was resolved as the log has it. */
   private alreadyResolved(turnId: string, callId: string, index: number) {
     const resolution = this.ports.log.state(turnId)?.questions.get(questionKey(callId, index))?.resolution;
-    return protocolError("question_resolved", `Question ${index} of call ${callId} was already resolved${resolution ? ` (${resolution})` : " on another instance"}; the answer is not recorded twice`, {
-      turn_id: turnId,
-      call_id: callId,
-      index,
-      ...(resolution ? { resolution } : {}),
-    });
+    return protocolError(
+      "question_resolved",
+      `Question ${index} of call ${callId} was already resolved${resolution ? ` (${resolution})` : " on another instance"}; the answer is not recorded twice`,
+      {
+        turn_id: turnId,
+        call_id: callId,
+        index,
+        ...(resolution ? { resolution } : {}),
+      },
+    );
   }
 
   /** turn/question/respond. */
@@ -148,23 +177,45 @@ export class Questions {
     const { thread_id: threadId, turn_id: turnId, call_id: callId, index } = params;
     this.ports.threads.thread(threadId);
     const state = this.ports.log.state(turnId);
-    if (!state || state.turn.thread_id !== threadId) throw protocolError("turn_not_found", `No turn ${turnId} exists in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
+    if (!state || state.turn.thread_id !== threadId)
+      throw protocolError("turn_not_found", `No turn ${turnId} exists in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
     const asked = state.questions.get(questionKey(callId, index));
-    if (!asked) throw protocolError("question_not_found", `Turn ${turnId} has no question ${index} of call ${callId}`, { turn_id: turnId, call_id: callId, index });
-    if (asked.resolution) throw this.alreadyResolved(turnId, callId, index);
-    const check = this.tokens.verify(params.answer_token, { thread_id: threadId, turn_id: turnId, call_id: callId, index }, this.ports.clock.now());
-    if (!check.ok) {
-      throw protocolError("unauthorized", `The answer token for question ${index} of call ${callId} is ${TOKEN_REJECTION_WORDS[check.reason]}; the question stays open`, {
+    if (!asked)
+      throw protocolError("question_not_found", `Turn ${turnId} has no question ${index} of call ${callId}`, {
         turn_id: turnId,
         call_id: callId,
         index,
-        detail: check.reason,
       });
+    if (asked.resolution) throw this.alreadyResolved(turnId, callId, index);
+    const check = this.tokens.verify(
+      params.answer_token,
+      { thread_id: threadId, turn_id: turnId, call_id: callId, index },
+      this.ports.clock.now(),
+    );
+    if (!check.ok) {
+      throw protocolError(
+        "unauthorized",
+        `The answer token for question ${index} of call ${callId} is ${TOKEN_REJECTION_WORDS[check.reason]}; the question stays open`,
+        {
+          turn_id: turnId,
+          call_id: callId,
+          index,
+          detail: check.reason,
+        },
+      );
     }
     if (!asked.question.options.some((o) => o.id === params.option_id)) {
-      throw invalidParams("turn/question/respond", `question ${index} of call ${callId} has no option ${JSON.stringify(params.option_id)}; the question stays open`, [
-        { pointer: "/option_id", message: `must be one of ${asked.question.options.map((o) => o.id).join(", ")}`, received: params.option_id },
-      ]);
+      throw invalidParams(
+        "turn/question/respond",
+        `question ${index} of call ${callId} has no option ${JSON.stringify(params.option_id)}; the question stays open`,
+        [
+          {
+            pointer: "/option_id",
+            message: `must be one of ${asked.question.options.map((o) => o.id).join(", ")}`,
+            received: params.option_id,
+          },
+        ],
+      );
     }
     const waiting = this.waiting.get(waitKey(turnId, callId, index));
     if (waiting) {
@@ -176,13 +227,30 @@ export class Questions {
         this.cluster.catchUp(turnId);
         throw this.alreadyResolved(turnId, callId, index);
       }
-      this.ports.log.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution: "answered", option_id: params.option_id, resolved_at: this.ports.clock.nowIso() }, "request");
+      this.ports.log.publish(
+        threadId,
+        turnId,
+        "turn/question/resolved",
+        { call_id: callId, index, resolution: "answered", option_id: params.option_id, resolved_at: this.ports.clock.nowIso() },
+        "request",
+      );
     } else {
       // Open in the log but not waited for: its turn is no longer running here.
-      throw protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, { turn_id: turnId, call_id: callId, index });
+      throw protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, {
+        turn_id: turnId,
+        call_id: callId,
+        index,
+      });
     }
     const resolved = this.ports.log.state(turnId)?.questions.get(questionKey(callId, index));
-    return { thread_id: threadId, turn_id: turnId, call_id: callId, index, option_id: params.option_id, resolved_at: resolved?.resolved_at ?? this.ports.clock.nowIso() };
+    return {
+      thread_id: threadId,
+      turn_id: turnId,
+      call_id: callId,
+      index,
+      option_id: params.option_id,
+      resolved_at: resolved?.resolved_at ?? this.ports.clock.nowIso(),
+    };
   }
 }
 

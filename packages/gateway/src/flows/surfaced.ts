@@ -67,7 +67,11 @@ export class Surfaced {
    * Refused (nothing minted) when no open connection of the turn may receive it privately, or
    * when the turn already minted one.
    */
-  mintInvite(turnId: string, itemId: string, targetUserId: string): { readonly ok: true } | { readonly ok: false; readonly refusal: InviteRefusal } {
+  mintInvite(
+    turnId: string,
+    itemId: string,
+    targetUserId: string,
+  ): { readonly ok: true } | { readonly ok: false; readonly refusal: InviteRefusal } {
     const channel = this.channels.get(turnId);
     if (channel === undefined || !this.ports.connections.isOpen(channel.connection)) return { ok: false, refusal: "no_private_channel" };
     const pending = this.pendingOf(turnId);
@@ -117,12 +121,21 @@ export class Surfaced {
       delivery: { kind: "redacted" },
     });
     if (this.ports.connections.isOpen(invite.channel.connection)) {
-      const params: TurnInviteDeliveryNotification = { ...(event.params as unknown as NotificationParamsOf<"turn/invite/delivery">), delivery: { kind: "private", code: invite.code } };
+      const params: TurnInviteDeliveryNotification = {
+        ...(event.params as unknown as NotificationParamsOf<"turn/invite/delivery">),
+        delivery: { kind: "private", code: invite.code },
+      };
       if (!strictNotificationValidators["turn/invite/delivery"](params)) {
         // The issues name fields, never values: the code stays out of the message.
-        throw new Error(`the gateway built an invalid turn/invite/delivery: ${(notificationIssues("turn/invite/delivery", params, "strict") ?? []).map((i) => i.pointer).join(", ")}`);
+        throw new Error(
+          `the gateway built an invalid turn/invite/delivery: ${(notificationIssues("turn/invite/delivery", params, "strict") ?? []).map((i) => i.pointer).join(", ")}`,
+        );
       }
-      this.ports.connections.sendPrivately(event, invite.channel.connection, JSON.stringify({ jsonrpc: "2.0", method: "turn/invite/delivery", params }));
+      this.ports.connections.sendPrivately(
+        event,
+        invite.channel.connection,
+        JSON.stringify({ jsonrpc: "2.0", method: "turn/invite/delivery", params }),
+      );
     }
     this.ports.log.deliver(event);
   }

@@ -8,7 +8,8 @@
 import type { Handlers } from "@turnspec/protocol/server";
 import type { ClientMethodName, ParamsOf, ResultOf } from "@turnspec/protocol/registry";
 
-export type Subscription<M extends ClientMethodName> = { readonly params: (params: ParamsOf<M>) => string } | { readonly result: (result: ResultOf<M>) => string };
+export type Subscription<M extends ClientMethodName> =
+  { readonly params: (params: ParamsOf<M>) => string } | { readonly result: (result: ResultOf<M>) => string };
 
 /** The thread each method subscribes to; a method not listed subscribes to none. */
 export const SUBSCRIPTIONS: { readonly [M in ClientMethodName]?: Subscription<M> } = {

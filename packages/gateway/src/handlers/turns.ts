@@ -35,10 +35,14 @@ export function turnHandlers({ threads, log, store, lifecycle, surfaced }: TurnH
     "turn/cancel": async (params) => {
       const state = threads.turnOf(params.thread_id, params.turn_id);
       if (!isActive(state.turn)) {
-        throw protocolError("turn_not_active", `Turn ${params.turn_id} already ended (${state.turn.status}); only a running or blocked turn can be cancelled`, {
-          turn_id: params.turn_id,
-          status: state.turn.status,
-        });
+        throw protocolError(
+          "turn_not_active",
+          `Turn ${params.turn_id} already ended (${state.turn.status}); only a running or blocked turn can be cancelled`,
+          {
+            turn_id: params.turn_id,
+            status: state.turn.status,
+          },
+        );
       }
       await lifecycle.cancelTurn(params.turn_id, params.reason ?? "cancelled by the client");
       return { turn: log.state(params.turn_id)!.turn };
@@ -49,7 +53,13 @@ export function turnHandlers({ threads, log, store, lifecycle, surfaced }: TurnH
         .events(params.turn_id, params.after_sequence ?? 0, params.limit)
         .map((e) => ({ sequence: e.sequence, method: e.method, params: replayedParams(e.method, e.params), recorded_at: e.recorded_at }));
       const workspace = state.turn.workspace_id ?? threads.thread(params.thread_id).workspace_id;
-      return { thread_id: params.thread_id, workspace_id: workspace, turn_id: params.turn_id, events, last_sequence: store.lastSequence(params.turn_id) };
+      return {
+        thread_id: params.thread_id,
+        workspace_id: workspace,
+        turn_id: params.turn_id,
+        events,
+        last_sequence: store.lastSequence(params.turn_id),
+      };
     },
     "turn/resume": (params) => lifecycle.resume(params),
   };

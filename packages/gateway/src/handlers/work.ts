@@ -30,11 +30,25 @@ export function workHandlers({ threads, log }: WorkHandlerPorts): Pick<Handlers<
         if (!(error instanceof WorkCursorError)) throw error;
         throw invalidParams("turn/work/page", error.message, [{ pointer: error.pointer, message: error.message }]);
       }
-      return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, work: view.block, items: page.items, page: page.page };
+      return {
+        workspaceId: view.workspaceId,
+        threadId: view.threadId,
+        turnId: view.turnId,
+        ...view.freshness,
+        work: view.block,
+        items: page.items,
+        page: page.page,
+      };
     },
     "turn/work/items/get": (params) => {
       const view = viewOf(params.threadId, params.turnId);
-      return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, ...workItemsGet(view, params.workItemIds) };
+      return {
+        workspaceId: view.workspaceId,
+        threadId: view.threadId,
+        turnId: view.turnId,
+        ...view.freshness,
+        ...workItemsGet(view, params.workItemIds),
+      };
     },
   };
 }

@@ -231,7 +231,14 @@ export class TurnFold {
     switch (n.method) {
       case "item/recovery_opened": {
         const { recovery_job_id: id, item_id, reason, exhaustion_reason } = n.params;
-        jobs.set(id, { recovery_job_id: id, item_id, reason, ...(exhaustion_reason ? { exhaustion_reason } : {}), attempts: 0, open: true });
+        jobs.set(id, {
+          recovery_job_id: id,
+          item_id,
+          reason,
+          ...(exhaustion_reason ? { exhaustion_reason } : {}),
+          attempts: 0,
+          open: true,
+        });
         break;
       }
       case "item/recovery_exhausted": {

@@ -31,7 +31,9 @@ export type RecordedBy = "turn" | "request";
 export type EventParams<N extends ServerNotificationName> = Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">;
 
 /** The notifications that carry a delta (ItemDeltaNotification params). */
-export type DeltaMethod = { [N in ServerNotificationName]: NotificationParamsOf<N> extends ItemDeltaNotification ? N : never }[ServerNotificationName];
+export type DeltaMethod = {
+  [N in ServerNotificationName]: NotificationParamsOf<N> extends ItemDeltaNotification ? N : never;
+}[ServerNotificationName];
 
 /** An event checked and serialised ahead of its append (TurnLog.prepareFirst). */
 export interface PreparedEvent {
@@ -98,17 +100,23 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
    * The event `build` builds next: set by record() just before the store calls `build`
    * (which it does at once, never reentrantly), so an append allocates no closure.
    */
-  private building: { threadId: string; turnId: string; method: ServerNotificationName; params: object } = { threadId: "", turnId: "", method: "turn/started", params: {} };
-
-  /** The delta `buildDelta` builds next, set like `building`. */
-  private buildingDelta: { threadId: string; turnId: string; method: DeltaMethod; itemId: string; stream: ItemDeltaStream; delta: string } = {
+  private building: { threadId: string; turnId: string; method: ServerNotificationName; params: object } = {
     threadId: "",
     turnId: "",
-    method: "item/agent_message/delta",
-    itemId: "",
-    stream: "agent_message",
-    delta: "",
+    method: "turn/started",
+    params: {},
   };
+
+  /** The delta `buildDelta` builds next, set like `building`. */
+  private buildingDelta: { threadId: string; turnId: string; method: DeltaMethod; itemId: string; stream: ItemDeltaStream; delta: string } =
+    {
+      threadId: "",
+      turnId: "",
+      method: "item/agent_message/delta",
+      itemId: "",
+      stream: "agent_message",
+      delta: "",
+    };
   /** The strict validator of the last delta method built (strictNotificationValidators is looked up once per run of one method). */
   private deltaCheck: { method: DeltaMethod | ""; validate: (params: unknown) => boolean } = { method: "", validate: () => false };
   /** The text of a delta's params before the sequence, and between the sequence and the delta, for the turn and the item last given one. */
@@ -170,7 +178,8 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
    */
   prepareFirst(threadId: string, turnId: string, events: readonly (readonly [ServerNotificationName, object])[]): PreparedEvent[] {
     // The text up to and including an event's sequence, the first of its fields.
-    const head = (sequence: number) => `{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":${sequence}`;
+    const head = (sequence: number) =>
+      `{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":${sequence}`;
     const prepared: PreparedEvent[] = [];
     events.forEach(([method, params], i) => {
       const full = checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence: i + 1, ...params });
@@ -214,7 +223,13 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
    * made for a request (`by: "request"`, an approval's answer) throws it too, but leaves it
    * to be reported to the turn: the turn, not the request, ends Failed.
    */
-  record<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+  record<N extends ServerNotificationName>(
+    threadId: string,
+    turnId: string,
+    method: N,
+    params: EventParams<N>,
+    by: RecordedBy = "turn",
+  ): StoredEvent {
     const building = this.building;
     building.threadId = threadId;
     building.turnId = turnId;
@@ -224,7 +239,13 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
   }
 
   /** The store's append of what `build` builds, with the commit watched and the turn's fold moved on. */
-  private append(threadId: string, turnId: string, method: ServerNotificationName, build: (sequence: number) => Record<string, unknown>, by: RecordedBy): StoredEvent {
+  private append(
+    threadId: string,
+    turnId: string,
+    method: ServerNotificationName,
+    build: (sequence: number) => Record<string, unknown>,
+    by: RecordedBy,
+  ): StoredEvent {
     if (this.lostEvents.size > 0) {
       const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
       if (lost) throw lost;
@@ -268,15 +289,32 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
   }
 
   /** Appends a notification to a turn's log, then publishes it. */
-  publish<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+  publish<N extends ServerNotificationName>(
+    threadId: string,
+    turnId: string,
+    method: N,
+    params: EventParams<N>,
+    by: RecordedBy = "turn",
+  ): StoredEvent {
     const event = this.record(threadId, turnId, method, params, by);
     this.deliver(event);
     return event;
   }
 
   /** Appends and publishes a turn/permission/audit record. */
-  audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">, by: RecordedBy = "turn"): StoredEvent {
-    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.ports.clock.nowIso(), ...fields }, by);
+  audit(
+    threadId: string,
+    turnId: string,
+    fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">,
+    by: RecordedBy = "turn",
+  ): StoredEvent {
+    return this.publish(
+      threadId,
+      turnId,
+      "turn/permission/audit",
+      { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.ports.clock.nowIso(), ...fields },
+      by,
+    );
   }
 
   /** Hands an already recorded event to every observer. */
@@ -422,6 +460,7 @@ export function jsonString(text: string): string {
 
 /** `full` if its method's strict schema accepts it: one direct call per event, the issues listed only for params it refused. */
 function checkedParams(method: ServerNotificationName, full: Record<string, unknown>): Record<string, unknown> {
-  if (!strictNotificationValidators[method](full)) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(notificationIssues(method, full, "strict"))}`);
+  if (!strictNotificationValidators[method](full))
+    throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(notificationIssues(method, full, "strict"))}`);
   return full;
 }

@@ -38,12 +38,22 @@ export class AnswerTokens {
   /** A token binding these claims. Throws when an id is empty, the index is not a non-negative integer or expires_at is not RFC 3339. */
   mint(claims: AnswerTokenClaims): string {
     for (const key of ["thread_id", "turn_id", "call_id"] as const) {
-      if (typeof claims[key] !== "string" || claims[key] === "") throw new Error(`cannot mint an answer token: ${key} must be a non-empty string, got ${JSON.stringify(claims[key])}`);
+      if (typeof claims[key] !== "string" || claims[key] === "")
+        throw new Error(`cannot mint an answer token: ${key} must be a non-empty string, got ${JSON.stringify(claims[key])}`);
     }
-    if (!Number.isInteger(claims.index) || claims.index < 0) throw new Error(`cannot mint an answer token: index must be a non-negative integer, got ${JSON.stringify(claims.index)}`);
-    if (!isRfc3339(claims.expires_at)) throw new Error(`cannot mint an answer token: expires_at must be an RFC 3339 date-time, got ${JSON.stringify(claims.expires_at)}`);
+    if (!Number.isInteger(claims.index) || claims.index < 0)
+      throw new Error(`cannot mint an answer token: index must be a non-negative integer, got ${JSON.stringify(claims.index)}`);
+    if (!isRfc3339(claims.expires_at))
+      throw new Error(`cannot mint an answer token: expires_at must be an RFC 3339 date-time, got ${JSON.stringify(claims.expires_at)}`);
     // Fixed key order: the bytes signed are the bytes carried.
-    return this.#signer.seal({ kind: KIND, thread_id: claims.thread_id, turn_id: claims.turn_id, call_id: claims.call_id, index: claims.index, expires_at: claims.expires_at });
+    return this.#signer.seal({
+      kind: KIND,
+      thread_id: claims.thread_id,
+      turn_id: claims.turn_id,
+      call_id: claims.call_id,
+      index: claims.index,
+      expires_at: claims.expires_at,
+    });
   }
 
   /** Whether `token` was minted here for exactly `expected`'s question and thread, and has not expired at `now`. The signature is checked before anything in it is read. */
@@ -52,7 +62,12 @@ export class AnswerTokens {
     if (!opened.ok) return opened;
     const claims = parseClaims(opened.claims);
     if (!claims) return { ok: false, reason: "malformed" };
-    if (claims.thread_id !== expected.thread_id || claims.turn_id !== expected.turn_id || claims.call_id !== expected.call_id || claims.index !== expected.index) {
+    if (
+      claims.thread_id !== expected.thread_id ||
+      claims.turn_id !== expected.turn_id ||
+      claims.call_id !== expected.call_id ||
+      claims.index !== expected.index
+    ) {
       return { ok: false, reason: "wrong_question" };
     }
     if (now.getTime() >= Date.parse(claims.expires_at)) return { ok: false, reason: "expired" };

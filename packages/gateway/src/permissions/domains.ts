@@ -94,7 +94,8 @@ export function parseDomainPattern(entry: string): DomainPattern {
       rest = rest.slice(0, colon);
     }
   }
-  if (port !== undefined && !(port >= 1 && port <= 65535)) throw new Error(`${JSON.stringify(entry)}: the port must be between 1 and 65535`);
+  if (port !== undefined && !(port >= 1 && port <= 65535))
+    throw new Error(`${JSON.stringify(entry)}: the port must be between 1 and 65535`);
   const wildcard = rest.startsWith("*.");
   const written = (wildcard ? rest.slice(2) : rest).replace(/\.$/, "");
   // An address entry in any spelling is kept in the canonical one, as hosts are compared.
@@ -119,7 +120,11 @@ export function patternMatches(pattern: DomainPattern, host: string, port: numbe
  * otherwise. What an unlisted host means is the mode's: under `restricted` the proxy
  * refuses it, and web_fetch asks as the profile says.
  */
-export function judgeDomain(policy: Pick<TurnNetworkPolicySnapshot, "allow_domains" | "deny_domains">, host: string, port: number): DomainVerdict {
+export function judgeDomain(
+  policy: Pick<TurnNetworkPolicySnapshot, "allow_domains" | "deny_domains">,
+  host: string,
+  port: number,
+): DomainVerdict {
   const normalized = normalizeHost(host);
   const hit = (list: readonly string[]) => list.find((entry) => patternMatches(parseDomainPattern(entry), normalized, port));
   const denied = hit(policy.deny_domains);

@@ -52,7 +52,9 @@ export class GatewayFiles {
       const own = basename(file.real);
       if (name.startsWith(own) && /^[-.]/.test(name.slice(own.length))) {
         const suffix = name.slice(own.length);
-        return SQLITE_SIBLINGS.includes(suffix) ? `the gateway's ${file.what} (SQLite's ${suffix.slice(1)} file beside it)` : `the gateway's ${file.what} (a file kept beside it)`;
+        return SQLITE_SIBLINGS.includes(suffix)
+          ? `the gateway's ${file.what} (SQLite's ${suffix.slice(1)} file beside it)`
+          : `the gateway's ${file.what} (a file kept beside it)`;
       }
     }
     return undefined;

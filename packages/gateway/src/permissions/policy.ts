@@ -42,7 +42,10 @@ const ALLOWED_BY_MODE: Record<TurnPermissionMode, ReadonlySet<PolicyKind>> = {
 /** The effective policy of a built-in mode. */
 export function policyForMode(mode: TurnPermissionMode): ToolPermissionPolicySnapshot {
   const allowed = ALLOWED_BY_MODE[mode];
-  return Object.fromEntries(ACTION_KINDS.map((kind) => [kind, allowed.has(kind) ? "allow" : "ask"])) as Record<PolicyKind, PermissionBehavior>;
+  return Object.fromEntries(ACTION_KINDS.map((kind) => [kind, allowed.has(kind) ? "allow" : "ask"])) as Record<
+    PolicyKind,
+    PermissionBehavior
+  >;
 }
 
 /** The snapshot a turn runs under: the requested mode (source composer) or full_access (source defaulted). */

@@ -30,7 +30,19 @@ import { decide } from "./policy.js";
  * binaries, home, locale, terminal and temp directory, and nothing that tends to carry
  * credentials (API keys, tokens, cloud and SSH agent settings all stay behind).
  */
-export const RESTRICTED_ENV_ALLOWLIST: readonly string[] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
+export const RESTRICTED_ENV_ALLOWLIST: readonly string[] = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TERM",
+  "TMPDIR",
+  "TZ",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+];
 
 /**
  * Variables a shell sees under full_access: the restricted list plus what toolchains and
@@ -119,7 +131,8 @@ const RESTRICTED_DEGRADATIONS: readonly TurnSecurityDegradation[] = [
   {
     capability: "network_blocking",
     reason: "no_os_sandbox",
-    detail: "The network policy is enforced for web_fetch only; a shell command (curl, git, a package manager) reaches the network unchecked.",
+    detail:
+      "The network policy is enforced for web_fetch only; a shell command (curl, git, a package manager) reaches the network unchecked.",
   },
   {
     capability: "process_confinement",
@@ -204,7 +217,8 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
     : { mode: mapping.network, allow_domains: [], deny_domains: [] };
   const networkEnabled = network.mode !== "disabled";
   const sandbox = unrestricted ? undefined : input.sandbox;
-  if (sandbox && !isAbsolute(sandbox.tempDir)) throw new Error(`securitySnapshot: the sandbox temp folder must be absolute, got ${JSON.stringify(sandbox.tempDir)}`);
+  if (sandbox && !isAbsolute(sandbox.tempDir))
+    throw new Error(`securitySnapshot: the sandbox temp folder must be absolute, got ${JSON.stringify(sandbox.tempDir)}`);
   const entries = filesystemEntries(input.roots, input.allowedPaths ?? profile.effective_policy.allowed_paths ?? [], mapping.rootAccess);
   if (sandbox) entries.push({ path: resolve(sandbox.tempDir), access: "read_write", kind: "temp" });
 
@@ -237,7 +251,9 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
       shell: decide(profile.effective_policy, SHELL_TOOL, "shell_command"),
       environment: {
         mode: "allow_list",
-        allowed_variables: [...new Set([...(unrestricted ? FULL_ACCESS_ENV_ALLOWLIST : RESTRICTED_ENV_ALLOWLIST), ...(input.envPassthrough ?? [])])].filter((name) => name !== GATEWAY_TOKEN_VARIABLE),
+        allowed_variables: [
+          ...new Set([...(unrestricted ? FULL_ACCESS_ENV_ALLOWLIST : RESTRICTED_ENV_ALLOWLIST), ...(input.envPassthrough ?? [])]),
+        ].filter((name) => name !== GATEWAY_TOKEN_VARIABLE),
       },
       timeout_cap_ms: shellTimeoutCapMs,
       command_risk_rules: [],
@@ -249,7 +265,11 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
     backend: {
       kind: "native",
       sandbox_backend: sandbox ? sandbox.backend : null,
-      capabilities: [...NATIVE_BACKEND_CAPABILITIES, ...(sandbox ? SANDBOX_CAPABILITIES : []), ...(sandbox && restrictedNetwork ? [NETWORK_FILTERING_CAPABILITY] : [])],
+      capabilities: [
+        ...NATIVE_BACKEND_CAPABILITIES,
+        ...(sandbox ? SANDBOX_CAPABILITIES : []),
+        ...(sandbox && restrictedNetwork ? [NETWORK_FILTERING_CAPABILITY] : []),
+      ],
     },
     // full_access is `active` with nothing degraded: it asks for no confinement (filesystem
     // unrestricted, network enabled, a wide environment allow-list, no escape to review), so every
@@ -267,10 +287,17 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
  * environment allow-list keeps them out of a command's environment, but not out of
  * /proc/<gateway pid>/environ, which an unconfined command can read.
  */
-function enforcementOf(unrestricted: boolean, sandboxed: boolean, exposed: readonly string[]): TurnExecutionSecuritySnapshot["enforcement"] {
+function enforcementOf(
+  unrestricted: boolean,
+  sandboxed: boolean,
+  exposed: readonly string[],
+): TurnExecutionSecuritySnapshot["enforcement"] {
   const degradations = unrestricted || sandboxed ? [] : RESTRICTED_DEGRADATIONS.map((d) => ({ ...d }));
   if (exposed.length > 0) {
-    const who = unrestricted || !sandboxed ? "any shell command of this turn" : "a shell call approved with escape_sandbox (it runs outside the sandbox's PID namespace)";
+    const who =
+      unrestricted || !sandboxed
+        ? "any shell command of this turn"
+        : "a shell call approved with escape_sandbox (it runs outside the sandbox's PID namespace)";
     const named = exposed.map((name) => (name === "--token" ? "the --token argument" : name)).join(", ");
     degradations.push({
       capability: "gateway_secret_isolation",
@@ -293,7 +320,9 @@ export function processEnvironment(
   env: Readonly<Record<string, string | undefined>>,
 ): Record<string, string> {
   const policy = snapshot.process.environment;
-  const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== GATEWAY_TOKEN_VARIABLE);
+  const defined = Object.entries(env).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== GATEWAY_TOKEN_VARIABLE,
+  );
   if (policy.mode === "inherit_all") return Object.fromEntries(defined);
   const allowed = new Set(policy.allowed_variables ?? []);
   return Object.fromEntries(defined.filter(([name]) => allowed.has(name)));
@@ -303,14 +332,21 @@ export function processEnvironment(
  * The roots as sandbox entries, each resolved through links (the path checks compare real
  * paths) and listed once: a root named twice keeps its first, most specific kind.
  */
-function filesystemEntries(roots: readonly string[], allowedPaths: readonly string[], access: TurnFilesystemSandboxEntry["access"]): TurnFilesystemSandboxEntry[] {
+function filesystemEntries(
+  roots: readonly string[],
+  allowedPaths: readonly string[],
+  access: TurnFilesystemSandboxEntry["access"],
+): TurnFilesystemSandboxEntry[] {
   const named: [string, TurnFilesystemSandboxEntry["kind"]][] = [
     ...roots.map((path, i): [string, TurnFilesystemSandboxEntry["kind"]] => [path, i === 0 ? "workspace" : "project"]),
     ...allowedPaths.map((path): [string, TurnFilesystemSandboxEntry["kind"]] => [path, "allowed_path"]),
   ];
   const entries = new Map<string, TurnFilesystemSandboxEntry>();
   for (const [path, kind] of named) {
-    if (!isAbsolute(path)) throw new Error(`securitySnapshot: the ${kind === "allowed_path" ? "allowed path" : `${kind} root`} ${JSON.stringify(path)} is not absolute`);
+    if (!isAbsolute(path))
+      throw new Error(
+        `securitySnapshot: the ${kind === "allowed_path" ? "allowed path" : `${kind} root`} ${JSON.stringify(path)} is not absolute`,
+      );
     const real = resolveRealPath(path);
     if (!entries.has(real)) entries.set(real, { path: real, access, kind });
   }

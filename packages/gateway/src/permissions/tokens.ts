@@ -57,7 +57,9 @@ export class TokenSigner {
   constructor(secret: Uint8Array | string, what: string) {
     const bytes = typeof secret === "string" ? Buffer.from(secret, "utf8") : Buffer.from(secret);
     if (bytes.length < MIN_SECRET_BYTES) {
-      throw new Error(`a ${what} secret needs at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}; ResolveTokens.random() makes a suitable one`);
+      throw new Error(
+        `a ${what} secret needs at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}; ResolveTokens.random() makes a suitable one`,
+      );
     }
     this.#secret = bytes;
   }
@@ -69,7 +71,9 @@ export class TokenSigner {
   }
 
   /** The signed claims of `token`, parsed, or why the envelope was refused. */
-  open(token: string | undefined): { readonly ok: true; readonly claims: unknown } | { readonly ok: false; readonly reason: EnvelopeRejection } {
+  open(
+    token: string | undefined,
+  ): { readonly ok: true; readonly claims: unknown } | { readonly ok: false; readonly reason: EnvelopeRejection } {
     if (token === undefined || token === "") return { ok: false, reason: "missing" };
     if (typeof token !== "string") return { ok: false, reason: "malformed" };
     const parts = token.split(".");
@@ -108,9 +112,11 @@ export class ResolveTokens {
   /** A token binding these claims. Throws when an id is empty or expires_at is not an RFC 3339 date-time. */
   mint(claims: ResolveTokenClaims): string {
     for (const key of ["request_id", "turn_id", "thread_id"] as const) {
-      if (typeof claims[key] !== "string" || claims[key] === "") throw new Error(`cannot mint a resolve token: ${key} must be a non-empty string, got ${JSON.stringify(claims[key])}`);
+      if (typeof claims[key] !== "string" || claims[key] === "")
+        throw new Error(`cannot mint a resolve token: ${key} must be a non-empty string, got ${JSON.stringify(claims[key])}`);
     }
-    if (!isRfc3339(claims.expires_at)) throw new Error(`cannot mint a resolve token: expires_at must be an RFC 3339 date-time, got ${JSON.stringify(claims.expires_at)}`);
+    if (!isRfc3339(claims.expires_at))
+      throw new Error(`cannot mint a resolve token: expires_at must be an RFC 3339 date-time, got ${JSON.stringify(claims.expires_at)}`);
     // Only the four claims, in fixed order: extra fields on the argument are not signed.
     return this.#signer.seal(Object.fromEntries(CLAIM_KEYS.map((key) => [key, claims[key]])));
   }

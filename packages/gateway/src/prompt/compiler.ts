@@ -65,7 +65,11 @@ export function promptManifest(input: PromptInput): PromptManifest {
     ...(input.tools.length ? [{ id: "tool_catalog", stable: true, content: input.tools }] : []),
     ...(input.skills?.length ? [{ id: "skills_runtime_prompt", stable: true, content: skillsPrompt(input.skills) }] : []),
     ...(input.messages[0]?.role === "system" ? [{ id: "history_summary", stable: false, content: input.messages[0] }] : []),
-    { id: "conversation_history", stable: false, content: input.messages.slice(input.messages[0]?.role === "system" ? 1 : 0, Math.max(0, latestUser)) },
+    {
+      id: "conversation_history",
+      stable: false,
+      content: input.messages.slice(input.messages[0]?.role === "system" ? 1 : 0, Math.max(0, latestUser)),
+    },
     { id: "current_turn", stable: false, content: input.messages.slice(Math.max(0, latestUser)) },
   ];
   const texts = sections.map((s) => JSON.stringify([s.id, s.content]));

@@ -59,7 +59,8 @@ export function foldFirst(messages: readonly ChatMessage[], count: number): Pick
 }
 
 function oneLine(message: ChatMessage): string {
-  const calls = message.role === "assistant" && message.tool_calls?.length ? ` [called ${message.tool_calls.map((c) => c.name).join(", ")}]` : "";
+  const calls =
+    message.role === "assistant" && message.tool_calls?.length ? ` [called ${message.tool_calls.map((c) => c.name).join(", ")}]` : "";
   const text = `${message.content.replace(/\s+/g, " ").trim()}${calls}`;
   return text.length <= SUMMARY_LINE_CHARS ? text : `${text.slice(0, SUMMARY_LINE_CHARS - 1)}…`;
 }

@@ -102,7 +102,10 @@ export class OpenAIProvider implements ModelProvider {
     if (calls.size) {
       const ordered = [...calls.entries()].sort(([a], [b]) => a - b);
       // Some servers send no call ids; the conversation needs one to pair a call with its result.
-      yield { type: "tool_calls", calls: ordered.map(([index, c]): ToolCall => ({ id: c.id || `call_${index}`, name: c.name, arguments: c.arguments })) };
+      yield {
+        type: "tool_calls",
+        calls: ordered.map(([index, c]): ToolCall => ({ id: c.id || `call_${index}`, name: c.name, arguments: c.arguments })),
+      };
     }
     if (usage) yield usage;
   }

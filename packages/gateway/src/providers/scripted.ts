@@ -106,13 +106,17 @@ export class ScriptedProvider implements ModelProvider {
     const step = steps[index];
     if (step === undefined) {
       const last = steps[steps.length - 1];
-      const why = last !== undefined && "say" in last ? `the script has ${steps.length} step${steps.length === 1 ? "" : "s"} and already gave its final answer` : "it ended before a final answer";
+      const why =
+        last !== undefined && "say" in last
+          ? `the script has ${steps.length} step${steps.length === 1 ? "" : "s"} and already gave its final answer`
+          : "it ended before a final answer";
       throw new ProviderError(`the script has no step ${index}: ${why}`, false);
     }
     // Played here, not by a nested generator: each event is one hop of the iteration, not two.
     const attempt = request.attempt ?? 1;
     if (step.delay_ms) await delay(step.delay_ms, request.signal);
-    if (attempt <= (step.fail_attempts ?? 0)) throw new ProviderError(step.fail_message ?? `scripted failure of attempt ${attempt} of step ${index}`, true);
+    if (attempt <= (step.fail_attempts ?? 0))
+      throw new ProviderError(step.fail_message ?? `scripted failure of attempt ${attempt} of step ${index}`, true);
     if (step.reasoning !== undefined) yield { type: "reasoning", text: step.reasoning };
     const usage = toUsage(step.tokens);
     if ("fail" in step) {
@@ -157,11 +161,16 @@ function checkStep(step: unknown, index: number): void {
   if (!isObject(step)) throw invalid(`${at} must be an object, got ${describe(step)}`);
   const kinds = KINDS.filter((k) => k in step);
   if (kinds.length !== 1) {
-    throw invalid(`${at} must have exactly one of ${KINDS.map((k) => `"${k}"`).join(", ")}, got ${kinds.length ? kinds.map((k) => `"${k}"`).join(" and ") : "none"}`);
+    throw invalid(
+      `${at} must have exactly one of ${KINDS.map((k) => `"${k}"`).join(", ")}, got ${kinds.length ? kinds.map((k) => `"${k}"`).join(" and ") : "none"}`,
+    );
   }
   const kind = kinds[0]!;
   for (const key of Object.keys(step)) {
-    if (!KEYS[kind].includes(key) && !EXTRAS.includes(key)) throw invalid(`${at} has an unknown field "${key}" (a "${kind}" step allows ${[...KEYS[kind], ...EXTRAS].map((k) => `"${k}"`).join(", ")})`);
+    if (!KEYS[kind].includes(key) && !EXTRAS.includes(key))
+      throw invalid(
+        `${at} has an unknown field "${key}" (a "${kind}" step allows ${[...KEYS[kind], ...EXTRAS].map((k) => `"${k}"`).join(", ")})`,
+      );
   }
   const field = (key: string, ok: (v: unknown) => boolean, expected: string) => {
     if (key in step && !ok(step[key])) throw invalid(`${at}: "${key}" must be ${expected}, got ${describe(step[key])}`);
@@ -171,13 +180,21 @@ function checkStep(step: unknown, index: number): void {
   field("fail_attempts", count, "a non-negative integer");
   field("fail_message", (v) => typeof v === "string", "a string");
   field("delay_ms", count, "a non-negative integer");
-  field("tokens", (v) => count(v) || (isObject(v) && count(v.input_tokens) && count(v.output_tokens) && Object.keys(v).length === 2), "a non-negative integer or {input_tokens, output_tokens}");
+  field(
+    "tokens",
+    (v) => count(v) || (isObject(v) && count(v.input_tokens) && count(v.output_tokens) && Object.keys(v).length === 2),
+    "a non-negative integer or {input_tokens, output_tokens}",
+  );
   switch (kind) {
     case "say":
       field("say", (v) => typeof v === "string", "a string");
       field("chunks", (v) => Number.isInteger(v) && (v as number) >= 1, "a positive integer");
       // A character is one or two code units, so a text has at least half its length in characters.
-      if ("chunks" in step && (step.chunks as number) > (step.say as string).length / 2 && (step.chunks as number) > codePoints(step.say as string)) {
+      if (
+        "chunks" in step &&
+        (step.chunks as number) > (step.say as string).length / 2 &&
+        (step.chunks as number) > codePoints(step.say as string)
+      ) {
         throw invalid(`${at}: "chunks" is ${String(step.chunks)} but the text has only ${codePoints(step.say as string)} characters`);
       }
       break;
@@ -188,7 +205,8 @@ function checkStep(step: unknown, index: number): void {
       field("tools", (v) => Array.isArray(v) && v.length > 0, "a non-empty array of {tool, args}");
       (step.tools as unknown[]).forEach((call, n) => {
         if (!isObject(call)) throw invalid(`${at}: tools[${n}] must be an object, got ${describe(call)}`);
-        for (const key of Object.keys(call)) if (key !== "tool" && key !== "args") throw invalid(`${at}: tools[${n}] has an unknown field "${key}"`);
+        for (const key of Object.keys(call))
+          if (key !== "tool" && key !== "args") throw invalid(`${at}: tools[${n}] has an unknown field "${key}"`);
         checkCall(call, `${at}: tools[${n}]`);
       });
       break;
@@ -200,10 +218,10 @@ function checkStep(step: unknown, index: number): void {
 }
 
 function checkCall(call: Record<string, unknown>, at: string): void {
-  if (typeof call.tool !== "string" || call.tool === "") throw invalid(`${at}: "tool" must be a non-empty string, got ${describe(call.tool)}`);
+  if (typeof call.tool !== "string" || call.tool === "")
+    throw invalid(`${at}: "tool" must be a non-empty string, got ${describe(call.tool)}`);
   if ("args" in call && !isObject(call.args)) throw invalid(`${at}: "args" must be an object, got ${describe(call.args)}`);
 }
-
 
 function toUsage(tokens: ScriptStepExtras["tokens"]): ProviderEvent | undefined {
   if (tokens === undefined) return undefined;

@@ -56,7 +56,9 @@ void grantFieldsComplete;
  * expires_at is hashed as written, so the same instant at another offset is another grant.
  */
 export function grantFingerprint(grant: RouteGrant): string {
-  const fields = Object.fromEntries(GRANT_FIELDS.map((field) => [field, field === "allowed_actions" ? [...grant.allowed_actions].sort() : (grant[field] ?? null)]));
+  const fields = Object.fromEntries(
+    GRANT_FIELDS.map((field) => [field, field === "allowed_actions" ? [...grant.allowed_actions].sort() : (grant[field] ?? null)]),
+  );
   return `gfp_${sha256(canonicalJson(fields))}`;
 }
 

@@ -30,7 +30,10 @@ export interface RouteEdge {
  *
  * Breadth-first and iterative: a long chain of routes cannot overflow the stack.
  */
-export function wouldCloseCycle(candidate: { readonly source: string; readonly destination: string }, liveEdges: readonly RouteEdge[]): string[] | undefined {
+export function wouldCloseCycle(
+  candidate: { readonly source: string; readonly destination: string },
+  liveEdges: readonly RouteEdge[],
+): string[] | undefined {
   if (candidate.source === candidate.destination) return [candidate.source];
   const next = new Map<string, string[]>();
   for (const edge of liveEdges) {

@@ -78,7 +78,10 @@ export class RouteService {
     const earlier = this.store.getIdempotency(operation, key);
     if (!earlier) return undefined;
     if (earlier.params_digest !== paramsDigest(params)) {
-      throw protocolError("idempotency_conflict", `Idempotency key "${key}" was already used for ${operation} with different params`, { idempotency_key: key, route_id: earlier.route_id });
+      throw protocolError("idempotency_conflict", `Idempotency key "${key}" was already used for ${operation} with different params`, {
+        idempotency_key: key,
+        route_id: earlier.route_id,
+      });
     }
     return earlier.route_id;
   }
@@ -96,7 +99,8 @@ export class RouteService {
     const existing = reserved === undefined ? undefined : this.route(reserved);
     if (existing) return existing;
     for (const threadId of [params.source_thread_id, params.destination_thread_id]) {
-      if (this.threadWorkspace(threadId) === undefined) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
+      if (this.threadWorkspace(threadId) === undefined)
+        throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
     }
     const now = this.clock.now();
     const checked = validateCreate(params, {
@@ -115,32 +119,49 @@ export class RouteService {
     ] as const) {
       const workspace = this.threadWorkspace(threadId);
       if (workspace !== declared) {
-        throw protocolError("route_validation_failed", `The ${side} thread ${threadId} belongs to workspace ${workspace}, not to the declared ${declared}`, {
-          detail: "workspace_mismatch",
-          thread_id: threadId,
-        });
+        throw protocolError(
+          "route_validation_failed",
+          `The ${side} thread ${threadId} belongs to workspace ${workspace}, not to the declared ${declared}`,
+          {
+            detail: "workspace_mismatch",
+            thread_id: threadId,
+          },
+        );
       }
     }
 
-    const live = this.store.allRoutes().map((r) => this.view(r)).filter((r) => r.status === "active");
+    const live = this.store
+      .allRoutes()
+      .map((r) => this.view(r))
+      .filter((r) => r.status === "active");
     if (!isReturnOnly(checked.actions)) {
-      const edges = live.filter((r) => !isReturnOnly(r.allowed_actions)).map((r) => ({ routeId: r.route_id, source: r.source_thread_id, destination: r.destination_thread_id }));
+      const edges = live
+        .filter((r) => !isReturnOnly(r.allowed_actions))
+        .map((r) => ({ routeId: r.route_id, source: r.source_thread_id, destination: r.destination_thread_id }));
       const cycle = wouldCloseCycle({ source: params.source_thread_id, destination: params.destination_thread_id }, edges);
       if (cycle) {
-        throw protocolError("route_validation_failed", `A route from ${params.source_thread_id} to ${params.destination_thread_id} would close a cycle of live routes: ${cycle.join(" → ")}`, {
-          detail: "cycle_detected",
-          cycle,
-        });
+        throw protocolError(
+          "route_validation_failed",
+          `A route from ${params.source_thread_id} to ${params.destination_thread_id} would close a cycle of live routes: ${cycle.join(" → ")}`,
+          {
+            detail: "cycle_detected",
+            cycle,
+          },
+        );
       }
     }
     // Counted per source thread, which is checked to exist: execution ids are the caller's
     // word, and made-up ones would each start a fresh count.
     const fromSource = live.filter((r) => r.source_thread_id === params.source_thread_id).length;
     if (fromSource >= this.config.maxRoutesPerSource) {
-      throw protocolError("route_validation_failed", `Thread ${params.source_thread_id} is already the source of ${fromSource} live routes, the most this gateway allows`, {
-        detail: "edge_limit_exceeded",
-        limit: this.config.maxRoutesPerSource,
-      });
+      throw protocolError(
+        "route_validation_failed",
+        `Thread ${params.source_thread_id} is already the source of ${fromSource} live routes, the most this gateway allows`,
+        {
+          detail: "edge_limit_exceeded",
+          limit: this.config.maxRoutesPerSource,
+        },
+      );
     }
 
     const at = now.toISOString();
@@ -166,11 +187,17 @@ export class RouteService {
       destination_workspace_id: params.destination_workspace_id,
       destination_gateway_id: params.destination_gateway_id,
       ...(params.destination_identity_id === undefined ? {} : { destination_identity_id: params.destination_identity_id }),
-      ...(params.destination_execution_profile === undefined ? {} : { destination_execution_profile: params.destination_execution_profile }),
+      ...(params.destination_execution_profile === undefined
+        ? {}
+        : { destination_execution_profile: params.destination_execution_profile }),
     };
     const routeId = reserved ?? `rte_${randomUUID().replace(/-/g, "")}`;
     if (params.idempotency_key !== undefined && reserved === undefined) {
-      this.store.putIdempotency(params.idempotency_key, { operation: "agent/route/create", params_digest: paramsDigest(params), route_id: routeId });
+      this.store.putIdempotency(params.idempotency_key, {
+        operation: "agent/route/create",
+        params_digest: paramsDigest(params),
+        route_id: routeId,
+      });
     }
     const route: AgentDelegationRouteProjection = {
       route_id: routeId,
@@ -192,7 +219,9 @@ export class RouteService {
     if (params.cursor !== undefined) {
       const decoded = Number(Buffer.from(params.cursor, "base64url").toString("utf8"));
       if (!Number.isSafeInteger(decoded) || decoded < 0) {
-        throw invalidParams("agent/route/list", `cursor "${params.cursor}" is not one this gateway issued`, [{ pointer: "/cursor", message: "is not a cursor of this list", received: params.cursor }]);
+        throw invalidParams("agent/route/list", `cursor "${params.cursor}" is not one this gateway issued`, [
+          { pointer: "/cursor", message: "is not a cursor of this list", received: params.cursor },
+        ]);
       }
       after = decoded;
     }
@@ -214,21 +243,34 @@ export class RouteService {
     if (!record) throw protocolError("route_not_found", `Route ${params.route_id} does not exist`, { route_id: params.route_id });
     const current = record.route.generation;
     const conflict = () =>
-      protocolError("generation_conflict", `Route ${params.route_id} is at generation ${this.store.getRoute(params.route_id)!.route.generation}, not ${params.expected_generation}; it was not changed`, {
-        route_id: params.route_id,
-        current_generation: this.store.getRoute(params.route_id)!.route.generation,
-      });
+      protocolError(
+        "generation_conflict",
+        `Route ${params.route_id} is at generation ${this.store.getRoute(params.route_id)!.route.generation}, not ${params.expected_generation}; it was not changed`,
+        {
+          route_id: params.route_id,
+          current_generation: this.store.getRoute(params.route_id)!.route.generation,
+        },
+      );
     if (params.expected_generation !== current) throw conflict();
     const route = record.route;
     let result = this.view(record);
     if (route.status !== "revoked") {
-      const revoked: AgentDelegationRouteProjection = { ...route, status: "revoked", generation: current + 1, updated_at: this.clock.now().toISOString() };
+      const revoked: AgentDelegationRouteProjection = {
+        ...route,
+        status: "revoked",
+        generation: current + 1,
+        updated_at: this.clock.now().toISOString(),
+      };
       // Compare-and-set: of two revokes holding the same generation, exactly one wins.
       if (!this.store.updateRoute(revoked, current)) throw conflict();
       result = revoked;
     }
     if (params.idempotency_key !== undefined) {
-      this.store.putIdempotency(params.idempotency_key, { operation: "agent/route/revoke", params_digest: paramsDigest(params), route_id: params.route_id });
+      this.store.putIdempotency(params.idempotency_key, {
+        operation: "agent/route/revoke",
+        params_digest: paramsDigest(params),
+        route_id: params.route_id,
+      });
     }
     return result;
   }

@@ -3,11 +3,7 @@
  * derived when read, never written: a route past its expires_at reads as expired at once,
  * with no sweeper to wait for.
  */
-import type {
-  AgentDelegationRouteAction,
-  AgentDelegationRouteProjection,
-  AgentDelegationRouteStatus,
-} from "@turnspec/protocol/types";
+import type { AgentDelegationRouteAction, AgentDelegationRouteProjection, AgentDelegationRouteStatus } from "@turnspec/protocol/types";
 import { parseRfc3339 } from "./rfc3339.js";
 
 /**
@@ -16,7 +12,10 @@ import { parseRfc3339 } from "./rfc3339.js";
  * An expires_at that does not parse counts as expired: validation never stores one, and a
  * route whose expiry cannot be read must not be taken as unbounded.
  */
-export function effectiveStatus(route: { readonly status: AgentDelegationRouteStatus; readonly expires_at: string | null }, now: Date): AgentDelegationRouteStatus {
+export function effectiveStatus(
+  route: { readonly status: AgentDelegationRouteStatus; readonly expires_at: string | null },
+  now: Date,
+): AgentDelegationRouteStatus {
   if ((route.status === "active" || route.status === "prepared") && route.expires_at !== null) {
     const at = parseRfc3339(route.expires_at);
     if (at === undefined || at <= now.getTime()) return "expired";
@@ -39,7 +38,8 @@ export const ADMISSION_REFUSALS = [
 
 export type AdmissionRefusal = (typeof ADMISSION_REFUSALS)[number];
 
-export type Admission = { readonly admitted: true } | { readonly admitted: false; readonly reason: AdmissionRefusal; readonly message: string };
+export type Admission =
+  { readonly admitted: true } | { readonly admitted: false; readonly reason: AdmissionRefusal; readonly message: string };
 
 export interface AdmissionContext {
   readonly now: Date;
@@ -86,7 +86,11 @@ export type AdmissionRoute = Pick<
  * source execution.
  */
 export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admission {
-  const refuse = (reason: AdmissionRefusal, message: string): Admission => ({ admitted: false, reason, message: `route ${route.route_id} ${message}` });
+  const refuse = (reason: AdmissionRefusal, message: string): Admission => ({
+    admitted: false,
+    reason,
+    message: `route ${route.route_id} ${message}`,
+  });
   if (route.source_thread_id !== ctx.sourceThreadId) {
     return refuse("wrong_source", `leads from thread ${route.source_thread_id}, not from ${ctx.sourceThreadId}`);
   }
@@ -99,7 +103,10 @@ export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admissi
   }
   const sourceNow = ctx.policyGeneration(route.source_workspace_id);
   if (route.source_policy_generation !== sourceNow) {
-    return refuse("source_policy_changed", `was granted under policy generation ${route.source_policy_generation} of workspace ${route.source_workspace_id}, which is now at ${sourceNow}`);
+    return refuse(
+      "source_policy_changed",
+      `was granted under policy generation ${route.source_policy_generation} of workspace ${route.source_workspace_id}, which is now at ${sourceNow}`,
+    );
   }
   const destinationNow = ctx.policyGeneration(route.destination_workspace_id);
   if (route.destination_policy_generation !== destinationNow) {
@@ -112,7 +119,10 @@ export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admissi
     return refuse("action_not_allowed", `does not allow ${ctx.action}; it allows ${route.allowed_actions.join(", ")}`);
   }
   if (route.kind === "execution_bound" && ctx.executionId !== route.source_execution_id) {
-    return refuse("wrong_execution", `is bound to execution ${route.source_execution_id}, not to ${ctx.executionId ?? "a caller that names none"}`);
+    return refuse(
+      "wrong_execution",
+      `is bound to execution ${route.source_execution_id}, not to ${ctx.executionId ?? "a caller that names none"}`,
+    );
   }
   return { admitted: true };
 }

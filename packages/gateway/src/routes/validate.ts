@@ -82,10 +82,18 @@ export const ROUTE_ACTIONS = [
 ] as const satisfies readonly AgentDelegationRouteAction[];
 
 /** The fields of a complete disclosure policy, in the order messages list them. */
-const DISCLOSURE_FIELDS = ["text", "artifacts", "context", "userInput", "resultReturn"] as const satisfies readonly (keyof AgentDelegationDisclosurePolicy)[];
+const DISCLOSURE_FIELDS = [
+  "text",
+  "artifacts",
+  "context",
+  "userInput",
+  "resultReturn",
+] as const satisfies readonly (keyof AgentDelegationDisclosurePolicy)[];
 
 // Compile only while the lists name every field of the generated disclosure policy, and every route action.
-const disclosureFieldsComplete: [Exclude<keyof AgentDelegationDisclosurePolicy, (typeof DISCLOSURE_FIELDS)[number]>] extends [never] ? true : never = true;
+const disclosureFieldsComplete: [Exclude<keyof AgentDelegationDisclosurePolicy, (typeof DISCLOSURE_FIELDS)[number]>] extends [never]
+  ? true
+  : never = true;
 const routeActionsComplete: [Exclude<AgentDelegationRouteAction, (typeof ROUTE_ACTIONS)[number]>] extends [never] ? true : never = true;
 void disclosureFieldsComplete;
 void routeActionsComplete;
@@ -126,7 +134,9 @@ export function validateCreate(params: AgentDelegationRouteCreateParams, ctx: Va
     checkHops(params.hop_count, params.max_hops, ctx.maxHops);
   if (failure) return failure;
   // checkDisclosure has made sure every field is present.
-  const policy = Object.fromEntries(DISCLOSURE_FIELDS.map((field) => [field, disclosure![field]])) as unknown as AgentDelegationDisclosurePolicy;
+  const policy = Object.fromEntries(
+    DISCLOSURE_FIELDS.map((field) => [field, disclosure![field]]),
+  ) as unknown as AgentDelegationDisclosurePolicy;
   return checkResultReturn(params, actions, policy, ctx) ?? { ok: true, actions, disclosure: policy };
 }
 
@@ -140,7 +150,8 @@ function show(value: unknown): string {
 
 /** The normalized actions, or the rejection of the first rule among 1-3 they break. */
 function checkActions(names: readonly unknown[]): AgentDelegationRouteAction[] | Rejection {
-  if (names.length === 0) return reject("no_actions", "allowed_actions is empty; a route must allow at least one action", { field: "allowed_actions" });
+  if (names.length === 0)
+    return reject("no_actions", "allowed_actions is empty; a route must allow at least one action", { field: "allowed_actions" });
   const actions: AgentDelegationRouteAction[] = [];
   for (const [index, name] of names.entries()) {
     const trimmed = typeof name === "string" ? name.trim() : undefined;
@@ -167,14 +178,27 @@ function checkActions(names: readonly unknown[]): AgentDelegationRouteAction[] |
   return actions;
 }
 
-function checkGeneration(field: "source_policy_generation" | "destination_policy_generation", held: number, workspaceId: string, ctx: ValidateContext): Rejection | undefined {
+function checkGeneration(
+  field: "source_policy_generation" | "destination_policy_generation",
+  held: number,
+  workspaceId: string,
+  ctx: ValidateContext,
+): Rejection | undefined {
   const current = ctx.policyGeneration(workspaceId);
   const data = { field, current_generation: current };
   if (!Number.isInteger(held) || held < 1) {
-    return reject("invalid_generation", `${field} must be a positive integer, got ${show(held)}; workspace "${workspaceId}" is at policy generation ${current}`, data);
+    return reject(
+      "invalid_generation",
+      `${field} must be a positive integer, got ${show(held)}; workspace "${workspaceId}" is at policy generation ${current}`,
+      data,
+    );
   }
   if (held !== current) {
-    return reject("invalid_generation", `${field} is ${held} but workspace "${workspaceId}" is at policy generation ${current}; re-read the policy and retry`, data);
+    return reject(
+      "invalid_generation",
+      `${field} is ${held} but workspace "${workspaceId}" is at policy generation ${current}; re-read the policy and retry`,
+      data,
+    );
   }
   return undefined;
 }
@@ -183,10 +207,18 @@ function checkExpiry(expiresAt: string | undefined, now: Date): Rejection | unde
   if (expiresAt === undefined) return undefined;
   const at = typeof expiresAt === "string" ? parseRfc3339(expiresAt) : undefined;
   if (at === undefined) {
-    return reject("invalid_expiry", `expires_at ${show(expiresAt)} is not an RFC 3339 date-time with an offset, such as "2030-01-01T12:00:00Z"`, { field: "expires_at" });
+    return reject(
+      "invalid_expiry",
+      `expires_at ${show(expiresAt)} is not an RFC 3339 date-time with an offset, such as "2030-01-01T12:00:00Z"`,
+      { field: "expires_at" },
+    );
   }
   if (at <= now.getTime()) {
-    return reject("invalid_expiry", `expires_at "${expiresAt}" is not after the current time ${now.toISOString()}; omit it for a route without expiry`, { field: "expires_at" });
+    return reject(
+      "invalid_expiry",
+      `expires_at "${expiresAt}" is not after the current time ${now.toISOString()}; omit it for a route without expiry`,
+      { field: "expires_at" },
+    );
   }
   return undefined;
 }
@@ -211,23 +243,32 @@ function checkPlacement(params: AgentDelegationRouteCreateParams, gatewayId: str
   }
   for (const field of ["source_gateway_id", "destination_gateway_id"] as const) {
     if (params[field] !== gatewayId) {
-      return reject("cross_gateway_destination", `${field} "${params[field]}" is not this gateway ("${gatewayId}"); a route stays on one gateway`, {
-        field,
-        gateway_id: gatewayId,
-      });
+      return reject(
+        "cross_gateway_destination",
+        `${field} "${params[field]}" is not this gateway ("${gatewayId}"); a route stays on one gateway`,
+        {
+          field,
+          gateway_id: gatewayId,
+        },
+      );
     }
   }
   return undefined;
 }
 
 function checkHops(hopCount: number, maxHops: number, limit: number): Rejection | undefined {
-  for (const [field, value] of [["hop_count", hopCount], ["max_hops", maxHops]] as const) {
+  for (const [field, value] of [
+    ["hop_count", hopCount],
+    ["max_hops", maxHops],
+  ] as const) {
     if (!Number.isInteger(value) || value < 0) {
       return reject("invalid_hop_bounds", `${field} must be a non-negative integer, got ${show(value)}`, { field });
     }
   }
   if (hopCount > maxHops) {
-    return reject("invalid_hop_bounds", `hop_count ${hopCount} exceeds max_hops ${maxHops}; the chain is already longer than it allows`, { field: "hop_count" });
+    return reject("invalid_hop_bounds", `hop_count ${hopCount} exceeds max_hops ${maxHops}; the chain is already longer than it allows`, {
+      field: "hop_count",
+    });
   }
   if (maxHops > limit) {
     return reject("invalid_hop_bounds", `max_hops ${maxHops} exceeds this gateway's limit of ${limit}`, { field: "max_hops", limit });
@@ -253,7 +294,11 @@ function checkResultReturn(
   }
   const data = { field: "return_route_id", return_route_id: id };
   if (wanted === "none") {
-    return reject("incompatible_result_return", `return_route_id "${id}" is given but disclosure.resultReturn is "none", so no result would travel back on it; drop one of them`, data);
+    return reject(
+      "incompatible_result_return",
+      `return_route_id "${id}" is given but disclosure.resultReturn is "none", so no result would travel back on it; drop one of them`,
+      data,
+    );
   }
   const back = ctx.route(id);
   if (back === undefined) return reject("incompatible_result_return", `return_route_id "${id}" does not exist`, data);

@@ -51,7 +51,11 @@ export function detectBubblewrap(path = "bwrap"): BubblewrapInfo | undefined {
   let info: BubblewrapInfo | undefined;
   const version = spawnSync(path, ["--version"], { encoding: "utf8", timeout: 5000 });
   if (version.status === 0) {
-    const probe = spawnSync(path, [...bubblewrapArgs({ backend: BUBBLEWRAP, writable: [], readOnly: [], network: "none" }, "/"), "/bin/true"], { timeout: 5000 });
+    const probe = spawnSync(
+      path,
+      [...bubblewrapArgs({ backend: BUBBLEWRAP, writable: [], readOnly: [], network: "none" }, "/"), "/bin/true"],
+      { timeout: 5000 },
+    );
     if (probe.status === 0) info = { path, version: version.stdout.trim() };
   }
   probed.set(path, info);
@@ -64,7 +68,10 @@ export function detectBubblewrap(path = "bwrap"): BubblewrapInfo | undefined {
  * folders. A folder that is itself inside one of the turn's roots (a thread whose folder is
  * /tmp, or /) is the turn's: it stays as the roots show it.
  */
-export function hiddenFolders(confinement: Pick<Confinement, "writable" | "readOnly" | "tempDir">, runtimeDir: string | undefined = process.env.XDG_RUNTIME_DIR): string[] {
+export function hiddenFolders(
+  confinement: Pick<Confinement, "writable" | "readOnly" | "tempDir">,
+  runtimeDir: string | undefined = process.env.XDG_RUNTIME_DIR,
+): string[] {
   const roots = [...confinement.writable, ...confinement.readOnly, ...(confinement.tempDir ? [confinement.tempDir] : [])];
   const folders: string[] = [];
   for (const candidate of [...HOST_SOCKET_FOLDERS, ...(runtimeDir ? [runtimeDir] : [])]) {
@@ -86,12 +93,18 @@ export function hiddenFolders(confinement: Pick<Confinement, "writable" | "readO
  * read-only paths nested in writable ones, then `visible`: paths of the turn's own inside
  * a hidden folder (its proxy socket's folder), read-only; then the gateway's `own` files.
  */
-export function bubblewrapArgs(confinement: Confinement, cwd: string, visible: readonly string[] = [], own?: { readonly files: readonly string[]; readonly folders: readonly string[] }): string[] {
+export function bubblewrapArgs(
+  confinement: Confinement,
+  cwd: string,
+  visible: readonly string[] = [],
+  own?: { readonly files: readonly string[]; readonly folders: readonly string[] },
+): string[] {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   const hidden = hiddenFolders(confinement);
   for (const folder of hidden) args.push("--tmpfs", folder);
   for (const path of confinement.writable) args.push("--bind", path, path);
-  if (confinement.tempDir && !confinement.writable.includes(confinement.tempDir)) args.push("--bind", confinement.tempDir, confinement.tempDir);
+  if (confinement.tempDir && !confinement.writable.includes(confinement.tempDir))
+    args.push("--bind", confinement.tempDir, confinement.tempDir);
   for (const path of confinement.readOnly) args.push("--ro-bind", path, path);
   for (const path of visible) args.push("--ro-bind", path, path);
   // The gateway's own files (its log and what SQLite keeps beside it, its configuration,
@@ -100,7 +113,8 @@ export function bubblewrapArgs(confinement: Confinement, cwd: string, visible: r
   // each file is then covered with /dev/null, read-only: it reads empty and takes no write.
   if (own) {
     const writable = [...confinement.writable, ...(confinement.tempDir ? [confinement.tempDir] : [])];
-    const shown = (path: string) => !hidden.some((folder) => isWithin(path, folder)) || [...writable, ...confinement.readOnly].some((root) => isWithin(path, root));
+    const shown = (path: string) =>
+      !hidden.some((folder) => isWithin(path, folder)) || [...writable, ...confinement.readOnly].some((root) => isWithin(path, root));
     for (const folder of own.folders) {
       if (shown(folder) && writable.some((root) => isWithin(folder, root) && folder !== root)) args.push("--ro-bind", folder, folder);
     }

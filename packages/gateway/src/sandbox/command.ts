@@ -34,15 +34,22 @@ const NO_PROXY_VARIABLES = ["NO_PROXY", "no_proxy"];
 export function sandboxedCommand(sandbox: Sandbox, cwd: string, argv: readonly string[], env: Record<string, string>): SandboxedCommand {
   const { tempDir, network } = sandbox.confinement;
   if (tempDir) ensureTurnTempDir(tempDir);
-  if (network === "proxy" && sandbox.proxySocket === undefined) throw new Error("a sandbox with a restricted network needs the turn's proxy socket");
+  if (network === "proxy" && sandbox.proxySocket === undefined)
+    throw new Error("a sandbox with a restricted network needs the turn's proxy socket");
   const proxied = network === "proxy";
-  const command = proxied ? [process.execPath, "-e", PROXY_BRIDGE_SOURCE, "--", sandbox.proxySocket!, String(PROXY_BRIDGE_PORT), ...argv] : [...argv];
+  const command = proxied
+    ? [process.execPath, "-e", PROXY_BRIDGE_SOURCE, "--", sandbox.proxySocket!, String(PROXY_BRIDGE_PORT), ...argv]
+    : [...argv];
   const base = proxied ? Object.fromEntries(Object.entries(env).filter(([name]) => !NO_PROXY_VARIABLES.includes(name))) : env;
   return {
     file: sandbox.executable,
     // The proxy's socket sits in a folder of its own under the host's temp folder, which the sandbox hides: that one folder is shown.
     // The gateway's own files are looked up now: SQLite's -wal and -shm come and go with the log.
-    args: [...bubblewrapArgs(sandbox.confinement, cwd, proxied ? [dirname(sandbox.proxySocket!)] : [], sandbox.ownFiles?.present()), "--", ...command],
+    args: [
+      ...bubblewrapArgs(sandbox.confinement, cwd, proxied ? [dirname(sandbox.proxySocket!)] : [], sandbox.ownFiles?.present()),
+      "--",
+      ...command,
+    ],
     env: { ...base, ...(tempDir ? { TMPDIR: tempDir } : {}), ...(proxied ? proxyEnvironment() : {}) },
   };
 }

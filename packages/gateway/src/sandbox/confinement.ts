@@ -23,7 +23,9 @@ export interface Confinement {
 }
 
 /** The confinement of a turn's shell runs, or undefined when the snapshot names no OS sandbox. */
-export function confinementOf(snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox" | "backend" | "network"> | undefined): Confinement | undefined {
+export function confinementOf(
+  snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox" | "backend" | "network"> | undefined,
+): Confinement | undefined {
   const backend = snapshot?.backend.sandbox_backend;
   if (!snapshot || !backend || snapshot.sandbox.filesystem.unrestricted) return undefined;
   const entries = snapshot.sandbox.filesystem.entries;

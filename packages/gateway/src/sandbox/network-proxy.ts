@@ -212,10 +212,13 @@ export class NetworkProxy {
     // The server is told the host the URI names, whatever Host the client sent beside it.
     headers.host = url.host;
     // agent: false: no connection outlives its request in a pool shared beyond this turn.
-    const upstream = httpRequest({ host: address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+        answer.pipe(res);
+      },
+    );
     // Ended with the proxy, as tunnels are.
     upstream.once("socket", (socket) => this.track(socket));
     upstream.once("error", (error) => {
@@ -243,5 +246,7 @@ function refuse(res: ServerResponse, status: number, message: string): void {
 function refuseRaw(socket: Duplex, status: number, message: string): void {
   const body = `turnspec sandbox proxy: ${message}\n`;
   const text = status === 403 ? "Forbidden" : status === 400 ? "Bad Request" : "Bad Gateway";
-  socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -31,7 +31,11 @@ export interface SandboxSettings {
  * bubblewrap. The caller refuses the turn when settings.required and this is undefined
  * for a restricted mode (sandboxMissing).
  */
-export function sandboxForNewTurn(mode: TurnPermissionMode, turnId: string, settings: SandboxSettings): { backend: string; tempDir: string } | undefined {
+export function sandboxForNewTurn(
+  mode: TurnPermissionMode,
+  turnId: string,
+  settings: SandboxSettings,
+): { backend: string; tempDir: string } | undefined {
   if (mode === "full_access" || !detectBubblewrap(settings.bwrapPath)) return undefined;
   return { backend: BUBBLEWRAP, tempDir: createTurnTempDir(turnId) };
 }
@@ -52,7 +56,8 @@ export function sandboxOfTurn(snapshot: TurnExecutionSecuritySnapshot | undefine
   const bwrap = detectBubblewrap(settings.bwrapPath);
   // The snapshot promised a sandbox this host no longer has (a turn resumed elsewhere):
   // refuse to run confined commands unconfined.
-  if (!bwrap) throw new Error(`the turn's security snapshot names the ${confinement.backend} sandbox, which is not available on this host any more`);
+  if (!bwrap)
+    throw new Error(`the turn's security snapshot names the ${confinement.backend} sandbox, which is not available on this host any more`);
   return { confinement, executable: bwrap.path };
 }
 

@@ -44,7 +44,10 @@ export interface SkillFolder {
 export async function readSkillFile(file: string): Promise<{ name: string; description: string; body: string }> {
   const text = await readFile(file, "utf8");
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
-  if (!match) throw new InvalidSkill(`${file} has no front matter: it must start with a --- line, the YAML fields name and description, and a closing --- line`);
+  if (!match)
+    throw new InvalidSkill(
+      `${file} has no front matter: it must start with a --- line, the YAML fields name and description, and a closing --- line`,
+    );
   const { load } = await import("js-yaml");
   let front: unknown;
   try {
@@ -54,7 +57,8 @@ export async function readSkillFile(file: string): Promise<{ name: string; descr
   }
   const fields = (front ?? {}) as Record<string, unknown>;
   for (const field of ["name", "description"] as const) {
-    if (typeof fields[field] !== "string" || (fields[field] as string).trim() === "") throw new InvalidSkill(`${file}: the front matter needs a non-empty ${field} string`);
+    if (typeof fields[field] !== "string" || (fields[field] as string).trim() === "")
+      throw new InvalidSkill(`${file}: the front matter needs a non-empty ${field} string`);
   }
   return { name: (fields.name as string).trim(), description: (fields.description as string).trim(), body: match[2]! };
 }
@@ -78,9 +82,13 @@ export class SkillCatalog {
     for (const folder of this.folders.filter((f) => f.sourceKind === sourceKind)) {
       let entries: string[];
       try {
-        entries = (await readdir(folder.path, { withFileTypes: true })).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
+        entries = (await readdir(folder.path, { withFileTypes: true }))
+          .filter((e) => e.isDirectory() || e.isSymbolicLink())
+          .map((e) => e.name);
       } catch (error) {
-        throw new SkillCatalogMissing(`the skills folder ${folder.path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new SkillCatalogMissing(
+          `the skills folder ${folder.path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
       // The folder is usually named after the skill; a differently named one is found by its front matter.
       for (const entry of [...entries.filter((e) => e === name), ...entries.filter((e) => e !== name)]) {
@@ -91,7 +99,10 @@ export class SkillCatalog {
           if (read?.name !== name) continue;
         }
         const read = await readSkillFile(file);
-        if (read.name !== name) throw new InvalidSkill(`${file} names the skill ${JSON.stringify(read.name)}, but its folder is ${entry}: the front matter name must match the folder`);
+        if (read.name !== name)
+          throw new InvalidSkill(
+            `${file} names the skill ${JSON.stringify(read.name)}, but its folder is ${entry}: the front matter name must match the folder`,
+          );
         return { slug, name, description: read.description, sourceKind, dir: await realpath(join(folder.path, entry)) };
       }
     }
@@ -112,7 +123,8 @@ export async function readSkillPart(skill: Skill, path: string | undefined): Pro
   } catch {
     throw new Error(`${path} is not a file of the skill ${skill.slug}${await listing(skill)}`);
   }
-  if (real !== skill.dir && !real.startsWith(skill.dir + sep)) throw new Error(`${path} leads outside the skill ${skill.slug}; only its own files can be read`);
+  if (real !== skill.dir && !real.startsWith(skill.dir + sep))
+    throw new Error(`${path} leads outside the skill ${skill.slug}; only its own files can be read`);
   if (!(await stat(real)).isFile()) throw new Error(`${path} is a folder of the skill ${skill.slug}, not a file${await listing(skill)}`);
   return readFile(real, "utf8");
 }

@@ -13,7 +13,8 @@ export function skillTool(skills: readonly Skill[]) {
   return defineTool({
     spec: {
       name: SKILL_TOOL_NAME,
-      description: "Read the instructions of a skill selected for this turn (its SKILL.md body), or one of the skill's files by its path inside the skill's folder.",
+      description:
+        "Read the instructions of a skill selected for this turn (its SKILL.md body), or one of the skill's files by its path inside the skill's folder.",
       parameters: {
         type: "object",
         additionalProperties: false,

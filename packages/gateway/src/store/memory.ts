@@ -107,7 +107,15 @@ class TurnEvents {
     } else {
       json = this.open[i % CHUNK]!;
     }
-    return { thread_id: ref.thread_id, turn_id: ref.turn_id, sequence: i + 1, method: this.methods[i]!, params: decodeParams(json), paramsJson: json, recorded_at: this.times[i]! };
+    return {
+      thread_id: ref.thread_id,
+      turn_id: ref.turn_id,
+      sequence: i + 1,
+      method: this.methods[i]!,
+      params: decodeParams(json),
+      paramsJson: json,
+      recorded_at: this.times[i]!,
+    };
   }
 }
 
@@ -388,7 +396,10 @@ export class MemoryEventStore implements EventStore {
     let failure: StoreError | undefined;
     if (group.doomedBy !== undefined) {
       for (let i = group.undo.length - 1; i >= 0; i--) group.undo[i]!();
-      failure = new StoreError("commit_failed", `memory event store: a commit failed and its writes are lost: it held ${group.doomedBy}, whose commits a test made fail`);
+      failure = new StoreError(
+        "commit_failed",
+        `memory event store: a commit failed and its writes are lost: it held ${group.doomedBy}, whose commits a test made fail`,
+      );
     }
     let thrown: { error: unknown } | undefined;
     for (const fn of group.waiting) {

@@ -113,7 +113,12 @@ export interface Announcement {
   readonly turns: readonly AnnouncedRange[];
 }
 
-export type AnnouncedRange = readonly [turnId: string, first: number, last: number, carried?: { readonly t: string; readonly e: readonly (readonly [string, string, string])[] }];
+export type AnnouncedRange = readonly [
+  turnId: string,
+  first: number,
+  last: number,
+  carried?: { readonly t: string; readonly e: readonly (readonly [string, string, string])[] },
+];
 
 /** NOTIFY payloads must stay under 8000 bytes (counted in UTF-8). */
 const PAYLOAD_BYTES = 7_900;

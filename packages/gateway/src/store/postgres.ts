@@ -27,7 +27,16 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { requireOptional } from "../optional.js";
-import type { CommitListener, EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import type {
+  CommitListener,
+  EventStore,
+  IdempotencyRecord,
+  RouteRecord,
+  SharedStore,
+  StoredEvent,
+  ThreadRecord,
+  TurnRef,
+} from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
 import { CommittedEvents, EVENTS_SQL, announce, carriedEvents, eventsFromText, type Announcement } from "./postgres-events.js";
 import { orderingRules } from "@turnspec/protocol/ordering";
@@ -59,7 +68,11 @@ export interface PostgresEventStoreOptions {
  * Integers are `integer` (int4), which `pg` returns as numbers.
  */
 /** The notifications that end a turn, as the protocol's ordering rules name them (TURN-ORDER-ONE-TERMINAL): nothing of the turn follows one. */
-const TURN_TERMINALS: ReadonlySet<string> = new Set(orderingRules.flatMap((rule) => (rule.kind === "single_terminal" && "terminals" in rule ? [...(rule.terminals as readonly string[])] : [])));
+const TURN_TERMINALS: ReadonlySet<string> = new Set(
+  orderingRules.flatMap((rule) =>
+    rule.kind === "single_terminal" && "terminals" in rule ? [...(rule.terminals as readonly string[])] : [],
+  ),
+);
 
 const MIGRATIONS: readonly string[] = [
   // 1: threads, turns in creation order, and the events of each turn.
@@ -255,12 +268,18 @@ export class PostgresEventStore implements EventStore {
       claimResolution: (turnId, subject) => this.claimResolution(turnId, subject),
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
-      lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
+      lockRoutes: (workspaceId) =>
+        this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
       renewLeases: (ttlMs, turnIds) => this.renewLeases(ttlMs, turnIds),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
       expiredLeases: () => this.expiredLeases(),
       requestCancel: (turnId, reason) => {
-        this.write([{ sql: `SELECT pg_notify($1, $2)`, params: [CANCEL_CHANNEL, JSON.stringify({ instance: this.instanceId, turn_id: turnId, reason })] }]);
+        this.write([
+          {
+            sql: `SELECT pg_notify($1, $2)`,
+            params: [CANCEL_CHANNEL, JSON.stringify({ instance: this.instanceId, turn_id: turnId, reason })],
+          },
+        ]);
       },
       onCancelRequest: (listener) => {
         this.cancelListeners.push(listener);
@@ -280,7 +299,15 @@ export class PostgresEventStore implements EventStore {
       {
         sql: `INSERT INTO threads (id, workspace_id, cwd, mode, model_provider, model, created_at)
               VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-        params: [thread.id, thread.workspace_id, thread.cwd, thread.mode, thread.model_provider ?? null, thread.model ?? null, thread.created_at],
+        params: [
+          thread.id,
+          thread.workspace_id,
+          thread.cwd,
+          thread.mode,
+          thread.model_provider ?? null,
+          thread.model ?? null,
+          thread.created_at,
+        ],
       },
     ]);
     if (result!.rowCount === 0) throw storeErrors.threadExists(thread.id);
@@ -308,7 +335,10 @@ export class PostgresEventStore implements EventStore {
     // then finds the turn (DO NOTHING) or, after a rollback, takes the id itself.
     if (this.group === undefined) this.beginGroup();
     const [inserted] = this.write([
-      { sql: `INSERT INTO turns (turn_id, thread_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (turn_id) DO NOTHING`, params: [turnId, threadId, createdAt] },
+      {
+        sql: `INSERT INTO turns (turn_id, thread_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (turn_id) DO NOTHING`,
+        params: [turnId, threadId, createdAt],
+      },
     ]);
     return inserted!.rowCount === 1;
   }
@@ -318,7 +348,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   turnsOfThread(threadId: string): TurnRef[] {
-    return this.read(`SELECT turn_id, thread_id, created_at FROM turns WHERE thread_id = $1 ORDER BY ordinal`, [threadId]) as unknown as TurnRef[];
+    return this.read(`SELECT turn_id, thread_id, created_at FROM turns WHERE thread_id = $1 ORDER BY ordinal`, [
+      threadId,
+    ]) as unknown as TurnRef[];
   }
 
   allTurns(): TurnRef[] {
@@ -347,7 +379,8 @@ export class PostgresEventStore implements EventStore {
       const highest = lastRow === undefined ? 0 : (lastRow.sequence as number);
       // Fenced, under the turn's row lock, against what this instance's view of the log may
       // not show yet: nothing follows a turn's end.
-      if (lastRow !== undefined && TURN_TERMINALS.has(lastRow.method as string)) throw storeErrors.turnEnded(turnId, method, lastRow.method as string, highest);
+      if (lastRow !== undefined && TURN_TERMINALS.has(lastRow.method as string))
+        throw storeErrors.turnEnded(turnId, method, lastRow.method as string, highest);
       turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest, generation: row.generation as number };
       group.turns.set(turnId, turn);
       group.appended.set(turnId, []);
@@ -356,7 +389,8 @@ export class PostgresEventStore implements EventStore {
     // transaction holds until it commits: no claim lands between this check and the commit.
     // A run that lost the turn (it stalled past its lease; another instance took the turn
     // over) writes nothing more to it, whatever its run still had in hand.
-    if (generation !== undefined && generation !== turn.generation) throw storeErrors.staleGeneration(turnId, method, generation, turn.generation);
+    if (generation !== undefined && generation !== turn.generation)
+      throw storeErrors.staleGeneration(turnId, method, generation, turn.generation);
     const sequence = turn.last + 1;
     let built: Record<string, unknown>;
     let params: string;
@@ -370,7 +404,15 @@ export class PostgresEventStore implements EventStore {
     const recordedAt = this.now();
     group.pending.push([turnId, sequence, turn.thread_id, method, params, recordedAt]);
     turn.last = sequence;
-    const event: StoredEvent = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+    const event: StoredEvent = {
+      thread_id: turn.thread_id,
+      turn_id: turnId,
+      sequence,
+      method,
+      params: built,
+      paramsJson: params,
+      recorded_at: recordedAt,
+    };
     group.appended.get(turnId)!.push(event);
     if (++group.appends >= POSTGRES_GROUP_COMMIT_LIMIT) {
       // A burst that never yields waits for its commit here: the event just appended is
@@ -454,10 +496,11 @@ export class PostgresEventStore implements EventStore {
 
   routesBySource(sourceExecutionId: string, afterOrdinal = 0, limit?: number): RouteRecord[] {
     checkPaging(`routes of source ${sourceExecutionId}`, "afterOrdinal", afterOrdinal, limit);
-    return this.read(
-      `SELECT ordinal, projection FROM routes WHERE source_execution_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`,
-      [sourceExecutionId, afterOrdinal, limit ?? null],
-    ).map(toRoute);
+    return this.read(`SELECT ordinal, projection FROM routes WHERE source_execution_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`, [
+      sourceExecutionId,
+      afterOrdinal,
+      limit ?? null,
+    ]).map(toRoute);
   }
 
   allRoutes(): RouteRecord[] {
@@ -465,8 +508,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   getIdempotency(operation: string, key: string): IdempotencyRecord | undefined {
-    const row = this.read(`SELECT operation, params_digest, route_id FROM idempotency WHERE operation = $1 AND key = $2`, [operation, key])[0];
-    return row === undefined ? undefined : { operation: row.operation as string, params_digest: row.params_digest as string, route_id: row.route_id as string };
+    const row = this.read(`SELECT operation, params_digest, route_id FROM idempotency WHERE operation = $1 AND key = $2`, [
+      operation,
+      key,
+    ])[0];
+    return row === undefined
+      ? undefined
+      : { operation: row.operation as string, params_digest: row.params_digest as string, route_id: row.route_id as string };
   }
 
   putIdempotency(key: string, record: IdempotencyRecord): boolean {
@@ -487,7 +535,9 @@ export class PostgresEventStore implements EventStore {
 
   setMeta(key: string, value: string): void {
     checkMetaValue(key, value);
-    this.write([{ sql: `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, params: [key, value] }]);
+    this.write([
+      { sql: `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, params: [key, value] },
+    ]);
   }
 
   /** Commits the open group, waits for every commit sent, runs what waited for them, then disconnects. */
@@ -517,7 +567,10 @@ export class PostgresEventStore implements EventStore {
    * it read from the last sequence delivered, which catches up with what came before.
    */
   private async listen(listeners: readonly CommitListener[]): Promise<ListeningClient> {
-    const pg = requireOptional<{ Client: new (options: { connectionString: string; application_name: string }) => ListeningClient }>("pg", "the PostgreSQL event store");
+    const pg = requireOptional<{ Client: new (options: { connectionString: string; application_name: string }) => ListeningClient }>(
+      "pg",
+      "the PostgreSQL event store",
+    );
     const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
     let failed = false;
     // An error, or the server closing the connection without one (a network cut): opened again either way.
@@ -694,7 +747,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   private expiredLeases(): string[] {
-    return this.read(`SELECT turn_id FROM turn_leases WHERE expires_at < clock_timestamp() ORDER BY turn_id`).map((row) => row.turn_id as string);
+    return this.read(`SELECT turn_id FROM turn_leases WHERE expires_at < clock_timestamp() ORDER BY turn_id`).map(
+      (row) => row.turn_id as string,
+    );
   }
 
   /** A read sees this store's own writes: the events of the open group are sent first. */
@@ -752,7 +807,8 @@ export class PostgresEventStore implements EventStore {
     this.flush(group);
     const payloads = announce(this.instanceId, group.appended);
     // One statement however many payloads: unnest yields them in order, and their NOTIFYs are delivered in that order.
-    if (payloads.length > 0) this.link.post([{ sql: `SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload`, params: [CHANNEL, payloads] }]);
+    if (payloads.length > 0)
+      this.link.post([{ sql: `SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload`, params: [CHANNEL, payloads] }]);
   }
 
   /** Keeps the events of a group that committed: a later read of them asks the server only for what follows. */
@@ -808,7 +864,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   private commitFailed(cause: Error): StoreError {
-    return new StoreError("commit_failed", `event store ${this.location}: a commit failed and its writes are lost: ${cause.message}`, { cause });
+    return new StoreError("commit_failed", `event store ${this.location}: a commit failed and its writes are lost: ${cause.message}`, {
+      cause,
+    });
   }
 
   /** Brings the schema up to date; returns the instances' token secret. */
@@ -839,7 +897,9 @@ export class PostgresEventStore implements EventStore {
       this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
     }
     // Drawn once, by whichever instance gets here first; the others read it.
-    this.link.query(`INSERT INTO token_secret (secret) VALUES ($1) ON CONFLICT (single) DO NOTHING`, [randomBytes(32).toString("base64url")]);
+    this.link.query(`INSERT INTO token_secret (secret) VALUES ($1) ON CONFLICT (single) DO NOTHING`, [
+      randomBytes(32).toString("base64url"),
+    ]);
     const secret = this.link.query(`SELECT secret FROM token_secret`).rows[0]!.secret as string;
     const failure = this.link.commitNow();
     if (failure) throw failure;
@@ -880,4 +940,3 @@ export function redact(url: string): string {
     return "postgres://…";
   }
 }
-

@@ -32,7 +32,10 @@ export function checkPaging(what: string, afterName: string, after: number, limi
  */
 export function encodeParams(turnId: string, method: string, sequence: number, params: unknown): string {
   if (typeof params !== "object" || params === null || Array.isArray(params)) {
-    throw new StoreError("invalid_params", `append ${method} to turn ${turnId}: build must return a params object, got ${describe(params)}`);
+    throw new StoreError(
+      "invalid_params",
+      `append ${method} to turn ${turnId}: build must return a params object, got ${describe(params)}`,
+    );
   }
   const own = (params as Record<string, unknown>).sequence;
   if (own !== undefined && own !== sequence) {
@@ -51,7 +54,10 @@ export function encodeParams(turnId: string, method: string, sequence: number, p
   try {
     text = JSON.stringify(params);
   } catch (error) {
-    throw new StoreError("invalid_params", `append ${method} to turn ${turnId}: params are not JSON-serializable: ${(error as Error).message}`);
+    throw new StoreError(
+      "invalid_params",
+      `append ${method} to turn ${turnId}: params are not JSON-serializable: ${(error as Error).message}`,
+    );
   }
   return text;
 }
@@ -172,7 +178,8 @@ export function checkIdempotency(key: string, record: IdempotencyRecord): Idempo
 
 /** Checks a meta value is text, for the same reason. */
 export function checkMetaValue(key: string, value: unknown): void {
-  if (typeof value !== "string") throw new StoreError("invalid_argument", `set meta ${key}: value must be a string, got ${describe(value)}`);
+  if (typeof value !== "string")
+    throw new StoreError("invalid_argument", `set meta ${key}: value must be a string, got ${describe(value)}`);
 }
 
 let lastMs = Number.NaN;
@@ -197,7 +204,10 @@ export const storeErrors = {
   reentrant: (id: string, outer: string) =>
     new StoreError("reentrant_append", `append to turn ${id} was called from inside the build of an append to turn ${outer}`),
   turnEnded: (id: string, method: string, ended: string, at: number) =>
-    new StoreError("turn_fenced", `append ${method} to turn ${id}: the turn ended with ${ended} at sequence ${at}, and nothing of a turn follows its end`),
+    new StoreError(
+      "turn_fenced",
+      `append ${method} to turn ${id}: the turn ended with ${ended} at sequence ${at}, and nothing of a turn follows its end`,
+    ),
   staleGeneration: (id: string, method: string, held: number, current: number | undefined) =>
     new StoreError(
       "turn_fenced",
@@ -215,7 +225,11 @@ function describe(value: unknown): string {
 
 /** Checks a claim's lease time: a positive integer of milliseconds. */
 export function checkLeaseTime(turnId: string, ttlMs: number): void {
-  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new StoreError("invalid_argument", `claim of turn ${turnId}: the lease time must be a positive integer of milliseconds, got ${String(ttlMs)}`);
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
+    throw new StoreError(
+      "invalid_argument",
+      `claim of turn ${turnId}: the lease time must be a positive integer of milliseconds, got ${String(ttlMs)}`,
+    );
 }
 
 /**

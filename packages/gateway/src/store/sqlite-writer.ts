@@ -78,7 +78,16 @@ function countInto(pairs: (string | number)[], value: string): void {
  * times as flat [value, count] pairs, the end of each event's text, the joined texts].
  * The writer thread makes its row of it (RUNS_SOURCE), so that the main thread does not.
  */
-export type RunMaterial = readonly [string, number, number, string, readonly (string | number)[], readonly (string | number)[], readonly number[], string];
+export type RunMaterial = readonly [
+  string,
+  number,
+  number,
+  string,
+  readonly (string | number)[],
+  readonly (string | number)[],
+  readonly number[],
+  string,
+];
 
 /**
  * Plain JavaScript, evaluated in the writer thread and here (for the main connection,
@@ -116,7 +125,10 @@ export interface RunStatements {
 }
 
 /** Inserts runs (RUNS_SOURCE), throwing at the first that does not follow what the file holds of its turn. */
-export const insertRuns = new Function(`${RUNS_SOURCE}\nreturn insertRuns;`)() as (statements: RunStatements, runs: readonly RunMaterial[]) => void;
+export const insertRuns = new Function(`${RUNS_SOURCE}\nreturn insertRuns;`)() as (
+  statements: RunStatements,
+  runs: readonly RunMaterial[],
+) => void;
 
 /**
  * The events of a batch, gathered into runs (a new run whenever an event does not follow
@@ -153,7 +165,9 @@ export class EventRuns {
 
   /** The runs, as they are posted (insertRuns makes each a row). */
   material(): RunMaterial[] {
-    return this.runs.map((run) => [run.turnId, run.first, run.next - 1, run.threadId, run.methods, run.times, run.ends, run.params.join("")] as const);
+    return this.runs.map(
+      (run) => [run.turnId, run.first, run.next - 1, run.threadId, run.methods, run.times, run.ends, run.params.join("")] as const,
+    );
   }
 
   /** Forgets the events (inserted), keeping the turns registered. */
@@ -219,7 +233,16 @@ export class SqliteWriter {
     this.port = port1;
     this.worker = new Worker(WRITER_SOURCE, {
       eval: true,
-      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, turnColumns: TURN_COLUMNS, insertRun: INSERT_RUN, lastSequence: LAST_SEQUENCE },
+      workerData: {
+        file,
+        busyTimeoutMs,
+        module: betterSqlite3,
+        port: port2,
+        counter: this.counter,
+        turnColumns: TURN_COLUMNS,
+        insertRun: INSERT_RUN,
+        lastSequence: LAST_SEQUENCE,
+      },
       transferList: [port2],
     });
     this.port.on("message", (answer: Answer) => this.take(answer));
@@ -297,7 +320,11 @@ export class SqliteWriter {
   private end(reason: string): void {
     if (this.ended) return;
     // Answers already in the port were given before the writer went.
-    for (let message = receiveMessageOnPort(this.port); message !== undefined && this.unanswered > 0; message = receiveMessageOnPort(this.port)) {
+    for (
+      let message = receiveMessageOnPort(this.port);
+      message !== undefined && this.unanswered > 0;
+      message = receiveMessageOnPort(this.port)
+    ) {
       const answer = message.message as Answer;
       if ("gone" in answer) {
         reason = answer.gone;

@@ -414,7 +414,14 @@ export class SqliteEventStore implements EventStore {
       // On the main connection, read in the batch's transaction, which holds the write lock.
       const stored = this.statements.selectTurnThread.get(turnId);
       if (stored === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
-      turn = { turnId, threadId: stored.thread_id, last: this.statements.selectLastSequence.get(turnId)?.last ?? 0, batches: 0, batch: undefined, stale: false };
+      turn = {
+        turnId,
+        threadId: stored.thread_id,
+        last: this.statements.selectLastSequence.get(turnId)?.last ?? 0,
+        batches: 0,
+        batch: undefined,
+        stale: false,
+      };
       this.known.set(turnId, turn);
     }
     this.generations.check(turnId, method, generation);
@@ -433,7 +440,15 @@ export class SqliteEventStore implements EventStore {
     turn.last = sequence;
     batch.runs!.add(turnId, sequence, turn.threadId, method, params, recordedAt);
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
-    const event: StoredEvent = { thread_id: turn.threadId, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+    const event: StoredEvent = {
+      thread_id: turn.threadId,
+      turn_id: turnId,
+      sequence,
+      method,
+      params: built,
+      paramsJson: params,
+      recorded_at: recordedAt,
+    };
     if (++batch.appends >= GROUP_COMMIT_LIMIT) {
       // On the main connection the event just appended is in this commit: if it fails, so does
       // this append. With the writer the batch is posted, and its callbacks hear how it went.
@@ -847,7 +862,10 @@ export class SqliteEventStore implements EventStore {
  * waits for), and on "close" closes and ends. It keeps no process alive.
  */
 function startCheckpointer(file: string, busyTimeoutMs: number, failed: () => void): Worker {
-  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: betterSqlite3Path(), busyTimeoutMs, restartFrames: RESTART_FRAMES } });
+  const worker = new Worker(CHECKPOINTER_SOURCE, {
+    eval: true,
+    workerData: { file, module: betterSqlite3Path(), busyTimeoutMs, restartFrames: RESTART_FRAMES },
+  });
   worker.on("error", failed);
   worker.on("message", failed);
   worker.on("exit", failed);
@@ -896,7 +914,9 @@ parentPort.on("message", (message) => {
 `;
 
 function commitFailed(file: string, cause: unknown): StoreError {
-  return new StoreError("commit_failed", `event store ${file}: a commit failed and its writes are lost: ${(cause as Error).message}`, { cause });
+  return new StoreError("commit_failed", `event store ${file}: a commit failed and its writes are lost: ${(cause as Error).message}`, {
+    cause,
+  });
 }
 
 /**
@@ -925,7 +945,15 @@ function expandRun(file: string, turnId: string, run: RunRow, afterSequence: num
     const sequence = run.first_sequence + i;
     if (sequence > afterSequence) {
       const json = run.params.slice(start, end);
-      out.push({ thread_id: run.thread_id, turn_id: turnId, sequence, method: methods[method]![0], params: decodeParams(json), paramsJson: json, recorded_at: times[time]![0] });
+      out.push({
+        thread_id: run.thread_id,
+        turn_id: turnId,
+        sequence,
+        method: methods[method]![0],
+        params: decodeParams(json),
+        paramsJson: json,
+        recorded_at: times[time]![0],
+      });
     }
     start = end;
     if (--methodLeft === 0 && ++method < methods.length) methodLeft = methods[method]![1];

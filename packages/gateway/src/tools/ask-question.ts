@@ -68,7 +68,8 @@ export function askQuestionTool(questions: Pick<Questions, "ask">) {
     describe: () => ({}),
     async run(args, ctx) {
       const turn = ctx.turn;
-      if (!turn || !ctx.callId) return { ok: false, content: "ask_question can only run inside a turn", item: { error: { message: "no turn" } } };
+      if (!turn || !ctx.callId)
+        return { ok: false, content: "ask_question can only run inside a turn", item: { error: { message: "no turn" } } };
       const asks = toAsks(args);
       const problem = checkQuestions(asks);
       if (problem) return { ok: false, content: `arguments for ask_question: ${problem}`, item: { error: { message: problem } } };
@@ -83,7 +84,11 @@ function toAsks(args: ArgumentsOf<typeof PARAMETERS>): QuestionAsk[] {
   return args.questions.map((q) => ({
     header: q.header.trim(),
     question: q.question.trim(),
-    options: q.options.map((o, i): TurnQuestionOption => ({ id: OPTION_IDS[i]!, label: o.label.trim(), ...(o.description ? { description: o.description } : {}) })),
+    options: q.options.map((o, i): TurnQuestionOption => ({
+      id: OPTION_IDS[i]!,
+      label: o.label.trim(),
+      ...(o.description ? { description: o.description } : {}),
+    })),
   }));
 }
 
@@ -100,7 +105,8 @@ export function checkQuestions(asks: readonly QuestionAsk[]): string | undefined
       if (option.label === "") return `${at}.options[${j}].label is blank`;
       const key = option.label.toLowerCase();
       const earlier = labels.get(key);
-      if (earlier !== undefined) return `${at}.options[${j}] repeats options[${earlier}] (${JSON.stringify(option.label)}); options must be mutually exclusive`;
+      if (earlier !== undefined)
+        return `${at}.options[${j}] repeats options[${earlier}] (${JSON.stringify(option.label)}); options must be mutually exclusive`;
       labels.set(key, j);
     }
   }
@@ -112,7 +118,11 @@ function answerText(asks: readonly QuestionAsk[], outcomes: readonly QuestionOut
   return asks
     .map((ask, i) => {
       const outcome = outcomes[i]!;
-      const answer = outcome.option ? `the user chose "${outcome.option.label}"` : outcome.resolution === "expired" ? "no answer: the question expired" : "no answer: the question was cancelled";
+      const answer = outcome.option
+        ? `the user chose "${outcome.option.label}"`
+        : outcome.resolution === "expired"
+          ? "no answer: the question expired"
+          : "no answer: the question was cancelled";
       return `${ask.header}: ${answer}`;
     })
     .join("\n");

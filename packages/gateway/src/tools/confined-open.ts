@@ -20,7 +20,10 @@ export interface FileConfinement {
 }
 
 /** The confinement of a call under `snapshot` (none when its file system is unrestricted). */
-export function fileConfinementOf(snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox"> | undefined, approved: readonly string[]): FileConfinement | undefined {
+export function fileConfinementOf(
+  snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox"> | undefined,
+  approved: readonly string[],
+): FileConfinement | undefined {
   if (!snapshot || snapshot.sandbox.filesystem.unrestricted) return undefined;
   return { roots: snapshot.sandbox.filesystem.entries.map((e) => e.path), approved };
 }
@@ -47,7 +50,12 @@ const FD_DIR = "/proc/self/fd";
  *   confinement, or changed into a link between resolution and open; the errno errors of
  *   open (ENOENT, EACCES, EISDIR, ENAMETOOLONG, …) as they come.
  */
-export async function openConfined(path: string, mode: "read" | "write", confinement: FileConfinement | undefined, own?: GatewayFiles): Promise<ConfinedFile> {
+export async function openConfined(
+  path: string,
+  mode: "read" | "write",
+  confinement: FileConfinement | undefined,
+  own?: GatewayFiles,
+): Promise<ConfinedFile> {
   if (path.includes("\0")) throw new PathRefused(`the path ${JSON.stringify(path)} contains a NUL byte`);
   let real: string;
   try {
@@ -55,11 +63,13 @@ export async function openConfined(path: string, mode: "read" | "write", confine
   } catch (error) {
     throw new PathRefused(`cannot resolve ${path}: ${(error as Error).message}`);
   }
-  const allowed = (candidate: string) => !confinement || confinement.approved.includes(candidate) || confinement.roots.some((root) => isWithin(candidate, root));
+  const allowed = (candidate: string) =>
+    !confinement || confinement.approved.includes(candidate) || confinement.roots.some((root) => isWithin(candidate, root));
   if (!allowed(real)) throw new PathRefused(`${path} leads to ${real}, outside the turn's roots and not approved for this call`);
   const refuseOwn = (candidate: string) => {
     const what = own?.match(candidate);
-    if (what !== undefined) throw new PathRefused(`${path} leads to ${candidate}, ${what}, which no tool may ${mode} in any permission mode`);
+    if (what !== undefined)
+      throw new PathRefused(`${path} leads to ${candidate}, ${what}, which no tool may ${mode} in any permission mode`);
   };
   refuseOwn(real);
 
@@ -75,7 +85,8 @@ export async function openConfined(path: string, mode: "read" | "write", confine
     // Where the folder we hold really is, whatever its path says by now.
     const held = readlinkSync(join(FD_DIR, String(folder.fd)));
     const target = join(held, basename(real));
-    if (!allowed(target)) throw new PathRefused(`${path} changed after it was checked: it now leads to ${target}, outside the turn's roots`);
+    if (!allowed(target))
+      throw new PathRefused(`${path} changed after it was checked: it now leads to ${target}, outside the turn's roots`);
     refuseOwn(target);
     // Opening through the held folder's fd is openat(2): the path is not walked again.
     return await openFile(join(FD_DIR, String(folder.fd), basename(real)), flags, mode, target);
@@ -105,6 +116,7 @@ async function openFile(path: string, flags: number, mode: "read" | "write", sho
 
 /** ELOOP under O_NOFOLLOW means the final name is a link: one that appeared after the check. */
 function refuseLink(error: unknown, path: string): unknown {
-  if ((error as NodeJS.ErrnoException).code === "ELOOP") return new PathRefused(`${path} is a symbolic link now; it was not when it was checked, so it is not followed`);
+  if ((error as NodeJS.ErrnoException).code === "ELOOP")
+    return new PathRefused(`${path} is a symbolic link now; it was not when it was checked, so it is not followed`);
   return error;
 }

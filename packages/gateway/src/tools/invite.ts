@@ -13,7 +13,12 @@ const PARAMETERS = {
   additionalProperties: false,
   required: ["target_user_id"],
   properties: {
-    target_user_id: { type: "string", minLength: 1, maxLength: 256, description: "The invited person's user id, as the mention in the conversation gives it." },
+    target_user_id: {
+      type: "string",
+      minLength: 1,
+      maxLength: 256,
+      description: "The invited person's user id, as the mention in the conversation gives it.",
+    },
   },
 } as const;
 
@@ -35,11 +40,18 @@ export function inviteTool(surfaced: Pick<Surfaced, "mintInvite">) {
     describe: () => ({}),
     run(args, ctx) {
       const turn = ctx.turn;
-      if (!turn || !ctx.itemId) return Promise.resolve({ ok: false, content: "invite_user can only run inside a turn", item: { error: { message: "no turn" } } });
+      if (!turn || !ctx.itemId)
+        return Promise.resolve({ ok: false, content: "invite_user can only run inside a turn", item: { error: { message: "no turn" } } });
       const target = args.target_user_id.trim();
-      if (target === "") return Promise.resolve({ ok: false, content: "arguments for invite_user: target_user_id is blank", item: { error: { message: "target_user_id is blank" } } });
+      if (target === "")
+        return Promise.resolve({
+          ok: false,
+          content: "arguments for invite_user: target_user_id is blank",
+          item: { error: { message: "target_user_id is blank" } },
+        });
       const minted = surfaced.mintInvite(turn.turn_id, ctx.itemId, target);
-      if (!minted.ok) return Promise.resolve({ ok: false, content: REFUSALS[minted.refusal], item: { error: { message: REFUSALS[minted.refusal] } } });
+      if (!minted.ok)
+        return Promise.resolve({ ok: false, content: REFUSALS[minted.refusal], item: { error: { message: REFUSALS[minted.refusal] } } });
       return Promise.resolve({
         ok: true,
         content: `Invite minted for ${target}. Its code is delivered to them privately after this turn; it is not shown here, and you cannot see or repeat it.`,

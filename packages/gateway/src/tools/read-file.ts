@@ -33,7 +33,11 @@ export const readFileTool = defineTool({
 
   async run(args, ctx) {
     const path = resolve(ctx.cwd, args.path);
-    const failed = (message: string): ToolResult => ({ ok: false, content: message, item: { tool_name: TOOL_NAME, output: message, error: { message } } });
+    const failed = (message: string): ToolResult => ({
+      ok: false,
+      content: message,
+      item: { tool_name: TOOL_NAME, output: message, error: { message } },
+    });
     let file;
     try {
       // Resolved once and opened without following a link swapped in since the check.

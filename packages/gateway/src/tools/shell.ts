@@ -63,7 +63,11 @@ export function createShellTool(options: ShellToolOptions = {}) {
         properties: {
           command: { type: "string", minLength: 1, description: "The command line, as given to /bin/sh -c." },
           cwd: { type: "string", description: "Working directory; a relative path resolves against the thread's directory." },
-          timeout_ms: { type: "integer", minimum: 1, description: `Milliseconds before the command is killed (default ${defaultTimeoutMs}).` },
+          timeout_ms: {
+            type: "integer",
+            minimum: 1,
+            description: `Milliseconds before the command is killed (default ${defaultTimeoutMs}).`,
+          },
           // Read by the permission layer before the call runs (permissions/classify.ts): an
           // escape is always put to a human, once; once approved, the tool runs it unconfined.
           escape_sandbox: { type: "boolean", description: "Run outside the sandbox; always needs an explicit one-time approval." },
@@ -91,7 +95,10 @@ export function createShellTool(options: ShellToolOptions = {}) {
       if (!where) return notRun(`the command was not run: cwd ${cwd} does not exist`);
       if (!where.isDirectory()) return notRun(`the command was not run: cwd ${cwd} is not a directory`);
       const env = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
-      const argv = ctx.sandbox && !escape ? sandboxedCommand(ctx.sandbox, cwd, ["/bin/sh", "-c", command], env) : { file: "/bin/sh", args: ["-c", command], env };
+      const argv =
+        ctx.sandbox && !escape
+          ? sandboxedCommand(ctx.sandbox, cwd, ["/bin/sh", "-c", command], env)
+          : { file: "/bin/sh", args: ["-c", command], env };
       return runCommand(command, cwd, argv, timeoutMs, ctx);
     },
   });
@@ -114,7 +121,12 @@ function runCommand(
     // detached: the shell (or bwrap) leads a new process group, which is what gets killed.
     // stdin is closed so a command that reads it ends instead of waiting for the timeout;
     // fd 3 is the watcher's pipe (WATCHED).
-    const child = spawn("/bin/sh", ["-c", WATCHED, "sh", argv.file, ...argv.args], { cwd, env: argv.env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] });
+    const child = spawn("/bin/sh", ["-c", WATCHED, "sh", argv.file, ...argv.args], {
+      cwd,
+      env: argv.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+    });
     let killedFor: "timeout" | "cancel" | undefined;
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -147,7 +159,10 @@ function runCommand(
       streamed[name] += chunk.length;
       if (before >= SHELL_STREAM_LIMIT) return;
       if (streamed[name] <= SHELL_STREAM_LIMIT) return ctx.emit(name, chunk);
-      ctx.emit(name, `${chunk.slice(0, SHELL_STREAM_LIMIT - before)}\n[… ${name} past ${SHELL_STREAM_LIMIT} characters is not streamed; the command goes on]\n`);
+      ctx.emit(
+        name,
+        `${chunk.slice(0, SHELL_STREAM_LIMIT - before)}\n[… ${name} past ${SHELL_STREAM_LIMIT} characters is not streamed; the command goes on]\n`,
+      );
     };
     child.stdout!.on("data", (chunk: string) => {
       stdout.push(chunk);
@@ -186,7 +201,12 @@ function runCommand(
 }
 
 /** The text the model sees: how the command ended, then each non-empty stream, shortened. */
-function summary(item: Record<string, unknown>, timeoutMs: number, killedFor: "timeout" | "cancel" | undefined, error: string | undefined): string {
+function summary(
+  item: Record<string, unknown>,
+  timeoutMs: number,
+  killedFor: "timeout" | "cancel" | undefined,
+  error: string | undefined,
+): string {
   const lines: string[] = [];
   if (error) lines.push(error);
   else if (killedFor === "timeout") lines.push(`timed out after ${timeoutMs} ms: the command was killed`);

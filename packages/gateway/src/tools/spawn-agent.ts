@@ -43,7 +43,13 @@ export interface SpawnPorts {
 const SUMMARY_CHARS = 200;
 
 /** A delegation without a route: the child gets the prompt, nothing else of the parent's, and returns its whole answer. */
-const DIRECT_DELEGATION: AgentDelegationDisclosurePolicy = { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" };
+const DIRECT_DELEGATION: AgentDelegationDisclosurePolicy = {
+  text: true,
+  artifacts: false,
+  context: false,
+  userInput: false,
+  resultReturn: "full_result",
+};
 
 /** The arguments of a spawn_agent call, as the model sees them. */
 const PARAMETERS = {
@@ -57,8 +63,16 @@ const PARAMETERS = {
       enum: ["supervised", "auto_accept_edits", "full_access"],
       description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
     },
-    route_id: { type: "string", minLength: 1, description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules." },
-    route_generation: { type: "integer", minimum: 1, description: "The route generation the delegation expects; a route changed since is refused." },
+    route_id: {
+      type: "string",
+      minLength: 1,
+      description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules.",
+    },
+    route_generation: {
+      type: "integer",
+      minimum: 1,
+      description: "The route generation the delegation expects; a route changed since is refused.",
+    },
   },
 } as const;
 
@@ -77,7 +91,8 @@ export function spawnAgentTool(ports: SpawnPorts) {
     async run(args, ctx) {
       const parent = ctx.turn;
       const children = ctx.children;
-      if (!parent || !children) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
+      if (!parent || !children)
+        return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
       // Enforced here, where the call is made: the tool list leaves spawn_agent out at the
       // limit, but a model may call it anyway.
       if (parent.depth >= ports.maxSpawnDepth) {
@@ -124,7 +139,11 @@ export function spawnAgentTool(ports: SpawnPorts) {
       let started;
       try {
         started = children.startTurn(
-          { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, threadContext(ports, parent.thread_id, parent.turn_id), disclosure) },
+          {
+            thread_id: threadId,
+            turn_id: childTurnId,
+            input: childInput(prompt, parentState.items, threadContext(ports, parent.thread_id, parent.turn_id), disclosure),
+          },
           {
             turn: parentTurn,
             depth: parent.depth,
@@ -181,9 +200,12 @@ function destinationOf(ports: SpawnPorts, args: SpawnArguments, parentThreadId: 
       summary: `Start a sub-agent (${agentId}) in a new thread of workspace ${parent.workspace_id}`,
       reason: `the sub-agent would run as ${agentId} in a new thread of workspace ${parent.workspace_id}, folder ${parent.cwd}`,
       details: { destination: { thread_id: null, workspace_id: parent.workspace_id, cwd: parent.cwd, agent_id: agentId } },
-      preview: { title: "Destination", text: `a new thread in workspace ${parent.workspace_id}
+      preview: {
+        title: "Destination",
+        text: `a new thread in workspace ${parent.workspace_id}
 folder ${parent.cwd}
-agent ${agentId}` },
+agent ${agentId}`,
+      },
       scopeKey: "destination=new_thread",
     };
   }
@@ -197,7 +219,10 @@ agent ${agentId}` },
     // A destination thread this gateway does not hold: the route names it all the same.
   }
   // The child runs as this gateway's agent; a route may also name the identity it expects there.
-  const declared = route.destination_identity_id !== undefined && route.destination_identity_id !== agentId ? ` (the route names ${route.destination_identity_id})` : "";
+  const declared =
+    route.destination_identity_id !== undefined && route.destination_identity_id !== agentId
+      ? ` (the route names ${route.destination_identity_id})`
+      : "";
   const where = `thread ${threadId} of workspace ${route.destination_workspace_id}${cwd === null ? "" : `, folder ${cwd}`}`;
   return {
     summary: `Start a sub-agent (${agentId}) over route ${route.route_id} in thread ${threadId}`,
@@ -212,7 +237,10 @@ agent ${agentId}` },
         ...(route.destination_identity_id === undefined ? {} : { destination_identity_id: route.destination_identity_id }),
       },
     },
-    preview: { title: "Destination", text: `thread ${threadId} in workspace ${route.destination_workspace_id}${cwd === null ? "" : `\nfolder ${cwd}`}\nagent ${agentId}${declared}\nroute ${route.route_id}` },
+    preview: {
+      title: "Destination",
+      text: `thread ${threadId} in workspace ${route.destination_workspace_id}${cwd === null ? "" : `\nfolder ${cwd}`}\nagent ${agentId}${declared}\nroute ${route.route_id}`,
+    },
     scopeKey: `route=${route.route_id}\nthread=${threadId}`,
   };
 }
@@ -268,12 +296,21 @@ function threadContext(ports: SpawnPorts, threadId: string, turnId: string): str
     .turnsOfThread(threadId)
     .map((ref) => ports.log.state(ref.turn_id))
     .filter((state) => state !== undefined && (state.turn.id === turnId || state.turn.status === "Completed"))
-    .flatMap((state) => state!.items.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text));
+    .flatMap((state) =>
+      state!.items.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text),
+    );
 }
 
 /** What the child sees: each class of the parent's material only as the disclosure allows. */
-function childInput(prompt: string, parentItems: readonly TurnItem[], context: readonly string[], disclosure: AgentDelegationDisclosurePolicy): UserInput[] {
-  const input: UserInput[] = [{ type: "text", text: disclosure.text ? prompt : "[The delegating agent's message is not disclosed over this route.]" }];
+function childInput(
+  prompt: string,
+  parentItems: readonly TurnItem[],
+  context: readonly string[],
+  disclosure: AgentDelegationDisclosurePolicy,
+): UserInput[] {
+  const input: UserInput[] = [
+    { type: "text", text: disclosure.text ? prompt : "[The delegating agent's message is not disclosed over this route.]" },
+  ];
   const userContent = parentItems.flatMap((item) => (item.type === "userMessage" ? item.content : []));
   if (disclosure.userInput) {
     const texts = userContent.filter((c) => c.type === "text").map((c) => (c as { text: string }).text);

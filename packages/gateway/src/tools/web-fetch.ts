@@ -43,13 +43,19 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}) {
     },
 
     async run({ url }, ctx) {
-      const failed = (message: string, extra: Record<string, unknown> = {}): ToolResult => ({ ok: false, content: message, item: { url, ...extra, error: { message } } });
+      const failed = (message: string, extra: Record<string, unknown> = {}): ToolResult => ({
+        ok: false,
+        content: message,
+        item: { url, ...extra, error: { message } },
+      });
       const started = performance.now();
       // A network failure or a timeout may not recur; a cancelled turn is not retried.
       const transient = (message: string, extra: Record<string, unknown> = {}): ToolResult => ({
         ...failed(message, extra),
         ...(ctx.signal.aborted ? {} : { retryable: true }),
-        ...(timeout.aborted && !ctx.signal.aborted ? { timeout: { deadline_ms: timeoutMs, elapsed_ms: Math.round(performance.now() - started) } } : {}),
+        ...(timeout.aborted && !ctx.signal.aborted
+          ? { timeout: { deadline_ms: timeoutMs, elapsed_ms: Math.round(performance.now() - started) } }
+          : {}),
       });
       let target: URL;
       try {
@@ -57,7 +63,8 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}) {
       } catch {
         return failed(`not a valid URL: ${url}`);
       }
-      if (target.protocol !== "http:" && target.protocol !== "https:") return failed(`only http and https URLs can be fetched, not ${target.protocol}`);
+      if (target.protocol !== "http:" && target.protocol !== "https:")
+        return failed(`only http and https URLs can be fetched, not ${target.protocol}`);
       if (ctx.signal.aborted) return failed("the fetch was not made: the turn was cancelled");
 
       const timeoutMs = Math.min(configuredTimeoutMs, ctx.maxTimeoutMs);
@@ -82,7 +89,11 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}) {
         await response.body?.cancel();
         if (next.host !== target.host || (next.protocol !== "http:" && next.protocol !== "https:")) {
           const message = `${target.href} redirects to ${next.href}, on another host: fetch that URL to follow it`;
-          return { ok: false, content: message, item: { url, status_code: response.status, content_type: response.headers.get("content-type") ?? "", error: { message } } };
+          return {
+            ok: false,
+            content: message,
+            item: { url, status_code: response.status, content_type: response.headers.get("content-type") ?? "", error: { message } },
+          };
         }
         if (hops >= MAX_REDIRECTS) return failed(`fetching ${url} failed: more than ${MAX_REDIRECTS} redirects`);
         target = next;
@@ -101,9 +112,12 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}) {
       const bytes = !body.complete && Number.isInteger(declared) && declared > body.bytes.length ? declared : body.bytes.length;
       const text = isText(contentType, body.bytes) ? new TextDecoder().decode(body.bytes) : undefined;
       let content = text === undefined ? "" : truncateEnd(text, WEB_FETCH_CONTENT_LIMIT);
-      if (text !== undefined && !body.complete && content === text) content += `\n[… truncated: only the first ${body.bytes.length} bytes were downloaded]`;
+      if (text !== undefined && !body.complete && content === text)
+        content += `\n[… truncated: only the first ${body.bytes.length} bytes were downloaded]`;
       const item = { url, ...head, bytes, content };
-      const header = `HTTP ${response.status} ${response.statusText}`.trim() + `, ${contentType || "no content type"}, ${bytes} bytes${body.complete ? "" : " (not all downloaded)"}`;
+      const header =
+        `HTTP ${response.status} ${response.statusText}`.trim() +
+        `, ${contentType || "no content type"}, ${bytes} bytes${body.complete ? "" : " (not all downloaded)"}`;
       const shown = text === undefined ? "(binary content, not shown)" : content;
       // A server error or a rate limit may pass; other statuses are the answer.
       const retryable = response.status >= 500 || response.status === 429;

@@ -43,7 +43,11 @@ export const writeFileTool = defineTool({
     const { path: pathArg, content } = args;
     const path = resolve(ctx.cwd, pathArg);
     const seen = await stat(path).catch(() => undefined);
-    const failed = (message: string, kind: "add" | "modify" = seen ? "modify" : "add"): ToolResult => ({ ok: false, content: message, item: { path, change_kind: kind, output: message, error: { message } } });
+    const failed = (message: string, kind: "add" | "modify" = seen ? "modify" : "add"): ToolResult => ({
+      ok: false,
+      content: message,
+      item: { path, change_kind: kind, output: message, error: { message } },
+    });
     if (seen?.isDirectory()) return failed(`cannot write ${path}: it is a directory`);
 
     // Resolved once and opened without following a link swapped in since the check; the
@@ -88,10 +92,17 @@ function label(path: string, cwd: string): string {
  * undefined when no meaningful diff can be made (binary content, or too slow to compute).
  * Unchanged content gives an empty diff.
  */
-function unifiedDiff(name: string, before: string | undefined, after: string): { text: string; added: number; removed: number } | undefined {
+function unifiedDiff(
+  name: string,
+  before: string | undefined,
+  after: string,
+): { text: string; added: number; removed: number } | undefined {
   if ((before ?? "").includes("\0") || after.includes("\0")) return undefined;
   const oldName = before === undefined ? "/dev/null" : `a/${name}`;
-  const patch = structuredPatch(oldName, `b/${name}`, before ?? "", after, undefined, undefined, { context: DIFF_CONTEXT, timeout: DIFF_TIMEOUT_MS });
+  const patch = structuredPatch(oldName, `b/${name}`, before ?? "", after, undefined, undefined, {
+    context: DIFF_CONTEXT,
+    timeout: DIFF_TIMEOUT_MS,
+  });
   if (!patch) return undefined;
   if (patch.hunks.length === 0) return { text: "", added: 0, removed: 0 };
   const lines = patch.hunks.flatMap((h) => h.lines);

@@ -42,7 +42,19 @@ import { checkpointId, windowId } from "./windows.js";
 export interface LifecyclePorts {
   readonly log: Pick<
     TurnLog,
-    "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "prepareFirst" | "recordPrepared" | "hold" | "letGo" | "fence" | "isFenced" | "onFenced"
+    | "record"
+    | "publish"
+    | "deliver"
+    | "takeLostEvents"
+    | "committed"
+    | "state"
+    | "prepareFirst"
+    | "recordPrepared"
+    | "hold"
+    | "letGo"
+    | "fence"
+    | "isFenced"
+    | "onFenced"
   >;
   readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
   readonly store: Pick<EventStore, "createTurn" | "claimTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
@@ -125,7 +137,9 @@ export class TurnLifecycle {
   private fenced(turnId: string, refusal: Error): void {
     this.unfinished.delete(turnId);
     const run = this.running.get(turnId);
-    this.ports.diagnose(`turn ${turnId}: fenced off, another instance holds it now (${refusal.message}); this instance stops ${run ? "its run" : "it"} and writes nothing more to it`);
+    this.ports.diagnose(
+      `turn ${turnId}: fenced off, another instance holds it now (${refusal.message}); this instance stops ${run ? "its run" : "it"} and writes nothing more to it`,
+    );
     run?.abort.abort(new GatewayShutdown());
   }
 
@@ -139,13 +153,16 @@ export class TurnLifecycle {
     const shared = this.ports.store.shared;
     if (!shared) return;
     shared.onCancelRequest((turnId, reason) => this.cancelRequested(turnId, reason));
-    this.leaseTimer = setInterval(() => {
-      try {
-        this.maintainLeases();
-      } catch (error) {
-        this.ports.diagnose(`could not renew or check turn leases: ${(error as Error).message}`);
-      }
-    }, Math.max(1, Math.floor(this.ports.leaseTimeoutMs / 3)));
+    this.leaseTimer = setInterval(
+      () => {
+        try {
+          this.maintainLeases();
+        } catch (error) {
+          this.ports.diagnose(`could not renew or check turn leases: ${(error as Error).message}`);
+        }
+      },
+      Math.max(1, Math.floor(this.ports.leaseTimeoutMs / 3)),
+    );
     this.leaseTimer.unref();
   }
 
@@ -238,7 +255,8 @@ export class TurnLifecycle {
     shared.requestCancel(turnId, reason);
     const deadline = Date.now() + 3 * this.ports.leaseTimeoutMs;
     while (this.ports.log.state(turnId)?.turn.status === "InProgress" && !this.running.has(turnId)) {
-      if (Date.now() > deadline) throw new Error(`turn ${turnId} runs on another instance, which did not end it within ${3 * this.ports.leaseTimeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`turn ${turnId} runs on another instance, which did not end it within ${3 * this.ports.leaseTimeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
@@ -246,7 +264,9 @@ export class TurnLifecycle {
   /** Another instance asked for a cancel: the turn is cancelled if it runs here. */
   private cancelRequested(turnId: string, reason: string): void {
     if (!this.running.has(turnId)) return;
-    this.cancelTurn(turnId, reason).catch((error: unknown) => this.ports.diagnose(`turn ${turnId} could not be cancelled: ${(error as Error).message}`));
+    this.cancelTurn(turnId, reason).catch((error: unknown) =>
+      this.ports.diagnose(`turn ${turnId} could not be cancelled: ${(error as Error).message}`),
+    );
   }
 
   /** Ends a turn whose run crashed Failed (internal), if the log still shows it active. */
@@ -302,7 +322,14 @@ export class TurnLifecycle {
     for (const turnId of this.unfinished.keys()) if (!held.has(turnId)) this.unfinished.delete(turnId);
     this.finishUnfinished();
     for (const turnId of this.running.turnIds()) {
-      if (!held.has(turnId)) this.ports.log.fence(turnId, new StoreError("turn_fenced", `the lease of turn ${turnId} was taken over by another instance (this one did not renew it in time)`));
+      if (!held.has(turnId))
+        this.ports.log.fence(
+          turnId,
+          new StoreError(
+            "turn_fenced",
+            `the lease of turn ${turnId} was taken over by another instance (this one did not renew it in time)`,
+          ),
+        );
     }
     for (const turnId of shared.expiredLeases()) {
       if (this.running.has(turnId) || this.unfinished.has(turnId)) continue;
@@ -358,7 +385,11 @@ export class TurnLifecycle {
   }
 
   /** Creates and starts a turn: a client's, from what its start was prepared into, or a child turn of `parent`. */
-  private begin(params: TurnStartParams, parent: ParentTurn | undefined, preparedTurn: PreparedTurn | undefined): { turn: Turn; done: Promise<void> } {
+  private begin(
+    params: TurnStartParams,
+    parent: ParentTurn | undefined,
+    preparedTurn: PreparedTurn | undefined,
+  ): { turn: Turn; done: Promise<void> } {
     const capabilities = preparedTurn?.capabilities;
     const thread = this.ports.threads.thread(params.thread_id);
     // On a shared store, another instance's turn/start for the thread waits here until
@@ -366,16 +397,26 @@ export class TurnLifecycle {
     this.ports.store.shared?.lockThread(thread.id);
     const active = this.ports.threads.activeTurn(thread.id);
     if (active) {
-      const remedy = active.status === "Blocked" ? "resume it with turn/resume or cancel it with turn/cancel" : "wait for it to finish or cancel it with turn/cancel";
-      throw protocolError("turn_in_progress", `Thread ${thread.id} already has turn ${active.id} (${active.status}); a thread runs one turn at a time: ${remedy}`, {
-        thread_id: thread.id,
-        active_turn_id: active.id,
-        active_turn_status: active.status,
-      });
+      const remedy =
+        active.status === "Blocked"
+          ? "resume it with turn/resume or cancel it with turn/cancel"
+          : "wait for it to finish or cancel it with turn/cancel";
+      throw protocolError(
+        "turn_in_progress",
+        `Thread ${thread.id} already has turn ${active.id} (${active.status}); a thread runs one turn at a time: ${remedy}`,
+        {
+          thread_id: thread.id,
+          active_turn_id: active.id,
+          active_turn_status: active.status,
+        },
+      );
     }
     // Refused before the turn exists: a turn/start that fails leaves no turn behind.
     const deep = tooDeep(params.input, MAX_INPUT_DEPTH, "/input");
-    if (deep) throw invalidParams("turn/start", `the input nests deeper than ${MAX_INPUT_DEPTH} levels`, [{ pointer: deep, message: `nests deeper than ${MAX_INPUT_DEPTH} levels` }]);
+    if (deep)
+      throw invalidParams("turn/start", `the input nests deeper than ${MAX_INPUT_DEPTH} levels`, [
+        { pointer: deep, message: `nests deeper than ${MAX_INPUT_DEPTH} levels` },
+      ]);
     const profile = this.profileFor(params, parent);
     const missing = sandboxMissing(profile.mode, this.ports.config.sandbox);
     if (missing) throw protocolError("sandbox_unavailable", `Turn ${params.turn_id} was not started: ${missing}`, { mode: profile.mode });
@@ -413,7 +454,9 @@ export class TurnLifecycle {
         ...(this.ports.exposedSecrets?.length ? { exposedSecrets: this.ports.exposedSecrets } : {}),
         // Restricted modes cap how long a command may run, below the gateway's own bound.
         shellTimeoutCapMs:
-          profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),
+          profile.mode === "full_access"
+            ? this.ports.config.maxShellTimeoutMs
+            : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),
         ...(parent
           ? {
               parentCap: {
@@ -428,14 +471,26 @@ export class TurnLifecycle {
       }),
     };
     // The turn, its profile and the user's input are in the log before the response is sent.
-    const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
+    const user: TurnItem = {
+      type: "userMessage",
+      id: `${params.turn_id}_user`,
+      status: "completed",
+      content: params.input,
+      ...(params.capabilities ? { capabilities: params.capabilities } : {}),
+    };
     // One object for both: the log serialises the user's input once (see TurnLog.prepareFirst).
     const userEvent = { item_id: user.id, item: user };
     const events: FirstEvent[] = [
       ["turn/started", { turn }],
       [
         "turn/permission/audit",
-        { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, kind: "profile_selected", profile, reason: profileReason(profile), recorded_at: createdAt },
+        {
+          audit_id: `aud_${randomUUID().replace(/-/g, "")}`,
+          kind: "profile_selected",
+          profile,
+          reason: profileReason(profile),
+          recorded_at: createdAt,
+        },
       ],
       ["item/started", userEvent],
       ["item/completed", userEvent],
@@ -473,7 +528,12 @@ export class TurnLifecycle {
       releaseTurnSandbox(turn.security);
       throw error;
     }
-    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0, { prepared: preparedTurn }, () => releaseTurnSandbox(turn.security)) };
+    return {
+      turn,
+      done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0, { prepared: preparedTurn }, () =>
+        releaseTurnSandbox(turn.security),
+      ),
+    };
   }
 
   /** Ends a turn whose first events were only partly stored: Failed (internal), so its thread is free. */
@@ -562,7 +622,9 @@ export class TurnLifecycle {
         this.ports.recovery.blockCutOffTurn(threadId, turnId, state, observedInLog(this.ports.store.events(turnId), state));
       } catch (error) {
         // A log this gateway cannot block from must still not leave the turn InProgress.
-        this.ports.diagnose(`turn ${turnId} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        this.ports.diagnose(
+          `turn ${turnId} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
         this.finish(threadId, turnId, {
           status: "Interrupted",
           usage: state.turn.usage ?? zeroUsage(),
@@ -588,31 +650,49 @@ export class TurnLifecycle {
     const state = this.ports.threads.turnOf(params.thread_id, params.turn_id);
     const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
     if (!blocked || this.running.has(params.turn_id)) {
-      throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
-        turn_id: params.turn_id,
-        status: state.turn.status,
-      });
+      throw protocolError(
+        "turn_not_blocked",
+        `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`,
+        {
+          turn_id: params.turn_id,
+          status: state.turn.status,
+        },
+      );
     }
     const jobId = params.recovery_job_id ?? blocked.recovery_job_id;
     const job = state.jobs.get(jobId);
     if (!job?.open) {
       const why = job ? "was already used by an earlier resume" : "is not a recovery job of this turn";
-      throw protocolError("recovery_job_not_found", `Recovery job ${jobId} ${why}; turn ${params.turn_id} can be resumed through ${blocked.recovery_job_id} (or without recovery_job_id)`, {
-        turn_id: params.turn_id,
-        recovery_job_id: jobId,
-        active_recovery_job_id: blocked.recovery_job_id,
-      });
+      throw protocolError(
+        "recovery_job_not_found",
+        `Recovery job ${jobId} ${why}; turn ${params.turn_id} can be resumed through ${blocked.recovery_job_id} (or without recovery_job_id)`,
+        {
+          turn_id: params.turn_id,
+          recovery_job_id: jobId,
+          active_recovery_job_id: blocked.recovery_job_id,
+        },
+      );
     }
     const { thread_id: threadId, turn_id: turnId } = params;
     // Only with the turn claimed: another instance that holds it (it runs the turn, or is
     // resuming it) goes on alone, and this resume is refused.
     if (this.claim(turnId) === undefined) {
-      throw protocolError("turn_not_blocked", `Turn ${turnId} is not blocked: another instance holds it and runs it (InProgress); only a blocked turn can be resumed`, {
-        turn_id: turnId,
-        status: "InProgress",
-      });
+      throw protocolError(
+        "turn_not_blocked",
+        `Turn ${turnId} is not blocked: another instance holds it and runs it (InProgress); only a blocked turn can be resumed`,
+        {
+          turn_id: turnId,
+          status: "InProgress",
+        },
+      );
     }
-    const first = [this.ports.log.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
+    const first = [
+      this.ports.log.record(threadId, turnId, "item/recovery_attached", {
+        item_id: job.item_id,
+        recovery_job_id: job.recovery_job_id,
+        attempt: job.attempts + 1,
+      }),
+    ];
     const previous = state.windows.at(-1);
     const index = previous ? previous.window_index + 1 : 0;
     if (previous) {
@@ -622,11 +702,18 @@ export class TurnLifecycle {
           window_id: windowId(turnId, index),
           window_index: index,
           checkpoint_id: checkpointId(turnId, previous.window_index),
-          reason: job.exhaustion_reason ?? blocked.reason as TurnExecutionWindowExhaustionReason,
+          reason: job.exhaustion_reason ?? (blocked.reason as TurnExecutionWindowExhaustionReason),
         }),
       );
     }
-    first.push(this.ports.log.record(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, index), window_index: index, limits: this.ports.config.windowLimits, status: "running" }));
+    first.push(
+      this.ports.log.record(threadId, turnId, "turn/execution_window/started", {
+        window_id: windowId(turnId, index),
+        window_index: index,
+        limits: this.ports.config.windowLimits,
+        status: "running",
+      }),
+    );
     void this.launch(threadId, turnId, first, this.depthOf(state.turn), { resumed: job });
     return { turn: this.ports.log.state(turnId)!.turn, recovery_job_id: job.recovery_job_id };
   }

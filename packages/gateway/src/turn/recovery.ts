@@ -65,9 +65,20 @@ export class RecoveryJobs {
   }
 
   /** Opens a recovery job for an item (item/recovery_opened); returns its id. */
-  openJob(threadId: string, turnId: string, itemId: string, kind: ItemRecoveryKind, exhaustionReason?: TurnExecutionWindowExhaustionReason): string {
+  openJob(
+    threadId: string,
+    turnId: string,
+    itemId: string,
+    kind: ItemRecoveryKind,
+    exhaustionReason?: TurnExecutionWindowExhaustionReason,
+  ): string {
     const id = `rec_${randomUUID().replace(/-/g, "")}`;
-    this.ports.log.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
+    this.ports.log.publish(threadId, turnId, "item/recovery_opened", {
+      item_id: itemId,
+      recovery_job_id: id,
+      reason: kind,
+      ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}),
+    });
     return id;
   }
 
@@ -80,8 +91,17 @@ export class RecoveryJobs {
     const state = this.ports.log.state(turnId)!;
     const window = state.windows.at(-1);
     if (window && !window.observed) {
-      this.ports.log.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
-      this.ports.log.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
+      this.ports.log.publish(threadId, turnId, "turn/execution_window/exhausted", {
+        window_id: window.window_id,
+        reason: spec.reason,
+        observed: spec.observed,
+        status: spec.windowStatus,
+      });
+      this.ports.log.publish(threadId, turnId, "turn/execution_window/checkpointed", {
+        window_id: window.window_id,
+        checkpoint_id: checkpointId(turnId, window.window_index),
+        status: "checkpointed",
+      });
     }
     let jobId = spec.jobId;
     if (jobId === undefined) {
@@ -89,31 +109,68 @@ export class RecoveryJobs {
       jobId = this.openJob(threadId, turnId, item, spec.kind, spec.kind === "execution_window_exhausted" ? spec.reason : undefined);
     }
     if (spec.totals && window) {
-      this.ports.log.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
+      this.ports.log.publish(threadId, turnId, "turn/execution_window/blocked", {
+        window_id: window.window_id,
+        reason: spec.reason,
+        totals: spec.totals,
+        recovery_job_id: jobId,
+      });
     }
     const { completed_at: _completed, error: _error, ...current } = this.ports.log.state(turnId)!.turn;
     const manifest = spec.promptManifest ? { prompt_manifest: spec.promptManifest } : {};
-    const turn: Turn = { ...current, ...manifest, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
+    const turn: Turn = {
+      ...current,
+      ...manifest,
+      status: "Blocked",
+      usage: spec.usage,
+      blocked: { reason: spec.reason, recovery_job_id: jobId },
+    };
     this.ports.log.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
     return turn;
   }
 
   /** Blocks a turn whose run stopped with the gateway: what was open is closed first, as a stop left it. */
-  blockCutOffTurn(threadId: string, turnId: string, state: TurnState, observed: TurnExecutionWindowCounts, usage?: TurnUsage, promptManifest?: PromptManifest): Turn {
+  blockCutOffTurn(
+    threadId: string,
+    turnId: string,
+    state: TurnState,
+    observed: TurnExecutionWindowCounts,
+    usage?: TurnUsage,
+    promptManifest?: PromptManifest,
+  ): Turn {
     const message = "the gateway stopped while the turn was running";
     for (const { request, resolution } of state.requests.values()) {
       if (resolution) continue;
-      this.ports.log.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.ports.clock.nowIso(), scope_hash: request.scope_hash });
-      this.ports.log.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+      this.ports.log.publish(threadId, turnId, "turn/permission/request/resolved", {
+        request_id: request.request_id,
+        resolution: "cancelled",
+        resolved_at: this.ports.clock.nowIso(),
+        scope_hash: request.scope_hash,
+      });
+      this.ports.log.audit(threadId, turnId, {
+        kind: "request_resolved",
+        request_id: request.request_id,
+        resolution: "cancelled",
+        scope_hash: request.scope_hash,
+        reason: "the gateway stopped while the request was open",
+      });
     }
     // A question cut off with its run ends with it, like an approval: the resumed run asks again if it needs to.
     for (const { question, resolution } of state.questions.values()) {
       if (resolution) continue;
-      this.ports.log.publish(threadId, turnId, "turn/question/resolved", { call_id: question.call_id, index: question.index, resolution: "cancelled", resolved_at: this.ports.clock.nowIso() });
+      this.ports.log.publish(threadId, turnId, "turn/question/resolved", {
+        call_id: question.call_id,
+        index: question.index,
+        resolution: "cancelled",
+        resolved_at: this.ports.clock.nowIso(),
+      });
     }
     for (const item of state.items) {
       if (item.status !== "in_progress") continue;
-      this.ports.log.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
+      this.ports.log.publish(threadId, turnId, "item/completed", {
+        item_id: item.id,
+        item: cutOff(item, `${message}; the call did not finish`),
+      });
     }
     return this.block(threadId, turnId, {
       reason: "runtime_shutdown_continuation",

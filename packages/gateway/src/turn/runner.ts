@@ -11,13 +11,28 @@
  * partial text as an audit item. A stop of the gateway blocks the turn; a resumed turn
  * runs on from the log, with rounds, usage and attempts counted on.
  */
-import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "@turnspec/protocol/types";
+import type {
+  PromptManifest,
+  TurnExecutionWindowCounts,
+  TurnExecutionWindowExhaustionReason,
+  TurnFailure,
+  TurnItem,
+  TurnUsage,
+} from "@turnspec/protocol/types";
 import { processEnvironment } from "../permissions/security.js";
 import { scopeOf } from "../permissions/scope.js";
 import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf } from "../tools/confined-open.js";
 import type { GatewayFiles } from "../permissions/own-files.js";
-import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
+import {
+  ProviderError,
+  type ChatMessage,
+  type ModelProvider,
+  type ProviderEvent,
+  type ProviderRequest,
+  type ToolCall,
+  type ToolSpec,
+} from "../providers/provider.js";
 import { parseToolCall } from "../tools/arguments.js";
 import type { BoundToolCall, ChildTurns, Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { compressHistory, foldFirst } from "../prompt/compression.js";
@@ -46,7 +61,9 @@ const BURST_EVENTS = 256;
 const DELTA_METHOD = extensions.ItemDeltaStream["x-sent-as"];
 
 /** What one provider call gave: the tool calls of its answer, or why it failed. */
-type RoundAnswer = { readonly ok: true; readonly calls: readonly ToolCall[] } | { readonly ok: false; readonly message: string; readonly retryable: boolean };
+type RoundAnswer =
+  | { readonly ok: true; readonly calls: readonly ToolCall[] }
+  | { readonly ok: false; readonly message: string; readonly retryable: boolean };
 
 /** The recovery job a provider call is retried under, and the attempt it is on. */
 interface Recovery {
@@ -111,7 +128,15 @@ export class TurnRunner {
     const usage: TurnUsage = { ...(turn.usage ?? zeroUsage()) };
     const provider = this.options.providers.get(turn.model_provider ?? "");
     if (!provider) {
-      run.finish({ status: "Failed", usage, error: { kind: "provider_error", message: `model provider "${turn.model_provider}" is not configured on this gateway`, retryable: false } });
+      run.finish({
+        status: "Failed",
+        usage,
+        error: {
+          kind: "provider_error",
+          message: `model provider "${turn.model_provider}" is not configured on this gateway`,
+          retryable: false,
+        },
+      });
       return;
     }
     const agent = (turn.mode ?? thread.mode) === "Agent";
@@ -119,14 +144,21 @@ export class TurnRunner {
     // The turn's dynamic tools come after the built-in ones, which keep their names.
     const tools = new Map(this.tools);
     for (const tool of added.tools) if (!tools.has(tool.spec.name)) tools.set(tool.spec.name, tool);
-    const specs = agent ? [...tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < config.maxSpawnDepth).map((t) => t.spec) : [];
+    const specs = agent
+      ? [...tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < config.maxSpawnDepth).map((t) => t.spec)
+      : [];
     const skills = added.skills.map((s) => ({ slug: s.slug, name: s.name, description: s.description }));
     const nowMs = () => g.clock.now().getTime();
 
     // The current window: opened here for a new turn, by turn/resume for a resumed one.
     let window = begin.windows.at(-1);
     if (!window) {
-      g.log.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: config.windowLimits, status: "running" });
+      g.log.publish(threadId, turnId, "turn/execution_window/started", {
+        window_id: windowId(turnId, 0),
+        window_index: 0,
+        limits: config.windowLimits,
+        status: "running",
+      });
       window = g.log.state(turnId)!.windows.at(-1)!;
     }
     let meter = new WindowMeter(window.window_id, window.window_index, nowMs());
@@ -144,16 +176,19 @@ export class TurnRunner {
     /** The manifest of the last prompt compiled, recorded on the turn when it ends or blocks. */
     let manifest: PromptManifest | undefined;
     const end = (outcome: TurnOutcome): void => void run.finish({ ...outcome, ...(manifest ? { promptManifest: manifest } : {}) });
-    const block = (spec: BlockSpec): void => void g.recovery.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
+    const block = (spec: BlockSpec): void =>
+      void g.recovery.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
     const stopped = (): void => {
       if (isShutdown(signal)) g.recovery.blockCutOffTurn(threadId, turnId, g.log.state(turnId)!, meter.counts(nowMs()), usage, manifest);
       else end({ status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
     };
 
-    for (;; round++) {
+    for (; ; round++) {
       if (signal.aborted) return stopped();
-      if (turnRounds >= config.maxAgentRounds) return end(this.overBudget(threadId, turnId, "rounds", config.maxAgentRounds, turnRounds, usage));
-      if (turnToolCalls >= config.maxToolCalls) return end(this.overBudget(threadId, turnId, "tool_calls", config.maxToolCalls, turnToolCalls, usage));
+      if (turnRounds >= config.maxAgentRounds)
+        return end(this.overBudget(threadId, turnId, "rounds", config.maxAgentRounds, turnRounds, usage));
+      if (turnToolCalls >= config.maxToolCalls)
+        return end(this.overBudget(threadId, turnId, "tool_calls", config.maxToolCalls, turnToolCalls, usage));
       const observed = meter.counts(nowMs());
       const sinceResume = addCounts(ended, observed);
       const total = totalReached(sinceResume, config.windowTotals);
@@ -178,18 +213,39 @@ export class TurnRunner {
       const model = turn.model ?? config.defaultModel;
       let answer: RoundAnswer;
       for (;;) {
-        answer = await this.providerRound(threadId, turnId, provider, { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 }, round, usage, meter, skills, (compiled) => (manifest = compiled));
+        answer = await this.providerRound(
+          threadId,
+          turnId,
+          provider,
+          { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 },
+          round,
+          usage,
+          meter,
+          skills,
+          (compiled) => (manifest = compiled),
+        );
         if (answer.ok || signal.aborted || !answer.retryable) break;
         // A retryable failure: retried with backoff under one recovery job, until the policy's attempts are spent.
         const policy = config.providerRetry;
         const attempt = recovery?.attempt ?? 1;
         if (!recovery) {
-          const itemId = g.recovery.notice(threadId, turnId, "warning", "provider_retry", `the model provider failed (${answer.message}); the call is retried`);
+          const itemId = g.recovery.notice(
+            threadId,
+            turnId,
+            "warning",
+            "provider_retry",
+            `the model provider failed (${answer.message}); the call is retried`,
+          );
           recovery = { itemId, jobId: g.recovery.openJob(threadId, turnId, itemId, "provider_failure"), attempt, firstAttempt: attempt };
         }
         const failures = attempt - recovery.firstAttempt + 1;
         if (failures >= policy.max_attempts) {
-          g.log.publish(threadId, turnId, "item/recovery_exhausted", { item_id: recovery.itemId, attempts: attempt, error: answer.message, recovery_job_id: recovery.jobId });
+          g.log.publish(threadId, turnId, "item/recovery_exhausted", {
+            item_id: recovery.itemId,
+            attempts: attempt,
+            error: answer.message,
+            recovery_job_id: recovery.jobId,
+          });
           block({
             reason: "provider_failure_continuation",
             kind: "provider_failure",
@@ -221,7 +277,11 @@ export class TurnRunner {
         return;
       }
       if (recovery) {
-        g.log.publish(threadId, turnId, "item/recovery_succeeded", { item_id: recovery.itemId, attempt: recovery.attempt, recovery_job_id: recovery.jobId });
+        g.log.publish(threadId, turnId, "item/recovery_succeeded", {
+          item_id: recovery.itemId,
+          attempt: recovery.attempt,
+          recovery_job_id: recovery.jobId,
+        });
         recovery = undefined;
       }
       meter.round();
@@ -240,22 +300,59 @@ export class TurnRunner {
   }
 
   /** Ends the window `meter` counts (exhausted, checkpointed) and opens the next one (continued, started); returns its meter. */
-  private continueInNewWindow(threadId: string, turnId: string, meter: WindowMeter, reason: TurnExecutionWindowExhaustionReason, observed: TurnExecutionWindowCounts): WindowMeter {
+  private continueInNewWindow(
+    threadId: string,
+    turnId: string,
+    meter: WindowMeter,
+    reason: TurnExecutionWindowExhaustionReason,
+    observed: TurnExecutionWindowCounts,
+  ): WindowMeter {
     const g = this.gateway;
     const next = meter.index + 1;
     const checkpoint = checkpointId(turnId, meter.index);
-    g.log.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: meter.windowId, reason, observed, status: "exhausted" });
-    g.log.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: meter.windowId, checkpoint_id: checkpoint, status: "checkpointed" });
-    g.log.publish(threadId, turnId, "turn/execution_window/continued", { previous_window_id: meter.windowId, window_id: windowId(turnId, next), window_index: next, checkpoint_id: checkpoint, reason });
-    g.log.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, next), window_index: next, limits: this.options.config.windowLimits, status: "running" });
+    g.log.publish(threadId, turnId, "turn/execution_window/exhausted", {
+      window_id: meter.windowId,
+      reason,
+      observed,
+      status: "exhausted",
+    });
+    g.log.publish(threadId, turnId, "turn/execution_window/checkpointed", {
+      window_id: meter.windowId,
+      checkpoint_id: checkpoint,
+      status: "checkpointed",
+    });
+    g.log.publish(threadId, turnId, "turn/execution_window/continued", {
+      previous_window_id: meter.windowId,
+      window_id: windowId(turnId, next),
+      window_index: next,
+      checkpoint_id: checkpoint,
+      reason,
+    });
+    g.log.publish(threadId, turnId, "turn/execution_window/started", {
+      window_id: windowId(turnId, next),
+      window_index: next,
+      limits: this.options.config.windowLimits,
+      status: "running",
+    });
     return new WindowMeter(windowId(turnId, next), next, g.clock.now().getTime());
   }
 
   /** The tool loop hit a budget that holds over the whole turn: turn/tool_loop/budget_exceeded, and the turn fails with the outcome returned. */
-  private overBudget(threadId: string, turnId: string, budget: "rounds" | "tool_calls", limit: number, observed: number, usage: TurnUsage): TurnOutcome {
+  private overBudget(
+    threadId: string,
+    turnId: string,
+    budget: "rounds" | "tool_calls",
+    limit: number,
+    observed: number,
+    usage: TurnUsage,
+  ): TurnOutcome {
     this.gateway.log.publish(threadId, turnId, "turn/tool_loop/budget_exceeded", { budget, limit, observed });
     const what = budget === "rounds" ? "model calls" : "tool calls";
-    return { status: "Failed", usage, error: { kind: "budget_exhausted", message: `the turn reached its limit of ${limit} ${what}`, retryable: false } };
+    return {
+      status: "Failed",
+      usage,
+      error: { kind: "budget_exhausted", message: `the turn reached its limit of ${limit} ${what}`, retryable: false },
+    };
   }
 
   /**
@@ -293,7 +390,10 @@ export class TurnRunner {
       if (event.type === "text_delta") {
         if (!message) {
           message = { id: this.itemId(turnId), pieces: [] };
-          g.log.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
+          g.log.publish(threadId, turnId, "item/started", {
+            item_id: message.id,
+            item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" },
+          });
         }
         message.pieces.push(event.text);
         g.log.publishDelta(threadId, turnId, DELTA_METHOD.agent_message, message.id, "agent_message", event.text);
@@ -337,13 +437,20 @@ export class TurnRunner {
     if (failedWith !== undefined) {
       if (message) {
         const status = request.signal.aborted ? "cancelled" : "failed";
-        g.log.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.pieces.join(""), partial: true } });
+        g.log.publish(threadId, turnId, "item/completed", {
+          item_id: message.id,
+          item: { type: "agentMessage", id: message.id, status, round, text: message.pieces.join(""), partial: true },
+        });
       }
       return failedWith instanceof ProviderError
         ? { ok: false, message: failedWith.message, retryable: failedWith.retryable }
         : { ok: false, message: `the model provider failed: ${(failedWith as Error).message}`, retryable: false };
     }
-    if (message) g.log.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.pieces.join("") } });
+    if (message)
+      g.log.publish(threadId, turnId, "item/completed", {
+        item_id: message.id,
+        item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.pieces.join("") },
+      });
     return { ok: true, calls };
   }
 
@@ -355,7 +462,13 @@ export class TurnRunner {
    * log (TurnState.compacted), and a turn that started within budget is not compacted
    * midway. The compiled prompt's manifest goes to `compiled`.
    */
-  private prompt(threadId: string, turnId: string, tools: readonly ToolSpec[], skills: readonly SkillEntry[], compiled: (manifest: PromptManifest) => void): ChatMessage[] {
+  private prompt(
+    threadId: string,
+    turnId: string,
+    tools: readonly ToolSpec[],
+    skills: readonly SkillEntry[],
+    compiled: (manifest: PromptManifest) => void,
+  ): ChatMessage[] {
     const g = this.gateway;
     const { maxHistoryTokens, keepRecentMessages } = this.options.config.context;
     const full = this.history(threadId, turnId);
@@ -366,7 +479,11 @@ export class TurnRunner {
     else if (firstCall) {
       const decided = compressHistory(full, maxHistoryTokens, keepRecentMessages);
       if (decided) {
-        g.log.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: decided.messagesBefore, estimated_tokens: decided.estimatedTokens });
+        g.log.publish(threadId, turnId, "context/compressing", {
+          reason: "summarized",
+          messages_before: decided.messagesBefore,
+          estimated_tokens: decided.estimatedTokens,
+        });
         g.log.publish(threadId, turnId, "context/compressed", {
           reason: "summarized",
           summarized_messages: decided.summarized,
@@ -379,7 +496,13 @@ export class TurnRunner {
     const messages = compression?.messages ?? full;
     const mode = g.log.state(turnId)!.turn.mode ?? g.threads.thread(threadId).mode;
     const diagnostics = compression
-      ? [{ severity: "info" as const, message: `${compression.summarized} earlier messages were folded into a summary to fit the history budget`, section_id: "history_summary" }]
+      ? [
+          {
+            severity: "info" as const,
+            message: `${compression.summarized} earlier messages were folded into a summary to fit the history budget`,
+            section_id: "history_summary",
+          },
+        ]
       : [];
     compiled(promptManifest({ mode, tools, messages, diagnostics, skills }));
     return skills.length ? [{ role: "system", content: skillsPrompt(skills) }, ...messages] : messages;
@@ -409,12 +532,20 @@ export class TurnRunner {
     const g = this.gateway;
     const id = this.itemId(turnId);
     const tool = tools.get(call.name);
-    const finish = (item: ToolItem, end: ToolItemEnd) => g.log.publish(threadId, turnId, "item/completed", { item_id: id, item: finishToolItem(item, end) });
+    const finish = (item: ToolItem, end: ToolItemEnd) =>
+      g.log.publish(threadId, turnId, "item/completed", { item_id: id, item: finishToolItem(item, end) });
     const failed = (message: string): ToolItemEnd => ({ status: "failed", outcome: "error", error: { message }, resultText: message });
 
     if (!tool) {
       const message = `unknown tool "${call.name}": the tools are ${[...tools.keys()].join(", ")}`;
-      const item = openToolItem("dynamicToolCall", { id, round, toolCallId: call.id, toolName: call.name, args: safeArguments(call.arguments), described: {} });
+      const item = openToolItem("dynamicToolCall", {
+        id,
+        round,
+        toolCallId: call.id,
+        toolName: call.name,
+        args: safeArguments(call.arguments),
+        described: {},
+      });
       g.log.publish(threadId, turnId, "item/started", { item_id: id, item });
       finish(item, failed(message));
       return;
@@ -422,7 +553,14 @@ export class TurnRunner {
     // The arguments are checked against the tool's schema here, once: the call is bound to them.
     const parsed = parseToolCall(tool, call.arguments);
     const args = parsed.ok ? parsed.args : safeArguments(call.arguments);
-    const base = openToolItem(tool.itemType, { id, round, toolCallId: call.id, toolName: tool.spec.name, args, described: parsed.ok ? describeSafely(tool, parsed.call, args, cwd) : placeholders(tool, args, cwd) });
+    const base = openToolItem(tool.itemType, {
+      id,
+      round,
+      toolCallId: call.id,
+      toolName: tool.spec.name,
+      args,
+      described: parsed.ok ? describeSafely(tool, parsed.call, args, cwd) : placeholders(tool, args, cwd),
+    });
     g.log.publish(threadId, turnId, "item/started", { item_id: id, item: base });
     if (!parsed.ok) {
       finish(base, failed(parsed.error));
@@ -433,7 +571,17 @@ export class TurnRunner {
     // A question to the user is the user's decision already: it is not gated behind an approval.
     const verdict: GateVerdict = tool.asksUser
       ? { allowed: true }
-      : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, bound.approvalContext({ thread_id: threadId, turn_id: turnId }));
+      : await this.gate.permit(
+          threadId,
+          turnId,
+          tool.spec.name,
+          args,
+          cwd,
+          id,
+          signal,
+          tool.permissionAction,
+          bound.approvalContext({ thread_id: threadId, turn_id: turnId }),
+        );
     if (!verdict.allowed) {
       const ended = signal.aborted ? "cancelled" : "declined";
       finish(base, { status: ended, outcome: ended, error: { message: verdict.message }, resultText: verdict.message });
@@ -461,7 +609,15 @@ export class TurnRunner {
       this.options.config.sandbox,
       ({ host, port, reason }) =>
         writing(() =>
-          g.log.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+          g.log.audit(threadId, turnId, {
+            kind: "decision_denied",
+            tool_name: "shell",
+            action: "network",
+            behavior: "deny",
+            decided_by: "config",
+            scope_hash: scopeOf("network", { domain: host, port }).hash,
+            reason,
+          }),
         ),
       g.ownFiles,
     );
@@ -501,7 +657,13 @@ export class TurnRunner {
     };
     const result = await this.runWithRetries(threadId, turnId, id, tool.spec.name, bound, context);
     if (lostWrite) throw lostWrite.error;
-    const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
+    const outcome = result.ok
+      ? "success"
+      : signal.aborted
+        ? "cancelled"
+        : result.item.timed_out === true || result.timeout !== undefined
+          ? "timed_out"
+          : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finish(base, { status, outcome, resultText: result.content, reported: result.item });
   }
@@ -511,7 +673,14 @@ export class TurnRunner {
    * policy (item/tool/retry_scheduled, then retry_resolved or retry_exhausted). An attempt
    * past its deadline is reported as item/timeout_detected.
    */
-  private async runWithRetries(threadId: string, turnId: string, itemId: string, toolName: string, call: BoundToolCall, context: ToolContext): Promise<ToolResult> {
+  private async runWithRetries(
+    threadId: string,
+    turnId: string,
+    itemId: string,
+    toolName: string,
+    call: BoundToolCall,
+    context: ToolContext,
+  ): Promise<ToolResult> {
     const g = this.gateway;
     const policy = this.options.config.toolRetry;
     for (let attempt = 1; ; attempt++) {
@@ -519,7 +688,13 @@ export class TurnRunner {
       if (result.timeout) g.log.publish(threadId, turnId, "item/timeout_detected", { item_id: itemId, ...result.timeout, attempt });
       const retry = !result.ok && result.retryable === true && !context.signal.aborted;
       if (!retry) {
-        if (attempt > 1) g.log.publish(threadId, turnId, "item/tool/retry_resolved", { item_id: itemId, tool_name: toolName, attempts: attempt, outcome: result.ok ? "succeeded" : "failed" });
+        if (attempt > 1)
+          g.log.publish(threadId, turnId, "item/tool/retry_resolved", {
+            item_id: itemId,
+            tool_name: toolName,
+            attempts: attempt,
+            outcome: result.ok ? "succeeded" : "failed",
+          });
         return result;
       }
       const error = result.content.split("\n", 1)[0] ?? result.content;
@@ -528,11 +703,17 @@ export class TurnRunner {
         return result;
       }
       const delayMs = backoffMs(policy, attempt);
-      g.log.publish(threadId, turnId, "item/tool/retry_scheduled", { item_id: itemId, tool_name: toolName, attempt: attempt + 1, max_attempts: policy.max_attempts, delay_ms: delayMs, error });
+      g.log.publish(threadId, turnId, "item/tool/retry_scheduled", {
+        item_id: itemId,
+        tool_name: toolName,
+        attempt: attempt + 1,
+        max_attempts: policy.max_attempts,
+        delay_ms: delayMs,
+        error,
+      });
       if (!(await sleep(delayMs, context.signal))) return result;
     }
   }
-
 }
 
 /** The call's arguments as an object, even when the model sent something else (kept for the record). */

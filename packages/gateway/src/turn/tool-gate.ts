@@ -58,7 +58,9 @@ export class ToolGate {
     const classified = classifyToolCall(toolName, args, cwd);
     const call = action ? { ...classified, action } : classified;
     // The roots the turn's snapshot records: for a child turn, capped to its parent's.
-    const roots = state.turn.security ? rootsOf(state.turn.security) : [g.threads.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
+    const roots = state.turn.security
+      ? rootsOf(state.turn.security)
+      : [g.threads.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
     const target = scopeTargetOf(toolName, call);
     // A call the tool names more of (spawn_agent's destination) is scoped by that too.
@@ -111,7 +113,13 @@ export class ToolGate {
     // A grant never covers a call that leaves the roots: such a call is approved once, for
     // exactly the paths it names (approvals.ts offers only allow_once for it).
     if (!call.escapeSandbox && outside.length === 0 && state.grants.has(scope.hash)) {
-      g.log.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
+      g.log.audit(threadId, turnId, {
+        kind: "decision_allowed",
+        ...audit,
+        behavior,
+        decided_by: "turn_grant",
+        reason: "an earlier allow_for_turn covers this scope",
+      });
       return { allowed: true, forTurn: true };
     }
     const resolution = await g.approvals.ask(
@@ -141,11 +149,29 @@ export class ToolGate {
       signal,
     );
     if (resolution === "allow_once" || resolution === "allow_for_turn") {
-      g.log.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
+      g.log.audit(threadId, turnId, {
+        kind: "decision_allowed",
+        ...audit,
+        behavior,
+        decided_by: "resolution",
+        resolution,
+        reason: `approved ${resolution}`,
+      });
       // The outside paths this one call may reach: the tools open those and nothing else outside.
-      return { allowed: true, ...(resolution === "allow_for_turn" ? { forTurn: true } : {}), ...(outside.length ? { approvedOutside: outside } : {}) };
+      return {
+        allowed: true,
+        ...(resolution === "allow_for_turn" ? { forTurn: true } : {}),
+        ...(outside.length ? { approvedOutside: outside } : {}),
+      };
     }
-    g.log.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
+    g.log.audit(threadId, turnId, {
+      kind: "decision_denied",
+      ...audit,
+      behavior,
+      decided_by: "resolution",
+      resolution,
+      reason: DECLINED[resolution] ?? resolution,
+    });
     return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };
   }
 }
@@ -185,7 +211,8 @@ const PREVIEW_CHARS = 400;
 function previewOf(toolName: string, args: Record<string, unknown>): { preview?: { title: string; text: string } } {
   const cut = (text: string) => (text.length <= PREVIEW_CHARS ? text : `${text.slice(0, PREVIEW_CHARS - 1)}…`);
   if (toolName === "shell" && typeof args.command === "string") return { preview: { title: "Command", text: cut(args.command) } };
-  if (toolName === "write_file" && typeof args.path === "string" && typeof args.content === "string") return { preview: { title: args.path, text: cut(args.content) } };
+  if (toolName === "write_file" && typeof args.path === "string" && typeof args.content === "string")
+    return { preview: { title: args.path, text: cut(args.content) } };
   if (toolName === "web_fetch" && typeof args.url === "string") return { preview: { title: "URL", text: cut(args.url) } };
   return {};
 }

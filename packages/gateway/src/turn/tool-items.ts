@@ -104,7 +104,11 @@ export function toolItemOf(fields: Readonly<Record<string, unknown>> & { readonl
 function checked<T extends ToolItemType>(type: T, fields: Readonly<Record<string, unknown>>): ToolItemOf<T> {
   const result = validate(VARIANT[type], fields);
   if (!result.ok) {
-    throw new LocalError("invalid_outgoing", `the ${type} item of tool call ${String(fields.tool_call_id)} does not fit its schema: ${result.errors.map((i) => formatIssue(i)).join("; ")}`, result.errors);
+    throw new LocalError(
+      "invalid_outgoing",
+      `the ${type} item of tool call ${String(fields.tool_call_id)} does not fit its schema: ${result.errors.map((i) => formatIssue(i)).join("; ")}`,
+      result.errors,
+    );
   }
   // The validated value is the variant VARIANT[type] names, whose type is T (checked above).
   return result.value as ToolItemOf<T>;

@@ -15,7 +15,10 @@ const LIMITS = [
   ["max_tool_calls_per_window", "tool_calls"],
   ["max_wall_clock_ms_per_window", "wall_clock_ms"],
   ["max_provider_tokens_per_window", "provider_tokens"],
-] as const satisfies readonly (readonly [keyof TurnExecutionWindowLimits & TurnExecutionWindowExhaustionReason, keyof TurnExecutionWindowCounts])[];
+] as const satisfies readonly (readonly [
+  keyof TurnExecutionWindowLimits & TurnExecutionWindowExhaustionReason,
+  keyof TurnExecutionWindowCounts,
+])[];
 
 /** The total each count is held to. */
 const TOTALS = {
@@ -64,7 +67,12 @@ export class WindowMeter {
   }
 
   counts(nowMs: number): TurnExecutionWindowCounts {
-    return { agent_rounds: this.rounds, tool_calls: this.toolCalls, wall_clock_ms: Math.max(0, Math.round(nowMs - this.startedAtMs)), provider_tokens: this.tokens };
+    return {
+      agent_rounds: this.rounds,
+      tool_calls: this.toolCalls,
+      wall_clock_ms: Math.max(0, Math.round(nowMs - this.startedAtMs)),
+      provider_tokens: this.tokens,
+    };
   }
 }
 
@@ -72,7 +80,10 @@ export class WindowMeter {
  * The first window limit the counts have reached, or undefined while the window may go on.
  * A window that has not run a round yet is never exhausted, so every window makes progress.
  */
-export function exhaustedBy(counts: TurnExecutionWindowCounts, limits: TurnExecutionWindowLimits): TurnExecutionWindowExhaustionReason | undefined {
+export function exhaustedBy(
+  counts: TurnExecutionWindowCounts,
+  limits: TurnExecutionWindowLimits,
+): TurnExecutionWindowExhaustionReason | undefined {
   if (counts.agent_rounds === 0) return undefined;
   return LIMITS.find(([limit, count]) => counts[count] >= limits[limit])?.[0];
 }

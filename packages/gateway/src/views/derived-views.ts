@@ -42,7 +42,11 @@ export class DerivedViews {
     if (!VIEW_EVENTS.has(event.method)) return;
     if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
     if (TIMELINE_EVENTS.has(event.method)) {
-      this.ports.connections.notifyThread(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });
+      this.ports.connections.notifyThread(event.thread_id, "thread/timeline/blocks/changed", {
+        threadId: event.thread_id,
+        changedBlockIds: [`blk_${event.turn_id}`],
+        turnId: event.turn_id,
+      });
     }
   };
 
@@ -60,8 +64,10 @@ export class DerivedViews {
     // Compared with nothing, every row is new to whoever listens.
     const changed = before === undefined ? after.items.map((row) => row.workItemId) : taken;
     const freshness = { threadId, turnId, ...after.freshness };
-    if (changed.length) this.ports.connections.notifyThread(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
-    if (blockChanged(before && { block: before }, after)) this.ports.connections.notifyThread(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
+    if (changed.length)
+      this.ports.connections.notifyThread(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
+    if (blockChanged(before && { block: before }, after))
+      this.ports.connections.notifyThread(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
     if (after.block.state === "running" || after.block.state === "awaiting_approval") this.lastBlock.set(turnId, after.block);
     else this.lastBlock.delete(turnId);
   }

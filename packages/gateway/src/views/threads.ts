@@ -70,7 +70,11 @@ export class Threads {
     this.thread(threadId);
     const owner = this.ports.store.turnThread(turnId);
     const state = owner === threadId ? this.ports.log.state(turnId) : undefined;
-    if (!state) throw protocolError("turn_not_found", `Turn ${turnId} does not exist in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
+    if (!state)
+      throw protocolError("turn_not_found", `Turn ${turnId} does not exist in thread ${threadId}`, {
+        thread_id: threadId,
+        turn_id: turnId,
+      });
     return state;
   }
 
@@ -80,7 +84,9 @@ export class Threads {
     // A cursor is the index (from the oldest) the next page ends before.
     const end = cursor === undefined ? refs.length : Number.parseInt(cursor, 10);
     if (!Number.isInteger(end) || end < 0 || end > refs.length) {
-      throw invalidParams("thread/timeline/page", `cursor "${cursor}" is not one this gateway issued`, [{ pointer: "/cursor", message: "is not a cursor of this thread", received: cursor }]);
+      throw invalidParams("thread/timeline/page", `cursor "${cursor}" is not one this gateway issued`, [
+        { pointer: "/cursor", message: "is not a cursor of this thread", received: cursor },
+      ]);
     }
     const start = Math.max(0, end - limit);
     const blocks = refs.slice(start, end).flatMap((ref): ThreadTimelineBlock[] => {

@@ -241,7 +241,11 @@ export class WorkFold {
       block,
       items,
       indexById: this.indexById,
-      freshness: { projectionVersion: PROJECTION_VERSION, sourceHighWatermark: this.turn.lastSequence, projectionUpdatedAtUnixMicros: this.updatedAt },
+      freshness: {
+        projectionVersion: PROJECTION_VERSION,
+        sourceHighWatermark: this.turn.lastSequence,
+        projectionUpdatedAtUnixMicros: this.updatedAt,
+      },
     };
   }
 }
@@ -279,7 +283,11 @@ export function projectWork(
  * the turn's fold says it grew an item: the fold drops the others, so they change nothing
  * a client could see.)
  */
-function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
+function applyItemEvent(
+  rows: Map<string, RowSource>,
+  event: StoredEvent,
+  at: number,
+): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
   const n = asNotification(event);
   if (!carriesItem(n)) return undefined;
   const { item_id: id, item } = n.params;
@@ -334,7 +342,12 @@ function titleOf(userMessage: TurnItem | undefined): string {
   return firstText?.type === "text" ? shorten(firstText.text, TITLE_LENGTH) : FALLBACK_TITLE;
 }
 
-function presentationOf(state: TurnWorkBlockState, title: string, turn: Turn, openRequest: { summary?: string; reason: string } | undefined): TurnWorkBlockPresentation {
+function presentationOf(
+  state: TurnWorkBlockState,
+  title: string,
+  turn: Turn,
+  openRequest: { summary?: string; reason: string } | undefined,
+): TurnWorkBlockPresentation {
   // The subtitle says what the user may need to act on or know; a plain running or
   // completed block needs none.
   const subtitle =
@@ -357,8 +370,18 @@ function presentationOf(state: TurnWorkBlockState, title: string, turn: Turn, op
 /** One line of at most `max` characters (code points, so no emoji is cut in half). */
 function shorten(text: string, max: number): string {
   // Only the start can show: a long text is cut (generously, for whitespace runs) before it is normalised.
-  const line = [...text.slice(0, max * 8).replace(/\s+/g, " ").trim()];
-  return line.length <= max ? line.join("") : `${line.slice(0, max - 1).join("").trimEnd()}…`;
+  const line = [
+    ...text
+      .slice(0, max * 8)
+      .replace(/\s+/g, " ")
+      .trim(),
+  ];
+  return line.length <= max
+    ? line.join("")
+    : `${line
+        .slice(0, max - 1)
+        .join("")
+        .trimEnd()}…`;
 }
 
 // Sequences are padded so that plain string comparison orders rows, as the schema
@@ -391,7 +414,10 @@ function indexOfCursor(projection: WorkProjection, cursor: string): number {
   if (first < 0 || first === last || !ORDER_KEY.test(orderKey)) throw new WorkCursorError(cursor, "is not a turn work cursor");
   const version = text.slice(0, first);
   if (version !== String(PROJECTION_VERSION)) {
-    throw new WorkCursorError(cursor, `was issued by projection version ${version}, not ${PROJECTION_VERSION}; reload the work from an end`);
+    throw new WorkCursorError(
+      cursor,
+      `was issued by projection version ${version}, not ${PROJECTION_VERSION}; reload the work from an end`,
+    );
   }
   const turnId = text.slice(first + 1, last);
   if (turnId !== projection.turnId) throw new WorkCursorError(cursor, `belongs to turn ${turnId}, not ${projection.turnId}`);
@@ -461,7 +487,10 @@ export function pageWork(projection: WorkProjection, params: TurnWorkPageParams)
  */
 export function workItemsGet(projection: WorkProjection, ids: readonly string[]): { items: TurnWorkItem[]; removedWorkItemIds: string[] } {
   const wanted = [...new Set(ids)];
-  const found = wanted.map((id) => projection.indexById.get(id)).filter((index) => index !== undefined).sort((a, b) => a - b);
+  const found = wanted
+    .map((id) => projection.indexById.get(id))
+    .filter((index) => index !== undefined)
+    .sort((a, b) => a - b);
   const removedWorkItemIds = wanted.filter((id) => !projection.indexById.has(id));
   return { items: found.map((index) => projection.items[index]!), removedWorkItemIds };
 }
@@ -494,7 +523,10 @@ function sameJson(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }
 
 /** recorded_at of an event in µs since the epoch, keeping any sub-millisecond digits. */
@@ -511,7 +543,8 @@ function unixMicros(event: StoredEvent): number {
 
 function parseUnixMicros(event: StoredEvent): number {
   const ms = parseRfc3339(event.recorded_at);
-  if (ms === undefined) throw new Error(`event ${event.sequence} of turn ${event.turn_id} has recorded_at "${event.recorded_at}", not an RFC 3339 date-time`);
+  if (ms === undefined)
+    throw new Error(`event ${event.sequence} of turn ${event.turn_id} has recorded_at "${event.recorded_at}", not an RFC 3339 date-time`);
   const fraction = /\.(\d+)/.exec(event.recorded_at)?.[1] ?? "";
   return ms * 1000 + Number(fraction.padEnd(6, "0").slice(3, 6));
 }

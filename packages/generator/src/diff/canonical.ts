@@ -12,7 +12,11 @@ import { isObject, mapSchema } from "../walk.js";
 function sorted(value: Json): Json {
   if (Array.isArray(value)) return value.map(sorted);
   if (!isObject(value)) return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted(value[k]!)]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sorted(value[k]!)]),
+  );
 }
 
 /** The form of the schema a reference (naming its file: see qualify.ts) leads to. */
@@ -23,7 +27,9 @@ export function canonical(ref: string, model: ProtocolModel, open: readonly stri
   // A reference back into a schema being expanded becomes its depth, the same in both versions.
   if (open.includes(key)) return { recursion: open.length - open.indexOf(key) };
   const { $schema: _s, $id: _i, $defs: _d, ...schema } = withoutAnnotations(target.node);
-  const inlined = mapSchema(schema as JsonObject, (node) => (typeof node.$ref === "string" ? canonical(node.$ref, model, [...open, key]) : undefined));
+  const inlined = mapSchema(schema as JsonObject, (node) =>
+    typeof node.$ref === "string" ? canonical(node.$ref, model, [...open, key]) : undefined,
+  );
   return sorted(inlined);
 }
 

@@ -12,7 +12,15 @@ import type { Change } from "./report.js";
 import { nullablePair, typesOf } from "./sample.js";
 import { refName } from "../emit/type-expression.js";
 
-const PRIMITIVE: Record<string, string> = { string: "string", integer: "number", number: "number", boolean: "boolean", null: "null", array: "unknown[]", object: "{ [k: string]: unknown }" };
+const PRIMITIVE: Record<string, string> = {
+  string: "string",
+  integer: "number",
+  number: "number",
+  boolean: "boolean",
+  null: "null",
+  array: "unknown[]",
+  object: "{ [k: string]: unknown }",
+};
 
 /** The TypeScript type of a schema node, as the generated types name it (referenced types by title). */
 export function tsType(schema: Json | undefined, model: ProtocolModel): string {
@@ -21,14 +29,28 @@ export function tsType(schema: Json | undefined, model: ProtocolModel): string {
   if (typeof schema.$ref === "string") return refName(schema.$ref, "", model) ?? "unknown";
   if ("const" in schema) return JSON.stringify(schema.const);
   // Unions are written in a fixed order: reordering an enum or a oneOf changes no TypeScript type.
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).sort().join(" | ");
+  if (Array.isArray(schema.enum))
+    return schema.enum
+      .map((v) => JSON.stringify(v))
+      .sort()
+      .join(" | ");
   const pair = nullablePair(schema);
   if (pair) return `${tsType(pair.value, model)} | null`;
-  if (Array.isArray(schema.oneOf)) return schema.oneOf.map((v) => tsType(v, model)).sort().join(" | ");
+  if (Array.isArray(schema.oneOf))
+    return schema.oneOf
+      .map((v) => tsType(v, model))
+      .sort()
+      .join(" | ");
   const types = typesOf(schema);
   if (!types) return isObject(schema.properties) ? objectType(schema, model) : "unknown";
   return types
-    .map((t) => (t === "array" ? `(${tsType(schema.items, model)})[]` : t === "object" && isObject(schema.properties) ? objectType(schema, model) : PRIMITIVE[t]!))
+    .map((t) =>
+      t === "array"
+        ? `(${tsType(schema.items, model)})[]`
+        : t === "object" && isObject(schema.properties)
+          ? objectType(schema, model)
+          : PRIMITIVE[t]!,
+    )
     .join(" | ");
 }
 
@@ -65,12 +87,30 @@ function registryNames(oldModel: ProtocolModel, newModel: ProtocolModel): Change
   for (const [union, kind, before, after] of lists) {
     const file = kind === "errors" ? "errors.json" : "protocol.json";
     for (const name of before.filter((n) => !(after as readonly string[]).includes(n))) {
-      out.push({ category: "code", rule: "CODE_NAME_REMOVED", subject: union, verdict: "breaking", change: `${union} "${name}" removed`, why: `code that names "${name}" (a handler, a call, a catch) no longer compiles`, old: { file, pointer: `/${kind}/${(before as readonly string[]).indexOf(name)}` }, new: null });
+      out.push({
+        category: "code",
+        rule: "CODE_NAME_REMOVED",
+        subject: union,
+        verdict: "breaking",
+        change: `${union} "${name}" removed`,
+        why: `code that names "${name}" (a handler, a call, a catch) no longer compiles`,
+        old: { file, pointer: `/${kind}/${(before as readonly string[]).indexOf(name)}` },
+        new: null,
+      });
     }
     if (kind !== "methods") continue;
     for (const name of after.filter((n) => !(before as readonly string[]).includes(n))) {
       if (newModel.methods.find((m) => m.name === name)!.direction === "server_to_client") continue;
-      out.push({ category: "code", rule: "CODE_HANDLER_ADDED", subject: union, verdict: "breaking", change: `${union} "${name}" added`, why: "the generated server's Handlers map is keyed by every client_to_server method; a server written against the old output lacks this handler and no longer compiles", old: null, new: { file, pointer: `/${kind}/${(after as readonly string[]).indexOf(name)}` } });
+      out.push({
+        category: "code",
+        rule: "CODE_HANDLER_ADDED",
+        subject: union,
+        verdict: "breaking",
+        change: `${union} "${name}" added`,
+        why: "the generated server's Handlers map is keyed by every client_to_server method; a server written against the old output lacks this handler and no longer compiles",
+        old: null,
+        new: { file, pointer: `/${kind}/${(after as readonly string[]).indexOf(name)}` },
+      });
     }
   }
   return out;
@@ -108,26 +148,57 @@ export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): C
     if (a.size === 0 && b.size === 0) {
       const before = tsType(old.schema, oldModel);
       const after = tsType(next.schema, newModel);
-      if (before !== after) out.push(code(old.title, { rule: "CODE_TYPE_CHANGED", verdict: "breaking", change: `type ${old.title}: ${before} → ${after}`, why: "code written against the old type may not compile against the new one", old: { file: old.file, pointer: "" }, new: { file: next.file, pointer: "" } }));
+      if (before !== after)
+        out.push(
+          code(old.title, {
+            rule: "CODE_TYPE_CHANGED",
+            verdict: "breaking",
+            change: `type ${old.title}: ${before} → ${after}`,
+            why: "code written against the old type may not compile against the new one",
+            old: { file: old.file, pointer: "" },
+            new: { file: next.file, pointer: "" },
+          }),
+        );
       continue;
     }
     const place = (type: TypeModel, name: string) => ({ file: type.file, pointer: `/properties/${escapeToken(name)}` });
     for (const [name, field] of a) {
       const other = b.get(name);
       if (!other) {
-        out.push(code(old.title, { rule: "CODE_FIELD_REMOVED", verdict: "breaking", change: `${old.title}.${name} removed`, why: `code that reads or sets ${name} no longer compiles`, old: place(old, name), new: null }));
+        out.push(
+          code(old.title, {
+            rule: "CODE_FIELD_REMOVED",
+            verdict: "breaking",
+            change: `${old.title}.${name} removed`,
+            why: `code that reads or sets ${name} no longer compiles`,
+            old: place(old, name),
+            new: null,
+          }),
+        );
         continue;
       }
       const before = tsType(field.schema, oldModel);
       const after = tsType(other.schema, newModel);
-      if (before !== after) out.push(code(old.title, { rule: "CODE_FIELD_TYPE_CHANGED", verdict: "breaking", change: `${old.title}.${name}: ${before} → ${after}`, why: "the field's TypeScript type changed", old: place(old, name), new: place(next, name) }));
+      if (before !== after)
+        out.push(
+          code(old.title, {
+            rule: "CODE_FIELD_TYPE_CHANGED",
+            verdict: "breaking",
+            change: `${old.title}.${name}: ${before} → ${after}`,
+            why: "the field's TypeScript type changed",
+            old: place(old, name),
+            new: place(next, name),
+          }),
+        );
       if (field.required !== other.required) {
         out.push(
           code(old.title, {
             rule: field.required ? "CODE_FIELD_MADE_OPTIONAL" : "CODE_FIELD_MADE_REQUIRED",
             verdict: "breaking",
             change: `${old.title}.${name}: ${field.required ? "required → optional" : "optional → required"}`,
-            why: field.required ? "code that reads it without a check for undefined no longer compiles" : "code that builds the type without it no longer compiles",
+            why: field.required
+              ? "code that reads it without a check for undefined no longer compiles"
+              : "code that builds the type without it no longer compiles",
             old: place(old, name),
             new: place(next, name),
           }),
@@ -136,7 +207,16 @@ export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): C
     }
     for (const [name, field] of b) {
       if (a.has(name) || !field.required) continue;
-      out.push(code(old.title, { rule: "CODE_FIELD_REQUIRED_ADDED", verdict: "breaking", change: `${old.title}.${name} added as required`, why: "code that builds the type without it no longer compiles", old: null, new: place(next, name) }));
+      out.push(
+        code(old.title, {
+          rule: "CODE_FIELD_REQUIRED_ADDED",
+          verdict: "breaking",
+          change: `${old.title}.${name} added as required`,
+          why: "code that builds the type without it no longer compiles",
+          old: null,
+          new: place(next, name),
+        }),
+      );
     }
   }
   return out;

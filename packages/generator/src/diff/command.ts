@@ -59,7 +59,10 @@ export async function runDiff(command: DiffCommand, out: Output = process.stdout
   try {
     accepted = loadConfig(command.configFile).config.diff?.accept ?? [];
     for (const a of accepted) {
-      if (!Object.hasOwn(RULES, a.rule)) throw new ConfigError(`diff.accept names the rule ${a.rule}, which turnspec diff does not have${didYouMean(a.rule, Object.keys(RULES))}; the rules are listed in docs/diff.md`);
+      if (!Object.hasOwn(RULES, a.rule))
+        throw new ConfigError(
+          `diff.accept names the rule ${a.rule}, which turnspec diff does not have${didYouMean(a.rule, Object.keys(RULES))}; the rules are listed in docs/diff.md`,
+        );
     }
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -78,7 +81,13 @@ export async function runDiff(command: DiffCommand, out: Output = process.stdout
     }
     throw error;
   }
-  out.write(command.format === "json" ? JSON.stringify(report, null, 2) + "\n" : command.format === "markdown" ? renderMarkdown(report) : renderText(report));
+  out.write(
+    command.format === "json"
+      ? JSON.stringify(report, null, 2) + "\n"
+      : command.format === "markdown"
+        ? renderMarkdown(report)
+        : renderText(report),
+  );
   if (report.summary.breaking > 0) return 1;
   if (command.strictUndetermined && report.summary.undetermined > 0) return 1;
   return 0;

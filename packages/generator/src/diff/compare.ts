@@ -56,26 +56,73 @@ export interface CompareContext {
 }
 
 const MAX_CANDIDATES = 16;
-const ANNOTATIONS = new Set(["title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly", "format", "$schema", "$id"]);
+const ANNOTATIONS = new Set([
+  "title",
+  "description",
+  "$comment",
+  "examples",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "format",
+  "$schema",
+  "$id",
+]);
 const COMPARED = new Set([
-  "type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "discriminator", "propertyNames",
-  "properties", "required", "additionalProperties",
-  "items", "minItems", "maxItems",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-  "minLength", "maxLength", "pattern",
+  "type",
+  "enum",
+  "const",
+  "$ref",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "discriminator",
+  "propertyNames",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
 ]);
 
-const INTERACTING = new Set(["patternProperties", "unevaluatedProperties", "unevaluatedItems", "dependentSchemas", "dependentRequired", "if", "then", "else", "contains", "minContains", "maxContains", "$dynamicRef"]);
+const INTERACTING = new Set([
+  "patternProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "dependentSchemas",
+  "dependentRequired",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "minContains",
+  "maxContains",
+  "$dynamicRef",
+]);
 /** Keywords that belong to a schema file rather than to the value it describes. */
 const DOCUMENT = new Set(["$defs", "$schema", "$id"]);
 /** The keywords the tuple comparison reads. */
 const TUPLE = new Set(["prefixItems"]);
 
 /** A node without its annotations, for comparing two nodes as they validate. */
-const withoutNotes = (node: JsonObject): JsonObject => Object.fromEntries(Object.entries(node).filter(([k]) => !ANNOTATIONS.has(k) && !isExtensionKeyword(k)));
+const withoutNotes = (node: JsonObject): JsonObject =>
+  Object.fromEntries(Object.entries(node).filter(([k]) => !ANNOTATIONS.has(k) && !isExtensionKeyword(k)));
 
 const show = (value: Json | undefined) => (value === undefined ? "(none)" : JSON.stringify(value));
-const at = (loc: Location, ...tokens: (string | number)[]): Location => ({ file: loc.file, pointer: loc.pointer + tokens.map((t) => `/${escapeToken(String(t))}`).join("") });
+const at = (loc: Location, ...tokens: (string | number)[]): Location => ({
+  file: loc.file,
+  pointer: loc.pointer + tokens.map((t) => `/${escapeToken(String(t))}`).join(""),
+});
 const equal = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Wraps the candidates of child findings into the parent value. */
@@ -107,7 +154,17 @@ class Comparison {
   check(s: Json | undefined, sLoc: Location, r: Json | undefined, rLoc: Location): Finding[] {
     // Boolean schemas: true allows every value, false none.
     if (s === false || r === true) return [];
-    if (r === false) return [this.breaking("SCHEMA_FALSE", sLoc, rLoc, this.span("any value", "no value (false)"), "the receiver's schema is false and accepts nothing", [sample(s, this.ctx.sender)])];
+    if (r === false)
+      return [
+        this.breaking(
+          "SCHEMA_FALSE",
+          sLoc,
+          rLoc,
+          this.span("any value", "no value (false)"),
+          "the receiver's schema is false and accepts nothing",
+          [sample(s, this.ctx.sender)],
+        ),
+      ];
     // References: follow each side to where they lead; a pair already under comparison is
     // assumed to hold (recursive types are compared coinductively).
     let sNode = s === true ? {} : isObject(s) ? s : undefined;
@@ -130,7 +187,10 @@ class Comparison {
       rLoc = target ? { file: target.file, pointer: target.pointer } : rLoc;
       rNode = target?.node;
     }
-    if (!sNode || !rNode) return [this.undetermined("SCHEMA_UNRESOLVED", sLoc, rLoc, "a schema could not be resolved", "the comparison needs both schemas", [])];
+    if (!sNode || !rNode)
+      return [
+        this.undetermined("SCHEMA_UNRESOLVED", sLoc, rLoc, "a schema could not be resolved", "the comparison needs both schemas", []),
+      ];
     const key = `${sLoc.file}#${sLoc.pointer}|${rLoc.file}#${rLoc.pointer}|${JSON.stringify(rNode).length}`;
     if (this.seen.has(key)) return [];
     this.seen.add(key);
@@ -165,7 +225,10 @@ class Comparison {
       // An allOf that is not an object built from others: each of the receiver's members must accept what the sender sends.
       if (Array.isArray(r.allOf)) {
         const { allOf, ...rest } = r;
-        return [...allOf.flatMap((member, i) => this.check(s, sLoc, member, at(rLoc, "allOf", i))), ...(Object.keys(rest).some((k) => !ANNOTATIONS.has(k) && !DOCUMENT.has(k)) ? this.node(s, sLoc, rest as JsonObject, rLoc) : [])];
+        return [
+          ...allOf.flatMap((member, i) => this.check(s, sLoc, member, at(rLoc, "allOf", i))),
+          ...(Object.keys(rest).some((k) => !ANNOTATIONS.has(k) && !DOCUMENT.has(k)) ? this.node(s, sLoc, rest as JsonObject, rLoc) : []),
+        ];
       }
       // The sender's members each narrow what it sends; the first is compared.
       return this.check((s.allOf as Json[])[0], at(sLoc, "allOf", 0), r, rLoc);
@@ -173,7 +236,17 @@ class Comparison {
     const sPair = nullablePair(s);
     if (sPair) {
       const findings = wrap(this.check(sPair.value, at(sLoc, "anyOf", sPair.index), r, rLoc), (v) => v);
-      if (!this.acceptsNull(r)) findings.push(this.breaking(this.senderOnly === "added" ? "NULL_ADDED" : "NULL_REMOVED", sLoc, rLoc, `null ${this.senderOnly === "added" ? "allowed" : "no longer allowed"}`, "the sender may send null; the receiver does not accept it", [null]));
+      if (!this.acceptsNull(r))
+        findings.push(
+          this.breaking(
+            this.senderOnly === "added" ? "NULL_ADDED" : "NULL_REMOVED",
+            sLoc,
+            rLoc,
+            `null ${this.senderOnly === "added" ? "allowed" : "no longer allowed"}`,
+            "the sender may send null; the receiver does not accept it",
+            [null],
+          ),
+        );
       return findings;
     }
     const rPair = nullablePair(r);
@@ -200,9 +273,13 @@ class Comparison {
     // every other variant the receiver refuses is a variant added (or removed).
     if (!variantsOf(r)) {
       const receiverName = this.ctx.receiver.byFile.get(rLoc.file)?.title;
-      const named = variants.findIndex((v) => receiverName !== undefined && rLoc.pointer === "" && this.variantName(v, this.ctx.sender) === receiverName);
+      const named = variants.findIndex(
+        (v) => receiverName !== undefined && rLoc.pointer === "" && this.variantName(v, this.ctx.sender) === receiverName,
+      );
       const kept = named !== -1 ? named : found.reduce((best, f, i) => (f.length < found[best]!.length ? i : best), 0);
-      return variants.flatMap((variant, i) => (i === kept ? found[i]! : found[i]!.length === 0 ? [] : [this.variantChange(variant, at(sLoc, key, i), rLoc, found[i]!)]));
+      return variants.flatMap((variant, i) =>
+        i === kept ? found[i]! : found[i]!.length === 0 ? [] : [this.variantChange(variant, at(sLoc, key, i), rLoc, found[i]!)],
+      );
     }
     return found.flat();
   }
@@ -211,9 +288,19 @@ class Comparison {
   private variantChange(variant: Json, vLoc: Location, rLoc: Location, found: readonly Finding[]): Finding {
     const node = deref(variant, this.ctx.sender);
     const kind = node ? (typesOf(node)?.join(" or ") ?? (variantsOf(node) ? "union" : "value")) : "value";
-    const name = this.variantName(variant, this.ctx.sender) ?? `${vLoc.pointer.split("/").at(-1)} (${kind === "array" ? "an array" : kind === "object" ? "an object" : kind})`;
-    if (found.every((f) => f.verdict === "undetermined")) return { ...found[0]!, change: `variant ${name} ${this.senderOnly}: ${found[0]!.change}` };
-    return this.breaking(this.senderOnly === "added" ? "VARIANT_ADDED" : "VARIANT_REMOVED", vLoc, rLoc, `variant ${name} ${this.senderOnly}`, `the sender may send a ${name}; the receiver takes one type, which it is not (${found[0]!.change})`, [sample(variant, this.ctx.sender), ...found.flatMap((f) => f.candidates)]);
+    const name =
+      this.variantName(variant, this.ctx.sender) ??
+      `${vLoc.pointer.split("/").at(-1)} (${kind === "array" ? "an array" : kind === "object" ? "an object" : kind})`;
+    if (found.every((f) => f.verdict === "undetermined"))
+      return { ...found[0]!, change: `variant ${name} ${this.senderOnly}: ${found[0]!.change}` };
+    return this.breaking(
+      this.senderOnly === "added" ? "VARIANT_ADDED" : "VARIANT_REMOVED",
+      vLoc,
+      rLoc,
+      `variant ${name} ${this.senderOnly}`,
+      `the sender may send a ${name}; the receiver takes one type, which it is not (${found[0]!.change})`,
+      [sample(variant, this.ctx.sender), ...found.flatMap((f) => f.candidates)],
+    );
   }
 
   /** A variant's name: the title of the type it refers to, or its const tag. */
@@ -247,7 +334,16 @@ class Comparison {
         const match = keys.values.indexOf(tag);
         if (match === -1) {
           if (this.open(r)) return [];
-          return [this.breaking(this.senderOnly === "added" ? "VARIANT_ADDED" : "VARIANT_REMOVED", sLoc, at(rLoc, key), `variant "${tag}" ${this.senderOnly}`, `the sender may send the variant "${tag}"; the receiver's union has no such variant (tags are checked exactly in both modes)`, [sample(s, this.ctx.sender)])];
+          return [
+            this.breaking(
+              this.senderOnly === "added" ? "VARIANT_ADDED" : "VARIANT_REMOVED",
+              sLoc,
+              at(rLoc, key),
+              `variant "${tag}" ${this.senderOnly}`,
+              `the sender may send the variant "${tag}"; the receiver's union has no such variant (tags are checked exactly in both modes)`,
+              [sample(s, this.ctx.sender)],
+            ),
+          ];
         }
         return this.check(s, sLoc, rVariants[match], at(rLoc, key, match));
       }
@@ -256,7 +352,11 @@ class Comparison {
       // An open union of constants keeps any value of their types.
       const node = deref(s, this.ctx.sender);
       const types = node ? typesOf(node) : undefined;
-      if (types && types.every((t) => jsonTypesOf(keys.values).includes(t) || (t === "integer" && jsonTypesOf(keys.values).includes("number")))) return [];
+      if (
+        types &&
+        types.every((t) => jsonTypesOf(keys.values).includes(t) || (t === "integer" && jsonTypesOf(keys.values).includes("number")))
+      )
+        return [];
     }
     let best: Finding[] | undefined;
     for (let i = 0; i < rVariants.length; i++) {
@@ -266,9 +366,23 @@ class Comparison {
     }
     // A named type the receiver's union does not list at all: a variant added (or removed).
     const name = this.variantName(s, this.ctx.sender);
-    if (best && name && !rVariants.some((v) => this.variantName(v, this.ctx.receiver) === name)) return [this.variantChange(s, sLoc, rLoc, best)];
-    if (keys?.kind === "tag" && this.tagOf(s, keys.property, this.ctx.sender) === undefined && isObjectSchema(deref(s, this.ctx.sender) ?? {})) {
-      return [this.breaking("UNION_INTRODUCED", sLoc, rLoc, this.span("a single type", "a union"), "the sender's values do not carry a tag of the receiver's union", [sample(s, this.ctx.sender)])];
+    if (best && name && !rVariants.some((v) => this.variantName(v, this.ctx.receiver) === name))
+      return [this.variantChange(s, sLoc, rLoc, best)];
+    if (
+      keys?.kind === "tag" &&
+      this.tagOf(s, keys.property, this.ctx.sender) === undefined &&
+      isObjectSchema(deref(s, this.ctx.sender) ?? {})
+    ) {
+      return [
+        this.breaking(
+          "UNION_INTRODUCED",
+          sLoc,
+          rLoc,
+          this.span("a single type", "a union"),
+          "the sender's values do not carry a tag of the receiver's union",
+          [sample(s, this.ctx.sender)],
+        ),
+      ];
     }
     return best ?? [];
   }
@@ -297,32 +411,80 @@ class Comparison {
     if (interacting.length) {
       // Equal text is equal meaning only when no reference inside leads to files that may differ.
       if (equal(withoutNotes(s), withoutNotes(r)) && !JSON.stringify(s).includes('"$ref"')) return [];
-      return [this.undetermined("KEYWORD_NOT_COMPARED", sLoc, rLoc, `a schema with ${interacting.join(", ")} changed`, `${interacting.join(", ")} ${interacting.length === 1 ? "is" : "are"} not compared`, [sample(s, this.ctx.sender)])];
+      return [
+        this.undetermined(
+          "KEYWORD_NOT_COMPARED",
+          sLoc,
+          rLoc,
+          `a schema with ${interacting.join(", ")} changed`,
+          `${interacting.join(", ")} ${interacting.length === 1 ? "is" : "are"} not compared`,
+          [sample(s, this.ctx.sender)],
+        ),
+      ];
     }
     for (const key of new Set([...Object.keys(s), ...Object.keys(r)])) {
       if (COMPARED.has(key) || ANNOTATIONS.has(key) || DOCUMENT.has(key) || TUPLE.has(key) || isExtensionKeyword(key)) continue;
       // Every keyword constrains: one the sender alone states only narrows what it sends.
       if (key in r && !equal(s[key], r[key])) {
-        findings.push(this.undetermined("KEYWORD_NOT_COMPARED", at(sLoc, key), at(rLoc, key), `${key} ${this.span(show(s[key]), show(r[key]))}`, `the keyword ${key} is not compared by turnspec diff`, [sample(s, this.ctx.sender)]));
+        findings.push(
+          this.undetermined(
+            "KEYWORD_NOT_COMPARED",
+            at(sLoc, key),
+            at(rLoc, key),
+            `${key} ${this.span(show(s[key]), show(r[key]))}`,
+            `the keyword ${key} is not compared by turnspec diff`,
+            [sample(s, this.ctx.sender)],
+          ),
+        );
       }
     }
     const sValues = "const" in s ? [s.const!] : Array.isArray(s.enum) ? s.enum : undefined;
     if (sValues) {
       for (const value of sValues) {
         const problem = this.scalarProblem(r, value);
-        if (problem === "unknown") findings.push(this.undetermined("KEYWORD_NOT_COMPARED", sLoc, rLoc, `the value ${show(value)}`, "only scalar enum values are compared", [value]));
-        else if (problem) findings.push(this.breaking(this.valueRule(value, r), sLoc, rLoc, this.valueChange(value, r, problem), `the sender may send ${show(value)}; the receiver rejects it (${problem})`, [value]));
+        if (problem === "unknown")
+          findings.push(
+            this.undetermined("KEYWORD_NOT_COMPARED", sLoc, rLoc, `the value ${show(value)}`, "only scalar enum values are compared", [
+              value,
+            ]),
+          );
+        else if (problem)
+          findings.push(
+            this.breaking(
+              this.valueRule(value, r),
+              sLoc,
+              rLoc,
+              this.valueChange(value, r, problem),
+              `the sender may send ${show(value)}; the receiver rejects it (${problem})`,
+              [value],
+            ),
+          );
       }
       return findings;
     }
     const rValues = "const" in r ? [r.const!] : Array.isArray(r.enum) && !this.open(r) ? r.enum : undefined;
     if (rValues) {
       const candidates = [...violators(r), sample(s, this.ctx.sender)].filter((v) => !rValues.some((e) => equal(e, v)));
-      findings.push(this.breaking("VALUES_RESTRICTED", sLoc, at(rLoc, "const" in r ? "const" : "enum"), this.span("any value", `only ${rValues.map(show).join(", ")}`), "the receiver accepts only listed values; the sender's schema allows others", candidates));
+      findings.push(
+        this.breaking(
+          "VALUES_RESTRICTED",
+          sLoc,
+          at(rLoc, "const" in r ? "const" : "enum"),
+          this.span("any value", `only ${rValues.map(show).join(", ")}`),
+          "the receiver accepts only listed values; the sender's schema allows others",
+          candidates,
+        ),
+      );
       return findings;
     }
     // A sender whose schema describes only objects (properties, required) or arrays (items) sends those, whatever its type keyword leaves open.
-    const sTypes = typesOf(s) ?? (isObject(s.properties) || Array.isArray(s.required) || isObject(s.additionalProperties) ? ["object" as JsonType] : s.items !== undefined || Array.isArray(s.prefixItems) ? ["array" as JsonType] : [...JSON_TYPES]);
+    const sTypes =
+      typesOf(s) ??
+      (isObject(s.properties) || Array.isArray(s.required) || isObject(s.additionalProperties)
+        ? ["object" as JsonType]
+        : s.items !== undefined || Array.isArray(s.prefixItems)
+          ? ["array" as JsonType]
+          : [...JSON_TYPES]);
     const rTypes = typesOf(r);
     const accepted = (t: JsonType) => rTypes === undefined || rTypes.includes(t) || (t === "integer" && rTypes.includes("number"));
     for (const type of sTypes) {
@@ -330,7 +492,16 @@ class Comparison {
         const value = type === "number" ? nonInteger(s) : sampleOfType(s, type, this.ctx.sender);
         const widerThanInteger = type === "number" && rTypes?.includes("integer");
         findings.push(
-          this.breaking("TYPE_CHANGED", at(sLoc, "type"), at(rLoc, "type"), `type ${this.span(show(s.type ?? "(any)"), show(r.type))}`, widerThanInteger ? "the sender may send a number with a fraction; the receiver takes integers only" : `the sender may send ${type}; the receiver does not accept it`, [value]),
+          this.breaking(
+            "TYPE_CHANGED",
+            at(sLoc, "type"),
+            at(rLoc, "type"),
+            `type ${this.span(show(s.type ?? "(any)"), show(r.type))}`,
+            widerThanInteger
+              ? "the sender may send a number with a fraction; the receiver takes integers only"
+              : `the sender may send ${type}; the receiver does not accept it`,
+            [value],
+          ),
         );
       }
     }
@@ -339,7 +510,8 @@ class Comparison {
     if (common.includes("array")) findings.push(...this.array(s, sLoc, r, rLoc));
     if (common.includes("string")) findings.push(...this.string(s, sLoc, r, rLoc));
     const numeric = common.filter((t): t is "integer" | "number" => t === "integer" || t === "number");
-    if (numeric.length) findings.push(...this.number(s, sLoc, r, rLoc, numeric.includes("number") && accepted("number") ? "number" : "integer"));
+    if (numeric.length)
+      findings.push(...this.number(s, sLoc, r, rLoc, numeric.includes("number") && accepted("number") ? "number" : "integer"));
     return findings;
   }
 
@@ -350,7 +522,16 @@ class Comparison {
     // An open enum keeps values it does not list (of its type, checked below).
     if (Array.isArray(r.enum) && !this.open(r) && !r.enum.some((e) => equal(e, value))) return `not in enum ${show(r.enum)}`;
     const types = typesOf(r);
-    const type: JsonType = value === null ? "null" : typeof value === "boolean" ? "boolean" : typeof value === "string" ? "string" : Number.isInteger(value) ? "integer" : "number";
+    const type: JsonType =
+      value === null
+        ? "null"
+        : typeof value === "boolean"
+          ? "boolean"
+          : typeof value === "string"
+            ? "string"
+            : Number.isInteger(value)
+              ? "integer"
+              : "number";
     if (types && !types.includes(type) && !(type === "integer" && types.includes("number"))) return `type ${show(r.type)}`;
     if (typeof value === "string") {
       if (typeof r.minLength === "number" && value.length < r.minLength) return `minLength ${r.minLength}`;
@@ -373,24 +554,32 @@ class Comparison {
     const sRequired = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
     const rRequired = Array.isArray(r.required) ? (r.required as string[]) : [];
     const base = () => sampleOfType(s, "object", this.ctx.sender) as JsonObject;
-    const withField = (name: string) => (value: Json): Json => ({ ...base(), [name]: value });
+    const withField =
+      (name: string) =>
+      (value: Json): Json => ({ ...base(), [name]: value });
     // A sender sends the fields it declares, and others only where its schema says it may
     // (additionalProperties true or a schema): an object left to the protocol's default is
     // not a licence to send anything.
     const sOpen = s.additionalProperties === true || isObject(s.additionalProperties);
-    const rClosed = !this.ctx.tolerant && (r.additionalProperties === false || (r.additionalProperties === undefined && this.closedByDefault(r, this.ctx.receiver)));
+    const rClosed =
+      !this.ctx.tolerant &&
+      (r.additionalProperties === false || (r.additionalProperties === undefined && this.closedByDefault(r, this.ctx.receiver)));
     const rExtra = isObject(r.additionalProperties) ? r.additionalProperties : undefined;
 
     for (const [name, schema] of Object.entries(sProps)) {
       if (name in rProps) {
-        findings.push(...wrap(this.check(schema, at(sLoc, "properties", name), rProps[name], at(rLoc, "properties", name)), withField(name)));
+        findings.push(
+          ...wrap(this.check(schema, at(sLoc, "properties", name), rProps[name], at(rLoc, "properties", name)), withField(name)),
+        );
       } else if (rClosed) {
         findings.push(
           this.breaking(
             this.senderOnly === "added" ? "FIELD_ADDED" : "FIELD_REMOVED",
             at(sLoc, "properties", name),
             at(rLoc, "additionalProperties"),
-            this.senderOnly === "added" ? `field "${name}" added, ${sRequired.has(name) ? "required" : "optional"}` : `field "${name}" removed (it was ${sRequired.has(name) ? "required" : "optional"})`,
+            this.senderOnly === "added"
+              ? `field "${name}" added, ${sRequired.has(name) ? "required" : "optional"}`
+              : `field "${name}" removed (it was ${sRequired.has(name) ? "required" : "optional"})`,
             `the sender may send "${name}"; the receiver's object is closed (strict mode) and rejects it`,
             [withField(name)(sample(schema, this.ctx.sender))],
           ),
@@ -402,9 +591,30 @@ class Comparison {
     for (const name of rRequired) {
       if (sRequired.has(name)) continue;
       // The sender's schema has the field optional or not at all; the receiver's requires it.
-      const change = name in sProps ? `field "${name}" ${this.span("optional", "required")}` : this.senderOnly === "removed" ? `field "${name}" added, required` : `field "${name}" removed (it was required)`;
-      const rule = name in sProps ? (this.ctx.senderVersion === "old" ? "FIELD_MADE_REQUIRED" : "FIELD_MADE_OPTIONAL") : this.senderOnly === "removed" ? "FIELD_REQUIRED_ADDED" : "FIELD_REQUIRED_REMOVED";
-      findings.push(this.breaking(rule, at(sLoc, "required"), at(rLoc, "required"), change, `the sender may leave "${name}" out; the receiver requires it`, [base()]));
+      const change =
+        name in sProps
+          ? `field "${name}" ${this.span("optional", "required")}`
+          : this.senderOnly === "removed"
+            ? `field "${name}" added, required`
+            : `field "${name}" removed (it was required)`;
+      const rule =
+        name in sProps
+          ? this.ctx.senderVersion === "old"
+            ? "FIELD_MADE_REQUIRED"
+            : "FIELD_MADE_OPTIONAL"
+          : this.senderOnly === "removed"
+            ? "FIELD_REQUIRED_ADDED"
+            : "FIELD_REQUIRED_REMOVED";
+      findings.push(
+        this.breaking(
+          rule,
+          at(sLoc, "required"),
+          at(rLoc, "required"),
+          change,
+          `the sender may leave "${name}" out; the receiver requires it`,
+          [base()],
+        ),
+      );
     }
     if (sOpen) {
       const sExtra = isObject(s.additionalProperties) ? s.additionalProperties : undefined;
@@ -413,21 +623,56 @@ class Comparison {
         const rNode = deref(schema, this.ctx.receiver);
         const candidates = sExtra ? [] : violators(rNode);
         // The sender's other fields may hold this one with any shape its additionalProperties allows; a deployed sender has no reason to put it there.
-        if (sExtra) findings.push(...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), schema, at(rLoc, "properties", name)), withField(name)).map((f) => ({ ...f, verdict: "undetermined" as const, hypothetical: true })));
+        if (sExtra)
+          findings.push(
+            ...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), schema, at(rLoc, "properties", name)), withField(name)).map(
+              (f) => ({ ...f, verdict: "undetermined" as const, hypothetical: true }),
+            ),
+          );
         else if (candidates.length) {
           findings.push({
-            ...this.undetermined("FIELD_CONSTRAINED", at(sLoc, "additionalProperties"), at(rLoc, "properties", name), `field "${name}": ${this.span("any value (open object)", "constrained")}`, `the sender's object takes any field, so "${name}" may hold any value; the receiver constrains it, which breaks only a sender that put "${name}" there with another shape`, candidates.map(withField(name))),
+            ...this.undetermined(
+              "FIELD_CONSTRAINED",
+              at(sLoc, "additionalProperties"),
+              at(rLoc, "properties", name),
+              `field "${name}": ${this.span("any value (open object)", "constrained")}`,
+              `the sender's object takes any field, so "${name}" may hold any value; the receiver constrains it, which breaks only a sender that put "${name}" there with another shape`,
+              candidates.map(withField(name)),
+            ),
             hypothetical: true,
           });
         }
       }
       if (rClosed) {
         const extra = freeName(rProps);
-        findings.push(this.breaking("OBJECT_CLOSED", at(sLoc, "additionalProperties"), at(rLoc, "additionalProperties"), `additionalProperties ${this.span(show(s.additionalProperties ?? true), show(r.additionalProperties ?? false))}`, "the sender's object is open; the receiver's is closed (strict mode) and rejects unknown fields", [withField(extra)(sExtra ? sample(sExtra, this.ctx.sender) : "x")]));
+        findings.push(
+          this.breaking(
+            "OBJECT_CLOSED",
+            at(sLoc, "additionalProperties"),
+            at(rLoc, "additionalProperties"),
+            `additionalProperties ${this.span(show(s.additionalProperties ?? true), show(r.additionalProperties ?? false))}`,
+            "the sender's object is open; the receiver's is closed (strict mode) and rejects unknown fields",
+            [withField(extra)(sExtra ? sample(sExtra, this.ctx.sender) : "x")],
+          ),
+        );
       } else if (sExtra && rExtra) {
-        findings.push(...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), rExtra, at(rLoc, "additionalProperties")), withField(freeName(rProps))));
+        findings.push(
+          ...wrap(
+            this.check(sExtra, at(sLoc, "additionalProperties"), rExtra, at(rLoc, "additionalProperties")),
+            withField(freeName(rProps)),
+          ),
+        );
       } else if (!sExtra && rExtra) {
-        findings.push(this.breaking("ADDITIONAL_PROPERTIES_CONSTRAINED", at(sLoc, "additionalProperties"), at(rLoc, "additionalProperties"), `additionalProperties ${this.span("any value", "constrained")}`, "the sender's extra fields may hold any value; the receiver constrains them", violators(rExtra).map(withField(freeName(rProps)))));
+        findings.push(
+          this.breaking(
+            "ADDITIONAL_PROPERTIES_CONSTRAINED",
+            at(sLoc, "additionalProperties"),
+            at(rLoc, "additionalProperties"),
+            `additionalProperties ${this.span("any value", "constrained")}`,
+            "the sender's extra fields may hold any value; the receiver constrains them",
+            violators(rExtra).map(withField(freeName(rProps))),
+          ),
+        );
       }
     }
     findings.push(...this.keys(s, sLoc, r, rLoc));
@@ -447,7 +692,14 @@ class Comparison {
     const sNames: Json = isObject(s.propertyNames) ? { type: "string", ...s.propertyNames } : { type: "string" };
     const rNames: Json = isObject(r.propertyNames) ? { type: "string", ...r.propertyNames } : r.propertyNames;
     const found = this.check(sNames, at(sLoc, "propertyNames"), rNames, at(rLoc, "propertyNames"));
-    return found.map((f) => ({ ...f, rule: "PROPERTY_NAMES_CHANGED", change: `keys: ${f.change}`, candidates: f.candidates.filter((c) => typeof c === "string").map((key) => ({ ...(sampleOfType(s, "object", this.ctx.sender) as JsonObject), [key as string]: value })) }));
+    return found.map((f) => ({
+      ...f,
+      rule: "PROPERTY_NAMES_CHANGED",
+      change: `keys: ${f.change}`,
+      candidates: f.candidates
+        .filter((c) => typeof c === "string")
+        .map((key) => ({ ...(sampleOfType(s, "object", this.ctx.sender) as JsonObject), [key as string]: value })),
+    }));
   }
 
   private array(s: JsonObject, sLoc: Location, r: JsonObject, rLoc: Location): Finding[] {
@@ -457,14 +709,43 @@ class Comparison {
     const filler = () => (s.items === undefined ? "x" : sample(s.items, this.ctx.sender));
     const arrayWith = (value: Json): Json => [value, ...Array.from({ length: Math.max(0, sMin - 1) }, filler)];
     if (r.items !== undefined) {
-      if (s.items === undefined) findings.push(this.breaking("ITEMS_CONSTRAINED", at(sLoc, "items"), at(rLoc, "items"), `items ${this.span("any value", "constrained")}`, "the sender's array items may be anything; the receiver constrains them", violators(deref(r.items, this.ctx.receiver)).map(arrayWith)));
+      if (s.items === undefined)
+        findings.push(
+          this.breaking(
+            "ITEMS_CONSTRAINED",
+            at(sLoc, "items"),
+            at(rLoc, "items"),
+            `items ${this.span("any value", "constrained")}`,
+            "the sender's array items may be anything; the receiver constrains them",
+            violators(deref(r.items, this.ctx.receiver)).map(arrayWith),
+          ),
+        );
       else findings.push(...wrap(this.check(s.items, at(sLoc, "items"), r.items, at(rLoc, "items")), arrayWith));
     }
     const rMin = typeof r.minItems === "number" ? r.minItems : 0;
-    if (rMin > sMin) findings.push(this.breaking("MIN_ITEMS_CHANGED", at(sLoc, "minItems"), at(rLoc, "minItems"), `minItems ${this.span(show(s.minItems), show(r.minItems))}`, `the sender may send ${sMin} items; the receiver needs at least ${rMin}`, [Array.from({ length: sMin }, filler)]));
+    if (rMin > sMin)
+      findings.push(
+        this.breaking(
+          "MIN_ITEMS_CHANGED",
+          at(sLoc, "minItems"),
+          at(rLoc, "minItems"),
+          `minItems ${this.span(show(s.minItems), show(r.minItems))}`,
+          `the sender may send ${sMin} items; the receiver needs at least ${rMin}`,
+          [Array.from({ length: sMin }, filler)],
+        ),
+      );
     const sMax = typeof s.maxItems === "number" ? s.maxItems : Infinity;
     if (typeof r.maxItems === "number" && r.maxItems < sMax) {
-      findings.push(this.breaking("MAX_ITEMS_CHANGED", at(sLoc, "maxItems"), at(rLoc, "maxItems"), `maxItems ${this.span(show(s.maxItems), show(r.maxItems))}`, `the sender may send more than ${r.maxItems} items; the receiver takes at most ${r.maxItems}`, [Array.from({ length: Math.max(r.maxItems + 1, sMin) }, filler)]));
+      findings.push(
+        this.breaking(
+          "MAX_ITEMS_CHANGED",
+          at(sLoc, "maxItems"),
+          at(rLoc, "maxItems"),
+          `maxItems ${this.span(show(s.maxItems), show(r.maxItems))}`,
+          `the sender may send more than ${r.maxItems} items; the receiver takes at most ${r.maxItems}`,
+          [Array.from({ length: Math.max(r.maxItems + 1, sMin) }, filler)],
+        ),
+      );
     }
     return findings;
   }
@@ -482,9 +763,11 @@ class Comparison {
     const sMin = typeof s.minItems === "number" ? s.minItems : 0;
     const sMax = s.items === false ? sPositions.length : typeof s.maxItems === "number" ? s.maxItems : Infinity;
     const rMax = r.items === false ? rPositions.length : typeof r.maxItems === "number" ? r.maxItems : Infinity;
-    const filler = (i: number): Json => sample(i < sPositions.length ? sPositions[i] : s.items === undefined ? {} : s.items, this.ctx.sender);
+    const filler = (i: number): Json =>
+      sample(i < sPositions.length ? sPositions[i] : s.items === undefined ? {} : s.items, this.ctx.sender);
     const base = (length: number): Json[] => Array.from({ length }, (_, i) => filler(i));
-    const positionOf = (list: readonly Json[], node: JsonObject, i: number, loc: Location): [Json, Location] => (i < list.length ? [list[i]!, at(loc, "prefixItems", i)] : [node.items ?? true, at(loc, "items")]);
+    const positionOf = (list: readonly Json[], node: JsonObject, i: number, loc: Location): [Json, Location] =>
+      i < list.length ? [list[i]!, at(loc, "prefixItems", i)] : [node.items ?? true, at(loc, "items")];
     const compared = Math.min(Math.max(sPositions.length, rPositions.length) + 1, sMax);
     for (let i = 0; i < compared; i++) {
       const [sSchema, sAt] = positionOf(sPositions, s, i, sLoc);
@@ -494,10 +777,29 @@ class Comparison {
       findings.push(...wrap(this.check(sSchema, sAt, rSchema, rAt), (v) => base(length).map((x, j) => (j === i ? v : x))));
     }
     if (sMax > rMax) {
-      findings.push(this.breaking(this.senderOnly === "added" ? "POSITION_ADDED" : "POSITION_REMOVED", at(sLoc, sMax === Infinity ? "items" : "prefixItems"), at(rLoc, r.items === false ? "items" : "maxItems"), `positions ${this.span(sMax === Infinity ? "any number" : String(sMax), String(rMax))}`, `the sender may send ${rMax + 1} positions; the receiver takes at most ${rMax}`, [base(rMax + 1)]));
+      findings.push(
+        this.breaking(
+          this.senderOnly === "added" ? "POSITION_ADDED" : "POSITION_REMOVED",
+          at(sLoc, sMax === Infinity ? "items" : "prefixItems"),
+          at(rLoc, r.items === false ? "items" : "maxItems"),
+          `positions ${this.span(sMax === Infinity ? "any number" : String(sMax), String(rMax))}`,
+          `the sender may send ${rMax + 1} positions; the receiver takes at most ${rMax}`,
+          [base(rMax + 1)],
+        ),
+      );
     }
     const rMin = typeof r.minItems === "number" ? r.minItems : 0;
-    if (rMin > sMin) findings.push(this.breaking("MIN_ITEMS_CHANGED", at(sLoc, "minItems"), at(rLoc, "minItems"), `minItems ${this.span(show(s.minItems), show(r.minItems))}`, `the sender may send ${sMin} positions; the receiver needs at least ${rMin}`, [base(sMin)]));
+    if (rMin > sMin)
+      findings.push(
+        this.breaking(
+          "MIN_ITEMS_CHANGED",
+          at(sLoc, "minItems"),
+          at(rLoc, "minItems"),
+          `minItems ${this.span(show(s.minItems), show(r.minItems))}`,
+          `the sender may send ${sMin} positions; the receiver needs at least ${rMin}`,
+          [base(sMin)],
+        ),
+      );
     return findings;
   }
 
@@ -505,16 +807,44 @@ class Comparison {
     const findings: Finding[] = [];
     const sMin = typeof s.minLength === "number" ? s.minLength : 0;
     const rMin = typeof r.minLength === "number" ? r.minLength : 0;
-    if (rMin > sMin) findings.push(this.breaking("MIN_LENGTH_CHANGED", at(sLoc, "minLength"), at(rLoc, "minLength"), `minLength ${this.span(show(s.minLength), show(r.minLength))}`, `the sender may send a string of ${sMin} characters; the receiver needs ${rMin}`, ["x".repeat(sMin)]));
+    if (rMin > sMin)
+      findings.push(
+        this.breaking(
+          "MIN_LENGTH_CHANGED",
+          at(sLoc, "minLength"),
+          at(rLoc, "minLength"),
+          `minLength ${this.span(show(s.minLength), show(r.minLength))}`,
+          `the sender may send a string of ${sMin} characters; the receiver needs ${rMin}`,
+          ["x".repeat(sMin)],
+        ),
+      );
     const sMax = typeof s.maxLength === "number" ? s.maxLength : Infinity;
     if (typeof r.maxLength === "number" && r.maxLength < sMax) {
-      findings.push(this.breaking("MAX_LENGTH_CHANGED", at(sLoc, "maxLength"), at(rLoc, "maxLength"), `maxLength ${this.span(show(s.maxLength), show(r.maxLength))}`, `the sender may send more than ${r.maxLength} characters; the receiver takes at most ${r.maxLength}`, ["x".repeat(Math.max(r.maxLength + 1, sMin))]));
+      findings.push(
+        this.breaking(
+          "MAX_LENGTH_CHANGED",
+          at(sLoc, "maxLength"),
+          at(rLoc, "maxLength"),
+          `maxLength ${this.span(show(s.maxLength), show(r.maxLength))}`,
+          `the sender may send more than ${r.maxLength} characters; the receiver takes at most ${r.maxLength}`,
+          ["x".repeat(Math.max(r.maxLength + 1, sMin))],
+        ),
+      );
     }
     if (typeof r.pattern === "string" && r.pattern !== s.pattern) {
       // Inclusion of regular expressions is not decided; generated strings may still show a break.
       const lengths = [...new Set([Math.max(sMin, 1), sMin, Math.max(sMin, 8)])];
       const candidates = [...patternStrings(s), ...lengths.flatMap((n) => ["x", "A", "0", "-", " "].map((c) => c.repeat(n)))];
-      findings.push(this.undetermined("PATTERN_CHANGED", at(sLoc, "pattern"), at(rLoc, "pattern"), `pattern ${this.span(show(s.pattern), show(r.pattern))}`, "whether every string of the sender's pattern matches the receiver's is not decided", candidates));
+      findings.push(
+        this.undetermined(
+          "PATTERN_CHANGED",
+          at(sLoc, "pattern"),
+          at(rLoc, "pattern"),
+          `pattern ${this.span(show(s.pattern), show(r.pattern))}`,
+          "whether every string of the sender's pattern matches the receiver's is not decided",
+          candidates,
+        ),
+      );
     }
     return findings;
   }
@@ -527,16 +857,43 @@ class Comparison {
     const [sLo, rLo, sHi, rHi] = [lo(s), lo(r), hi(s), hi(r)];
     if (rLo && (!sLo || sLo.value < rLo.value || (sLo.value === rLo.value && !sLo.exclusive && rLo.exclusive))) {
       const value = !sLo ? rLo.value - step : sLo.exclusive ? sLo.value + step : sLo.value;
-      findings.push(this.breaking("MINIMUM_CHANGED", at(sLoc, rLo.keyword), at(rLoc, rLo.keyword), this.boundChange(sLo, rLo), `the sender may send ${value}; the receiver's lower bound rejects it`, [value, Math.floor(rLo.value) - 1]));
+      findings.push(
+        this.breaking(
+          "MINIMUM_CHANGED",
+          at(sLoc, rLo.keyword),
+          at(rLoc, rLo.keyword),
+          this.boundChange(sLo, rLo),
+          `the sender may send ${value}; the receiver's lower bound rejects it`,
+          [value, Math.floor(rLo.value) - 1],
+        ),
+      );
     }
     if (rHi && (!sHi || sHi.value > rHi.value || (sHi.value === rHi.value && !sHi.exclusive && rHi.exclusive))) {
       const value = !sHi ? rHi.value + step : sHi.exclusive ? sHi.value - step : sHi.value;
-      findings.push(this.breaking("MAXIMUM_CHANGED", at(sLoc, rHi.keyword), at(rLoc, rHi.keyword), this.boundChange(sHi, rHi), `the sender may send ${value}; the receiver's upper bound rejects it`, [value, Math.ceil(rHi.value) + 1]));
+      findings.push(
+        this.breaking(
+          "MAXIMUM_CHANGED",
+          at(sLoc, rHi.keyword),
+          at(rLoc, rHi.keyword),
+          this.boundChange(sHi, rHi),
+          `the sender may send ${value}; the receiver's upper bound rejects it`,
+          [value, Math.ceil(rHi.value) + 1],
+        ),
+      );
     }
     if (typeof r.multipleOf === "number" && !(typeof s.multipleOf === "number" && Number.isInteger(s.multipleOf / r.multipleOf))) {
       const base = sampleOfType(s, type, this.ctx.sender) as number;
       const unit = typeof s.multipleOf === "number" ? s.multipleOf : step;
-      findings.push(this.undetermined("MULTIPLE_OF_CHANGED", at(sLoc, "multipleOf"), at(rLoc, "multipleOf"), `multipleOf ${this.span(show(s.multipleOf), show(r.multipleOf))}`, "multipleOf changes are not decided", [1, 2, 3, 5, 7].map((k) => base + k * unit)));
+      findings.push(
+        this.undetermined(
+          "MULTIPLE_OF_CHANGED",
+          at(sLoc, "multipleOf"),
+          at(rLoc, "multipleOf"),
+          `multipleOf ${this.span(show(s.multipleOf), show(r.multipleOf))}`,
+          "multipleOf changes are not decided",
+          [1, 2, 3, 5, 7].map((k) => base + k * unit),
+        ),
+      );
     }
     return findings;
   }
@@ -546,7 +903,8 @@ class Comparison {
    * none), "minimum 0 → exclusiveMinimum 0" when they differ.
    */
   private boundChange(sender: Bound | undefined, receiver: Bound): string {
-    if (!sender || sender.keyword === receiver.keyword) return `${receiver.keyword} ${this.span(sender ? String(sender.value) : "(none)", String(receiver.value))}`;
+    if (!sender || sender.keyword === receiver.keyword)
+      return `${receiver.keyword} ${this.span(sender ? String(sender.value) : "(none)", String(receiver.value))}`;
     return this.span(`${sender.keyword} ${sender.value}`, `${receiver.keyword} ${receiver.value}`);
   }
 
@@ -568,7 +926,8 @@ class Comparison {
 
   /** The rule a sender's listed value the receiver rejects breaks, old → new. */
   private valueRule(value: Json, r: JsonObject): string {
-    if (Array.isArray(r.enum) && !r.enum.some((e) => equal(e, value))) return this.senderOnly === "added" ? "ENUM_VALUE_ADDED" : "ENUM_VALUE_REMOVED";
+    if (Array.isArray(r.enum) && !r.enum.some((e) => equal(e, value)))
+      return this.senderOnly === "added" ? "ENUM_VALUE_ADDED" : "ENUM_VALUE_REMOVED";
     if ("const" in r && !equal(r.const, value)) return "CONST_CHANGED";
     return "ENUM_VALUE_REJECTED";
   }
@@ -602,7 +961,12 @@ function freeName(properties: JsonObject): string {
 /** The findings for one message: values of the sender's root type judged against the receiver's. */
 export function compareRoots(ctx: CompareContext, senderFile: string, receiverFile: string): Finding[] {
   const comparison = new Comparison(ctx);
-  return comparison.check({ $ref: senderFile }, { file: senderFile, pointer: "" }, { $ref: receiverFile }, { file: receiverFile, pointer: "" });
+  return comparison.check(
+    { $ref: senderFile },
+    { file: senderFile, pointer: "" },
+    { $ref: receiverFile },
+    { file: receiverFile, pointer: "" },
+  );
 }
 
 /**

@@ -12,7 +12,10 @@ import { loadSchemas } from "../load.js";
 import type { ProtocolModel } from "../model.js";
 
 /** Direction names of earlier versions of the protocol table, and their current names. */
-export const DIRECTION_ALIASES: Readonly<Record<string, string>> = { client_to_gateway: "client_to_server", gateway_to_client: "server_to_client" };
+export const DIRECTION_ALIASES: Readonly<Record<string, string>> = {
+  client_to_gateway: "client_to_server",
+  gateway_to_client: "server_to_client",
+};
 
 /** A schemas folder that cannot be read or loaded: a usage error of the diff (exit 2). */
 export class SchemasUnreadable extends Error {
@@ -82,7 +85,10 @@ function git(cwd: string, args: string[], input?: string): Buffer {
 export function loadAtRef(dir: string, ref: string): ProtocolModel {
   // A ref that reads as an option (--output=…, --exec=…) is never handed to git, where it
   // would be taken as one: git's own refs cannot start with "-".
-  if (ref.startsWith("-") || ref === "") throw new SchemasUnreadable(`--against ${JSON.stringify(ref)} is not a git ref: ${ref === "" ? "it is empty" : 'a ref cannot start with "-", and this one would be read by git as an option'}`);
+  if (ref.startsWith("-") || ref === "")
+    throw new SchemasUnreadable(
+      `--against ${JSON.stringify(ref)} is not a git ref: ${ref === "" ? "it is empty" : 'a ref cannot start with "-", and this one would be read by git as an option'}`,
+    );
   const absolute = resolve(dir);
   let top: string;
   try {
@@ -93,7 +99,9 @@ export function loadAtRef(dir: string, ref: string): ProtocolModel {
   const inRepo = relative(top, absolute).split("\\").join("/");
   let commit: string;
   try {
-    commit = git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`]).toString().trim();
+    commit = git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])
+      .toString()
+      .trim();
   } catch {
     throw new SchemasUnreadable(`"${ref}" is not a commit of the git repository at ${top}`);
   }

@@ -15,7 +15,16 @@ import { codeChanges } from "./code.js";
 import { compareRoots, equivalent, type Finding } from "./compare.js";
 import { qualifiedModel } from "./qualify.js";
 import { registryChanges } from "./registry.js";
-import { ROLE_OF_SENDER, otherRole, type Acceptance, type Category, type Change, type DiffOptions, type DiffReport, type Flow } from "./report.js";
+import {
+  ROLE_OF_SENDER,
+  otherRole,
+  type Acceptance,
+  type Category,
+  type Change,
+  type DiffOptions,
+  type DiffReport,
+  type Flow,
+} from "./report.js";
 import { ModelValidators } from "./validators.js";
 
 export type { Acceptance, Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
@@ -33,7 +42,8 @@ interface MessagePart {
 
 function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): MessagePart[] {
   const fileOf = (model: ProtocolModel, title: string) => model.types.find((t) => t.title === title)!.file;
-  const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : d === "server_to_client" ? "client_to_server" : "both");
+  const reverse = (d: Direction): Direction =>
+    d === "client_to_server" ? "server_to_client" : d === "server_to_client" ? "client_to_server" : "both";
   const parts: MessagePart[] = [];
   // A removed method is a registry change, its messages not compared; a changed direction is
   // one too, and the messages of the side that sends them in both versions are compared.
@@ -42,19 +52,42 @@ function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): Messa
     const next = newModel.methods.find((m) => m.name === old.name);
     const direction = next && shared(old.direction, next.direction);
     if (!next || !direction) continue;
-    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
-    parts.push({ subject: `${old.name} result`, senderDirection: reverse(direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
+    if (old.params !== undefined && next.params !== undefined)
+      parts.push({
+        subject: `${old.name} params`,
+        senderDirection: direction,
+        oldFile: fileOf(oldModel, old.params),
+        newFile: fileOf(newModel, next.params),
+      });
+    parts.push({
+      subject: `${old.name} result`,
+      senderDirection: reverse(direction),
+      oldFile: fileOf(oldModel, old.result),
+      newFile: fileOf(newModel, next.result),
+    });
   }
   for (const old of oldModel.notifications) {
     const next = newModel.notifications.find((n) => n.name === old.name);
     const direction = next && shared(old.direction, next.direction);
     if (!next || !direction) continue;
-    if (old.params !== undefined && next.params !== undefined) parts.push({ subject: `${old.name} params`, senderDirection: direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    if (old.params !== undefined && next.params !== undefined)
+      parts.push({
+        subject: `${old.name} params`,
+        senderDirection: direction,
+        oldFile: fileOf(oldModel, old.params),
+        newFile: fileOf(newModel, next.params),
+      });
   }
   // An error's data, where both versions give it a type: the server sends it.
   for (const old of oldModel.errors) {
     const next = newModel.errors.find((e) => e.reason === old.reason);
-    if (old.data !== undefined && next?.data !== undefined) parts.push({ subject: `${old.reason} data`, senderDirection: "server_to_client", oldFile: fileOf(oldModel, old.data), newFile: fileOf(newModel, next.data) });
+    if (old.data !== undefined && next?.data !== undefined)
+      parts.push({
+        subject: `${old.reason} data`,
+        senderDirection: "server_to_client",
+        oldFile: fileOf(oldModel, old.data),
+        newFile: fileOf(newModel, next.data),
+      });
   }
   return parts;
 }
@@ -67,7 +100,10 @@ function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): Messa
  */
 function fieldPath(finding: Finding, flow: Flow): string {
   const loc = flow === "old_to_new" ? finding.receiver : finding.sender;
-  const tokens = loc.pointer.split("/").slice(1).map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const tokens = loc.pointer
+    .split("/")
+    .slice(1)
+    .map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
   const path: string[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
@@ -77,11 +113,24 @@ function fieldPath(finding: Finding, flow: Flow): string {
     else if ((token === "oneOf" || token === "anyOf") && i + 1 < tokens.length) i++;
   }
   const named = /^field "([^"]+)"/.exec(finding.change)?.[1];
-  if (named !== undefined && path.at(-1) === named && loc.pointer.endsWith(`/properties/${named.replaceAll("~", "~0").replaceAll("/", "~1")}`)) path.pop();
+  if (
+    named !== undefined &&
+    path.at(-1) === named &&
+    loc.pointer.endsWith(`/properties/${named.replaceAll("~", "~0").replaceAll("/", "~1")}`)
+  )
+    path.pop();
   return path.join(".");
 }
 
-function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelValidators, receivers: ModelValidators, mode: ValidationMode, subject: string): Change {
+function judge(
+  part: MessagePart,
+  flow: Flow,
+  finding: Finding,
+  senders: ModelValidators,
+  receivers: ModelValidators,
+  mode: ValidationMode,
+  subject: string,
+): Change {
   const senderFile = flow === "old_to_new" ? part.oldFile : part.newFile;
   const receiverFile = flow === "old_to_new" ? part.newFile : part.oldFile;
   const senderRole = ROLE_OF_SENDER[part.senderDirection];
@@ -102,7 +151,11 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
   if (finding.hypothetical) {
     for (const value of finding.candidates) {
       if (!senders.check(senderFile, "strict", value).valid || receivers.check(receiverFile, mode, value).valid) continue;
-      return { ...base, verdict: "undetermined", why: `${finding.why}; for example ${JSON.stringify(value).slice(0, 200)}, which deployed ${senderRole}s have no reason to send` };
+      return {
+        ...base,
+        verdict: "undetermined",
+        why: `${finding.why}; for example ${JSON.stringify(value).slice(0, 200)}, which deployed ${senderRole}s have no reason to send`,
+      };
     }
     return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
   }
@@ -110,10 +163,19 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
     if (!senders.check(senderFile, "strict", value).valid) continue;
     const rejected = receivers.check(receiverFile, mode, value);
     if (rejected.valid) continue;
-    return { ...base, verdict: "breaking", why: `${who}: ${finding.why}`, counterexample: { message: part.subject, value, rejection: rejected.error! } };
+    return {
+      ...base,
+      verdict: "breaking",
+      why: `${who}: ${finding.why}`,
+      counterexample: { message: part.subject, value, rejection: rejected.error! },
+    };
   }
   if (finding.verdict === "breaking") {
-    return { ...base, verdict: "undetermined", why: `${finding.why}; but no generated value was confirmed by both validators, so the change is not judged` };
+    return {
+      ...base,
+      verdict: "undetermined",
+      why: `${finding.why}; but no generated value was confirmed by both validators, so the change is not judged`,
+    };
   }
   return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
 }
@@ -152,8 +214,15 @@ export function diffSchemas(oldLoaded: ProtocolModel, newLoaded: ProtocolModel, 
           const same = byChange.get(`${key}|${change.verdict}|${change.why}`);
           if (same) {
             // The shortest counterexample of the messages it reaches is the one shown: the easiest to read.
-            const shorter = change.counterexample && same.counterexample && JSON.stringify(change.counterexample.value).length < JSON.stringify(same.counterexample.value).length;
-            byChange.set(`${key}|${change.verdict}|${change.why}`, { ...same, messages: [...same.messages!, part.subject], ...(shorter ? { counterexample: change.counterexample } : {}) });
+            const shorter =
+              change.counterexample &&
+              same.counterexample &&
+              JSON.stringify(change.counterexample.value).length < JSON.stringify(same.counterexample.value).length;
+            byChange.set(`${key}|${change.verdict}|${change.why}`, {
+              ...same,
+              messages: [...same.messages!, part.subject],
+              ...(shorter ? { counterexample: change.counterexample } : {}),
+            });
             found.push(same);
             continue;
           }
@@ -161,7 +230,11 @@ export function diffSchemas(oldLoaded: ProtocolModel, newLoaded: ProtocolModel, 
           found.push(change);
         }
       }
-      if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel) && !equivalent(oldModel, part.oldFile, newModel, part.newFile)) {
+      if (
+        found.length === 0 &&
+        !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel) &&
+        !equivalent(oldModel, part.oldFile, newModel, part.newFile)
+      ) {
         found.push({
           category: "wire",
           rule: "SCHEMA_CHANGED",
@@ -188,13 +261,21 @@ export function diffSchemas(oldLoaded: ProtocolModel, newLoaded: ProtocolModel, 
     old: { title: oldModel.title, version: oldModel.version },
     new: { title: newModel.title, version: newModel.version },
     changes,
-    summary: { breaking: count("breaking"), undetermined: count("undetermined"), compatible: count("compatible"), accepted: changes.filter((c) => c.accepted).length },
-    ...(stale(options.accepted ?? [], newModel.version).length ? { staleAcceptances: stale(options.accepted ?? [], newModel.version) } : {}),
+    summary: {
+      breaking: count("breaking"),
+      undetermined: count("undetermined"),
+      compatible: count("compatible"),
+      accepted: changes.filter((c) => c.accepted).length,
+    },
+    ...(stale(options.accepted ?? [], newModel.version).length
+      ? { staleAcceptances: stale(options.accepted ?? [], newModel.version) }
+      : {}),
   };
 }
 
 /** Whether an acceptance names this change: its rule, and its subject or message when it names one. */
-const names = (a: Acceptance, c: Change): boolean => a.rule === c.rule && (a.subject === undefined || a.subject === c.subject || (c.messages ?? []).includes(a.subject));
+const names = (a: Acceptance, c: Change): boolean =>
+  a.rule === c.rule && (a.subject === undefined || a.subject === c.subject || (c.messages ?? []).includes(a.subject));
 
 /**
  * Marks the changes a team accepted for the release they are in (turnspec.config.json's

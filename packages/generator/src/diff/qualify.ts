@@ -11,7 +11,11 @@ const qualified = new WeakMap<ProtocolModel, ProtocolModel>();
 export function qualifiedModel(model: ProtocolModel): ProtocolModel {
   let out = qualified.get(model);
   if (out) return out;
-  const types: TypeModel[] = model.types.map((t) => ({ ...t, schema: qualifyLocalRefs(t.schema, t.file), defs: t.defs.map((d) => ({ ...d, schema: qualifyLocalRefs(d.schema, t.file) })) }));
+  const types: TypeModel[] = model.types.map((t) => ({
+    ...t,
+    schema: qualifyLocalRefs(t.schema, t.file),
+    defs: t.defs.map((d) => ({ ...d, schema: qualifyLocalRefs(d.schema, t.file) })),
+  }));
   out = { ...model, types, byFile: new Map(types.map((t) => [t.file, t])) };
   qualified.set(model, out);
   qualified.set(out, out);

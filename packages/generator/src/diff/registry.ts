@@ -5,7 +5,16 @@
  * by one that is not structurally equal, and an ordering rule added or tightened break
  * deployed or certified peers.
  */
-import type { Direction, ErrorModel, Json, MethodModel, NotificationModel, OrderingRuleModel, ParamStructure, ProtocolModel } from "../model.js";
+import type {
+  Direction,
+  ErrorModel,
+  Json,
+  MethodModel,
+  NotificationModel,
+  OrderingRuleModel,
+  ParamStructure,
+  ProtocolModel,
+} from "../model.js";
 import { structurallyEqual } from "./canonical.js";
 import { equivalent } from "./compare.js";
 import type { RuleId } from "./rules.js";
@@ -31,18 +40,30 @@ type Side = "client" | "server";
 /** The sides that send a message of a direction. */
 const sendersOf = (d: Direction): Side[] => (d === "both" ? ["client", "server"] : d === "client_to_server" ? ["client"] : ["server"]);
 const other = (side: Side): Side => (side === "client" ? "server" : "client");
-const STRUCTURE_WORDS: Record<ParamStructure, string> = { "by-name": "by name (an object)", "by-position": "by position (an array)", either: "by name or by position" };
+const STRUCTURE_WORDS: Record<ParamStructure, string> = {
+  "by-name": "by name (an object)",
+  "by-position": "by position (an array)",
+  either: "by name or by position",
+};
 
 /** Params a receiver of `structure` takes: by name, by position, or both. */
-const takes = (structure: ParamStructure): ("name" | "position")[] => (structure === "either" ? ["name", "position"] : structure === "by-name" ? ["name"] : ["position"]);
+const takes = (structure: ParamStructure): ("name" | "position")[] =>
+  structure === "either" ? ["name", "position"] : structure === "by-name" ? ["name"] : ["position"];
 /** How a sender of `structure` sends them (a generated client sends an "either" message by position). */
 const sends = (structure: ParamStructure): ("name" | "position")[] => (structure === "by-name" ? ["name"] : ["position"]);
 
 /** How the params of a message are carried, old → new: structure, optional, none; each difference that breaks a deployed peer. */
-function paramsChanges(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "methods" | "notifications", old: Message, next: Message): Change[] {
+function paramsChanges(
+  oldModel: ProtocolModel,
+  newModel: ProtocolModel,
+  kind: "methods" | "notifications",
+  old: Message,
+  next: Message,
+): Change[] {
   const out: Change[] = [];
   const subject = old.name;
-  const [sender, receiver] = old.direction === "both" ? ["peer", "peer"] : old.direction === "client_to_server" ? ["client", "server"] : ["server", "client"];
+  const [sender, receiver] =
+    old.direction === "both" ? ["peer", "peer"] : old.direction === "client_to_server" ? ["client", "server"] : ["server", "client"];
   const loc = (model: ProtocolModel, name: string, tail: string) => where(model, kind, name, tail);
   if ((old.params === undefined) !== (next.params === undefined)) {
     const added = old.params === undefined;
@@ -72,7 +93,9 @@ function paramsChanges(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "
         rule: required ? "PARAMS_MADE_REQUIRED" : "PARAMS_MADE_OPTIONAL",
         verdict: "breaking",
         change: required ? "params may be left out → required" : "params required → may be left out",
-        why: required ? `old ${sender}s may leave the params out; new ${receiver}s require them` : `new ${sender}s may leave the params out; old ${receiver}s require them`,
+        why: required
+          ? `old ${sender}s may leave the params out; new ${receiver}s require them`
+          : `new ${sender}s may leave the params out; old ${receiver}s require them`,
         old: loc(oldModel, old.name, "/params_optional"),
         new: loc(newModel, next.name, "/params_optional"),
         frame: { jsonrpc: "2.0", ...(kind === "methods" ? { id: 1 } : {}), method: old.name },
@@ -81,8 +104,14 @@ function paramsChanges(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "
   }
   if (old.paramStructure !== next.paramStructure) {
     const problems: string[] = [];
-    if (sends(old.paramStructure).some((f) => !takes(next.paramStructure).includes(f))) problems.push(`old ${sender}s send params ${STRUCTURE_WORDS[old.paramStructure].replace("by name or by position", "by position")}, which new ${receiver}s do not take`);
-    if (sends(next.paramStructure).some((f) => !takes(old.paramStructure).includes(f))) problems.push(`new ${sender}s send params ${STRUCTURE_WORDS[next.paramStructure].replace("by name or by position", "by position")}, which old ${receiver}s do not take`);
+    if (sends(old.paramStructure).some((f) => !takes(next.paramStructure).includes(f)))
+      problems.push(
+        `old ${sender}s send params ${STRUCTURE_WORDS[old.paramStructure].replace("by name or by position", "by position")}, which new ${receiver}s do not take`,
+      );
+    if (sends(next.paramStructure).some((f) => !takes(old.paramStructure).includes(f)))
+      problems.push(
+        `new ${sender}s send params ${STRUCTURE_WORDS[next.paramStructure].replace("by name or by position", "by position")}, which old ${receiver}s do not take`,
+      );
     out.push(
       change({
         subject,
@@ -99,7 +128,13 @@ function paramsChanges(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "
 }
 
 /** Who sends a message, old → new: a side that may send it now, or may no longer. */
-function directionChange(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "methods" | "notifications", old: Message, next: Message): Change {
+function directionChange(
+  oldModel: ProtocolModel,
+  newModel: ProtocolModel,
+  kind: "methods" | "notifications",
+  old: Message,
+  next: Message,
+): Change {
   const gained = sendersOf(next.direction).filter((s) => !sendersOf(old.direction).includes(s));
   const lost = sendersOf(old.direction).filter((s) => !sendersOf(next.direction).includes(s));
   const reasons = [
@@ -129,7 +164,9 @@ function protocolChanges(oldModel: ProtocolModel, newModel: ProtocolModel): Chan
         rule: removed ? "BATCHES_REMOVED" : "BATCHES_ADDED",
         verdict: "breaking",
         change: removed ? "batches allowed → not allowed" : "batches not allowed → allowed",
-        why: removed ? "old peers may send a batch; new peers refuse it (-32600)" : "new peers may send a batch; old peers refuse it (-32600)",
+        why: removed
+          ? "old peers may send a batch; new peers refuse it (-32600)"
+          : "new peers may send a batch; old peers refuse it (-32600)",
         old: at,
         new: at,
         frame: [{ jsonrpc: "2.0", id: 1, method: (oldModel.methods[0] ?? newModel.methods[0])?.name ?? "x" }],
@@ -144,7 +181,9 @@ function protocolChanges(oldModel: ProtocolModel, newModel: ProtocolModel): Chan
         rule: closed ? "OBJECTS_CLOSED" : "OBJECTS_OPENED",
         verdict: closed ? "breaking" : "compatible",
         change: `objects ${oldModel.objects} → ${newModel.objects}`,
-        why: closed ? "new strict receivers refuse the fields their types do not declare, which old peers' open objects let through (extensions, fields of later versions)" : "receivers now keep fields their types do not declare",
+        why: closed
+          ? "new strict receivers refuse the fields their types do not declare, which old peers' open objects let through (extensions, fields of later versions)"
+          : "receivers now keep fields their types do not declare",
         old: { file: "protocol.json", pointer: "/objects" },
         new: { file: "protocol.json", pointer: "/objects" },
       }),
@@ -178,7 +217,13 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
       out.push(
         change({
           subject,
-          rule: renamed ? (kind === "methods" ? "METHOD_RENAMED" : "NOTIFICATION_RENAMED") : kind === "methods" ? "METHOD_REMOVED" : "NOTIFICATION_REMOVED",
+          rule: renamed
+            ? kind === "methods"
+              ? "METHOD_RENAMED"
+              : "NOTIFICATION_RENAMED"
+            : kind === "methods"
+              ? "METHOD_REMOVED"
+              : "NOTIFICATION_REMOVED",
           verdict: "breaking",
           change: renamed ? `${noun} "${old.name}" renamed to "${renamed.name}"` : `${noun} "${old.name}" removed`,
           why:
@@ -187,7 +232,12 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
               : `old ${otherRole(sender)}s wait for "${old.name}"; a new ${sender} never sends it`,
           old: where(oldModel, kind, old.name),
           new: renamed ? where(newModel, kind, renamed.name) : null,
-          frame: { jsonrpc: "2.0", ...(kind === "methods" ? { id: 1 } : {}), method: old.name, ...(params === undefined ? {} : { params }) },
+          frame: {
+            jsonrpc: "2.0",
+            ...(kind === "methods" ? { id: 1 } : {}),
+            method: old.name,
+            ...(params === undefined ? {} : { params }),
+          },
         }),
       );
       continue;
@@ -201,7 +251,17 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
     if (kind === "methods") out.push(...errorList(oldModel, newModel, old as MethodModel, next as MethodModel));
   }
   for (const added of news.filter((m) => !oldNames.has(m.name) && !renameTargets.has(m.name))) {
-    out.push(change({ subject: added.name, rule: kind === "methods" ? "METHOD_ADDED" : "NOTIFICATION_ADDED", verdict: "compatible", change: `${noun} "${added.name}" added`, why: "old peers never send it and are not sent it unless they use it", old: null, new: where(newModel, kind, added.name) }));
+    out.push(
+      change({
+        subject: added.name,
+        rule: kind === "methods" ? "METHOD_ADDED" : "NOTIFICATION_ADDED",
+        verdict: "compatible",
+        change: `${noun} "${added.name}" added`,
+        why: "old peers never send it and are not sent it unless they use it",
+        old: null,
+        new: where(newModel, kind, added.name),
+      }),
+    );
   }
   return out;
 }
@@ -244,16 +304,47 @@ function errorList(oldModel: ProtocolModel, newModel: ProtocolModel, old: Method
 
 function errors(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
   const out: Change[] = [];
-  const at = (model: ProtocolModel, error: ErrorModel | undefined, tail: string) => (error ? { file: "errors.json", pointer: `/errors/${model.errors.indexOf(error)}${tail}` } : null);
+  const at = (model: ProtocolModel, error: ErrorModel | undefined, tail: string) =>
+    error ? { file: "errors.json", pointer: `/errors/${model.errors.indexOf(error)}${tail}` } : null;
   for (const old of oldModel.errors) {
     const byReason = newModel.errors.find((e) => e.reason === old.reason);
     const byCode = newModel.errors.find((e) => e.code === old.code);
     if (byReason && byReason.code !== old.code) {
-      out.push(change({ subject: "errors", rule: "ERROR_CODE_CHANGED", verdict: "breaking", change: `error "${old.reason}": code ${old.code} → ${byReason.code}`, why: "peers that match the error by its code no longer recognise it", old: at(oldModel, old, "/code"), new: at(newModel, byReason, "/code") }));
+      out.push(
+        change({
+          subject: "errors",
+          rule: "ERROR_CODE_CHANGED",
+          verdict: "breaking",
+          change: `error "${old.reason}": code ${old.code} → ${byReason.code}`,
+          why: "peers that match the error by its code no longer recognise it",
+          old: at(oldModel, old, "/code"),
+          new: at(newModel, byReason, "/code"),
+        }),
+      );
     } else if (!byReason && byCode) {
-      out.push(change({ subject: "errors", rule: "ERROR_REASON_CHANGED", verdict: "breaking", change: `error ${old.code}: reason "${old.reason}" → "${byCode.reason}"`, why: "peers that match the error by data.reason no longer recognise it", old: at(oldModel, old, "/reason"), new: at(newModel, byCode, "/reason") }));
+      out.push(
+        change({
+          subject: "errors",
+          rule: "ERROR_REASON_CHANGED",
+          verdict: "breaking",
+          change: `error ${old.code}: reason "${old.reason}" → "${byCode.reason}"`,
+          why: "peers that match the error by data.reason no longer recognise it",
+          old: at(oldModel, old, "/reason"),
+          new: at(newModel, byCode, "/reason"),
+        }),
+      );
     } else if (!byReason) {
-      out.push(change({ subject: "errors", rule: "ERROR_REMOVED", verdict: "breaking", change: `error "${old.reason}" (${old.code}) removed`, why: "old servers may still send it; new clients have no name for it", old: at(oldModel, old, ""), new: null }));
+      out.push(
+        change({
+          subject: "errors",
+          rule: "ERROR_REMOVED",
+          verdict: "breaking",
+          change: `error "${old.reason}" (${old.code}) removed`,
+          why: "old servers may still send it; new clients have no name for it",
+          old: at(oldModel, old, ""),
+          new: null,
+        }),
+      );
     }
   }
   for (const next of newModel.errors) {
@@ -265,7 +356,9 @@ function errors(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
         subject: "errors",
         rule: added ? "ERROR_DATA_ADDED" : "ERROR_DATA_REMOVED",
         verdict: added ? "breaking" : "compatible",
-        change: added ? `error "${next.reason}": data typed ${next.data}` : `error "${next.reason}": data no longer typed (it was ${old.data})`,
+        change: added
+          ? `error "${next.reason}": data typed ${next.data}`
+          : `error "${next.reason}": data no longer typed (it was ${old.data})`,
         why: added ? `old servers may send data that does not fit ${next.data}; new clients check it` : "clients no longer check the data",
         old: at(oldModel, old, "/data"),
         new: at(newModel, next, "/data"),
@@ -280,11 +373,22 @@ const LOOSER_WHEN_LONGER = new Set(["until", "terminals"]);
 
 function ordering(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
   const out: Change[] = [];
-  const at = (model: ProtocolModel, rule: OrderingRuleModel | undefined) => (rule ? { file: "protocol.json", pointer: `/ordering/rules/${model.ordering.indexOf(rule)}` } : null);
+  const at = (model: ProtocolModel, rule: OrderingRuleModel | undefined) =>
+    rule ? { file: "protocol.json", pointer: `/ordering/rules/${model.ordering.indexOf(rule)}` } : null;
   for (const rule of newModel.ordering) {
     const old = oldModel.ordering.find((r) => r.id === rule.id);
     if (!old) {
-      out.push(change({ subject: "ordering", rule: "ORDERING_RULE_ADDED", verdict: "breaking", change: `ordering rule ${rule.id} added`, why: "implementations certified against the old rules may fail it", old: null, new: at(newModel, rule) }));
+      out.push(
+        change({
+          subject: "ordering",
+          rule: "ORDERING_RULE_ADDED",
+          verdict: "breaking",
+          change: `ordering rule ${rule.id} added`,
+          why: "implementations certified against the old rules may fail it",
+          old: null,
+          new: at(newModel, rule),
+        }),
+      );
       continue;
     }
     const tighter: string[] = [];
@@ -304,19 +408,65 @@ function ordering(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
       else other.push(key);
     }
     if (tighter.length) {
-      out.push(change({ subject: "ordering", rule: "ORDERING_RULE_TIGHTENED", verdict: "breaking", change: `ordering rule ${rule.id} tightened (${tighter.join(", ")})`, why: "implementations certified against the old rule may fail the new one", old: at(oldModel, old), new: at(newModel, rule) }));
+      out.push(
+        change({
+          subject: "ordering",
+          rule: "ORDERING_RULE_TIGHTENED",
+          verdict: "breaking",
+          change: `ordering rule ${rule.id} tightened (${tighter.join(", ")})`,
+          why: "implementations certified against the old rule may fail the new one",
+          old: at(oldModel, old),
+          new: at(newModel, rule),
+        }),
+      );
     } else if (other.length) {
-      out.push(change({ subject: "ordering", rule: "ORDERING_RULE_CHANGED", verdict: "undetermined", change: `ordering rule ${rule.id} changed (${other.join(", ")})`, why: "a change of what the rule relates (not only a longer or shorter list) is not judged", old: at(oldModel, old), new: at(newModel, rule) }));
+      out.push(
+        change({
+          subject: "ordering",
+          rule: "ORDERING_RULE_CHANGED",
+          verdict: "undetermined",
+          change: `ordering rule ${rule.id} changed (${other.join(", ")})`,
+          why: "a change of what the rule relates (not only a longer or shorter list) is not judged",
+          old: at(oldModel, old),
+          new: at(newModel, rule),
+        }),
+      );
     } else if (looser.length) {
-      out.push(change({ subject: "ordering", rule: "ORDERING_RULE_LOOSENED", verdict: "compatible", change: `ordering rule ${rule.id} loosened (${looser.join(", ")})`, why: "whatever passed the old rule passes the new one", old: at(oldModel, old), new: at(newModel, rule) }));
+      out.push(
+        change({
+          subject: "ordering",
+          rule: "ORDERING_RULE_LOOSENED",
+          verdict: "compatible",
+          change: `ordering rule ${rule.id} loosened (${looser.join(", ")})`,
+          why: "whatever passed the old rule passes the new one",
+          old: at(oldModel, old),
+          new: at(newModel, rule),
+        }),
+      );
     }
   }
   for (const old of oldModel.ordering.filter((r) => !newModel.ordering.some((n) => n.id === r.id))) {
-    out.push(change({ subject: "ordering", rule: "ORDERING_RULE_REMOVED", verdict: "compatible", change: `ordering rule ${old.id} removed`, why: "nothing is checked that was not checked before", old: at(oldModel, old), new: null }));
+    out.push(
+      change({
+        subject: "ordering",
+        rule: "ORDERING_RULE_REMOVED",
+        verdict: "compatible",
+        change: `ordering rule ${old.id} removed`,
+        why: "nothing is checked that was not checked before",
+        old: at(oldModel, old),
+        new: null,
+      }),
+    );
   }
   return out;
 }
 
 export function registryChanges(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
-  return [...protocolChanges(oldModel, newModel), ...messages(oldModel, newModel, "methods"), ...messages(oldModel, newModel, "notifications"), ...errors(oldModel, newModel), ...ordering(oldModel, newModel)];
+  return [
+    ...protocolChanges(oldModel, newModel),
+    ...messages(oldModel, newModel, "methods"),
+    ...messages(oldModel, newModel, "notifications"),
+    ...errors(oldModel, newModel),
+    ...ordering(oldModel, newModel),
+  ];
 }

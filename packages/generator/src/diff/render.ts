@@ -29,7 +29,11 @@ function groups(report: DiffReport): Group[] {
     .map(([heading, all]) => {
       const byText = new Map<string, Change[]>();
       for (const c of all) byText.set(c.change, [...(byText.get(c.change) ?? []), c]);
-      const changes = [...byText].map(([text, entries]) => ({ text, verdict: entries.slice().sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict])[0]!.verdict, entries: entries.slice().sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict]) }));
+      const changes = [...byText].map(([text, entries]) => ({
+        text,
+        verdict: entries.slice().sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict])[0]!.verdict,
+        entries: entries.slice().sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict]),
+      }));
       return { heading, changes: changes.sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict]) };
     });
 }
@@ -40,11 +44,15 @@ function headline(report: DiffReport): string {
 }
 
 /** The mark of a change: its verdict, or ACCEPTED for one the team accepted for this release. */
-const mark = (verdict: Change["verdict"], entries: readonly Change[]) => (entries.every((c) => c.accepted) && verdict !== "compatible" ? "ACCEPTED" : MARK[verdict]);
+const mark = (verdict: Change["verdict"], entries: readonly Change[]) =>
+  entries.every((c) => c.accepted) && verdict !== "compatible" ? "ACCEPTED" : MARK[verdict];
 
 /** Acceptances that no longer apply, said at the end. */
 function staleLines(report: DiffReport): string[] {
-  return (report.staleAcceptances ?? []).map((a) => `note: the acceptance of ${a.rule}${a.subject ? ` for ${a.subject}` : ""} is for version ${a.version}, not ${report.new.version}: it no longer applies (remove it from turnspec.config.json)`);
+  return (report.staleAcceptances ?? []).map(
+    (a) =>
+      `note: the acceptance of ${a.rule}${a.subject ? ` for ${a.subject}` : ""} is for version ${a.version}, not ${report.new.version}: it no longer applies (remove it from turnspec.config.json)`,
+  );
 }
 
 const truncate = (text: string, max = 400) => (text.length > max ? `${text.slice(0, max)}…` : text);
@@ -71,7 +79,10 @@ export function renderText(report: DiffReport): string {
         if (messages) lines.push(`      ${messages}`);
         if (c.counterexample) {
           const of = c.counterexample.message !== undefined && (c.messages?.length ?? 0) > 1 ? ` (${c.counterexample.message})` : "";
-          lines.push(`      counterexample${of}: ${truncate(JSON.stringify(c.counterexample.value))}`, `      rejected: ${c.counterexample.rejection}`);
+          lines.push(
+            `      counterexample${of}: ${truncate(JSON.stringify(c.counterexample.value))}`,
+            `      rejected: ${c.counterexample.rejection}`,
+          );
         }
         if (c.frame) lines.push(`      frame: ${truncate(JSON.stringify(c.frame))}`);
       }
@@ -89,9 +100,19 @@ export function renderMarkdown(report: DiffReport): string {
   if (report.changes.length === 0) lines.push("", "No changes.");
   for (const group of groups(report)) {
     const entries = group.changes.flatMap((c) => c.entries);
-    lines.push("", `#### \`${group.heading}\``, "", "| verdict | rule | change | old | new | who breaks and why | messages |", "| --- | --- | --- | --- | --- | --- | --- |");
+    lines.push(
+      "",
+      `#### \`${group.heading}\``,
+      "",
+      "| verdict | rule | change | old | new | who breaks and why | messages |",
+      "| --- | --- | --- | --- | --- | --- | --- |",
+    );
     for (const { text, entries: same } of group.changes) {
-      same.forEach((c, i) => lines.push(`| ${c.accepted && c.verdict !== "compatible" ? "ACCEPTED" : MARK[c.verdict]} | \`${c.rule}\` | ${i === 0 ? cell(text) : ""} | \`${cell(place(c.old))}\` | \`${cell(place(c.new))}\` | ${cell(c.why)}${c.accepted ? ` (accepted for ${cell(c.accepted.version)}: ${cell(c.accepted.reason)})` : ""} | ${cell(c.messages?.join(", ") ?? "")} |`));
+      same.forEach((c, i) =>
+        lines.push(
+          `| ${c.accepted && c.verdict !== "compatible" ? "ACCEPTED" : MARK[c.verdict]} | \`${c.rule}\` | ${i === 0 ? cell(text) : ""} | \`${cell(place(c.old))}\` | \`${cell(place(c.new))}\` | ${cell(c.why)}${c.accepted ? ` (accepted for ${cell(c.accepted.version)}: ${cell(c.accepted.reason)})` : ""} | ${cell(c.messages?.join(", ") ?? "")} |`,
+        ),
+      );
     }
     const shown = entries.filter((c) => c.counterexample || c.frame);
     if (shown.length) {

@@ -88,7 +88,9 @@ export function patternStrings(node: JsonObject, count = 8): string[] {
 }
 
 function lowerBound(node: JsonObject): number | undefined {
-  const values = [node.minimum, typeof node.exclusiveMinimum === "number" ? node.exclusiveMinimum + 1 : undefined].filter((v): v is number => typeof v === "number");
+  const values = [node.minimum, typeof node.exclusiveMinimum === "number" ? node.exclusiveMinimum + 1 : undefined].filter(
+    (v): v is number => typeof v === "number",
+  );
   return values.length ? Math.max(...values) : undefined;
 }
 
@@ -118,7 +120,13 @@ export function sampleOfType(node: JsonObject, type: JsonType, model: ProtocolMo
       if (Array.isArray(node.prefixItems)) {
         // A tuple: a value per position it requires (and the rest's, past them).
         const positions = node.prefixItems;
-        return Array.from({ length: count }, (_, i) => (i < positions.length ? sample(positions[i], model, depth + 1) : node.items === undefined ? "x" : sample(node.items, model, depth + 1)));
+        return Array.from({ length: count }, (_, i) =>
+          i < positions.length
+            ? sample(positions[i], model, depth + 1)
+            : node.items === undefined
+              ? "x"
+              : sample(node.items, model, depth + 1),
+        );
       }
       const item = node.items === undefined ? "x" : sample(node.items, model, depth + 1);
       return Array.from({ length: count }, () => item);

@@ -46,6 +46,10 @@ export class ModelValidators {
     }
     if (validate(value)) return { valid: true };
     const error = (validate.errors as ErrorObject[])[0]!;
-    return { valid: false, error: `${error.instancePath || "(root)"}: ${error.keyword} ${error.message ?? ""} ${error.params ? JSON.stringify(error.params) : ""}`.trim() };
+    return {
+      valid: false,
+      error:
+        `${error.instancePath || "(root)"}: ${error.keyword} ${error.message ?? ""} ${error.params ? JSON.stringify(error.params) : ""}`.trim(),
+    };
   }
 }

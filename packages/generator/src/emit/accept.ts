@@ -22,15 +22,49 @@ import { isObject } from "../walk.js";
 class Unsupported extends Error {}
 
 /** Keywords that do not change what is valid: annotations (and `format`, while ajv's validateFormats is off: see AcceptOptions). */
-const IGNORED = new Set(["$schema", "$comment", "$defs", "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly", "format", "contentEncoding", "contentMediaType"]);
+const IGNORED = new Set([
+  "$schema",
+  "$comment",
+  "$defs",
+  "title",
+  "description",
+  "examples",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "format",
+  "contentEncoding",
+  "contentMediaType",
+]);
 
 const TRANSLATED = new Set([
-  "$ref", "type", "enum", "const",
-  "properties", "required", "additionalProperties", "propertyNames", "minProperties", "maxProperties", "discriminator",
-  "items", "minItems", "maxItems", "uniqueItems",
-  "minLength", "maxLength", "pattern",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-  "anyOf", "oneOf", "allOf", "not",
+  "$ref",
+  "type",
+  "enum",
+  "const",
+  "properties",
+  "required",
+  "additionalProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+  "discriminator",
+  "items",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "not",
 ]);
 
 /**
@@ -200,13 +234,18 @@ class SchemaReader {
     if (s.type !== undefined) {
       types = Array.isArray(s.type) ? s.type : [s.type];
       if (types.length === 0) throw new Unsupported("an empty list of types");
-      out.push(types.length === 1 ? `if (${typeRefusal(types[0]!, x)}) return false;` : `if (!(${types.map((t) => typeTest(t, x)).join(" || ")})) return false;`);
+      out.push(
+        types.length === 1
+          ? `if (${typeRefusal(types[0]!, x)}) return false;`
+          : `if (!(${types.map((t) => typeTest(t, x)).join(" || ")})) return false;`,
+      );
     }
     // The keywords of an instance type apply only to values of that type: guarded unless the
     // type keyword already left only that type, and left out when it rules the type out.
     const applies = (...kinds: string[]): boolean => types === undefined || types.some((t) => kinds.includes(t as string));
     const only = (...kinds: string[]): boolean => types !== undefined && types.every((t) => kinds.includes(t as string));
-    const guarded = (test: string, onlyThis: boolean, lines: string[]): string[] => (lines.length === 0 ? [] : onlyThis ? lines : [`if (${test}) {`, ...indent(lines), "}"]);
+    const guarded = (test: string, onlyThis: boolean, lines: string[]): string[] =>
+      lines.length === 0 ? [] : onlyThis ? lines : [`if (${test}) {`, ...indent(lines), "}"];
 
     if (s.enum !== undefined) {
       if (!Array.isArray(s.enum) || !s.enum.every(isPrimitive)) throw new Unsupported("enum of objects or arrays");
@@ -222,11 +261,21 @@ class SchemaReader {
     if (applies("number", "integer")) out.push(...guarded(`Number.isFinite(${x})`, only("number", "integer"), this.numberKeywords(s, x)));
 
     if (s.allOf !== undefined) for (const sub of this.list(s, "allOf")) out.push(...this.check(sub, x));
-    if (s.anyOf !== undefined) out.push(`if (!(${this.branches(s, "anyOf").map((f) => `${f}(${x})`).join(" || ")})) return false;`);
-    if (s.discriminator !== undefined && !this.unit.compiler.options.discriminator) throw new Unsupported("discriminator without ajv's discriminator option");
+    if (s.anyOf !== undefined)
+      out.push(
+        `if (!(${this.branches(s, "anyOf")
+          .map((f) => `${f}(${x})`)
+          .join(" || ")})) return false;`,
+      );
+    if (s.discriminator !== undefined && !this.unit.compiler.options.discriminator)
+      throw new Unsupported("discriminator without ajv's discriminator option");
     if (s.oneOf !== undefined && s.discriminator === undefined) {
       const n = this.locals.next("n");
-      out.push(`let ${n} = 0;`, ...this.branches(s, "oneOf").map((f) => `if (${f}(${x}) && ++${n} > 1) return false;`), `if (${n} !== 1) return false;`);
+      out.push(
+        `let ${n} = 0;`,
+        ...this.branches(s, "oneOf").map((f) => `if (${f}(${x}) && ++${n} > 1) return false;`),
+        `if (${n} !== 1) return false;`,
+      );
     }
     if (s.not !== undefined) out.push(`if (${this.unit.fn(s.not, this.base)}(${x})) return false;`);
     return out;
@@ -258,7 +307,8 @@ class SchemaReader {
     const properties = s.properties === undefined ? {} : s.properties;
     if (!isObject(properties)) throw new Unsupported("properties that is not an object");
     const required = s.required === undefined ? [] : s.required;
-    if (!Array.isArray(required) || !required.every((r) => typeof r === "string")) throw new Unsupported("required that is not a list of names");
+    if (!Array.isArray(required) || !required.every((r) => typeof r === "string"))
+      throw new Unsupported("required that is not a list of names");
     const requiredSet = new Set(required as string[]);
     const known = Object.keys(properties);
     const dispatch = s.discriminator === undefined ? undefined : this.dispatch(s);
@@ -268,7 +318,12 @@ class SchemaReader {
       const v = this.locals.next("v");
       const schema = properties[key];
       // The tag's own enum (see withTagCheck) names exactly the branches: the dispatch below refuses every other value.
-      const impliedByDispatch = dispatch?.tagName === key && isObject(schema) && Object.keys(schema).length === 1 && Array.isArray(schema.enum) && sameStrings(schema.enum, dispatch.tags);
+      const impliedByDispatch =
+        dispatch?.tagName === key &&
+        isObject(schema) &&
+        Object.keys(schema).length === 1 &&
+        Array.isArray(schema.enum) &&
+        sameStrings(schema.enum, dispatch.tags);
       const sub = schema === undefined || impliedByDispatch ? [] : this.check(schema, v);
       if (dispatch?.tagName === key) tagLocal = v;
       else if (!requiredSet.has(key) && sub.length === 0) continue;
@@ -284,7 +339,8 @@ class SchemaReader {
     const k = this.locals.next("k");
     if (names !== undefined && names !== true) keyLines.push(...this.check(names, k));
     if (additional !== undefined && additional !== true) {
-      const isKnown = known.length > CHAIN_LIMIT ? `${this.hoistSet(known)}.has(${k})` : known.map((p) => `${k} === ${JSON.stringify(p)}`).join(" || ");
+      const isKnown =
+        known.length > CHAIN_LIMIT ? `${this.hoistSet(known)}.has(${k})` : known.map((p) => `${k} === ${JSON.stringify(p)}`).join(" || ");
       if (additional === false) keyLines.push(known.length ? `if (!(${isKnown})) return false;` : "return false;");
       else {
         const a = this.locals.next("a");
@@ -295,7 +351,10 @@ class SchemaReader {
     }
     if (keyLines.length) out.push(`for (const ${k} in ${x}) {`, ...indent(keyLines), "}");
 
-    for (const [keyword, op] of [["minProperties", "<"], ["maxProperties", ">"]] as const) {
+    for (const [keyword, op] of [
+      ["minProperties", "<"],
+      ["maxProperties", ">"],
+    ] as const) {
       const limit = s[keyword];
       if (limit === undefined) continue;
       if (typeof limit !== "number") throw new Unsupported(keyword);
@@ -305,14 +364,19 @@ class SchemaReader {
   }
 
   /** A discriminator's tag name and, per branch, its tags and check; as ajv reads them (the branch's `properties/<tag>`, `const` or `enum`). */
-  private dispatch(s: JsonObject): { readonly tagName: string; readonly tags: readonly string[]; readonly branches: readonly { readonly tags: readonly string[]; readonly check: string }[] } {
+  private dispatch(s: JsonObject): {
+    readonly tagName: string;
+    readonly tags: readonly string[];
+    readonly branches: readonly { readonly tags: readonly string[]; readonly check: string }[];
+  } {
     const d = s.discriminator;
     if (!isObject(d) || typeof d.propertyName !== "string" || d.mapping !== undefined) throw new Unsupported("discriminator form");
     const tagName = d.propertyName;
     const seen = new Set<string>();
     const branches = this.list(s, "oneOf").map((branch) => {
       // As ajv: a branch that is only a $ref is read through it; any other branch is read as written.
-      const onlyRef = isObject(branch) && typeof branch.$ref === "string" && Object.keys(branch).every((k) => k === "$ref" || IGNORED.has(k));
+      const onlyRef =
+        isObject(branch) && typeof branch.$ref === "string" && Object.keys(branch).every((k) => k === "$ref" || IGNORED.has(k));
       const read = onlyRef ? this.unit.locate((branch as JsonObject).$ref as string, this.base).node : branch;
       const tag = isObject(read) && isObject(read.properties) ? read.properties[tagName] : undefined;
       if (!isObject(tag)) throw new Unsupported("discriminator branch without its tag");
@@ -327,8 +391,16 @@ class SchemaReader {
   /** ajv's discriminator: the tag must be a string naming a branch, and only that branch is checked (`oneOf` is not counted). */
   private discriminator(dispatch: ReturnType<SchemaReader["dispatch"]>, x: string, loaded: string | undefined): string[] {
     const t = loaded ?? this.locals.next("t");
-    const cases = dispatch.branches.flatMap((b, i) => [`${i ? "} else if" : "if"} (${b.tags.map((v) => `${t} === ${JSON.stringify(v)}`).join(" || ")}) {`, `  if (!${b.check}(${x})) return false;`]);
-    return [...(loaded ? [] : [`const ${t} = ${property(x, dispatch.tagName)};`]), `if (typeof ${t} !== "string") return false;`, ...cases, "} else return false;"];
+    const cases = dispatch.branches.flatMap((b, i) => [
+      `${i ? "} else if" : "if"} (${b.tags.map((v) => `${t} === ${JSON.stringify(v)}`).join(" || ")}) {`,
+      `  if (!${b.check}(${x})) return false;`,
+    ]);
+    return [
+      ...(loaded ? [] : [`const ${t} = ${property(x, dispatch.tagName)};`]),
+      `if (typeof ${t} !== "string") return false;`,
+      ...cases,
+      "} else return false;",
+    ];
   }
 
   private arrayKeywords(s: JsonObject, x: string): string[] {
@@ -378,7 +450,12 @@ class SchemaReader {
   private numberKeywords(s: JsonObject, x: string): string[] {
     const out: string[] = [];
     if (s.multipleOf !== undefined) throw new Unsupported("multipleOf");
-    for (const [keyword, op] of [["minimum", "<"], ["maximum", ">"], ["exclusiveMinimum", "<="], ["exclusiveMaximum", ">="]] as const) {
+    for (const [keyword, op] of [
+      ["minimum", "<"],
+      ["maximum", ">"],
+      ["exclusiveMinimum", "<="],
+      ["exclusiveMaximum", ">="],
+    ] as const) {
       if (s[keyword] !== undefined) out.push(`if (${x} ${op} ${this.limit(s, keyword)}) return false;`);
     }
     return out;
@@ -456,7 +533,12 @@ export interface AcceptChecks {
  * that scope's validators were compiled from, in the same order). `full(title)` is the
  * expression of ajv's validator for a title, which a type without a check uses instead.
  */
-export function acceptChecks(model: ProtocolModel, schemas: readonly JsonObject[], options: AcceptOptions, full: (title: string) => string): AcceptChecks {
+export function acceptChecks(
+  model: ProtocolModel,
+  schemas: readonly JsonObject[],
+  options: AcceptOptions,
+  full: (title: string) => string,
+): AcceptChecks {
   const compiler = new AcceptCompiler(model, schemas, options);
   const constants: string[] = [];
   const functions: string[] = [];
@@ -470,7 +552,10 @@ export function acceptChecks(model: ProtocolModel, schemas: readonly JsonObject[
     } catch (error) {
       if (!(error instanceof Unsupported)) throw error;
       uncovered.set(type.title, error.message);
-      functions.push(`// ${type.title}: no accept-only check (${error.message}); ajv's validator answers.`, `const ${compiler.acceptName(i)} = ${full(type.title)};`);
+      functions.push(
+        `// ${type.title}: no accept-only check (${error.message}); ajv's validator answers.`,
+        `const ${compiler.acceptName(i)} = ${full(type.title)};`,
+      );
     }
   });
   if (compiler.usesCodePoints) constants.push(CODE_POINTS_FUNCTION);

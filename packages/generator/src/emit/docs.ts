@@ -26,7 +26,12 @@ export function describeSchema(schema: Json, model: ProtocolModel, file = ""): s
   if ("const" in schema) return `\`${JSON.stringify(schema.const)}\``;
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => `\`${JSON.stringify(v)}\``).join(" \\| ") + open;
   if (Array.isArray(schema.anyOf)) return schema.anyOf.map((s) => describeSchema(s, model, file)).join(" \\| ") + open;
-  if (Array.isArray(schema.oneOf)) return schema.oneOf.map((s) => describeSchema(s, model, file)).join(" \\| ") + (isObject(schema.discriminator) ? "" : " (exactly one)") + open;
+  if (Array.isArray(schema.oneOf))
+    return (
+      schema.oneOf.map((s) => describeSchema(s, model, file)).join(" \\| ") +
+      (isObject(schema.discriminator) ? "" : " (exactly one)") +
+      open
+    );
   if (Array.isArray(schema.allOf)) {
     const own = isObject(schema.properties) ? ["object"] : [];
     return [...schema.allOf.map((s) => describeSchema(s, model, file)), ...own].join(" & ");
@@ -53,14 +58,20 @@ export function describeSchema(schema: Json, model: ProtocolModel, file = ""): s
 /** How a message's params are written in the tables: a link to their type, with how they are sent. */
 function paramsText(m: MethodModel | NotificationModel): string {
   if (m.params === undefined) return "none";
-  const notes = [m.paramStructure === "by-position" ? "by position" : m.paramStructure === "either" ? "by name or by position" : "", m.paramsOptional ? "may be left out" : ""].filter(Boolean);
+  const notes = [
+    m.paramStructure === "by-position" ? "by position" : m.paramStructure === "either" ? "by name or by position" : "",
+    m.paramsOptional ? "may be left out" : "",
+  ].filter(Boolean);
   return `[\`${m.params}\`](#${anchorOf(m.params)})${notes.length ? ` (${notes.join(", ")})` : ""}`;
 }
 
 const cell = (text: unknown) => (typeof text === "string" ? text.replace(/\|/g, "\\|").replace(/\n+/g, " ") : "");
 
 /** A field's description, with the value its schema defaults to (its `default` keyword) when it declares one. */
-const fieldText = (schema: JsonObject) => (schema.default === undefined ? schema.description : [schema.description, `Default: \`${JSON.stringify(schema.default)}\`.`].filter(Boolean).join(" "));
+const fieldText = (schema: JsonObject) =>
+  schema.default === undefined
+    ? schema.description
+    : [schema.description, `Default: \`${JSON.stringify(schema.default)}\`.`].filter(Boolean).join(" ");
 
 export function emitDocs(model: ProtocolModel, header: string): string {
   const usedBy = new Map<string, string[]>();
@@ -80,8 +91,12 @@ export function emitDocs(model: ProtocolModel, header: string): string {
   return render("PROTOCOL.md", {
     header,
     protocol: { title: model.title, version: model.version, description: model.description },
-    paramsSentence: byName ? "Params are sent by name, as one object." : "Each method and notification says how its params are sent: by name (one object), by position (one array) or either.",
-    batchesSentence: model.batches ? "A frame may also be a batch: an array of requests and notifications, answered by an array of their responses." : "Batches (arrays of messages) are not part of the protocol.",
+    paramsSentence: byName
+      ? "Params are sent by name, as one object."
+      : "Each method and notification says how its params are sent: by name (one object), by position (one array) or either.",
+    batchesSentence: model.batches
+      ? "A frame may also be a batch: an array of requests and notifications, answered by an array of their responses."
+      : "Batches (arrays of messages) are not part of the protocol.",
     objectsSentence: model.objects === "open" ? "An object keeps fields its type does not declare unless the type closes it." : "",
     methods: model.methods.map((m) => ({
       ...m,
@@ -94,12 +109,23 @@ export function emitDocs(model: ProtocolModel, header: string): string {
       errors: m.errors.map((reason) => errorsByReason.get(reason)!),
     })),
     notifications: model.notifications.map((n) => ({ ...n, paramsText: paramsText(n), directionText: DIRECTION[n.direction] })),
-    errors: model.errors.map((e) => ({ ...e, dataText: e.data === undefined ? "" : `[\`${e.data}\`](#${anchorOf(e.data)})`, description: cell(e.description), details: e.details.map((d) => ({ ...d, description: cell(d.description) })) })),
+    errors: model.errors.map((e) => ({
+      ...e,
+      dataText: e.data === undefined ? "" : `[\`${e.data}\`](#${anchorOf(e.data)})`,
+      description: cell(e.description),
+      details: e.details.map((d) => ({ ...d, description: cell(d.description) })),
+    })),
     ordering: model.ordering.map((r) => ({ ...r, description: cell(r.description), requirementDiffers: r.requirement !== r.id })),
     types: model.types
       .flatMap((t) => [
         { title: t.title, file: t.file, where: t.file, description: t.description, schema: t.schema },
-        ...t.defs.map((d) => ({ title: d.title, file: t.file, where: `${t.file}#${d.pointer}`, description: typeof d.schema.description === "string" ? d.schema.description : `A local definition of ${t.title}.`, schema: d.schema })),
+        ...t.defs.map((d) => ({
+          title: d.title,
+          file: t.file,
+          where: `${t.file}#${d.pointer}`,
+          description: typeof d.schema.description === "string" ? d.schema.description : `A local definition of ${t.title}.`,
+          schema: d.schema,
+        })),
       ])
       .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0))
       .map((t) => {
@@ -111,7 +137,9 @@ export function emitDocs(model: ProtocolModel, header: string): string {
           file: t.where,
           description: t.description,
           usedBy: usedBy.get(t.title) ?? [],
-          union: union ? { propertyName: union.propertyName, variants: union.variants.map((v) => ({ ...v, anchor: anchorOf(v.title) })) } : undefined,
+          union: union
+            ? { propertyName: union.propertyName, variants: union.variants.map((v) => ({ ...v, anchor: anchorOf(v.title) })) }
+            : undefined,
           fields: Object.entries(properties).map(([name, schema]) => ({
             name,
             type: describeSchema(schema, model, t.file),

@@ -19,7 +19,12 @@ function componentSchema(schema: Json, model: ProtocolModel, file: string): Json
     const title = fragment === "" ? type?.title : type?.defs.find((d) => d.pointer === fragment)?.title;
     if (!title) return undefined;
     // The keys in their order, the reference rewritten in its place.
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, key === "$ref" ? `#/components/schemas/${title}` : componentSchema(value, model, file)]));
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [
+        key,
+        key === "$ref" ? `#/components/schemas/${title}` : componentSchema(value, model, file),
+      ]),
+    );
   });
 }
 
@@ -43,7 +48,11 @@ function contentDescriptors(m: MethodModel | NotificationModel, model: ProtocolM
     return positions.map((schema, i) => {
       const node = isObject(schema) ? schema : {};
       const { title, ...rest } = node;
-      const descriptor: JsonObject = { name: typeof title === "string" ? title : `param${i + 1}`, required: i < required, schema: componentSchema(rest, model, type.file) };
+      const descriptor: JsonObject = {
+        name: typeof title === "string" ? title : `param${i + 1}`,
+        required: i < required,
+        schema: componentSchema(rest, model, type.file),
+      };
       if (typeof node.description === "string") descriptor.description = node.description;
       return descriptor;
     });
@@ -67,7 +76,11 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
   const paramsExtensions = (m: MethodModel | NotificationModel): JsonObject => ({
     ...(m.params === undefined ? {} : { "x-params-type": m.params }),
     // Params that are a union of objects have no list of named params: their schema is given whole.
-    ...(m.params !== undefined && m.paramStructure !== "by-position" && !flatOrUndefined(model.types.find((t) => t.title === m.params)!.schema, model.types.find((t) => t.title === m.params)!.file, model) ? { "x-params-schema": { $ref: `#/components/schemas/${m.params}` } } : {}),
+    ...(m.params !== undefined &&
+    m.paramStructure !== "by-position" &&
+    !flatOrUndefined(model.types.find((t) => t.title === m.params)!.schema, model.types.find((t) => t.title === m.params)!.file, model)
+      ? { "x-params-schema": { $ref: `#/components/schemas/${m.params}` } }
+      : {}),
     ...(m.paramsOptional ? { "x-params-optional": true } : {}),
   });
   const methodObject = (m: MethodModel): JsonObject => ({
@@ -100,10 +113,7 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
     components: {
       schemas: Object.fromEntries(schemas.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))),
       errors: Object.fromEntries(
-        model.errors.map((e) => [
-          e.reason,
-          { code: e.code, message: e.message, data: { reason: e.reason, description: e.description } },
-        ]),
+        model.errors.map((e) => [e.reason, { code: e.code, message: e.message, data: { reason: e.reason, description: e.description } }]),
       ),
     },
     "x-notifications": model.notifications.map((n) => ({
@@ -114,7 +124,13 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
       ...paramsExtensions(n),
     })),
     // The type of each error's data, where errors.json gives one (an error object has no field for it).
-    ...(model.errors.some((e) => e.data !== undefined) ? { "x-error-data": Object.fromEntries(model.errors.filter((e) => e.data !== undefined).map((e) => [e.reason, { $ref: `#/components/schemas/${e.data}` }])) } : {}),
+    ...(model.errors.some((e) => e.data !== undefined)
+      ? {
+          "x-error-data": Object.fromEntries(
+            model.errors.filter((e) => e.data !== undefined).map((e) => [e.reason, { $ref: `#/components/schemas/${e.data}` }]),
+          ),
+        }
+      : {}),
     ...(model.batches ? { "x-batches": true } : {}),
     // OpenRPC describes what a server serves; the methods a server calls on its client
     // (sampling in MCP, window/showMessageRequest in LSP) are listed apart, in the same form.

@@ -19,7 +19,8 @@ export function refName(ref: string, file: string, model: ProtocolModel): string
   return fragment === "" ? type.title : type.defs.find((d) => d.pointer === fragment)?.title;
 }
 
-const paren = (expression: string) => (/^[\w$.]+(\[\])*$|^"[^"]*"$|^\[.*\]$|^\{.*\}$|^\(.*\)$/.test(expression) ? expression : `(${expression})`);
+const paren = (expression: string) =>
+  /^[\w$.]+(\[\])*$|^"[^"]*"$|^\[.*\]$|^\{.*\}$|^\(.*\)$/.test(expression) ? expression : `(${expression})`;
 
 const union = (parts: readonly string[]) => {
   const distinct = [...new Set(parts)];
@@ -28,7 +29,9 @@ const union = (parts: readonly string[]) => {
 
 /** What a value not listed by an `x-open` enum or union is typed as: any value of the listed values' types. */
 function openRest(types: readonly string[]): string[] {
-  return types.map((t) => (t === "string" ? "(string & {})" : t === "integer" || t === "number" ? "(number & {})" : t === "boolean" ? "boolean" : "null"));
+  return types.map((t) =>
+    t === "string" ? "(string & {})" : t === "integer" || t === "number" ? "(number & {})" : t === "boolean" ? "boolean" : "null",
+  );
 }
 
 export class TypeExpressions {
@@ -51,7 +54,12 @@ export class TypeExpressions {
     if (variants) return union(variants.map((v) => this.of(v, file)));
     if (Array.isArray(schema.allOf)) return schema.allOf.map((m) => paren(this.of(m, file))).join(" & ");
     const types = typeof schema.type === "string" ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : undefined;
-    if (!types) return isObject(schema.properties) ? this.object(schema, file) : Array.isArray(schema.prefixItems) ? this.array(schema, file) : "unknown";
+    if (!types)
+      return isObject(schema.properties)
+        ? this.object(schema, file)
+        : Array.isArray(schema.prefixItems)
+          ? this.array(schema, file)
+          : "unknown";
     return union(types.map((t) => this.ofType(t, schema, file)));
   }
 
@@ -86,7 +94,9 @@ export class TypeExpressions {
   private object(schema: JsonObject, file: string): string {
     const properties = isObject(schema.properties) ? schema.properties : {};
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-    const members = Object.entries(properties).map(([name, s]) => `${IDENTIFIER.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${this.of(s, file)}`);
+    const members = Object.entries(properties).map(
+      ([name, s]) => `${IDENTIFIER.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${this.of(s, file)}`,
+    );
     const extra = schema.additionalProperties;
     if (isObject(extra)) members.push(`[k: string]: ${this.of(extra, file)}`);
     else if (extra === true || (extra === undefined && this.openObjects)) members.push("[k: string]: unknown");

@@ -33,9 +33,14 @@ function prepare(source: JsonObject, file: string, model: ProtocolModel, express
   const root = defaultsDocumented(source) as JsonObject;
   const named = mapSchema(root, (node) => {
     // Any JSON value (`{}` or a description alone) is `unknown`, not an empty object type.
-    if (node !== root && !SHAPING.some((key) => key in node)) return typeof node.description === "string" ? { tsType: "unknown", description: node.description } : { tsType: "unknown" };
+    if (node !== root && !SHAPING.some((key) => key in node))
+      return typeof node.description === "string" ? { tsType: "unknown", description: node.description } : { tsType: "unknown" };
     const written =
-      typeof node.$ref === "string" ? refName(node.$ref, file, model) : node["x-open"] === true || Array.isArray(node.prefixItems) ? expressions.of(node, file) : openEnumIdiom(node);
+      typeof node.$ref === "string"
+        ? refName(node.$ref, file, model)
+        : node["x-open"] === true || Array.isArray(node.prefixItems)
+          ? expressions.of(node, file)
+          : openEnumIdiom(node);
     if (written === undefined) {
       // A union's own `"type": "object"` is only there for the validator; the union of its variants is the type.
       if (node !== root && (Array.isArray(node.oneOf) || Array.isArray(node.anyOf)) && node.type === "object" && !("properties" in node)) {
@@ -62,7 +67,9 @@ function prepare(source: JsonObject, file: string, model: ProtocolModel, express
 function openEnumIdiom(node: JsonObject): string | undefined {
   if (!Array.isArray(node.anyOf) || node.anyOf.length !== 2) return undefined;
   const listed = node.anyOf.find((s) => isObject(s) && Array.isArray(s.enum) && s.enum.every((v) => typeof v === "string"));
-  const other = node.anyOf.find((s) => s !== listed && isObject(s) && s.type === "string" && Object.keys(s).every((k) => k === "type" || k === "description"));
+  const other = node.anyOf.find(
+    (s) => s !== listed && isObject(s) && s.type === "string" && Object.keys(s).every((k) => k === "type" || k === "description"),
+  );
   if (!isObject(listed) || !other) return undefined;
   return [...(listed.enum as string[]).map((v) => JSON.stringify(v)), "(string & {})"].join(" | ");
 }
@@ -79,7 +86,10 @@ export async function emitTypes(model: ProtocolModel): Promise<string> {
   const parts: string[] = [];
   const expressions = new TypeExpressions(model, model.objects === "open");
   const declarations = model.types
-    .flatMap((t) => [{ title: t.title, file: t.file, schema: t.schema }, ...t.defs.map((d) => ({ title: d.title, file: t.file, schema: d.schema }))])
+    .flatMap((t) => [
+      { title: t.title, file: t.file, schema: t.schema },
+      ...t.defs.map((d) => ({ title: d.title, file: t.file, schema: d.schema })),
+    ])
     .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
   for (const declaration of declarations) {
     const code = await compile(prepare(declaration.schema, declaration.file, model, expressions) as never, declaration.title, {

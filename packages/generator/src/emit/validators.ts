@@ -73,8 +73,12 @@ export function withIntegerRange(schema: JsonObject): JsonObject {
   const bound = (node: JsonObject): Json | undefined => {
     const types = Array.isArray(node.type) ? node.type : [node.type];
     if (!types.includes("integer") || types.includes("number")) return undefined;
-    const lower = (typeof node.minimum === "number" && node.minimum >= INTEGER_RANGE.minimum) || (typeof node.exclusiveMinimum === "number" && node.exclusiveMinimum >= INTEGER_RANGE.minimum);
-    const upper = (typeof node.maximum === "number" && node.maximum <= INTEGER_RANGE.maximum) || (typeof node.exclusiveMaximum === "number" && node.exclusiveMaximum <= INTEGER_RANGE.maximum);
+    const lower =
+      (typeof node.minimum === "number" && node.minimum >= INTEGER_RANGE.minimum) ||
+      (typeof node.exclusiveMinimum === "number" && node.exclusiveMinimum >= INTEGER_RANGE.minimum);
+    const upper =
+      (typeof node.maximum === "number" && node.maximum <= INTEGER_RANGE.maximum) ||
+      (typeof node.exclusiveMaximum === "number" && node.exclusiveMaximum <= INTEGER_RANGE.maximum);
     if (lower && upper) return undefined;
     const bounded: JsonObject = { ...node };
     if (!lower) bounded.minimum = INTEGER_RANGE.minimum;
@@ -92,7 +96,14 @@ function defaultOf<T>(module: T): T {
 }
 
 /** The keywords that need ajv's dynamic-scope and evaluated-property bookkeeping in every compiled function. */
-const DYNAMIC_KEYWORDS = ["$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor", "unevaluatedProperties", "unevaluatedItems"];
+const DYNAMIC_KEYWORDS = [
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$recursiveRef",
+  "$recursiveAnchor",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+];
 
 /**
  * JSON Schema 2020-12 without `$dynamicRef`/`$dynamicAnchor` and `unevaluated*`: Ajv2020
@@ -164,7 +175,8 @@ export function checkMetaSchema(model: ProtocolModel): void {
   const problems: SchemaError[] = [];
   for (const type of model.types) {
     if (metaAjv.validateSchema(type.schema as object)) continue;
-    for (const error of metaAjv.errors ?? []) problems.push(new SchemaError(type.file, error.instancePath, `not valid JSON Schema 2020-12: ${error.message ?? error.keyword}`));
+    for (const error of metaAjv.errors ?? [])
+      problems.push(new SchemaError(type.file, error.instancePath, `not valid JSON Schema 2020-12: ${error.message ?? error.keyword}`));
   }
   if (problems.length) throw new SchemaErrors(problems);
   metaChecked.add(model);
@@ -235,11 +247,20 @@ function closesByDefault(node: JsonObject): boolean {
  * - `x-open` enums and unions keep values they do not list (open.ts);
  * - annotations are dropped, and a tagged union checks its tag first.
  */
-function validationSchema(type: TypeModel, model: ProtocolModel, mode: ValidationMode, files: ReadonlyMap<string, { readonly schema: JsonObject }>, union: UnionModel | undefined): JsonObject {
+function validationSchema(
+  type: TypeModel,
+  model: ProtocolModel,
+  mode: ValidationMode,
+  files: ReadonlyMap<string, { readonly schema: JsonObject }>,
+  union: UnionModel | undefined,
+): JsonObject {
   let schema = files.get(type.file)!.schema;
   if (model.objects === "closed") {
     // A flattened object may hold further allOf nodes among the properties it gathered.
-    const flatten = (s: JsonObject): JsonObject => mapSchema(s, (node) => (Array.isArray(node.allOf) && combinesObjects(node, type.file, files) ? flatten(flattenedSchema(node, type.file, files)) : undefined)) as JsonObject;
+    const flatten = (s: JsonObject): JsonObject =>
+      mapSchema(s, (node) =>
+        Array.isArray(node.allOf) && combinesObjects(node, type.file, files) ? flatten(flattenedSchema(node, type.file, files)) : undefined,
+      ) as JsonObject;
     schema = flatten(schema);
     if (mode === "strict") schema = closeByDefault(schema);
   }
@@ -274,7 +295,10 @@ export function schemasFor(model: ProtocolModel, mode: ValidationMode): JsonObje
  * validator to `exports.<Title>` and takes its runtime helpers from `require`, with the names of
  * the helpers it requires.
  */
-export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet): { readonly code: string; readonly helpers: readonly string[]; readonly schemas: readonly JsonObject[] } {
+export function standaloneValidatorCode(
+  model: ProtocolModel,
+  set: ValidatorSet,
+): { readonly code: string; readonly helpers: readonly string[]; readonly schemas: readonly JsonObject[] } {
   checkMetaSchema(model);
   const schemas = schemasFor(model, set === "tolerant" ? "tolerant" : "strict");
   const ajv = compilerFor(schemas, { allErrors: set === "report", code: { source: true, esm: false, lines: true } });
@@ -296,7 +320,13 @@ export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet)
   const helpers = [...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]!);
   const missing = helpers.find((name) => !Object.hasOwn(VALIDATOR_HELPERS, name));
   if (missing !== undefined) {
-    throw new SchemaErrors([new SchemaError("(schemas)", "", `a schema uses a keyword whose validator needs the runtime helper ${missing} (a format, for example), which the support module does not provide; drop that keyword or express it otherwise`)]);
+    throw new SchemaErrors([
+      new SchemaError(
+        "(schemas)",
+        "",
+        `a schema uses a keyword whose validator needs the runtime helper ${missing} (a format, for example), which the support module does not provide; drop that keyword or express it otherwise`,
+      ),
+    ]);
   }
   return { code, helpers, schemas };
 }
@@ -307,7 +337,10 @@ export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet)
  * valid, and otherwise calls ajv's validator, which decides again and writes the errors.
  * A type without a check keeps ajv's validator as its export.
  */
-function withAcceptChecks(model: ProtocolModel, schemas: readonly JsonObject[]): { readonly code: string; readonly uncovered: ReadonlyMap<string, string> } {
+function withAcceptChecks(
+  model: ProtocolModel,
+  schemas: readonly JsonObject[],
+): { readonly code: string; readonly uncovered: ReadonlyMap<string, string> } {
   const full = (title: string) => `full${model.types.findIndex((t) => t.title === title)}`;
   const { code, uncovered } = acceptChecks(model, schemas, ajvOptions, full);
   const lines = [
@@ -343,9 +376,13 @@ function withAcceptChecks(model: ProtocolModel, schemas: readonly JsonObject[]):
  * validators, and for the fast sets (strict, tolerant) the accept-only checks in front of them;
  * `uncovered` names the types without one (ajv's validator alone), with the reason.
  */
-export function validatorSetCode(model: ProtocolModel, set: ValidatorSet): { readonly code: string; readonly helpers: readonly string[]; readonly uncovered: ReadonlyMap<string, string> } {
+export function validatorSetCode(
+  model: ProtocolModel,
+  set: ValidatorSet,
+): { readonly code: string; readonly helpers: readonly string[]; readonly uncovered: ReadonlyMap<string, string> } {
   const { code, helpers, schemas } = standaloneValidatorCode(model, set);
-  if (set === "report") return { code, helpers, uncovered: new Map(model.types.map((t) => [t.title, "the report set has no accept-only checks"])) };
+  if (set === "report")
+    return { code, helpers, uncovered: new Map(model.types.map((t) => [t.title, "the report set has no accept-only checks"])) };
   const checks = withAcceptChecks(model, schemas);
   return { code: `${code.trim()}\n${checks.code}`, helpers, uncovered: checks.uncovered };
 }

@@ -53,9 +53,18 @@ export function recognise(root: JsonObject): SourceFormat | undefined {
 }
 
 /** The folder a source gives, in memory: its files by name, and the report. */
-export function importSource(root: JsonObject, format: SourceFormat, map: ImportMap, sourceName: string): { files: Map<string, string>; protocol: ImportedProtocol; report: ImportReport } {
+export function importSource(
+  root: JsonObject,
+  format: SourceFormat,
+  map: ImportMap,
+  sourceName: string,
+): { files: Map<string, string>; protocol: ImportedProtocol; report: ImportReport } {
   const { protocol, report } =
-    format === "jsonschema" ? importJsonSchema(root, { map, sourceName }) : format === "openrpc" ? importOpenRpc(root, { map, sourceName }) : importLsp(root, { map, sourceName });
+    format === "jsonschema"
+      ? importJsonSchema(root, { map, sourceName })
+      : format === "openrpc"
+        ? importOpenRpc(root, { map, sourceName })
+        : importLsp(root, { map, sourceName });
   return { files: folderFiles(protocol), protocol, report };
 }
 
@@ -77,7 +86,9 @@ function loadProblems(files: ReadonlyMap<string, string>): string | undefined {
 /** The report as text: what was imported, then what was made up, dropped, not expressible, unused. */
 export function renderReport(report: ImportReport, source: string, out: string): string {
   const { methods, notifications, types, errors } = report.counts;
-  const lines = [`turnspec import: ${report.conventions} from ${source} into ${out}: ${methods} method${methods === 1 ? "" : "s"}, ${notifications} notification${notifications === 1 ? "" : "s"}, ${types} type${types === 1 ? "" : "s"}, ${errors} error${errors === 1 ? "" : "s"}`];
+  const lines = [
+    `turnspec import: ${report.conventions} from ${source} into ${out}: ${methods} method${methods === 1 ? "" : "s"}, ${notifications} notification${notifications === 1 ? "" : "s"}, ${types} type${types === 1 ? "" : "s"}, ${errors} error${errors === 1 ? "" : "s"}`,
+  ];
   const section = (title: string, entries: readonly { subject: string; detail: string }[]) => {
     lines.push(`${title} (${entries.length})${entries.length ? ":" : ""}`);
     for (const e of entries) lines.push(`  - ${e.subject}: ${e.detail}`);
@@ -94,7 +105,9 @@ export async function runImport(command: ImportCommand, out: Output = process.st
   try {
     text = readFileSync(command.source, "utf8");
   } catch (error) {
-    err.write(`turnspec import: cannot read ${command.source}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}\n`);
+    err.write(
+      `turnspec import: cannot read ${command.source}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}\n`,
+    );
     return 2;
   }
   let root: unknown;
@@ -110,7 +123,9 @@ export async function runImport(command: ImportCommand, out: Output = process.st
   }
   const format = command.from ?? recognise(root as JsonObject);
   if (!format) {
-    err.write(`turnspec import: cannot tell the format of ${command.source}: it is neither an OpenRPC document (openrpc), nor LSP's meta model (metaData, requests, structures), nor a JSON Schema with $defs; name it with --from ${SOURCE_FORMATS.join("|")}\n`);
+    err.write(
+      `turnspec import: cannot tell the format of ${command.source}: it is neither an OpenRPC document (openrpc), nor LSP's meta model (metaData, requests, structures), nor a JSON Schema with $defs; name it with --from ${SOURCE_FORMATS.join("|")}\n`,
+    );
     return 2;
   }
   let imported: ReturnType<typeof importSource>;
@@ -138,12 +153,25 @@ export async function runImport(command: ImportCommand, out: Output = process.st
       if (!existsSync(path)) stale.push(`${name} (missing)`);
       else if (readFileSync(path, "utf8") !== content) stale.push(`${name} (differs)`);
     }
-    if (existsSync(command.out)) for (const name of readdirSync(command.out).filter((n) => n.endsWith(".json") && !imported.files.has(n))) stale.push(`${name} (not imported any more)`);
+    if (existsSync(command.out))
+      for (const name of readdirSync(command.out).filter((n) => n.endsWith(".json") && !imported.files.has(n)))
+        stale.push(`${name} (not imported any more)`);
     if (stale.length) {
-      err.write(`turnspec import --check: ${shown} is not what ${sourceShown} gives:\n${stale.sort().map((s) => `  ${s}`).join("\n")}\nrun: turnspec import ${sourceShown} --out ${shown}${command.map ? ` --map ${relative(process.cwd(), command.map) || command.map}` : ""}${command.from ? ` --from ${command.from}` : ""}\n`);
+      err.write(
+        `turnspec import --check: ${shown} is not what ${sourceShown} gives:\n${stale
+          .sort()
+          .map((s) => `  ${s}`)
+          .join(
+            "\n",
+          )}\nrun: turnspec import ${sourceShown} --out ${shown}${command.map ? ` --map ${relative(process.cwd(), command.map) || command.map}` : ""}${command.from ? ` --from ${command.from}` : ""}\n`,
+      );
       return 1;
     }
-    out.write(command.json ? `${JSON.stringify(imported.report, null, 2)}\n` : `${shown} is up to date with ${sourceShown} (${imported.files.size} files)\n`);
+    out.write(
+      command.json
+        ? `${JSON.stringify(imported.report, null, 2)}\n`
+        : `${shown} is up to date with ${sourceShown} (${imported.files.size} files)\n`,
+    );
     return 0;
   }
   mkdirSync(command.out, { recursive: true });

@@ -85,11 +85,17 @@ export class Reporter {
   }
 
   finish(format: ImportReport["format"], conventions: string, protocol: ImportedProtocol): ImportReport {
-    const byText = (a: ReportEntry, b: ReportEntry) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.detail < b.detail ? -1 : a.detail > b.detail ? 1 : 0);
+    const byText = (a: ReportEntry, b: ReportEntry) =>
+      a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.detail < b.detail ? -1 : a.detail > b.detail ? 1 : 0;
     return {
       format,
       conventions,
-      counts: { methods: protocol.methods.length, notifications: protocol.notifications.length, types: protocol.types.size, errors: protocol.errors.length },
+      counts: {
+        methods: protocol.methods.length,
+        notifications: protocol.notifications.length,
+        types: protocol.types.size,
+        errors: protocol.errors.length,
+      },
       madeUp: [...this.madeUp].sort(byText),
       dropped: [...this.dropped].sort(byText),
       notExpressible: [...this.notExpressible].sort(byText),
@@ -111,7 +117,10 @@ export function pascalCase(text: string): string {
 
 /** `CallToolResult` → `call_tool_result`; acronyms kept together (`JSONRPCError` → `jsonrpc_error`). */
 export function snakeCase(title: string): string {
-  return title.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2").toLowerCase();
+  return title
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .toLowerCase();
 }
 
 /** `URLElicitationRequired` → `url_elicitation_required`, a reason of errors.json. */
@@ -140,7 +149,11 @@ export class Names {
     if (known) return known;
     const ident = IDENTIFIER.test(name) ? name : pascalCase(name);
     const unique = this.unique(ident || "Unnamed");
-    if (unique !== name) this.reporter.made(unique, `named after the source's "${name}", which is not a PascalCase name${unique !== ident ? ` (and ${ident} is taken)` : ""}`);
+    if (unique !== name)
+      this.reporter.made(
+        unique,
+        `named after the source's "${name}", which is not a PascalCase name${unique !== ident ? ` (and ${ident} is taken)` : ""}`,
+      );
     this.taken.set(key, unique);
     return unique;
   }
@@ -175,7 +188,10 @@ export class Names {
 export function summaryOf(description: string | undefined, fallback: string): string {
   const text = (description ?? "").trim();
   if (!text) return fallback;
-  return text.split(/\n\s*\n/)[0]!.replace(/\s*\n\s*/g, " ").trim();
+  return text
+    .split(/\n\s*\n/)[0]!
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
 }
 
 /** The JSON of a file as written: two spaces, a final newline. */
@@ -221,14 +237,25 @@ export function folderFiles(protocol: ImportedProtocol): Map<string, string> {
     text({
       $schema: `${META}errors.schema.json`,
       description: `The errors of ${protocol.title} ${protocol.version} beyond the five of JSON-RPC 2.0, which are implied.`,
-      errors: protocol.errors.map((e) => ({ code: e.code, reason: e.reason, message: e.message, description: e.description, ...(e.anyMethod ? { anyMethod: true } : {}), ...(e.data === undefined ? {} : { data: refTo(e.data) }) })),
+      errors: protocol.errors.map((e) => ({
+        code: e.code,
+        reason: e.reason,
+        message: e.message,
+        description: e.description,
+        ...(e.anyMethod ? { anyMethod: true } : {}),
+        ...(e.data === undefined ? {} : { data: refTo(e.data) }),
+      })),
     }),
   );
   for (const [title, schema] of [...protocol.types].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     // The source's own title of the schema, where it is not the type's name, is kept as an annotation.
     const { description, title: sourceTitle, ...rest } = schema;
-    const kept: JsonObject = typeof sourceTitle === "string" && sourceTitle !== title && rest["x-title"] === undefined ? { "x-title": sourceTitle } : {};
-    files.set(fileOf(title), text({ $schema: DRAFT, $id: protocol.schemaBaseUri + fileOf(title), title, description: description ?? "", ...rest, ...kept }));
+    const kept: JsonObject =
+      typeof sourceTitle === "string" && sourceTitle !== title && rest["x-title"] === undefined ? { "x-title": sourceTitle } : {};
+    files.set(
+      fileOf(title),
+      text({ $schema: DRAFT, $id: protocol.schemaBaseUri + fileOf(title), title, description: description ?? "", ...rest, ...kept }),
+    );
   }
   return files;
 }

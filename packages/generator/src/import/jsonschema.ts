@@ -26,7 +26,18 @@ import type { Json, JsonObject } from "../model.js";
 import { STANDARD_ERRORS } from "../load.js";
 import { jsonTypesOf } from "../open.js";
 import { isObject, mapSchema } from "../walk.js";
-import { Names, reasonOf, refTo, Reporter, summaryOf, type ImportDirection, type ImportedError, type ImportedMessage, type ImportedProtocol, type ImportReport } from "./folder.js";
+import {
+  Names,
+  reasonOf,
+  refTo,
+  Reporter,
+  summaryOf,
+  type ImportDirection,
+  type ImportedError,
+  type ImportedMessage,
+  type ImportedProtocol,
+  type ImportReport,
+} from "./folder.js";
 import type { ImportMap } from "./map.js";
 
 /** The source says something the importer cannot read as a protocol: a usage error naming what and where. */
@@ -48,7 +59,8 @@ function readSource(root: JsonObject): Source {
 }
 
 /** The def a local reference names, or undefined. */
-const defOf = (ref: unknown, source: Source): string | undefined => (typeof ref === "string" && ref.startsWith(source.prefix) ? decodeURIComponent(ref.slice(source.prefix.length)) : undefined);
+const defOf = (ref: unknown, source: Source): string | undefined =>
+  typeof ref === "string" && ref.startsWith(source.prefix) ? decodeURIComponent(ref.slice(source.prefix.length)) : undefined;
 
 /** The defs a schema refers to, through allOf wrappers and unions. */
 function refsIn(schema: Json, source: Source): string[] {
@@ -83,12 +95,21 @@ function envelopeKind(schema: JsonObject, source: Source, known: ReadonlyMap<str
   const properties = isObject(schema.properties) ? schema.properties : {};
   if ("jsonrpc" in properties) return "a JSON-RPC envelope (it has the jsonrpc field)";
   if ("method" in properties) return "a message wrapper (it has the method field); its params are the message's params type";
-  if ("id" in properties && ("result" in properties || "error" in properties)) return "a JSON-RPC response envelope (id with result or error)";
+  if ("id" in properties && ("result" in properties || "error" in properties))
+    return "a JSON-RPC response envelope (id with result or error)";
   const keys = Object.keys(properties);
-  if (keys.length > 0 && keys.every((k) => ["code", "message", "data"].includes(k)) && "code" in properties && "message" in properties) return "the JSON-RPC error object (code, message, data)";
+  if (keys.length > 0 && keys.every((k) => ["code", "message", "data"].includes(k)) && "code" in properties && "message" in properties)
+    return "the JSON-RPC error object (code, message, data)";
   // A union, or an array, made only of envelopes (references to them or inline ones).
-  const variants = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : isObject(schema.items) ? [schema.items] : undefined;
-  if (variants && variants.length > 0 && variants.every((v) => isEnvelope(v, source, known))) return schema.type === "array" ? "a batch of JSON-RPC envelopes" : "a union of JSON-RPC envelopes";
+  const variants = Array.isArray(schema.anyOf)
+    ? schema.anyOf
+    : Array.isArray(schema.oneOf)
+      ? schema.oneOf
+      : isObject(schema.items)
+        ? [schema.items]
+        : undefined;
+  if (variants && variants.length > 0 && variants.every((v) => isEnvelope(v, source, known)))
+    return schema.type === "array" ? "a batch of JSON-RPC envelopes" : "a union of JSON-RPC envelopes";
   return undefined;
 }
 
@@ -109,7 +130,7 @@ function envelopes(source: Source): Map<string, string> {
   const data = new Set<string>();
   for (;;) {
     const found = new Map<string, string>();
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const [name, schema] of Object.entries(source.defs)) {
         if (found.has(name) || data.has(name)) continue;
@@ -122,7 +143,8 @@ function envelopes(source: Source): Map<string, string> {
     }
     // What a kept type refers to is kept, envelope-shaped or not; then the envelopes are found again without it.
     const before = data.size;
-    for (const [name, schema] of Object.entries(source.defs)) if (!found.has(name)) for (const referred of refsIn(schema, source)) if (found.has(referred)) data.add(referred);
+    for (const [name, schema] of Object.entries(source.defs))
+      if (!found.has(name)) for (const referred of refsIn(schema, source)) if (found.has(referred)) data.add(referred);
     if (data.size === before) return found;
   }
 }
@@ -165,7 +187,11 @@ class Converter {
       const def = defOf(node.$ref, this.source);
       if (def !== undefined) {
         const { $ref: _ref, title, ...rest } = node;
-        if (this.dropped.has(def)) this.reporter.notExpressible.push({ subject: where, detail: `refers to ${def}, ${this.dropped.get(def)}, which a type file cannot hold` });
+        if (this.dropped.has(def))
+          this.reporter.notExpressible.push({
+            subject: where,
+            detail: `refers to ${def}, ${this.dropped.get(def)}, which a type file cannot hold`,
+          });
         const converted: JsonObject = { ...refTo(this.nameOf(def)), ...(this.convert(rest as JsonObject, where) as JsonObject) };
         if (typeof title === "string" && title !== def) converted["x-title"] = title;
         return converted;
@@ -193,7 +219,11 @@ class Converter {
         delete copy.additionalItems;
         changed = true;
       }
-      if (Array.isArray(copy.enum) && copy.type === undefined && copy.enum.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))) {
+      if (
+        Array.isArray(copy.enum) &&
+        copy.type === undefined &&
+        copy.enum.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))
+      ) {
         const types = jsonTypesOf(copy.enum);
         copy.type = types.length === 1 ? types[0]! : types;
         changed = true;
@@ -221,7 +251,10 @@ export function conventionsOf(root: JsonObject): "acp" | "mcp" | undefined {
 
 export function importJsonSchema(root: JsonObject, options: JsonSchemaOptions): JsonSchemaImport {
   const conventions = conventionsOf(root);
-  if (!conventions) throw new ImportError("the JSON Schema source follows neither MCP's conventions (ClientRequest, ServerRequest, ClientNotification and ServerNotification unions of messages with a method const) nor ACP's (x-method and x-side on the params and result types)");
+  if (!conventions)
+    throw new ImportError(
+      "the JSON Schema source follows neither MCP's conventions (ClientRequest, ServerRequest, ClientNotification and ServerNotification unions of messages with a method const) nor ACP's (x-method and x-side on the params and result types)",
+    );
   const source = readSource(root);
   const reporter = new Reporter();
   const names = new Names(reporter);
@@ -245,11 +278,36 @@ export function importJsonSchema(root: JsonObject, options: JsonSchemaOptions): 
   }
   for (const [def, why] of dropped) reporter.dropped.push({ subject: def, detail: why });
 
-  const { methods, notifications, errors, batches } = conventions === "mcp" ? mcpMessages(source, { source, names, converter, types, map, reporter, dropped, identity }) : acpMessages(source, { source, names, converter, types, map, reporter, dropped, identity });
-  for (const extra of map.file.errors ?? []) errors.push({ code: extra.code, reason: extra.reason, message: extra.message, description: extra.description, ...(extra.anyMethod ? { anyMethod: true } : {}) });
+  const { methods, notifications, errors, batches } =
+    conventions === "mcp"
+      ? mcpMessages(source, { source, names, converter, types, map, reporter, dropped, identity })
+      : acpMessages(source, { source, names, converter, types, map, reporter, dropped, identity });
+  for (const extra of map.file.errors ?? [])
+    errors.push({
+      code: extra.code,
+      reason: extra.reason,
+      message: extra.message,
+      description: extra.description,
+      ...(extra.anyMethod ? { anyMethod: true } : {}),
+    });
   map.reportUnused(reporter);
-  const protocol: ImportedProtocol = { ...identity, objects: "open", batches: map.file.batches ?? batches, methods, notifications, errors, types };
-  return { protocol, report: reporter.finish("jsonschema", conventions === "mcp" ? "MCP (message unions, method consts; results from the map)" : "ACP (x-method and x-side)", protocol) };
+  const protocol: ImportedProtocol = {
+    ...identity,
+    objects: "open",
+    batches: map.file.batches ?? batches,
+    methods,
+    notifications,
+    errors,
+    types,
+  };
+  return {
+    protocol,
+    report: reporter.finish(
+      "jsonschema",
+      conventions === "mcp" ? "MCP (message unions, method consts; results from the map)" : "ACP (x-method and x-side)",
+      protocol,
+    ),
+  };
 }
 
 interface Identity {
@@ -269,12 +327,16 @@ export function protocolIdentity(root: JsonObject, map: ImportMap, reporter: Rep
     title: title ?? stem,
     version: version ?? "0.0.0",
     description: description ?? `${title ?? stem}, imported from ${sourceName}.`,
-    schemaBaseUri: map.file.schemaBaseUri ?? `https://turnspec.dev/imported/${reasonOf(title ?? stem).replace(/_/g, "-") || "protocol"}/${(version ?? "0.0.0").replace(/[^A-Za-z0-9.-]/g, "-")}/`,
+    schemaBaseUri:
+      map.file.schemaBaseUri ??
+      `https://turnspec.dev/imported/${reasonOf(title ?? stem).replace(/_/g, "-") || "protocol"}/${(version ?? "0.0.0").replace(/[^A-Za-z0-9.-]/g, "-")}/`,
   };
-  if (title === undefined) reporter.made("protocol.json", `title: the source has none and the map gives none; the source file's name "${out.title}"`);
+  if (title === undefined)
+    reporter.made("protocol.json", `title: the source has none and the map gives none; the source file's name "${out.title}"`);
   if (version === undefined) reporter.made("protocol.json", 'version: the source has none and the map gives none; "0.0.0"');
   if (description === undefined) reporter.made("protocol.json", "description: the source has none and the map gives none");
-  if (map.file.schemaBaseUri === undefined) reporter.made("protocol.json", `schemaBaseUri: the source has none and the map gives none; ${out.schemaBaseUri}`);
+  if (map.file.schemaBaseUri === undefined)
+    reporter.made("protocol.json", `schemaBaseUri: the source has none and the map gives none; ${out.schemaBaseUri}`);
   return out;
 }
 
@@ -297,7 +359,8 @@ interface Messages {
 }
 
 /** A direction from the sides a message is listed under. */
-const directionOf = (client: boolean, server: boolean): ImportDirection => (client && server ? "both" : client ? "client_to_server" : "server_to_client");
+const directionOf = (client: boolean, server: boolean): ImportDirection =>
+  client && server ? "both" : client ? "client_to_server" : "server_to_client";
 
 /** The params of a wrapper: a reference to a kept type, or an inline schema given a made-up name. */
 function wrapperParams(def: string, wrapper: JsonObject, ctx: Context): { params?: string; optional: boolean } {
@@ -306,11 +369,19 @@ function wrapperParams(def: string, wrapper: JsonObject, ctx: Context): { params
   if (!isObject(params)) return { optional: false };
   const required = Array.isArray(wrapper.required) && wrapper.required.includes("params");
   const direct = defOf(params.$ref, ctx.source);
-  if (direct !== undefined && Object.keys(params).every((k) => k === "$ref" || NOTES.has(k))) return { params: ctx.converter.nameOf(direct), optional: !required };
+  if (direct !== undefined && Object.keys(params).every((k) => k === "$ref" || NOTES.has(k)))
+    return { params: ctx.converter.nameOf(direct), optional: !required };
   const name = ctx.names.made(def, "Params", `params:${def}`, `the params of ${def}, inline in the source`);
   const converted = ctx.converter.convert(params, name);
-  ctx.types.set(name, { ...converted, description: typeof converted.description === "string" && converted.description ? converted.description : `The params of ${typeof (properties.method as JsonObject | undefined)?.const === "string" ? (properties.method as JsonObject).const : def}.` });
-  if (!(typeof converted.description === "string" && converted.description)) ctx.reporter.made(name, "description: inline params have none");
+  ctx.types.set(name, {
+    ...converted,
+    description:
+      typeof converted.description === "string" && converted.description
+        ? converted.description
+        : `The params of ${typeof (properties.method as JsonObject | undefined)?.const === "string" ? (properties.method as JsonObject).const : def}.`,
+  });
+  if (!(typeof converted.description === "string" && converted.description))
+    ctx.reporter.made(name, "description: inline params have none");
   return { params: name, optional: !required };
 }
 
@@ -326,7 +397,10 @@ function mcpMessages(source: Source, ctx: Context): Messages {
   };
   const collect = (client: string[], server: string[]) => {
     const byMethod = new Map<string, { def: string; client: boolean; server: boolean }>();
-    for (const [list, side] of [[client, "client"], [server, "server"]] as const) {
+    for (const [list, side] of [
+      [client, "client"],
+      [server, "server"],
+    ] as const) {
       for (const def of list) {
         const method = methodOf(def);
         if (method === undefined) throw new ImportError(`${def} is listed as a message but has no method const`);
@@ -352,12 +426,21 @@ function mcpMessages(source: Source, ctx: Context): Messages {
       name,
       direction: override.direction ?? directionOf(client, server),
       summary: summaryOf(wrapper.description as string | undefined, `The ${name} request.`),
-      ...(params === undefined ? {} : { params, paramsOptional: override.params_optional ?? optional, ...(override.param_structure ? { paramStructure: override.param_structure } : {}) }),
+      ...(params === undefined
+        ? {}
+        : {
+            params,
+            paramsOptional: override.params_optional ?? optional,
+            ...(override.param_structure ? { paramStructure: override.param_structure } : {}),
+          }),
       result: resultType(name, results, ctx),
       errors: override.errors ?? [],
     });
   }
-  if (unpaired.length) throw new ImportError(`the source does not say which result answers these requests; give each in the map's "results" (the source's result types are listed in its ClientResult and ServerResult): ${unpaired.join(", ")}`);
+  if (unpaired.length)
+    throw new ImportError(
+      `the source does not say which result answers these requests; give each in the map's "results" (the source's result types are listed in its ClientResult and ServerResult): ${unpaired.join(", ")}`,
+    );
   const notifications: ImportedMessage[] = [];
   for (const [name, { def, client, server }] of collect(clientNotifications, serverNotifications)) {
     const wrapper = source.defs[def]!;
@@ -375,7 +458,9 @@ function mcpMessages(source: Source, ctx: Context): Messages {
     const error = (schema.properties as JsonObject | undefined)?.error;
     if (!ctx.dropped.has(def) || !isObject(error)) continue;
     const flat = Array.isArray(error.allOf) ? error.allOf.filter(isObject) : [error];
-    const own = flat.find((m) => isObject(m.properties) && isObject(m.properties.code) && typeof (m.properties.code as JsonObject).const === "number");
+    const own = flat.find(
+      (m) => isObject(m.properties) && isObject(m.properties.code) && typeof (m.properties.code as JsonObject).const === "number",
+    );
     if (!own) continue;
     const code = ((own.properties as JsonObject).code as JsonObject).const as number;
     const words = def.replace(/Error$/, "");
@@ -388,14 +473,36 @@ function mcpMessages(source: Source, ctx: Context): Messages {
       else {
         dataType = ctx.names.made(def, "Data", `data:${def}`, `the data of ${def}, inline in the source`);
         const converted = ctx.converter.convert(data, dataType);
-        ctx.types.set(dataType, { ...converted, description: typeof converted.description === "string" && converted.description ? converted.description : `The data of the ${reason} error.` });
+        ctx.types.set(dataType, {
+          ...converted,
+          description:
+            typeof converted.description === "string" && converted.description ? converted.description : `The data of the ${reason} error.`,
+        });
       }
     }
-    ctx.reporter.made(`errors.json ${reason}`, `reason and message made from the name ${def} (the source gives the code ${code} and its data, not a name)`);
-    errors.push({ code, reason, message: words.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2"), description: summaryOf(schema.description as string | undefined, `The ${def} error.`), anyMethod: true, ...(dataType === undefined ? {} : { data: dataType }) });
+    ctx.reporter.made(
+      `errors.json ${reason}`,
+      `reason and message made from the name ${def} (the source gives the code ${code} and its data, not a name)`,
+    );
+    errors.push({
+      code,
+      reason,
+      message: words.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2"),
+      description: summaryOf(schema.description as string | undefined, `The ${def} error.`),
+      anyMethod: true,
+      ...(dataType === undefined ? {} : { data: dataType }),
+    });
   }
   // Batches: the source's message union takes an array of messages.
-  const batches = Object.entries(source.defs).some(([def, schema]) => ctx.dropped.has(def) && (Array.isArray(schema.anyOf) ? schema.anyOf : []).some((v) => isObject(v) && (v.type === "array" || (defOf(v.$ref, source) !== undefined && source.defs[defOf(v.$ref, source)!]?.type === "array"))));
+  const batches = Object.entries(source.defs).some(
+    ([def, schema]) =>
+      ctx.dropped.has(def) &&
+      (Array.isArray(schema.anyOf) ? schema.anyOf : []).some(
+        (v) =>
+          isObject(v) &&
+          (v.type === "array" || (defOf(v.$ref, source) !== undefined && source.defs[defOf(v.$ref, source)!]?.type === "array")),
+      ),
+  );
   return { methods, notifications, errors, batches };
 }
 
@@ -407,8 +514,16 @@ function resultType(method: string, results: readonly string[], ctx: Context): s
     if (ctx.dropped.has(r)) throw new ImportError(`the map's results give ${method} the type ${r}, which is ${ctx.dropped.get(r)}`);
   }
   if (results.length === 1) return ctx.converter.nameOf(results[0]!);
-  const name = ctx.names.made(method, "Result", `result:${method}`, `the result of ${method}: one of ${results.join(", ")} (the map's results)`);
-  ctx.types.set(name, { description: `The result of ${method}: one of ${results.join(", ")}.`, anyOf: results.map((r) => refTo(ctx.converter.nameOf(r))) });
+  const name = ctx.names.made(
+    method,
+    "Result",
+    `result:${method}`,
+    `the result of ${method}: one of ${results.join(", ")} (the map's results)`,
+  );
+  ctx.types.set(name, {
+    description: `The result of ${method}: one of ${results.join(", ")}.`,
+    anyOf: results.map((r) => refTo(ctx.converter.nameOf(r))),
+  });
   return name;
 }
 
@@ -416,8 +531,13 @@ function acpMessages(source: Source, ctx: Context): Messages {
   // Which envelope lists each x-method type: a request's params, a response's result, or a notification's params.
   const roles = new Map<string, "request" | "response" | "notification">();
   // The envelope defs, and the envelopes the source's top level lists inline (ACP's protocol-level messages).
-  const top = (Array.isArray(source.root.anyOf) ? source.root.anyOf : []).filter((v): v is JsonObject => isObject(v) && isEnvelope(v, source, ctx.dropped));
-  const envelopeSchemas: [string, JsonObject][] = [...Object.entries(source.defs).filter(([def]) => ctx.dropped.has(def)), ...top.map((v, i): [string, JsonObject] => [`(top level anyOf/${i})`, v])];
+  const top = (Array.isArray(source.root.anyOf) ? source.root.anyOf : []).filter(
+    (v): v is JsonObject => isObject(v) && isEnvelope(v, source, ctx.dropped),
+  );
+  const envelopeSchemas: [string, JsonObject][] = [
+    ...Object.entries(source.defs).filter(([def]) => ctx.dropped.has(def)),
+    ...top.map((v, i): [string, JsonObject] => [`(top level anyOf/${i})`, v]),
+  ];
   for (const [, schema] of envelopeSchemas) {
     const properties = isObject(schema.properties) ? schema.properties : {};
     const describe = (node: Json | undefined, role: "request" | "response" | "notification") => {
@@ -425,7 +545,8 @@ function acpMessages(source: Source, ctx: Context): Messages {
       for (const member of refsIn(node, source)) if (typeof source.defs[member]?.["x-method"] === "string") roles.set(member, role);
     };
     if ("method" in properties) describe(properties.params, "id" in properties ? "request" : "notification");
-    for (const variant of Array.isArray(schema.anyOf) ? schema.anyOf : []) if (isObject(variant) && isObject(variant.properties)) describe(variant.properties.result, "response");
+    for (const variant of Array.isArray(schema.anyOf) ? schema.anyOf : [])
+      if (isObject(variant) && isObject(variant.properties)) describe(variant.properties.result, "response");
   }
   const side = (def: string): ImportDirection => {
     const value = source.defs[def]!["x-side"];
@@ -441,13 +562,17 @@ function acpMessages(source: Source, ctx: Context): Messages {
     entry[role] = def;
     byMethod.set(method, entry);
   }
-  const requiresNothing = (def: string) => !(Array.isArray(source.defs[def]!.required) && (source.defs[def]!.required as Json[]).length > 0);
+  const requiresNothing = (def: string) =>
+    !(Array.isArray(source.defs[def]!.required) && (source.defs[def]!.required as Json[]).length > 0);
   const methods: ImportedMessage[] = [];
   const notifications: ImportedMessage[] = [];
   for (const [name, entry] of [...byMethod].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const override = ctx.map.method(name);
     if (entry.request) {
-      if (!entry.response) throw new ImportError(`${entry.request} is a request of ${name} (x-method), but no response type of the source has x-method ${name}`);
+      if (!entry.response)
+        throw new ImportError(
+          `${entry.request} is a request of ${name} (x-method), but no response type of the source has x-method ${name}`,
+        );
       methods.push({
         name,
         direction: override.direction ?? side(entry.request),
@@ -467,18 +592,32 @@ function acpMessages(source: Source, ctx: Context): Messages {
         params: ctx.converter.nameOf(entry.notification),
         paramsOptional: override.params_optional ?? requiresNothing(entry.notification),
       });
-    } else if (entry.response) throw new ImportError(`${entry.response} is a response of ${name} (x-method), but no request type of the source has x-method ${name}`);
+    } else if (entry.response)
+      throw new ImportError(
+        `${entry.response} is a response of ${name} (x-method), but no request type of the source has x-method ${name}`,
+      );
   }
   // The envelopes let params be null, which JSON-RPC 2.0 does not.
   for (const [def, schema] of Object.entries(source.defs)) {
     const params = (schema.properties as JsonObject | undefined)?.params;
-    if (ctx.dropped.has(def) && isObject(params) && Array.isArray(params.anyOf) && params.anyOf.some((v) => isObject(v) && v.type === "null")) {
-      ctx.reporter.notExpressible.push({ subject: def, detail: "params may be null in the source's envelope; JSON-RPC 2.0 takes params as an object or an array, or left out, and so do turnspec's messages (left out is allowed where the params require nothing)" });
+    if (
+      ctx.dropped.has(def) &&
+      isObject(params) &&
+      Array.isArray(params.anyOf) &&
+      params.anyOf.some((v) => isObject(v) && v.type === "null")
+    ) {
+      ctx.reporter.notExpressible.push({
+        subject: def,
+        detail:
+          "params may be null in the source's envelope; JSON-RPC 2.0 takes params as an object or an array, or left out, and so do turnspec's messages (left out is allowed where the params require nothing)",
+      });
     }
   }
   // The codes of the error object: a union of integer constants, each with its title.
   const errors: ImportedError[] = [];
-  const errorObject = Object.entries(source.defs).find(([def]) => ctx.dropped.get(def) === "the JSON-RPC error object (code, message, data)");
+  const errorObject = Object.entries(source.defs).find(
+    ([def]) => ctx.dropped.get(def) === "the JSON-RPC error object (code, message, data)",
+  );
   const codeRef = errorObject ? ((errorObject[1].properties as JsonObject).code as JsonObject) : undefined;
   const codeDef = codeRef ? (defOf(codeRef.$ref, source) ?? refsIn(codeRef, source)[0]) : undefined;
   const codes = codeDef ? source.defs[codeDef] : undefined;
@@ -487,8 +626,15 @@ function acpMessages(source: Source, ctx: Context): Messages {
     // A standard code keeps its standard reason; the others are made from their titles.
     const standard = STANDARD_ERRORS.find((e) => e.code === variant.const);
     const reason = standard?.reason ?? reasonOf(variant.title);
-    errors.push({ code: variant.const, reason, message: variant.title, description: summaryOf((variant.description as string | undefined)?.replace(/^\*\*[^*]+\*\*:\s*/, ""), variant.title), anyMethod: true });
-    if (!standard) ctx.reporter.made(`errors.json ${reason}`, `reason made from the title "${variant.title}" of code ${variant.const} in ${codeDef}`);
+    errors.push({
+      code: variant.const,
+      reason,
+      message: variant.title,
+      description: summaryOf((variant.description as string | undefined)?.replace(/^\*\*[^*]+\*\*:\s*/, ""), variant.title),
+      anyMethod: true,
+    });
+    if (!standard)
+      ctx.reporter.made(`errors.json ${reason}`, `reason made from the title "${variant.title}" of code ${variant.const} in ${codeDef}`);
   }
   return { methods, notifications, errors, batches: false };
 }

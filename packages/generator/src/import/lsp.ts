@@ -19,7 +19,18 @@
  */
 import type { JsonObject } from "../model.js";
 import { STANDARD_ERRORS } from "../load.js";
-import { Names, pascalCase, reasonOf, refTo, Reporter, summaryOf, type ImportedError, type ImportedMessage, type ImportedProtocol, type ImportReport } from "./folder.js";
+import {
+  Names,
+  pascalCase,
+  reasonOf,
+  refTo,
+  Reporter,
+  summaryOf,
+  type ImportedError,
+  type ImportedMessage,
+  type ImportedProtocol,
+  type ImportReport,
+} from "./folder.js";
 import { ImportError, protocolIdentity } from "./jsonschema.js";
 import type { ImportMap } from "./map.js";
 
@@ -66,13 +77,24 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
   const map = options.map;
   const metaData = (model.metaData ?? {}) as JsonObject;
   const identity = protocolIdentity({ version: metaData.version ?? null }, map, reporter, options.sourceName);
-  const structures = (model.structures ?? []) as unknown as ({ name: string; properties: MetaProperty[]; extends?: MetaType[]; mixins?: MetaType[] } & Parameters<typeof notes>[0])[];
-  const enumerations = (model.enumerations ?? []) as unknown as ({ name: string; type: MetaType; values: { name: string; value: string | number; documentation?: string }[]; supportsCustomValues?: boolean } & Parameters<typeof notes>[0])[];
+  const structures = (model.structures ?? []) as unknown as ({
+    name: string;
+    properties: MetaProperty[];
+    extends?: MetaType[];
+    mixins?: MetaType[];
+  } & Parameters<typeof notes>[0])[];
+  const enumerations = (model.enumerations ?? []) as unknown as ({
+    name: string;
+    type: MetaType;
+    values: { name: string; value: string | number; documentation?: string }[];
+    supportsCustomValues?: boolean;
+  } & Parameters<typeof notes>[0])[];
   const aliases = (model.typeAliases ?? []) as unknown as ({ name: string; type: MetaType } & Parameters<typeof notes>[0])[];
   const known = new Set([...structures, ...enumerations, ...aliases].map((t) => t.name));
   // Names that are identifiers first, so that a name made from another (LSP's _InitializeParams) never takes theirs.
   const all = [...structures, ...enumerations, ...aliases].map((t) => t.name);
-  for (const name of [...all.filter((n) => /^[A-Z][A-Za-z0-9]*$/.test(n)), ...all.filter((n) => !/^[A-Z][A-Za-z0-9]*$/.test(n))]) names.source(name, `type:${name}`);
+  for (const name of [...all.filter((n) => /^[A-Z][A-Za-z0-9]*$/.test(n)), ...all.filter((n) => !/^[A-Z][A-Za-z0-9]*$/.test(n))])
+    names.source(name, `type:${name}`);
   const nameOf = (name: string): string => {
     if (!known.has(name)) throw new ImportError(`the meta model refers to the type ${name}, which it does not define`);
     return names.source(name, `type:${name}`);
@@ -110,7 +132,11 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
       case "map": {
         const key = type.key!;
         const keys: JsonObject | undefined =
-          key.kind === "base" && (key.name === "integer" || key.name === "uinteger") ? { pattern: key.name === "integer" ? "^-?[0-9]+$" : "^[0-9]+$" } : key.kind === "reference" ? refTo(nameOf(key.name!)) : undefined;
+          key.kind === "base" && (key.name === "integer" || key.name === "uinteger")
+            ? { pattern: key.name === "integer" ? "^-?[0-9]+$" : "^[0-9]+$" }
+            : key.kind === "reference"
+              ? refTo(nameOf(key.name!))
+              : undefined;
         return { type: "object", additionalProperties: schemaOf(type.value as MetaType), ...(keys ? { propertyNames: keys } : {}) };
       }
       case "and":
@@ -148,7 +174,11 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
   const described = (name: string, schema: JsonObject, element: Parameters<typeof notes>[0], fallback: string): JsonObject => {
     const note = notes(element);
     if (!note.description) reporter.made(name, "description: the meta model documents it not");
-    return { description: (note.description as string | undefined) ?? fallback, ...Object.fromEntries(Object.entries(note).filter(([k]) => k !== "description")), ...schema };
+    return {
+      description: (note.description as string | undefined) ?? fallback,
+      ...Object.fromEntries(Object.entries(note).filter(([k]) => k !== "description")),
+      ...schema,
+    };
   };
   for (const s of structures) {
     const name = nameOf(s.name);
@@ -192,16 +222,28 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
   /** A message's params, result, partial result or error data: a reference, or a type named after the method. */
   const typeFor = (type: MetaType, method: string, role: string): string => {
     if (type.kind === "reference") return nameOf(type.name!);
-    const name = names.made(method, role, `${role}:${method}`, `the ${role.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()} of ${method}, which the meta model gives inline (${type.kind})`);
+    const name = names.made(
+      method,
+      role,
+      `${role}:${method}`,
+      `the ${role.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()} of ${method}, which the meta model gives inline (${type.kind})`,
+    );
     types.set(name, { description: `The ${role.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()} of ${method}.`, ...schemaOf(type) });
     return name;
   };
-  const DIRECTIONS: Record<string, ImportedMessage["direction"]> = { clientToServer: "client_to_server", serverToClient: "server_to_client", both: "both" };
+  const DIRECTIONS: Record<string, ImportedMessage["direction"]> = {
+    clientToServer: "client_to_server",
+    serverToClient: "server_to_client",
+    both: "both",
+  };
   const messageOf = (r: JsonObject, request: boolean): ImportedMessage => {
     const method = r.method as string;
     const override = map.method(method);
     const direction = DIRECTIONS[r.messageDirection as string];
-    if (!direction) throw new ImportError(`${method} has messageDirection ${JSON.stringify(r.messageDirection)}; the meta model's are clientToServer, serverToClient and both`);
+    if (!direction)
+      throw new ImportError(
+        `${method} has messageDirection ${JSON.stringify(r.messageDirection)}; the meta model's are clientToServer, serverToClient and both`,
+      );
     const documentation = r.documentation as string | undefined;
     const summary = summaryOf(documentation, `The ${method} ${request ? "request" : "notification"}.`);
     if (!documentation) reporter.made(method, "summary: the meta model documents it not");
@@ -210,16 +252,24 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
     if (r.since) extensions["x-since"] = r.since as string;
     if (r.proposed) extensions["x-proposed"] = true;
     if (r.registrationMethod) extensions["x-registration-method"] = r.registrationMethod as string;
-    if (r.registrationOptions) extensions["x-registration-options"] = typeFor(r.registrationOptions as unknown as MetaType, method, "RegistrationOptions");
+    if (r.registrationOptions)
+      extensions["x-registration-options"] = typeFor(r.registrationOptions as unknown as MetaType, method, "RegistrationOptions");
     const params = r.params === undefined ? undefined : typeFor(r.params as unknown as MetaType, method, "Params");
     // Params that may be an array (LSPAny, as telemetry/event's) are an object or an array taken as it is: "either".
-    const paramStructure = r.params !== undefined && admitsArray(r.params as unknown as MetaType, new Set()) ? ("either" as const) : undefined;
+    const paramStructure =
+      r.params !== undefined && admitsArray(r.params as unknown as MetaType, new Set()) ? ("either" as const) : undefined;
     if (Array.isArray(r.params)) throw new ImportError(`${method} has a list of params types; LSP 3.17's messages take one`);
     const base: ImportedMessage = {
       name: method,
       direction: override.direction ?? direction,
       summary,
-      ...(params === undefined ? {} : { params, ...(override.params_optional !== undefined ? { paramsOptional: override.params_optional } : {}), ...((override.param_structure ?? paramStructure) ? { paramStructure: override.param_structure ?? paramStructure } : {}) }),
+      ...(params === undefined
+        ? {}
+        : {
+            params,
+            ...(override.params_optional !== undefined ? { paramsOptional: override.params_optional } : {}),
+            ...((override.param_structure ?? paramStructure) ? { paramStructure: override.param_structure ?? paramStructure } : {}),
+          }),
       extensions,
     };
     if (!request) return base;
@@ -242,16 +292,40 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
       const standard = STANDARD_ERRORS.find((s) => s.code === v.value);
       const clash = errors.find((x) => x.code === v.value);
       if (clash) {
-        reporter.notExpressible.push({ subject: `${e.name}.${v.name}`, detail: `code ${v.value} is also ${clash.reason}; errors.json gives each code one reason, so the value is only named in ${e.name}'s x-enum-names` });
+        reporter.notExpressible.push({
+          subject: `${e.name}.${v.name}`,
+          detail: `code ${v.value} is also ${clash.reason}; errors.json gives each code one reason, so the value is only named in ${e.name}'s x-enum-names`,
+        });
         continue;
       }
       const reason = standard?.reason ?? reasonOf(v.name);
       if (!standard) reporter.made(`errors.json ${reason}`, `reason made from ${e.name}.${v.name}`);
-      errors.push({ code: v.value, reason, message: pascalCase(v.name).replace(/([a-z])([A-Z])/g, "$1 $2"), description: summaryOf(v.documentation, `${e.name}.${v.name}.`), anyMethod: true });
+      errors.push({
+        code: v.value,
+        reason,
+        message: pascalCase(v.name).replace(/([a-z])([A-Z])/g, "$1 $2"),
+        description: summaryOf(v.documentation, `${e.name}.${v.name}.`),
+        anyMethod: true,
+      });
     }
   }
-  for (const extra of map.file.errors ?? []) errors.push({ code: extra.code, reason: extra.reason, message: extra.message, description: extra.description, ...(extra.anyMethod ? { anyMethod: true } : {}) });
+  for (const extra of map.file.errors ?? [])
+    errors.push({
+      code: extra.code,
+      reason: extra.reason,
+      message: extra.message,
+      description: extra.description,
+      ...(extra.anyMethod ? { anyMethod: true } : {}),
+    });
   map.reportUnused(reporter);
-  const protocol: ImportedProtocol = { ...identity, objects: "open", batches: map.file.batches ?? false, methods, notifications, errors, types };
+  const protocol: ImportedProtocol = {
+    ...identity,
+    objects: "open",
+    batches: map.file.batches ?? false,
+    methods,
+    notifications,
+    errors,
+    types,
+  };
   return { protocol, report: reporter.finish("lsp", `LSP meta model ${String(metaData.version ?? "")}`.trim(), protocol) };
 }

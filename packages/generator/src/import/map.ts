@@ -25,7 +25,13 @@ export interface ImportMapFile {
   readonly batches?: boolean;
   readonly results?: Readonly<Record<string, string | readonly string[]>>;
   readonly methods?: Readonly<Record<string, MapMethod>>;
-  readonly errors?: readonly { readonly code: number; readonly reason: string; readonly message: string; readonly description: string; readonly anyMethod?: boolean }[];
+  readonly errors?: readonly {
+    readonly code: number;
+    readonly reason: string;
+    readonly message: string;
+    readonly description: string;
+    readonly anyMethod?: boolean;
+  }[];
 }
 
 /** A map file or its content is wrong: a usage error of the import (exit 2). */
@@ -38,7 +44,9 @@ export function readMap(file: string): ImportMapFile {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new MapError(`cannot read the map file ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    throw new MapError(
+      `cannot read the map file ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+    );
   }
   let raw: unknown;
   try {
@@ -48,8 +56,13 @@ export function readMap(file: string): ImportMapFile {
   }
   const validate = new Ajv2020({ allErrors: true, strict: true }).compile(metaSchema("import-map.schema.json"));
   if (!validate(raw)) {
-    const problems = (validate.errors ?? []).map((e) => `  ${e.instancePath || "(top level)"}: ${e.message ?? e.keyword}${e.keyword === "additionalProperties" ? ` "${String(e.params.additionalProperty)}"` : ""}`);
-    throw new MapError(`${file} does not match the import map's schema (meta/import-map.schema.json of @turnspec/generator):\n${problems.join("\n")}`);
+    const problems = (validate.errors ?? []).map(
+      (e) =>
+        `  ${e.instancePath || "(top level)"}: ${e.message ?? e.keyword}${e.keyword === "additionalProperties" ? ` "${String(e.params.additionalProperty)}"` : ""}`,
+    );
+    throw new MapError(
+      `${file} does not match the import map's schema (meta/import-map.schema.json of @turnspec/generator):\n${problems.join("\n")}`,
+    );
   }
   return raw as ImportMapFile;
 }
@@ -76,7 +89,9 @@ export class ImportMap {
 
   /** Reports every entry of results and methods the import did not take. */
   reportUnused(reporter: Reporter): void {
-    for (const name of Object.keys(this.file.results ?? {}).filter((n) => !this.usedResults.has(n))) reporter.unusedMap.push({ subject: name, detail: "results: the source has no request of this name" });
-    for (const name of Object.keys(this.file.methods ?? {}).filter((n) => !this.usedMethods.has(n))) reporter.unusedMap.push({ subject: name, detail: "methods: the source has no method or notification of this name" });
+    for (const name of Object.keys(this.file.results ?? {}).filter((n) => !this.usedResults.has(n)))
+      reporter.unusedMap.push({ subject: name, detail: "results: the source has no request of this name" });
+    for (const name of Object.keys(this.file.methods ?? {}).filter((n) => !this.usedMethods.has(n)))
+      reporter.unusedMap.push({ subject: name, detail: "methods: the source has no method or notification of this name" });
   }
 }

@@ -132,7 +132,9 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
     try {
       text = file === "-" ? io.stdin() : readFileSync(file, "utf8");
     } catch (error) {
-      io.err.write(`turnspec validate: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}\n`);
+      io.err.write(
+        `turnspec validate: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}\n`,
+      );
       return 2;
     }
     const read = readJsonValues(text);
@@ -147,7 +149,14 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
       checked++;
       const deep = measureDepth(value, MAX_VALIDATE_DEPTH);
       if (deep) {
-        found.push({ index, part: "", issue: { pointer: deep.pointer, message: `nests ${deep.depth} levels deep, more than the ${MAX_VALIDATE_DEPTH} levels a value may nest to be checked: this value was not checked` } });
+        found.push({
+          index,
+          part: "",
+          issue: {
+            pointer: deep.pointer,
+            message: `nests ${deep.depth} levels deep, more than the ${MAX_VALIDATE_DEPTH} levels a value may nest to be checked: this value was not checked`,
+          },
+        });
         return;
       }
       if (bare !== undefined) found.push(...checkBareValue(bare, value, index, mode, protocol));
@@ -177,11 +186,19 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
   } else {
     for (const n of notes) io.out.write(`${n.file}:${n.line} note: ${n.message}\n`);
     for (const f of findings) {
-      const where = formatIssue({ pointer: f.pointer.startsWith("/") || f.pointer === "" ? f.pointer : `/${f.pointer}`, message: f.message, received: f.received });
+      const where = formatIssue({
+        pointer: f.pointer.startsWith("/") || f.pointer === "" ? f.pointer : `/${f.pointer}`,
+        message: f.message,
+        received: f.received,
+      });
       io.out.write(`${f.file}:${f.line}${f.method ? ` ${f.method}` : ""} ${where}\n`);
     }
     const invalid = new Set(findings.map((f) => `${f.file}:${f.line}`)).size;
-    io.out.write(findings.length === 0 ? `${checked} value${checked === 1 ? "" : "s"} checked: all valid\n` : `${checked} value${checked === 1 ? "" : "s"} checked: ${invalid} invalid, ${findings.length} finding${findings.length === 1 ? "" : "s"}\n`);
+    io.out.write(
+      findings.length === 0
+        ? `${checked} value${checked === 1 ? "" : "s"} checked: all valid\n`
+        : `${checked} value${checked === 1 ? "" : "s"} checked: ${invalid} invalid, ${findings.length} finding${findings.length === 1 ? "" : "s"}\n`,
+    );
   }
   return findings.length === 0 ? 0 : 1;
 }

@@ -33,7 +33,10 @@ const OF_TYPE: Record<JsonType, Json> = { string: "x", integer: 7, number: 7.5, 
 export function setAt(root: Json, pointer: string, value: Json): Json {
   if (pointer === "") return value;
   const copy = structuredClone(root);
-  const tokens = pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const tokens = pointer
+    .slice(1)
+    .split("/")
+    .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
   let node: Json = copy;
   for (const token of tokens.slice(0, -1)) node = (node as Record<string, Json>)[token]!;
   (node as Record<string, Json>)[tokens.at(-1)!] = value;
@@ -92,7 +95,8 @@ export class TypeCases {
   private unionCases(union: UnionModel, base: Json, add: (id: string, value: Json, note: string, edits?: TextEdits) => void): void {
     for (const variant of union.variants) {
       const type = this.model.types.find((t) => t.title === variant.title);
-      if (type) add(`tag/${variant.tag}`, this.builder.build(type, "minimal").value, `the variant tagged "${variant.tag}" (${variant.title})`);
+      if (type)
+        add(`tag/${variant.tag}`, this.builder.build(type, "minimal").value, `the variant tagged "${variant.tag}" (${variant.title})`);
     }
     if (!isObject(base)) return;
     const tag = `/${union.propertyName.replace(/~/g, "~0").replace(/\//g, "~1")}`;
@@ -109,7 +113,8 @@ export class TypeCases {
     const types = acceptedTypes(slot.node, this.model);
     if (slot.member?.required) add(here("required"), base, `${at} left out`, { removed: new Set([slot.pointer]) });
     if (slot.member && !slot.member.required) add(here("absent"), base, `${at} left out (optional)`, { removed: new Set([slot.pointer]) });
-    if (types && !types.has("null") && slot.pointer !== "") add(here("null"), setAt(base, slot.pointer, null), `null at ${at}, where null is not allowed`);
+    if (types && !types.has("null") && slot.pointer !== "")
+      add(here("null"), setAt(base, slot.pointer, null), `null at ${at}, where null is not allowed`);
     if (nullable) add(here("nullable"), setAt(base, slot.pointer, null), `null at ${at}, where it is allowed`);
     if (types) {
       const other = (["string", "integer", "object", "array", "boolean"] as const).find((t) => !types.has(t));
@@ -118,9 +123,15 @@ export class TypeCases {
     // A `$ref` place is tried only as a whole: the referenced type has cases of its own.
     if (typeof node.$ref === "string") return;
 
-    if ("const" in node && typeof node.const === "string") add(here("const"), setAt(base, slot.pointer, `${node.const}_other`), `not the constant ${JSON.stringify(node.const)}`);
+    if ("const" in node && typeof node.const === "string")
+      add(here("const"), setAt(base, slot.pointer, `${node.const}_other`), `not the constant ${JSON.stringify(node.const)}`);
     if (Array.isArray(node.enum)) {
-      for (const value of node.enum) add(`${here("enum-value")}/${typeof value === "string" ? value : JSON.stringify(value)}`, setAt(base, slot.pointer, value!), `the enum value ${JSON.stringify(value)}`);
+      for (const value of node.enum)
+        add(
+          `${here("enum-value")}/${typeof value === "string" ? value : JSON.stringify(value)}`,
+          setAt(base, slot.pointer, value!),
+          `the enum value ${JSON.stringify(value)}`,
+        );
       const outside = node.enum.every((v) => typeof v === "string") ? "x_not_in_enum" : 987654;
       add(here("enum"), setAt(base, slot.pointer, outside), `a value outside the enum at ${at}`);
     }
@@ -131,7 +142,13 @@ export class TypeCases {
     if (stated.includes("object") || isObject(node.properties)) this.objectCases(slot, node, base, add, here);
   }
 
-  private stringCases(slot: Slot, node: JsonObject, base: Json, add: (id: string, value: Json, note: string, edits?: TextEdits) => void, here: (k: string) => string): void {
+  private stringCases(
+    slot: Slot,
+    node: JsonObject,
+    base: Json,
+    add: (id: string, value: Json, note: string, edits?: TextEdits) => void,
+    here: (k: string) => string,
+  ): void {
     const at = slot.pointer || "/";
     const set = (value: Json) => setAt(base, slot.pointer, value);
     const sample = stringIn(node);
@@ -142,31 +159,57 @@ export class TypeCases {
     };
     if (typeof node.minLength === "number" && node.minLength <= LONGEST_BOUNDARY) {
       add(here("minLength/boundary"), set(fill(node.minLength, "x")), `${node.minLength} characters at ${at}: the lower bound`);
-      if (node.minLength > 0) add(here("minLength"), set(fill(node.minLength - 1, "x")), `${node.minLength - 1} characters at ${at}, one under the bound`);
+      if (node.minLength > 0)
+        add(here("minLength"), set(fill(node.minLength - 1, "x")), `${node.minLength - 1} characters at ${at}, one under the bound`);
     }
     if (typeof node.maxLength === "number" && node.maxLength <= LONGEST_BOUNDARY) {
       add(here("maxLength/boundary"), set(fill(node.maxLength, "x")), `${node.maxLength} characters at ${at}: the upper bound`);
-      add(here("maxLength/boundary-astral"), set(fill(node.maxLength, ASTRAL)), `${node.maxLength} characters at ${at}, astral ones (two UTF-16 units each): within the bound in code points`);
+      add(
+        here("maxLength/boundary-astral"),
+        set(fill(node.maxLength, ASTRAL)),
+        `${node.maxLength} characters at ${at}, astral ones (two UTF-16 units each): within the bound in code points`,
+      );
       add(here("maxLength"), set(fill(node.maxLength + 1, "x")), `${node.maxLength + 1} characters at ${at}, one over the bound`);
-      add(here("maxLength/astral"), set(fill(node.maxLength + 1, ASTRAL)), `${node.maxLength + 1} astral characters at ${at}, one over the bound`);
+      add(
+        here("maxLength/astral"),
+        set(fill(node.maxLength + 1, ASTRAL)),
+        `${node.maxLength + 1} astral characters at ${at}, one over the bound`,
+      );
     }
     if (typeof node.pattern === "string") {
       const regex = new RegExp(node.pattern, "u");
       const refused = [`!${sample}`, "", " ", "/", `${sample}/`, `${sample} `, "\u0000"].find((candidate) => !regex.test(candidate));
       if (refused !== undefined) add(here("pattern"), set(refused), `a string the pattern ${node.pattern} refuses`);
-      add(here("pattern-final-newline"), set(`${sample}\n`), "a match followed by a newline: ECMA-262's $ does not match before it, Python's does");
+      add(
+        here("pattern-final-newline"),
+        set(`${sample}\n`),
+        "a match followed by a newline: ECMA-262's $ does not match before it, Python's does",
+      );
       add(here("pattern/empty"), set(""), "the empty string against the pattern");
     }
   }
 
-  private numberCases(slot: Slot, node: JsonObject, integer: boolean, base: Json, add: (id: string, value: Json, note: string, edits?: TextEdits) => void, here: (k: string) => string): void {
+  private numberCases(
+    slot: Slot,
+    node: JsonObject,
+    integer: boolean,
+    base: Json,
+    add: (id: string, value: Json, note: string, edits?: TextEdits) => void,
+    here: (k: string) => string,
+  ): void {
     const at = slot.pointer || "/";
     const set = (value: Json) => setAt(base, slot.pointer, value);
     const step = integer ? 1 : 0.5;
-    for (const [keyword, shift, what] of [["minimum", -step, "under"], ["maximum", step, "over"], ["exclusiveMinimum", 0, "at"], ["exclusiveMaximum", 0, "at"]] as const) {
+    for (const [keyword, shift, what] of [
+      ["minimum", -step, "under"],
+      ["maximum", step, "over"],
+      ["exclusiveMinimum", 0, "at"],
+      ["exclusiveMaximum", 0, "at"],
+    ] as const) {
       const limit = node[keyword];
       if (typeof limit !== "number") continue;
-      if (keyword === "minimum" || keyword === "maximum") add(here(`${keyword}/boundary`), set(limit), `${limit} at ${at}: the bound itself`);
+      if (keyword === "minimum" || keyword === "maximum")
+        add(here(`${keyword}/boundary`), set(limit), `${limit} at ${at}: the bound itself`);
       add(here(keyword), set(limit + shift), `${limit + shift} at ${at}, ${what} the ${keyword} ${limit}`);
     }
     if (integer) {
@@ -176,26 +219,49 @@ export class TypeCases {
     }
   }
 
-  private arrayCases(slot: Slot, node: JsonObject, base: Json, add: (id: string, value: Json, note: string, edits?: TextEdits) => void, here: (k: string) => string): void {
+  private arrayCases(
+    slot: Slot,
+    node: JsonObject,
+    base: Json,
+    add: (id: string, value: Json, note: string, edits?: TextEdits) => void,
+    here: (k: string) => string,
+  ): void {
     const at = slot.pointer || "/";
     const current = getAt(base, slot.pointer);
     const item = Array.isArray(current) && current.length ? current[0]! : null;
-    const items = (n: number) => setAt(base, slot.pointer, Array.from({ length: n }, () => item));
+    const items = (n: number) =>
+      setAt(
+        base,
+        slot.pointer,
+        Array.from({ length: n }, () => item),
+      );
     add(here("items/empty"), items(0), `an empty array at ${at}`);
-    if (typeof node.minItems === "number" && node.minItems > 0) add(here("minItems"), items(node.minItems - 1), `${node.minItems - 1} items at ${at}, one under the bound`);
+    if (typeof node.minItems === "number" && node.minItems > 0)
+      add(here("minItems"), items(node.minItems - 1), `${node.minItems - 1} items at ${at}, one under the bound`);
     if (typeof node.maxItems === "number" && node.maxItems < LONGEST_BOUNDARY) {
       add(here("maxItems/boundary"), items(node.maxItems), `${node.maxItems} items at ${at}: the upper bound`);
       add(here("maxItems"), items(node.maxItems + 1), `${node.maxItems + 1} items at ${at}, one over the bound`);
     }
   }
 
-  private objectCases(slot: Slot, node: JsonObject, base: Json, add: (id: string, value: Json, note: string, edits?: TextEdits) => void, here: (k: string) => string): void {
+  private objectCases(
+    slot: Slot,
+    node: JsonObject,
+    base: Json,
+    add: (id: string, value: Json, note: string, edits?: TextEdits) => void,
+    here: (k: string) => string,
+  ): void {
     const at = slot.pointer || "/";
     const current = getAt(base, slot.pointer);
     if (!isObject(current)) return;
     const unknown = new Map([[slot.pointer, [["x_unknown_field", '"kept"']] as const]]);
-    if (node.additionalProperties === false) add(here("additionalProperties"), base, `an unknown field at ${at}: refused strict, kept tolerant`, { leading: unknown });
-    else add(here("open-object"), base, `a field the schema does not name at ${at}, where any field is allowed: kept`, { leading: unknown });
-    if (isObject(node.propertyNames)) add(here("propertyNames"), base, `a key at ${at} that propertyNames refuses`, { leading: new Map([[slot.pointer, [["!bad key", jsonText(Object.values(current)[0] ?? "x")]]]]) });
+    if (node.additionalProperties === false)
+      add(here("additionalProperties"), base, `an unknown field at ${at}: refused strict, kept tolerant`, { leading: unknown });
+    else
+      add(here("open-object"), base, `a field the schema does not name at ${at}, where any field is allowed: kept`, { leading: unknown });
+    if (isObject(node.propertyNames))
+      add(here("propertyNames"), base, `a key at ${at} that propertyNames refuses`, {
+        leading: new Map([[slot.pointer, [["!bad key", jsonText(Object.values(current)[0] ?? "x")]]]]),
+      });
   }
 }

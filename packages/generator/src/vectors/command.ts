@@ -50,7 +50,9 @@ export function runVectors(command: VectorsCommand, out: Sink = process.stdout, 
       out.write(`${name} is up to date (${summary}).\n`);
       return 0;
     }
-    err.write(`turnspec vectors --check: ${name} is ${existsSync(command.out) ? "stale" : "missing"}. Run "turnspec vectors --schemas ${relative(process.cwd(), command.schemasDir) || "."} --out ${name}".\n`);
+    err.write(
+      `turnspec vectors --check: ${name} is ${existsSync(command.out) ? "stale" : "missing"}. Run "turnspec vectors --schemas ${relative(process.cwd(), command.schemasDir) || "."} --out ${name}".\n`,
+    );
     return 1;
   }
   mkdirSync(dirname(command.out), { recursive: true });

@@ -37,7 +37,12 @@ export function buildVectors(model: ProtocolModel): Vectors {
     const result = protocol.validate(type, JSON.parse(text), mode);
     return result.ok ? { valid: true, pointers: [] } : { valid: false, pointers: sortedUnique(result.errors.map((e) => e.pointer)) };
   };
-  const typeCase = (c: Candidate): TypeCase => ({ ...c, strict: verdict(c.type, c.json, "strict"), tolerant: verdict(c.type, c.json, "tolerant"), canonical: canonicalOf(c.json) });
+  const typeCase = (c: Candidate): TypeCase => ({
+    ...c,
+    strict: verdict(c.type, c.json, "strict"),
+    tolerant: verdict(c.type, c.json, "tolerant"),
+    canonical: canonicalOf(c.json),
+  });
 
   const generator = new TypeCases(model);
   const types: TypeCase[] = [];
@@ -48,7 +53,11 @@ export function buildVectors(model: ProtocolModel): Vectors {
       types.push(done);
       // The first value each type refuses in strict mode, preferring a missing field, for the message cases.
       const known = refused.get(type.title);
-      if (!done.strict.valid && (known === undefined || (c.id.includes("/required") && !types.find((t) => t.json === known)?.id.includes("/required")))) refused.set(type.title, c.json);
+      if (
+        !done.strict.valid &&
+        (known === undefined || (c.id.includes("/required") && !types.find((t) => t.json === known)?.id.includes("/required")))
+      )
+        refused.set(type.title, c.json);
     }
   }
   const hazards = hazardCandidates(model);
@@ -64,7 +73,9 @@ export function buildVectors(model: ProtocolModel): Vectors {
   const transcripts: Transcript[] = transcriptCandidates(model).map((c) => {
     const engine = createOrderingEngine(rules);
     const violations: { frame: number | null; rule: string }[] = [];
-    c.frames.forEach((f) => violations.push(...engine.accept(JSON.parse(f.json), f.from).map((v) => ({ frame: v.frameIndex, rule: v.rule }))));
+    c.frames.forEach((f) =>
+      violations.push(...engine.accept(JSON.parse(f.json), f.from).map((v) => ({ frame: v.frameIndex, rule: v.rule }))),
+    );
     violations.push(...engine.end().map((v) => ({ frame: null, rule: v.rule })));
     return { ...c, violations };
   });
@@ -72,7 +83,12 @@ export function buildVectors(model: ProtocolModel): Vectors {
   return {
     format: "turnspec-vectors/1",
     protocol: { title: model.title, version: model.version, digest: model.digest },
-    contract: { integers: { ...INTEGER_RANGE }, lengths: "code points", patterns: "ECMA-262 with the u flag", canonical: "RFC 8785, lone surrogates escaped" },
+    contract: {
+      integers: { ...INTEGER_RANGE },
+      lengths: "code points",
+      patterns: "ECMA-262 with the u flag",
+      canonical: "RFC 8785, lone surrogates escaped",
+    },
     types,
     messages,
     transcripts,
@@ -81,7 +97,11 @@ export function buildVectors(model: ProtocolModel): Vectors {
 }
 
 /** The findings of a message sequence, ordering rules off: frame index and pointer, in order. */
-function messageFindings(protocol: ReturnType<typeof compileProtocol>, frames: readonly string[], mode: "strict" | "tolerant"): MessageFinding[] {
+function messageFindings(
+  protocol: ReturnType<typeof compileProtocol>,
+  frames: readonly string[],
+  mode: "strict" | "tolerant",
+): MessageFinding[] {
   const checker = new MessageChecker(mode, { protocol, ordering: false });
   const out: MessageFinding[] = [];
   frames.forEach((frame, index) => {
@@ -90,12 +110,15 @@ function messageFindings(protocol: ReturnType<typeof compileProtocol>, frames: r
     }
   });
   const seen = new Set<string>();
-  return out.filter((f) => !seen.has(`${f.frame} ${f.pointer}`) && seen.add(`${f.frame} ${f.pointer}`)).sort((a, b) => a.frame - b.frame || byCodeUnits(a.pointer, b.pointer));
+  return out
+    .filter((f) => !seen.has(`${f.frame} ${f.pointer}`) && seen.add(`${f.frame} ${f.pointer}`))
+    .sort((a, b) => a.frame - b.frame || byCodeUnits(a.pointer, b.pointer));
 }
 
 /** The vectors as the file `turnspec vectors` writes: JSON, one case per line. */
 export function vectorsText(vectors: Vectors): string {
-  const lines = (items: readonly unknown[]) => (items.length ? `[\n${items.map((item) => `    ${JSON.stringify(item)}`).join(",\n")}\n  ]` : "[]");
+  const lines = (items: readonly unknown[]) =>
+    items.length ? `[\n${items.map((item) => `    ${JSON.stringify(item)}`).join(",\n")}\n  ]` : "[]";
   const { types, messages, transcripts, ...head } = vectors;
   const top = Object.entries(head).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
   return `{\n${[...top, `  "types": ${lines(types)}`, `  "messages": ${lines(messages)}`, `  "transcripts": ${lines(transcripts)}`].join(",\n")}\n}\n`;

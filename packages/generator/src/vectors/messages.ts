@@ -21,11 +21,14 @@ export interface TranscriptCandidate {
 }
 
 /** A request's frame; params left undefined are left out, as a message without params is sent. */
-const request = (id: number, method: string, params: Json | undefined) => jsonText(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
-const notification = (method: string, params: Json | undefined) => jsonText(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+const request = (id: number, method: string, params: Json | undefined) =>
+  jsonText(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+const notification = (method: string, params: Json | undefined) =>
+  jsonText(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
 
 /** Who sends a message in a transcript: a message either side may send is sent by `usual`. */
-const senderOf = (direction: Direction | undefined, usual: "client_to_server" | "server_to_client") => (direction === undefined || direction === "both" ? usual : direction);
+const senderOf = (direction: Direction | undefined, usual: "client_to_server" | "server_to_client") =>
+  direction === undefined || direction === "both" ? usual : direction;
 const response = (id: number, result: Json) => jsonText({ jsonrpc: "2.0", id, result });
 
 /**
@@ -35,27 +38,75 @@ const response = (id: number, result: Json) => jsonText({ jsonrpc: "2.0", id, re
 export function messageCandidates(model: ProtocolModel, invalidText: (type: string) => string | undefined): MessageCandidate[] {
   const builder = new ValueBuilder(model);
   /** The smallest value of a type; none when a message has no params. */
-  const minimal = (title: string | undefined): Json | undefined => (title === undefined ? undefined : builder.build(model.types.find((t) => t.title === title)!, "minimal").value);
+  const minimal = (title: string | undefined): Json | undefined =>
+    title === undefined
+      ? undefined
+      : builder.build(
+          model.types.find((t) => t.title === title)!,
+          "minimal",
+        ).value;
   const out: MessageCandidate[] = [];
   const splice = (frame: string, member: string, text: string) => frame.replace(`"${member}":${jsonText(null)}`, `"${member}":${text}`);
   for (const method of model.methods) {
     const params = minimal(method.params);
-    out.push({ id: `request/${method.name}`, frames: [request(1, method.name, params)], note: `a ${method.name} request with the smallest params` });
+    out.push({
+      id: `request/${method.name}`,
+      frames: [request(1, method.name, params)],
+      note: `a ${method.name} request with the smallest params`,
+    });
     const badParams = method.params === undefined ? undefined : invalidText(method.params);
-    if (badParams !== undefined) out.push({ id: `request/${method.name}/invalid-params`, frames: [splice(request(1, method.name, null), "params", badParams)], note: `a ${method.name} request whose params its schema refuses` });
-    out.push({ id: `response/${method.name}`, frames: [request(1, method.name, params), response(1, minimal(method.result) ?? null)], note: `a ${method.name} request and its result` });
+    if (badParams !== undefined)
+      out.push({
+        id: `request/${method.name}/invalid-params`,
+        frames: [splice(request(1, method.name, null), "params", badParams)],
+        note: `a ${method.name} request whose params its schema refuses`,
+      });
+    out.push({
+      id: `response/${method.name}`,
+      frames: [request(1, method.name, params), response(1, minimal(method.result) ?? null)],
+      note: `a ${method.name} request and its result`,
+    });
     const badResult = invalidText(method.result);
-    if (badResult !== undefined) out.push({ id: `response/${method.name}/invalid-result`, frames: [request(1, method.name, params), splice(response(1, null), "result", badResult)], note: `a ${method.name} result its schema refuses` });
+    if (badResult !== undefined)
+      out.push({
+        id: `response/${method.name}/invalid-result`,
+        frames: [request(1, method.name, params), splice(response(1, null), "result", badResult)],
+        note: `a ${method.name} result its schema refuses`,
+      });
     for (const reason of method.errors) {
       const error = model.errors.find((e) => e.reason === reason);
       if (!error) continue;
-      out.push({ id: `error/${method.name}/${reason}`, frames: [request(1, method.name, params), jsonText({ jsonrpc: "2.0", id: 1, error: { code: error.code, message: error.message, data: error.data === undefined ? { reason } : (minimal(error.data) ?? null) } })], note: `the registered error ${reason} answering ${method.name}` });
+      out.push({
+        id: `error/${method.name}/${reason}`,
+        frames: [
+          request(1, method.name, params),
+          jsonText({
+            jsonrpc: "2.0",
+            id: 1,
+            error: {
+              code: error.code,
+              message: error.message,
+              data: error.data === undefined ? { reason } : (minimal(error.data) ?? null),
+            },
+          }),
+        ],
+        note: `the registered error ${reason} answering ${method.name}`,
+      });
     }
   }
   for (const n of model.notifications) {
-    out.push({ id: `notification/${n.name}`, frames: [notification(n.name, minimal(n.params))], note: `a ${n.name} notification with the smallest params` });
+    out.push({
+      id: `notification/${n.name}`,
+      frames: [notification(n.name, minimal(n.params))],
+      note: `a ${n.name} notification with the smallest params`,
+    });
     const bad = n.params === undefined ? undefined : invalidText(n.params);
-    if (bad !== undefined) out.push({ id: `notification/${n.name}/invalid-params`, frames: [splice(notification(n.name, null), "params", bad)], note: `a ${n.name} notification whose params its schema refuses` });
+    if (bad !== undefined)
+      out.push({
+        id: `notification/${n.name}/invalid-params`,
+        frames: [splice(notification(n.name, null), "params", bad)],
+        note: `a ${n.name} notification whose params its schema refuses`,
+      });
   }
   const first = model.methods[0];
   const envelope = (id: string, frames: string[], note: string) => out.push({ id: `envelope/${id}`, frames, note });
@@ -64,18 +115,45 @@ export function messageCandidates(model: ProtocolModel, invalidText: (type: stri
   envelope("not-an-object", ["[1,2]"], "an array of numbers is no message");
   envelope("empty-batch", ["[]"], "an empty batch");
   envelope("wrong-version", [jsonText({ jsonrpc: "1.0", id: 1, method: first?.name ?? "x", params: {} })], 'jsonrpc must be "2.0"');
-  envelope("null-request-id", [jsonText({ jsonrpc: "2.0", id: null, method: first?.name ?? "x", params: {} })], "a request id must not be null");
-  envelope("unknown-member", [jsonText({ jsonrpc: "2.0", id: 1, method: first?.name ?? "x", params: (first ? minimal(first.params) : undefined) ?? {}, extra: true })], "a member JSON-RPC 2.0 does not define");
+  envelope(
+    "null-request-id",
+    [jsonText({ jsonrpc: "2.0", id: null, method: first?.name ?? "x", params: {} })],
+    "a request id must not be null",
+  );
+  envelope(
+    "unknown-member",
+    [
+      jsonText({
+        jsonrpc: "2.0",
+        id: 1,
+        method: first?.name ?? "x",
+        params: (first ? minimal(first.params) : undefined) ?? {},
+        extra: true,
+      }),
+    ],
+    "a member JSON-RPC 2.0 does not define",
+  );
   envelope("response-to-nothing", [response(99, {})], "a response to no request seen");
-  envelope("unregistered-error", [jsonText({ jsonrpc: "2.0", id: null, error: { code: -32099, message: "not registered" } })], "an error code in the server range that the registry does not have");
-  envelope("application-error", [jsonText({ jsonrpc: "2.0", id: null, error: { code: 17, message: "an application's own code" } })], "an error code outside the reserved range");
+  envelope(
+    "unregistered-error",
+    [jsonText({ jsonrpc: "2.0", id: null, error: { code: -32099, message: "not registered" } })],
+    "an error code in the server range that the registry does not have",
+  );
+  envelope(
+    "application-error",
+    [jsonText({ jsonrpc: "2.0", id: null, error: { code: 17, message: "an application's own code" } })],
+    "an error code outside the reserved range",
+  );
   return out;
 }
 
 /** Sets the value at `pointer`, making the objects on the way. */
 function setDeep(root: JsonObject, pointer: string, value: Json): JsonObject {
   const copy = structuredClone(root);
-  const tokens = pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const tokens = pointer
+    .slice(1)
+    .split("/")
+    .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
   let node: JsonObject = copy;
   for (const token of tokens.slice(0, -1)) {
     const next = node[token];
@@ -102,20 +180,39 @@ export function transcriptCandidates(model: ProtocolModel): TranscriptCandidate[
     };
     const note = (name: string, extra: Record<string, Json> = {}) => {
       const n = byName.get(name);
-      const params = n?.params ? builder.build(model.types.find((t) => t.title === n.params)!, "minimal").value : {};
+      const params = n?.params
+        ? builder.build(
+            model.types.find((t) => t.title === n.params)!,
+            "minimal",
+          ).value
+        : {};
       return { from: senderOf(n?.direction, "server_to_client"), json: notification(name, scoped(params, extra)) } as const;
     };
     const call = (id: number, name: string) => {
       const m = methods.get(name);
-      const params = m?.params ? builder.build(model.types.find((t) => t.title === m.params)!, "minimal").value : {};
+      const params = m?.params
+        ? builder.build(
+            model.types.find((t) => t.title === m.params)!,
+            "minimal",
+          ).value
+        : {};
       return { from: senderOf(m?.direction, "client_to_server"), json: request(id, name, scoped(params)) } as const;
     };
     const answer = (id: number, name: string) => {
       const m = methods.get(name);
-      const result = m ? builder.build(model.types.find((t) => t.title === m.result)!, "minimal").value : {};
-      return { from: senderOf(m?.direction, "client_to_server") === "server_to_client" ? "client_to_server" : "server_to_client", json: response(id, result) } as const;
+      const result = m
+        ? builder.build(
+            model.types.find((t) => t.title === m.result)!,
+            "minimal",
+          ).value
+        : {};
+      return {
+        from: senderOf(m?.direction, "client_to_server") === "server_to_client" ? "client_to_server" : "server_to_client",
+        json: response(id, result),
+      } as const;
     };
-    const add = (what: string, frames: TranscriptCandidate["frames"], text: string) => out.push({ id: `${ordering.id}/${what}`, rule: ordering.id, frames, note: text });
+    const add = (what: string, frames: TranscriptCandidate["frames"], text: string) =>
+      out.push({ id: `${ordering.id}/${what}`, rule: ordering.id, frames, note: text });
     const list = (key: string) => (rule[key] as string[] | undefined) ?? [];
     switch (rule.kind) {
       case "precedes": {
@@ -153,7 +250,12 @@ export function transcriptCandidates(model: ProtocolModel): TranscriptCandidate[
         const until = list("until")[0];
         if (!quiet) break;
         add("broken", [note(rule.notification as string), note(quiet)], `${quiet} after ${rule.notification}`);
-        if (until) add("kept", [note(rule.notification as string), call(1, until), answer(1, until), note(quiet)], `${quiet} after ${until} succeeded`);
+        if (until)
+          add(
+            "kept",
+            [note(rule.notification as string), call(1, until), answer(1, until), note(quiet)],
+            `${quiet} after ${until} succeeded`,
+          );
         break;
       }
       case "paired": {

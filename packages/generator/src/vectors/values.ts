@@ -35,7 +35,15 @@ export class ValueBuilder {
   }
 
   /** The value of a schema node; `slots` is undefined once the walk has left the root type. */
-  private value(node: Json | undefined, shape: Shape, pointer: string, slots: Slot[] | undefined, stack: readonly string[], depth: number, member?: Slot["member"]): Json {
+  private value(
+    node: Json | undefined,
+    shape: Shape,
+    pointer: string,
+    slots: Slot[] | undefined,
+    stack: readonly string[],
+    depth: number,
+    member?: Slot["member"],
+  ): Json {
     if (!isObject(node)) return null;
     if (slots) slots.push({ pointer, node, ...(member ? { member } : {}) });
     if (typeof node.$ref === "string") {
@@ -67,13 +75,18 @@ export class ValueBuilder {
         return stringIn(node);
       case "array": {
         const count = Math.max(typeof node.minItems === "number" ? node.minItems : 0, shape === "maximal" && depth < DEPTH ? 1 : 0);
-        return Array.from({ length: count }, (_, i) => this.value(node.items as Json, shape, `${pointer}/${i}`, i === 0 ? slots : undefined, stack, depth + 1));
+        return Array.from({ length: count }, (_, i) =>
+          this.value(node.items as Json, shape, `${pointer}/${i}`, i === 0 ? slots : undefined, stack, depth + 1),
+        );
       }
       case "object": {
         const out: JsonObject = {};
         const properties = isObject(node.properties) ? node.properties : {};
         const required = new Set(Array.isArray(node.required) ? (node.required as string[]) : []);
-        const names = shape === "maximal" && depth < DEPTH ? [...Object.keys(properties), ...[...required].filter((r) => !(r in properties))] : [...required];
+        const names =
+          shape === "maximal" && depth < DEPTH
+            ? [...Object.keys(properties), ...[...required].filter((r) => !(r in properties))]
+            : [...required];
         for (const name of names) {
           const at = `${pointer}/${escapeToken(name)}`;
           const member = { parent: pointer, name, required: required.has(name) };
@@ -82,7 +95,12 @@ export class ValueBuilder {
         // A map (additionalProperties with a schema) gets one entry when every field is asked for.
         if (shape === "maximal" && depth < DEPTH && isObject(node.additionalProperties)) {
           const key = isObject(node.propertyNames) ? stringIn(node.propertyNames) : "key";
-          if (!(key in out)) out[key] = this.value(node.additionalProperties, shape, `${pointer}/${escapeToken(key)}`, slots, stack, depth + 1, { parent: pointer, name: key, required: false });
+          if (!(key in out))
+            out[key] = this.value(node.additionalProperties, shape, `${pointer}/${escapeToken(key)}`, slots, stack, depth + 1, {
+              parent: pointer,
+              name: key,
+              required: false,
+            });
         }
         return out;
       }

@@ -140,7 +140,10 @@ export class FrameLog {
    */
   exportJsonLines(): { text: string; skipped: number } {
     const parsed = this.records.filter((r) => r.value !== undefined);
-    return { text: parsed.map((r) => `${JSON.stringify({ from: r.direction === "sent" ? "client" : "server", message: r.value })}\n`).join(""), skipped: this.records.length - parsed.length };
+    return {
+      text: parsed.map((r) => `${JSON.stringify({ from: r.direction === "sent" ? "client" : "server", message: r.value })}\n`).join(""),
+      skipped: this.records.length - parsed.length,
+    };
   }
 
   private add(direction: Direction, text: string): void {
@@ -186,12 +189,17 @@ export class FrameLog {
       session.fed.push(record);
       for (const violation of session.ordering.accept(message, direction === "sent" ? "client_to_server" : "server_to_client")) {
         const broken = session.fed[violation.frameIndex] ?? record;
-        broken.findings.push({ check: "ordering", pointer: "", message: `breaks ordering rule ${violation.rule} (${violation.requirement}): ${violation.message}` });
+        broken.findings.push({
+          check: "ordering",
+          pointer: "",
+          message: `breaks ordering rule ${violation.rule} (${violation.requirement}): ${violation.message}`,
+        });
         if (broken !== record) this.render(broken);
       }
     };
     const message = value as { id?: unknown; method?: unknown; params?: unknown; result?: unknown };
-    const event = direction === "received" && typeof message.method === "string" && message.id === undefined ? turnEventOf(message.params) : undefined;
+    const event =
+      direction === "received" && typeof message.method === "string" && message.id === undefined ? turnEventOf(message.params) : undefined;
     if (event) {
       const key = `${event.thread_id}/${event.turn_id}`;
       const last = this.lastSequence.get(key) ?? 0;
@@ -254,7 +262,11 @@ export class FrameLog {
         " ",
         badge("strict", strict.length),
         badge("tolerant", tolerant.length),
-        h("span", { class: `badge ${ordering.length ? "bad" : "good"}` }, ordering.length ? `ordering: ${ordering.length} violation${ordering.length === 1 ? "" : "s"}` : "ordering: ok"),
+        h(
+          "span",
+          { class: `badge ${ordering.length ? "bad" : "good"}` },
+          ordering.length ? `ordering: ${ordering.length} violation${ordering.length === 1 ? "" : "s"}` : "ordering: ok",
+        ),
         record.dropped !== undefined ? h("span", { class: "badge bad" }, "dropped by the client") : null,
       ),
       ...(element.open ? this.body(record) : []),
@@ -292,7 +304,11 @@ export class FrameLog {
 }
 
 function badge(check: string, count: number): HTMLElement {
-  return h("span", { class: `badge ${count ? "bad" : "good"}` }, count ? `${check}: ${count} finding${count === 1 ? "" : "s"}` : `${check}: valid`);
+  return h(
+    "span",
+    { class: `badge ${count ? "bad" : "good"}` },
+    count ? `${check}: ${count} finding${count === 1 ? "" : "s"}` : `${check}: valid`,
+  );
 }
 
 function finding(check: "strict" | "tolerant", f: Finding): FrameFinding {
@@ -317,7 +333,8 @@ function summarize(value: unknown, methods: Map<string, string>): string {
       return id === undefined ? message.method : `${message.method} (id ${id})`;
     }
     const answers = id === undefined ? undefined : methods.get(id);
-    if (message.error) return `error ${String(message.error.code)} ${String(message.error.message)}${answers ? ` for ${answers}` : ""} (id ${id})`;
+    if (message.error)
+      return `error ${String(message.error.code)} ${String(message.error.message)}${answers ? ` for ${answers}` : ""} (id ${id})`;
     return `result of ${answers ?? "an unknown request"} (id ${id})`;
   };
   return Array.isArray(value) ? `batch: ${value.map(one).join(", ")}` : one(value);

@@ -5,7 +5,15 @@
  * turns, watch them live (turn.ts), answer approvals and questions, cancel and resume, read
  * turn/items, the work pages and the delegation routes, and export the session.
  */
-import { connectBrowserWebSocket, emptyTimeline, GatewayConnection, reduceTimeline, timelineRows, type ProtocolClient, type TimelineState } from "@turnspec/client/browser";
+import {
+  connectBrowserWebSocket,
+  emptyTimeline,
+  GatewayConnection,
+  reduceTimeline,
+  timelineRows,
+  type ProtocolClient,
+  type TimelineState,
+} from "@turnspec/client/browser";
 import type { Thread, TurnCapability, TurnMode, TurnPermissionMode, TurnStartParams, TurnWorkPageAnchor } from "@turnspec/protocol/types";
 import type { InspectorInfo } from "../server.js";
 import { INSPECTOR_PROTOCOL, TOKEN_PROTOCOL_PREFIX } from "../page-token.js";
@@ -18,7 +26,14 @@ interface ThreadEntry {
   readonly turns: string[];
 }
 
-const DEFAULT_SCRIPT = JSON.stringify([{ tool: "shell", args: { command: "echo hello from the inspector" } }, { say: "The command ran. Done.", chunks: 4 }], null, 2);
+const DEFAULT_SCRIPT = JSON.stringify(
+  [
+    { tool: "shell", args: { command: "echo hello from the inspector" } },
+    { say: "The command ran. Done.", chunks: 4 },
+  ],
+  null,
+  2,
+);
 
 const app = document.getElementById("app")!;
 const problems = h("div", { class: "problems", role: "alert", "aria-live": "assertive" });
@@ -59,7 +74,15 @@ const inspectorToken = pageToken();
 const authorization = { Authorization: `Bearer ${inspectorToken}` };
 
 function problem(message: string): void {
-  problems.appendChild(h("p", {}, message, " ", h("button", { type: "button", class: "dismiss", onclick: (e) => (e.target as HTMLElement).parentElement?.remove() }, "Dismiss")));
+  problems.appendChild(
+    h(
+      "p",
+      {},
+      message,
+      " ",
+      h("button", { type: "button", class: "dismiss", onclick: (e) => (e.target as HTMLElement).parentElement?.remove() }, "Dismiss"),
+    ),
+  );
 }
 
 function setStatus(state: "connected" | "reconnecting" | "closed" | "connecting", text: string): void {
@@ -83,7 +106,8 @@ function client(): ProtocolClient {
 function watch(c: ProtocolClient): void {
   c.onAny((n) => {
     const params = n.params as { thread_id?: unknown; threadId?: unknown };
-    const threadId = typeof params.thread_id === "string" ? params.thread_id : typeof params.threadId === "string" ? params.threadId : undefined;
+    const threadId =
+      typeof params.thread_id === "string" ? params.thread_id : typeof params.threadId === "string" ? params.threadId : undefined;
     if (threadId !== undefined && !threads.has(threadId)) {
       threads.set(threadId, { thread: undefined, turns: [] });
       renderThreads();
@@ -92,7 +116,12 @@ function watch(c: ProtocolClient): void {
       const key = `${n.params.threadId}/${n.params.turnId}`;
       const held = timelines.get(key);
       if (!held) return;
-      const next = reduceTimeline(held, n.method === "turn/work/items/changed" ? { kind: "items_changed", notification: n.params } : { kind: "state_changed", notification: n.params });
+      const next = reduceTimeline(
+        held,
+        n.method === "turn/work/items/changed"
+          ? { kind: "items_changed", notification: n.params }
+          : { kind: "state_changed", notification: n.params },
+      );
       timelines.set(key, next);
       if (next.staleIds.length) void refreshWork(key, next);
       else if (selectedTurn === n.params.turnId && inspectArea.dataset.showing === "work") renderWork(key);
@@ -105,7 +134,8 @@ async function connect(): Promise<void> {
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/gateway`;
   try {
     connection = await GatewayConnection.open({
-      connect: async () => frames.tap(await connectBrowserWebSocket(url, { protocols: [INSPECTOR_PROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${inspectorToken}`] })),
+      connect: async () =>
+        frames.tap(await connectBrowserWebSocket(url, { protocols: [INSPECTOR_PROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${inspectorToken}`] })),
       reconnect: { delaysMs: [200, 500, 1000, 2000], maxAttempts: 30 },
       onProtocolError: (error, frame) => frames.markDropped(frame, error.message),
     });
@@ -121,7 +151,10 @@ async function connect(): Promise<void> {
   opened.onChange((change) => {
     if (change.type === "disconnected") {
       setStatus("reconnecting", "Reconnecting…");
-      void readInfo().then((i) => i.problem && problem(`The connection dropped: ${i.problem}. Reconnecting; the view is kept.`), () => undefined);
+      void readInfo().then(
+        (i) => i.problem && problem(`The connection dropped: ${i.problem}. Reconnecting; the view is kept.`),
+        () => undefined,
+      );
     } else if (change.type === "reconnected") {
       watch(change.client);
       setStatus("connected", "Connected (reconnected)");
@@ -139,7 +172,10 @@ async function connect(): Promise<void> {
 const connectButtonSlot = h("span", {});
 function renderConnectButton(): void {
   const closed = !connection || connection.status === "closed";
-  replace(connectButtonSlot, closed && info.gateway ? h("button", { type: "button", id: "connect", onclick: () => void connect() }, "Connect") : null);
+  replace(
+    connectButtonSlot,
+    closed && info.gateway ? h("button", { type: "button", id: "connect", onclick: () => void connect() }, "Connect") : null,
+  );
 }
 
 function gatewayForm(): HTMLElement {
@@ -155,7 +191,11 @@ function gatewayForm(): HTMLElement {
         event.preventDefault();
         void (async () => {
           error.textContent = "";
-          const response = await fetch("/api/target", { method: "POST", headers: { "Content-Type": "application/json", ...authorization }, body: JSON.stringify({ url: url.value, token: token.value }) });
+          const response = await fetch("/api/target", {
+            method: "POST",
+            headers: { "Content-Type": "application/json", ...authorization },
+            body: JSON.stringify({ url: url.value, token: token.value }),
+          });
           if (!response.ok) {
             error.textContent = `Cannot use this gateway: ${(await response.text()).trim()}`;
             return;
@@ -178,7 +218,13 @@ function gatewayForm(): HTMLElement {
 
 function threadForm(): HTMLElement {
   const cwd = h("input", { id: "thread-cwd", type: "text", placeholder: "the gateway's own folder", autocomplete: "off" });
-  const mode = h("select", { id: "thread-mode" }, h("option", { value: "" }, "gateway default"), h("option", { value: "Agent" }, "Agent"), h("option", { value: "Chat" }, "Chat"));
+  const mode = h(
+    "select",
+    { id: "thread-mode" },
+    h("option", { value: "" }, "gateway default"),
+    h("option", { value: "Agent" }, "Agent"),
+    h("option", { value: "Chat" }, "Chat"),
+  );
   const provider = h("input", { id: "thread-provider", type: "text", placeholder: "gateway default", autocomplete: "off" });
   const openId = h("input", { id: "open-thread-id", type: "text", placeholder: "thr_…", autocomplete: "off" });
   return h(
@@ -252,9 +298,17 @@ function renderThreads(): void {
         {},
         h(
           "button",
-          { type: "button", class: id === selectedThread ? "selected" : undefined, "aria-pressed": String(id === selectedThread), "data-thread-id": id, onclick: () => selectThread(id) },
+          {
+            type: "button",
+            class: id === selectedThread ? "selected" : undefined,
+            "aria-pressed": String(id === selectedThread),
+            "data-thread-id": id,
+            onclick: () => selectThread(id),
+          },
           id,
-          entry.thread ? h("small", {}, ` ${entry.thread.mode}${entry.thread.model_provider ? ` · ${entry.thread.model_provider}` : ""}`) : h("small", {}, " (seen in a notification)"),
+          entry.thread
+            ? h("small", {}, ` ${entry.thread.mode}${entry.thread.model_provider ? ` · ${entry.thread.model_provider}` : ""}`)
+            : h("small", {}, " (seen in a notification)"),
         ),
       ),
     ),
@@ -270,7 +324,13 @@ function renderComposer(): void {
     return;
   }
   const text = h("textarea", { id: "turn-text", rows: 3 }, "Hello");
-  const mode = h("select", { id: "turn-mode" }, h("option", { value: "" }, "thread default"), h("option", { value: "Agent" }, "Agent"), h("option", { value: "Chat" }, "Chat"));
+  const mode = h(
+    "select",
+    { id: "turn-mode" },
+    h("option", { value: "" }, "thread default"),
+    h("option", { value: "Agent" }, "Agent"),
+    h("option", { value: "Chat" }, "Chat"),
+  );
   const profile = h(
     "select",
     { id: "turn-profile" },
@@ -279,7 +339,11 @@ function renderComposer(): void {
     h("option", { value: "auto_accept_edits" }, "auto_accept_edits"),
     h("option", { value: "supervised" }, "supervised"),
   );
-  const capabilities = h("textarea", { id: "turn-capabilities", rows: 2, placeholder: '[{"kind": "skill", "slug": "…", "sourceKind": "…"}]' });
+  const capabilities = h("textarea", {
+    id: "turn-capabilities",
+    rows: 2,
+    placeholder: '[{"kind": "skill", "slug": "…", "sourceKind": "…"}]',
+  });
   const provider = h("input", { id: "turn-provider", type: "text", placeholder: "thread default", autocomplete: "off" });
   // The scripted model reads its script from the turn's text: {"script": [step, …]}.
   const threadProvider = entry.thread?.model_provider;
@@ -291,12 +355,19 @@ function renderComposer(): void {
     "fieldset",
     { class: "script", hidden: !mayBeScripted },
     h("legend", {}, "Scripted model"),
-    h("p", { class: "hint" }, "The scripted provider (the reference gateway's default without a model configured) plays these steps: say, tool, tools, fail; see runtime/providers/scripted.ts."),
+    h(
+      "p",
+      { class: "hint" },
+      "The scripted provider (the reference gateway's default without a model configured) plays these steps: say, tool, tools, fail; see runtime/providers/scripted.ts.",
+    ),
     h("label", {}, useScript, " Send this script as the turn's text"),
     h("label", { for: "turn-script" }, "Script steps (a JSON array)"),
     script,
   );
-  provider.addEventListener("input", () => (scriptBox.hidden = !(provider.value === "scripted" || (provider.value === "" && mayBeScripted))));
+  provider.addEventListener(
+    "input",
+    () => (scriptBox.hidden = !(provider.value === "scripted" || (provider.value === "" && mayBeScripted))),
+  );
   const form = h(
     "form",
     {
@@ -307,7 +378,14 @@ function renderComposer(): void {
         error.textContent = "";
         let params: TurnStartParams;
         try {
-          params = turnParams(entry, { text: text.value, mode: mode.value, profile: profile.value, capabilities: capabilities.value, provider: provider.value, script: !scriptBox.hidden && useScript.checked ? script.value : undefined });
+          params = turnParams(entry, {
+            text: text.value,
+            mode: mode.value,
+            profile: profile.value,
+            capabilities: capabilities.value,
+            provider: provider.value,
+            script: !scriptBox.hidden && useScript.checked ? script.value : undefined,
+          });
         } catch (e) {
           error.textContent = inWords(e);
           return;
@@ -317,7 +395,16 @@ function renderComposer(): void {
     },
     h("label", { for: "turn-text" }, "Message"),
     text,
-    h("div", { class: "row" }, h("label", { for: "turn-mode" }, "Mode"), mode, h("label", { for: "turn-profile" }, "Permission profile"), profile, h("label", { for: "turn-provider" }, "Model provider"), provider),
+    h(
+      "div",
+      { class: "row" },
+      h("label", { for: "turn-mode" }, "Mode"),
+      mode,
+      h("label", { for: "turn-profile" }, "Permission profile"),
+      profile,
+      h("label", { for: "turn-provider" }, "Model provider"),
+      provider,
+    ),
     h("label", { for: "turn-capabilities" }, "Capabilities (optional JSON array of TurnCapability)"),
     capabilities,
     scriptBox,
@@ -339,7 +426,7 @@ function turnParams(
     } catch (e) {
       throw new Error(`The script is not JSON: ${inWords(e)}`);
     }
-    if (!Array.isArray(steps)) throw new Error("The script must be a JSON array of steps, e.g. [{\"say\": \"Hello\"}]");
+    if (!Array.isArray(steps)) throw new Error('The script must be a JSON array of steps, e.g. [{"say": "Hello"}]');
     text = JSON.stringify({ script: steps });
   }
   let capabilities: TurnCapability[] | undefined;
@@ -384,7 +471,20 @@ function renderTurns(): void {
   replace(
     turnList,
     ...(entry?.turns ?? []).map((id) =>
-      h("li", {}, h("button", { type: "button", class: id === selectedTurn ? "selected" : undefined, "aria-pressed": String(id === selectedTurn), onclick: () => ((selectedTurn = id), renderTurns()) }, id)),
+      h(
+        "li",
+        {},
+        h(
+          "button",
+          {
+            type: "button",
+            class: id === selectedTurn ? "selected" : undefined,
+            "aria-pressed": String(id === selectedTurn),
+            onclick: () => ((selectedTurn = id), renderTurns()),
+          },
+          id,
+        ),
+      ),
     ),
   );
   const view = selectedTurn === undefined ? undefined : views.get(selectedTurn);
@@ -398,12 +498,17 @@ function inspectButtons(): HTMLElement {
     if (selectedThread === undefined || selectedTurn === undefined) throw new Error("pick a turn first");
     return { threadId: selectedThread, turnId: selectedTurn };
   };
-  const run = (what: string, work: () => Promise<void>) => () => void work().catch((e: unknown) => problem(`${what} failed: ${inWords(e)}`));
+  const run = (what: string, work: () => Promise<void>) => () =>
+    void work().catch((e: unknown) => problem(`${what} failed: ${inWords(e)}`));
   return h(
     "div",
     { class: "actions", role: "group", "aria-label": "Inspect the turn" },
     h("button", { type: "button", id: "show-items", onclick: run("turn/items", () => showItems(need(), 0)) }, "turn/items"),
-    h("button", { type: "button", id: "show-work", onclick: run("turn/work/page", () => loadWork(need(), { kind: "newest" })) }, "Work pages"),
+    h(
+      "button",
+      { type: "button", id: "show-work", onclick: run("turn/work/page", () => loadWork(need(), { kind: "newest" })) },
+      "Work pages",
+    ),
     h("button", { type: "button", id: "show-routes", onclick: run("agent/route/list", () => showRoutes()) }, "Routes of the thread"),
   );
 }
@@ -415,8 +520,18 @@ async function showItems(at: { threadId: string; turnId: string }, after: number
   replace(
     inspectArea,
     h("h3", {}, `turn/items of ${at.turnId}: events ${after + 1}…${last} of ${page.last_sequence}`),
-    h("ul", { class: "events" }, ...page.events.map((e) => h("li", {}, h("details", {}, h("summary", {}, `${e.sequence} ${e.method}`), json(e.params))))),
-    last < page.last_sequence ? h("button", { type: "button", onclick: () => void showItems(at, last).catch((e: unknown) => problem(`turn/items failed: ${inWords(e)}`)) }, "Next events") : null,
+    h(
+      "ul",
+      { class: "events" },
+      ...page.events.map((e) => h("li", {}, h("details", {}, h("summary", {}, `${e.sequence} ${e.method}`), json(e.params)))),
+    ),
+    last < page.last_sequence
+      ? h(
+          "button",
+          { type: "button", onclick: () => void showItems(at, last).catch((e: unknown) => problem(`turn/items failed: ${inWords(e)}`)) },
+          "Next events",
+        )
+      : null,
   );
 }
 
@@ -442,22 +557,61 @@ function renderWork(key: string): void {
   const state = timelines.get(key)!;
   const at = { threadId: state.threadId, turnId: state.turnId };
   const page = state.page;
-  const go = (anchor: TurnWorkPageAnchor) => () => void loadWork(at, anchor).catch((e: unknown) => problem(`turn/work/page failed: ${inWords(e)}`));
+  const go = (anchor: TurnWorkPageAnchor) => () =>
+    void loadWork(at, anchor).catch((e: unknown) => problem(`turn/work/page failed: ${inWords(e)}`));
   replace(
     inspectArea,
-    h("h3", {}, `Work of ${state.turnId}${state.work ? `: ${state.work.counts.total} items, ${state.work.counts.inProgress} in progress, ${state.work.counts.completed} completed, ${state.work.counts.failed} failed` : ""}`),
+    h(
+      "h3",
+      {},
+      `Work of ${state.turnId}${state.work ? `: ${state.work.counts.total} items, ${state.work.counts.inProgress} in progress, ${state.work.counts.completed} completed, ${state.work.counts.failed} failed` : ""}`,
+    ),
     state.needsReload ? h("p", { class: "failure" }, "The work projection changed version: load the newest page again.") : null,
     h(
       "table",
       { class: "work" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Order"), h("th", {}, "Item"), h("th", {}, "Type"), h("th", {}, "Status"), h("th", {}, "Source sequence"))),
-      h("tbody", {}, ...timelineRows(state).map((row) => h("tr", { "data-work-item": row.workItemId }, h("td", {}, row.orderKey), h("td", {}, row.workItemId), h("td", {}, row.itemType), h("td", {}, row.status), h("td", {}, row.sourceSequence)))),
+      h(
+        "thead",
+        {},
+        h("tr", {}, h("th", {}, "Order"), h("th", {}, "Item"), h("th", {}, "Type"), h("th", {}, "Status"), h("th", {}, "Source sequence")),
+      ),
+      h(
+        "tbody",
+        {},
+        ...timelineRows(state).map((row) =>
+          h(
+            "tr",
+            { "data-work-item": row.workItemId },
+            h("td", {}, row.orderKey),
+            h("td", {}, row.workItemId),
+            h("td", {}, row.itemType),
+            h("td", {}, row.status),
+            h("td", {}, row.sourceSequence),
+          ),
+        ),
+      ),
     ),
     h(
       "div",
       { class: "actions" },
-      h("button", { type: "button", disabled: !page?.hasMoreBefore || !page.beforeCursor, onclick: page?.beforeCursor ? go({ kind: "before", cursor: page.beforeCursor }) : undefined }, "Older"),
-      h("button", { type: "button", disabled: !page?.hasMoreAfter || !page.afterCursor, onclick: page?.afterCursor ? go({ kind: "after", cursor: page.afterCursor }) : undefined }, "Newer"),
+      h(
+        "button",
+        {
+          type: "button",
+          disabled: !page?.hasMoreBefore || !page.beforeCursor,
+          onclick: page?.beforeCursor ? go({ kind: "before", cursor: page.beforeCursor }) : undefined,
+        },
+        "Older",
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          disabled: !page?.hasMoreAfter || !page.afterCursor,
+          onclick: page?.afterCursor ? go({ kind: "after", cursor: page.afterCursor }) : undefined,
+        },
+        "Newer",
+      ),
       h("button", { type: "button", onclick: go({ kind: "newest" }) }, "Newest"),
     ),
   );
@@ -472,14 +626,28 @@ async function showRoutes(): Promise<void> {
     const routes = [];
     let cursor: string | null = null;
     do {
-      const page: Awaited<ReturnType<ProtocolClient["agentRouteList"]>> = await client().agentRouteList({ source_execution_id: turnId, ...(cursor === null ? {} : { cursor }) });
+      const page: Awaited<ReturnType<ProtocolClient["agentRouteList"]>> = await client().agentRouteList({
+        source_execution_id: turnId,
+        ...(cursor === null ? {} : { cursor }),
+      });
       routes.push(...page.routes);
       cursor = page.next_cursor;
     } while (cursor !== null);
-    sections.push(h("section", {}, h("h4", {}, `From turn ${turnId}: ${routes.length} route${routes.length === 1 ? "" : "s"}`), ...routes.map((r) => h("details", {}, h("summary", {}, `${r.route_id} · ${r.kind} · ${r.status}`), json(r)))));
+    sections.push(
+      h(
+        "section",
+        {},
+        h("h4", {}, `From turn ${turnId}: ${routes.length} route${routes.length === 1 ? "" : "s"}`),
+        ...routes.map((r) => h("details", {}, h("summary", {}, `${r.route_id} · ${r.kind} · ${r.status}`), json(r))),
+      ),
+    );
   }
   inspectArea.dataset.showing = "routes";
-  replace(inspectArea, h("h3", {}, `Routes of thread ${selectedThread}`), ...(sections.length ? sections : [h("p", { class: "hint" }, "No turns of this thread were started this session.")]));
+  replace(
+    inspectArea,
+    h("h3", {}, `Routes of thread ${selectedThread}`),
+    ...(sections.length ? sections : [h("p", { class: "hint" }, "No turns of this thread were started this session.")]),
+  );
 }
 
 function exportSession(): void {
@@ -491,7 +659,8 @@ function exportSession(): void {
   link.remove();
   // The download has its own copy once it started.
   setTimeout(() => URL.revokeObjectURL(href), 60_000);
-  if (skipped) problem(`${skipped} frame${skipped === 1 ? " was" : "s were"} not JSON and ${skipped === 1 ? "is" : "are"} not in the export.`);
+  if (skipped)
+    problem(`${skipped} frame${skipped === 1 ? " was" : "s were"} not JSON and ${skipped === 1 ? "is" : "are"} not in the export.`);
 }
 
 async function main(): Promise<void> {
@@ -504,13 +673,27 @@ async function main(): Promise<void> {
   gatewayLabel.textContent = info.gateway ? `gateway: ${info.gateway.label}` : "no gateway yet";
   replace(
     app,
-    h("header", {}, h("h1", {}, "turnspec inspect"), connectionStatus, gatewayLabel, connectButtonSlot, h("button", { type: "button", id: "export", onclick: exportSession }, "Export session (JSON lines)")),
+    h(
+      "header",
+      {},
+      h("h1", {}, "turnspec inspect"),
+      connectionStatus,
+      gatewayLabel,
+      connectButtonSlot,
+      h("button", { type: "button", id: "export", onclick: exportSession }, "Export session (JSON lines)"),
+    ),
     problems,
     info.choosable ? gatewayForm() : null,
     h(
       "main",
       {},
-      h("section", { class: "pane threads", "aria-labelledby": "threads-title" }, h("h2", { id: "threads-title" }, "Threads"), threadList, threadForm()),
+      h(
+        "section",
+        { class: "pane threads", "aria-labelledby": "threads-title" },
+        h("h2", { id: "threads-title" }, "Threads"),
+        threadList,
+        threadForm(),
+      ),
       h(
         "section",
         { class: "pane work", "aria-labelledby": "turn-title" },
@@ -521,7 +704,14 @@ async function main(): Promise<void> {
         inspectButtons(),
         inspectArea,
       ),
-      h("section", { class: "pane frames", "aria-labelledby": "frames-title" }, h("h2", { id: "frames-title" }, "Frames"), " ", frameCount, frameList),
+      h(
+        "section",
+        { class: "pane frames", "aria-labelledby": "frames-title" },
+        h("h2", { id: "frames-title" }, "Frames"),
+        " ",
+        frameCount,
+        frameList,
+      ),
     ),
   );
   renderComposer();

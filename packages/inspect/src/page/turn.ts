@@ -29,7 +29,18 @@ import {
 import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion } from "@turnspec/protocol/types";
 import { h, inWords, json, replace } from "./dom.js";
 
-const NOTICE_PREFIXES = ["turn/execution_window/", "item/timeout_detected", "item/recovery_", "item/retry_", "item/tool/retry_", "turn/tool_loop/", "context/", "turn/handoff/", "turn/blocked", "turn/failed"];
+const NOTICE_PREFIXES = [
+  "turn/execution_window/",
+  "item/timeout_detected",
+  "item/recovery_",
+  "item/retry_",
+  "item/tool/retry_",
+  "turn/tool_loop/",
+  "context/",
+  "turn/handoff/",
+  "turn/blocked",
+  "turn/failed",
+];
 
 interface Approval {
   readonly request: TurnPermissionApprovalRequest;
@@ -46,7 +57,12 @@ interface Question {
   error?: string;
 }
 
-type Entry = { readonly kind: "card"; readonly label: string; readonly card: Card } | { readonly kind: "item"; readonly id: string } | { readonly kind: "approval"; readonly id: string } | { readonly kind: "question"; readonly id: string } | { readonly kind: "notice"; readonly text: string; readonly sequence: number };
+type Entry =
+  | { readonly kind: "card"; readonly label: string; readonly card: Card }
+  | { readonly kind: "item"; readonly id: string }
+  | { readonly kind: "approval"; readonly id: string }
+  | { readonly kind: "question"; readonly id: string }
+  | { readonly kind: "notice"; readonly text: string; readonly sequence: number };
 
 export class TurnView {
   readonly element: HTMLElement;
@@ -111,7 +127,14 @@ export class TurnView {
           ...(request.resolve_token === undefined ? {} : { resolve_token: request.resolve_token }),
         }),
       answer: (threadId, turnId, question, optionId) =>
-        this.connection().client.turnQuestionRespond({ thread_id: threadId, turn_id: turnId, call_id: question.call_id, index: question.index, option_id: optionId, answer_token: question.answer_token }),
+        this.connection().client.turnQuestionRespond({
+          thread_id: threadId,
+          turn_id: turnId,
+          call_id: question.call_id,
+          index: question.index,
+          option_id: optionId,
+          answer_token: question.answer_token,
+        }),
     });
     const before = new Set(this.items.order);
     this.items = step.items;
@@ -144,9 +167,15 @@ export class TurnView {
         }
         case "invite_delivery": {
           // The code is never put on the page: masked when this connection was given it.
-          const code = event.redacted ? "redacted by the gateway (this connection was not authorised for private delivery)" : `${MASKED_CODE} (delivered to this connection privately, masked here)`;
+          const code = event.redacted
+            ? "redacted by the gateway (this connection was not authorised for private delivery)"
+            : `${MASKED_CODE} (delivered to this connection privately, masked here)`;
           const inviter = event.inviterDisplay === "" ? "" : `, invited by ${event.inviterDisplay}`;
-          this.entries.push({ kind: "card", label: "Invite", card: { title: `Invite for ${event.targetUserId}${inviter}`, body: `Code: ${code}` } });
+          this.entries.push({
+            kind: "card",
+            label: "Invite",
+            card: { title: `Invite for ${event.targetUserId}${inviter}`, body: `Code: ${code}` },
+          });
           break;
         }
         case "wallet_link_prompt":
@@ -165,7 +194,8 @@ export class TurnView {
           break;
       }
     }
-    if (NOTICE_PREFIXES.some((prefix) => n.method.startsWith(prefix))) this.entries.push({ kind: "notice", text: notice(n), sequence: n.params.sequence });
+    if (NOTICE_PREFIXES.some((prefix) => n.method.startsWith(prefix)))
+      this.entries.push({ kind: "notice", text: notice(n), sequence: n.params.sequence });
     this.render();
   }
 
@@ -183,11 +213,30 @@ export class TurnView {
     replace(
       this.header,
       h("h3", {}, `Turn ${this.turnId}`),
-      h("span", { class: `status status-${status.status}`, "data-status": status.status, role: "status" }, `${status.status.replaceAll("_", " ")} (${wireStatus(status)})`),
+      h(
+        "span",
+        { class: `status status-${status.status}`, "data-status": status.status, role: "status" },
+        `${status.status.replaceAll("_", " ")} (${wireStatus(status)})`,
+      ),
       h(
         "div",
         { class: "actions" },
-        h("button", { type: "button", disabled: !active, onclick: () => void this.act("turn/cancel", () => this.connection().client.turnCancel({ thread_id: this.threadId, turn_id: this.turnId, reason: "cancelled from the inspector" })) }, "Cancel turn"),
+        h(
+          "button",
+          {
+            type: "button",
+            disabled: !active,
+            onclick: () =>
+              void this.act("turn/cancel", () =>
+                this.connection().client.turnCancel({
+                  thread_id: this.threadId,
+                  turn_id: this.turnId,
+                  reason: "cancelled from the inspector",
+                }),
+              ),
+          },
+          "Cancel turn",
+        ),
         h(
           "button",
           {
@@ -195,7 +244,11 @@ export class TurnView {
             disabled: status.status !== "blocked",
             onclick: () =>
               void this.act("turn/resume", async () => {
-                await this.connection().client.turnResume({ thread_id: this.threadId, turn_id: this.turnId, ...(this.recoveryJobId === undefined ? {} : { recovery_job_id: this.recoveryJobId }) });
+                await this.connection().client.turnResume({
+                  thread_id: this.threadId,
+                  turn_id: this.turnId,
+                  ...(this.recoveryJobId === undefined ? {} : { recovery_job_id: this.recoveryJobId }),
+                });
                 // A resumed turn goes on in the same log: a fresh feed picks it up from the last event shown.
                 this.status = { ...this.status, status: "running" };
                 this.follow(true);
@@ -204,7 +257,13 @@ export class TurnView {
           "Resume turn",
         ),
       ),
-      status.failure ? h("p", { class: "failure", role: "alert" }, `The turn ${status.status === "cancelled" ? "was cancelled" : "failed"}: ${status.failure.message} (${status.failure.kind})`) : null,
+      status.failure
+        ? h(
+            "p",
+            { class: "failure", role: "alert" },
+            `The turn ${status.status === "cancelled" ? "was cancelled" : "failed"}: ${status.failure.message} (${status.failure.kind})`,
+          )
+        : null,
       this.problem ? h("p", { class: "failure", role: "alert" }, `Following this turn stopped: ${this.problem}`) : null,
     );
     replace(this.timeline, ...this.entries.map((entry) => this.entryElement(entry)));
@@ -245,7 +304,11 @@ export class TurnView {
           { class: `entry approval${open ? " open" : ""}`, "data-request-id": request.request_id },
           h("span", { class: "label" }, open ? "Approval needed" : "Approval"),
           ` ${request.title ?? `${request.tool_name} (${request.action})`}: ${request.reason}`,
-          request.preview ? h("pre", { class: "output" }, request.preview.text) : request.args_json !== undefined ? h("pre", { class: "output" }, request.args_json) : null,
+          request.preview
+            ? h("pre", { class: "output" }, request.preview.text)
+            : request.args_json !== undefined
+              ? h("pre", { class: "output" }, request.args_json)
+              : null,
           open
             ? h(
                 "div",
@@ -273,12 +336,23 @@ export class TurnView {
                 ...q.question.options.map((option) =>
                   h(
                     "button",
-                    { type: "button", title: option.description, onclick: () => void this.act("turn/question/respond", () => q.answer(option.id).catch((error: unknown) => ((q.error = inWords(error)), this.render(), Promise.reject(error)))) },
+                    {
+                      type: "button",
+                      title: option.description,
+                      onclick: () =>
+                        void this.act("turn/question/respond", () =>
+                          q.answer(option.id).catch((error: unknown) => ((q.error = inWords(error)), this.render(), Promise.reject(error))),
+                        ),
+                    },
                     option.label,
                   ),
                 ),
               )
-            : h("p", { class: "resolution" }, `Resolved: ${q.resolution}${q.optionId ? ` (${q.question.options.find((o) => o.id === q.optionId)?.label ?? q.optionId})` : ""}`),
+            : h(
+                "p",
+                { class: "resolution" },
+                `Resolved: ${q.resolution}${q.optionId ? ` (${q.question.options.find((o) => o.id === q.optionId)?.label ?? q.optionId})` : ""}`,
+              ),
           q.error ? h("p", { class: "failure", role: "alert" }, q.error) : null,
         );
       }
@@ -290,7 +364,13 @@ function itemElement(item: TurnItem): HTMLElement {
   const base = { class: `entry item item-${item.type}`, "data-item-type": item.type, "data-item-status": item.status };
   switch (item.type) {
     case "userMessage":
-      return h("li", base, h("span", { class: "label" }, "You"), " ", h("span", { class: "text" }, item.content.map((c) => ("text" in c ? c.text : `[${c.type}]`)).join(" ")));
+      return h(
+        "li",
+        base,
+        h("span", { class: "label" }, "You"),
+        " ",
+        h("span", { class: "text" }, item.content.map((c) => ("text" in c ? c.text : `[${c.type}]`)).join(" ")),
+      );
     case "agentMessage":
       return h("li", base, h("span", { class: "label" }, "Answer"), " ", h("span", { class: "text agent-text" }, item.text));
     case "reasoning":
@@ -299,7 +379,9 @@ function itemElement(item: TurnItem): HTMLElement {
       return h("li", base, h("span", { class: "label" }, "System"), " ", json(item));
     default: {
       const fields = item as unknown as Record<string, unknown>;
-      const output = ["stdout", "stderr", "output", "progress", "tool_result"].filter((k) => typeof fields[k] === "string" && fields[k] !== "");
+      const output = ["stdout", "stderr", "output", "progress", "tool_result"].filter(
+        (k) => typeof fields[k] === "string" && fields[k] !== "",
+      );
       return h(
         "li",
         base,

@@ -45,7 +45,9 @@ export function answerTesteeCommand(view: ProtocolView, command: Command, langua
         return { language, protocol: view.title };
       case "validate": {
         const result = view.validate(String(command.type), parse(command.json), modeOf(command));
-        return result.ok ? { valid: true, pointers: [] } : { valid: false, pointers: [...new Set(result.errors.map((e) => e.pointer))].sort(byCodeUnits) };
+        return result.ok
+          ? { valid: true, pointers: [] }
+          : { valid: false, pointers: [...new Set(result.errors.map((e) => e.pointer))].sort(byCodeUnits) };
       }
       case "roundtrip": {
         // Decoding in TypeScript is parsing and validating: the typed value is the parsed one, kept whole.
@@ -67,18 +69,23 @@ export function answerTesteeCommand(view: ProtocolView, command: Command, langua
         const checker = new MessageChecker(modeOf(command), { protocol: view, ordering: false });
         const frames = Array.isArray(command.frames) ? command.frames : [];
         const findings = frames.flatMap((frame, index) =>
-          checker.check(parse(frame), index).map((f) => ({ frame: index, pointer: f.part === "" ? f.issue.pointer : `/${f.part}${f.issue.pointer}` })),
+          checker
+            .check(parse(frame), index)
+            .map((f) => ({ frame: index, pointer: f.part === "" ? f.issue.pointer : `/${f.part}${f.issue.pointer}` })),
         );
         const seen = new Set<string>();
         return {
-          findings: findings.filter((f) => !seen.has(`${f.frame} ${f.pointer}`) && seen.add(`${f.frame} ${f.pointer}`)).sort((a, b) => a.frame - b.frame || byCodeUnits(a.pointer, b.pointer)),
+          findings: findings
+            .filter((f) => !seen.has(`${f.frame} ${f.pointer}`) && seen.add(`${f.frame} ${f.pointer}`))
+            .sort((a, b) => a.frame - b.frame || byCodeUnits(a.pointer, b.pointer)),
         };
       }
       case "ordering": {
         const checker = view.createOrderingChecker();
         const frames = Array.isArray(command.frames) ? (command.frames as { from: FrameDirection; json: string }[]) : [];
         const violations: { frame: number | null; rule: string }[] = [];
-        for (const frame of frames) violations.push(...checker.accept(parse(frame.json), frame.from).map((v) => ({ frame: v.frameIndex, rule: v.rule })));
+        for (const frame of frames)
+          violations.push(...checker.accept(parse(frame.json), frame.from).map((v) => ({ frame: v.frameIndex, rule: v.rule })));
         violations.push(...checker.end().map((v) => ({ frame: null, rule: v.rule })));
         return { violations };
       }

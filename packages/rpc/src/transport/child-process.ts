@@ -126,7 +126,10 @@ export class ChildProcessTransport implements Transport {
   }
 
   private async shutdown(): Promise<void> {
-    const running = await this.spawned.then(() => true, () => false);
+    const running = await this.spawned.then(
+      () => true,
+      () => false,
+    );
     if (running && this.child.exitCode === null && this.child.signalCode === null) {
       // EOF on stdin lets a well-behaved gateway finish; SIGTERM makes sure it does.
       void this.stdio.close();

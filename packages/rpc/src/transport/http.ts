@@ -74,14 +74,22 @@ export class HttpClientTransport implements Transport {
     }
     const body = await response.text();
     if (body.trim() === "") {
-      if (!response.ok) this.report(new HttpTransportError(`POST ${this.url} answered ${response.status} ${response.statusText} with no body`, response.status));
+      if (!response.ok)
+        this.report(
+          new HttpTransportError(`POST ${this.url} answered ${response.status} ${response.statusText} with no body`, response.status),
+        );
       return;
     }
     // A JSON-RPC reply is handed over whatever the status (some servers answer an error with 400 or 500).
     try {
       JSON.parse(body);
     } catch {
-      this.report(new HttpTransportError(`POST ${this.url} answered ${response.status} with a body that is not JSON: ${body.slice(0, 120)}`, response.status));
+      this.report(
+        new HttpTransportError(
+          `POST ${this.url} answered ${response.status} with a body that is not JSON: ${body.slice(0, 120)}`,
+          response.status,
+        ),
+      );
       return;
     }
     if (!this.closed) this.onmessage?.(body);
@@ -142,7 +150,10 @@ function readBody(request: IncomingMessage, limit: number): Promise<string | "to
  * Serves `handleFrame` (one frame in, the reply or undefined out; a dispatcher's
  * `handleFrame` bound to its context) over HTTP POST.
  */
-export async function startHttpServer(handleFrame: (frame: string) => Promise<string | undefined>, options: HttpServerOptions): Promise<RunningHttpServer> {
+export async function startHttpServer(
+  handleFrame: (frame: string) => Promise<string | undefined>,
+  options: HttpServerOptions,
+): Promise<RunningHttpServer> {
   checkMaxFrameBytes(options.maxFrameBytes, "startHttpServer");
   const path = options.path ?? "/";
   const answer = (response: ServerResponse, status: number, body?: string, extra: Record<string, string> = {}) => {

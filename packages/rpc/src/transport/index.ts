@@ -23,5 +23,21 @@ export {
   type WebSocketClientOptions,
   type WebSocketServerOptions,
 } from "./websocket.js";
-export { bearerTokenCheck, digest, hostAllowed, isLoopbackHost, originAllowed, secretMatches, serverAuthorities, type TokenPlaces } from "./http-guard.js";
-export { HttpClientTransport, HttpTransportError, startHttpServer, type HttpClientOptions, type HttpServerOptions, type RunningHttpServer } from "./http.js";
+export {
+  bearerTokenCheck,
+  digest,
+  hostAllowed,
+  isLoopbackHost,
+  originAllowed,
+  secretMatches,
+  serverAuthorities,
+  type TokenPlaces,
+} from "./http-guard.js";
+export {
+  HttpClientTransport,
+  HttpTransportError,
+  startHttpServer,
+  type HttpClientOptions,
+  type HttpServerOptions,
+  type RunningHttpServer,
+} from "./http.js";

@@ -60,7 +60,8 @@ export class StdioTransport extends ByteStreamTransport {
    * produces one, and the peer would split the frame there.
    */
   protected encode(frame: string): string | Error {
-    if (!this.compactJson && frame.includes("\n")) return new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)");
+    if (!this.compactJson && frame.includes("\n"))
+      return new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)");
     return `${frame}\n`;
   }
 
@@ -109,7 +110,8 @@ export class StdioTransport extends ByteStreamTransport {
     this.lastByte = -1;
     this.discarding = false;
 
-    if (oversized) this.reportOversized(frameBytes, `discarded an incoming frame of ${frameBytes} bytes: over the limit of ${this.maxFrameBytes} bytes`);
+    if (oversized)
+      this.reportOversized(frameBytes, `discarded an incoming frame of ${frameBytes} bytes: over the limit of ${this.maxFrameBytes} bytes`);
     // Blank lines carry nothing; skipping them keeps a hand-typed session free of parse errors.
     else if (text.trim() !== "") this.deliver(text);
   }

@@ -166,10 +166,11 @@ export class WebSocketTransport implements Transport {
     // Listened to from the start: ws emits messages as soon as the connection is open.
     socket.on("message", (data: RawData) => {
       const bytes = byteLength(data);
-      const work = bytes > this.maxFrameBytes
-        ? () => this.oversized(bytes, this)
-        // Binary messages are read as UTF-8 text too: a frame is a frame, whatever the opcode.
-        : () => this.deliver(toBuffer(data).toString("utf8"));
+      const work =
+        bytes > this.maxFrameBytes
+          ? () => this.oversized(bytes, this)
+          : // Binary messages are read as UTF-8 text too: a frame is a frame, whatever the opcode.
+            () => this.deliver(toBuffer(data).toString("utf8"));
       if (this.started) work();
       else this.queue.push(work);
     });
@@ -212,7 +213,11 @@ export class WebSocketTransport implements Transport {
     const waiting = this.socket.bufferedAmount + Buffer.byteLength(frame);
     if (waiting > this.maxBufferedBytes) {
       void this.close(1008, "the peer does not read its messages");
-      return Promise.reject(new Error(`the peer does not read: ${waiting} bytes would wait to be sent, more than ${this.maxBufferedBytes}; the connection is closed`));
+      return Promise.reject(
+        new Error(
+          `the peer does not read: ${waiting} bytes would wait to be sent, more than ${this.maxBufferedBytes}; the connection is closed`,
+        ),
+      );
     }
     return new Promise<void>((resolve, reject) => {
       this.socket.send(frame, { binary: false }, (error) => (error ? reject(error) : resolve()));
@@ -249,15 +254,20 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "startWebSocketServer");
   const readLimitBytes = options.readLimitBytes ?? maxFrameBytes + Math.max(maxFrameBytes, 1024 * 1024);
   if (!Number.isSafeInteger(readLimitBytes) || readLimitBytes < maxFrameBytes) {
-    throw new RangeError(`startWebSocketServer: readLimitBytes must be an integer no smaller than maxFrameBytes (${maxFrameBytes}), got ${String(readLimitBytes)}`);
+    throw new RangeError(
+      `startWebSocketServer: readLimitBytes must be an integer no smaller than maxFrameBytes (${maxFrameBytes}), got ${String(readLimitBytes)}`,
+    );
   }
   if (options.token === "") {
     throw new Error("startWebSocketServer: the token is empty; pass a non-empty token, or undefined to serve without authentication");
   }
   if (options.token !== undefined && options.authenticate !== undefined) {
-    throw new Error("startWebSocketServer: both token and authenticate are given; pass one (check the token inside authenticate if both are needed)");
+    throw new Error(
+      "startWebSocketServer: both token and authenticate are given; pass one (check the token inside authenticate if both are needed)",
+    );
   }
-  const authenticate = options.authenticate ?? (options.token === undefined ? undefined : bearerTokenCheck(options.token, "header-or-query"));
+  const authenticate =
+    options.authenticate ?? (options.token === undefined ? undefined : bearerTokenCheck(options.token, "header-or-query"));
   const origins = options.allowedOrigins ?? [];
   const fromAllowedOrigin = originAllowed(origins);
   const reportError = (error: Error) => options.onError?.(error);
@@ -288,7 +298,12 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
       options.onRefused?.({ cause, status, ...(origin === undefined ? {} : { origin }), remoteAddress: request.socket.remoteAddress });
     if (!fromAllowedOrigin(origin)) {
       refused("origin", 403);
-      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.length ? origins.join(", ") : "no browser origin"}`);
+      refuse(
+        socket,
+        403,
+        "Forbidden",
+        `pages from origin ${origin} may not connect: the server allows ${origins.length ? origins.join(", ") : "no browser origin"}`,
+      );
       return;
     }
     if (!authenticate) {
@@ -306,8 +321,22 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
         accept(request, socket, head);
         return;
       }
-      refused(options.token === undefined ? "authenticate" : presentedToken(request, "header-or-query") === undefined ? "no_token" : "wrong_token", 401);
-      refuse(socket, 401, "Unauthorized", options.token !== undefined ? "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>" : "the server refused this connection");
+      refused(
+        options.token === undefined
+          ? "authenticate"
+          : presentedToken(request, "header-or-query") === undefined
+            ? "no_token"
+            : "wrong_token",
+        401,
+      );
+      refuse(
+        socket,
+        401,
+        "Unauthorized",
+        options.token !== undefined
+          ? "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>"
+          : "the server refused this connection",
+      );
     };
     if (typeof verdict === "boolean") {
       decide(verdict);

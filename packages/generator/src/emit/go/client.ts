@@ -5,7 +5,17 @@
  * one does not compile). A message either side may send is both sent and answered.
  */
 import type { MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
-import { callMethod, handlerMethod, handleRegistration, notifyMethod, onMethod, paramsOf, sentByClient, sentByServer, type Speaking } from "./messages.js";
+import {
+  callMethod,
+  handlerMethod,
+  handleRegistration,
+  notifyMethod,
+  onMethod,
+  paramsOf,
+  sentByClient,
+  sentByServer,
+  type Speaking,
+} from "./messages.js";
 import { comment } from "./names.js";
 import { registryNames, type RegistryNames } from "./registry.js";
 import type { GoShapes, Shape } from "./shapes.js";
@@ -20,14 +30,28 @@ export function named(shapes: GoShapes, title: string): Shape {
 export function speakingMethod(m: MethodModel, names: RegistryNames, shapes: GoShapes): Speaking {
   const params = paramsOf(m);
   const name = names.method.get(m.name)!;
-  return { constant: `Method${name}`, name, params, ...(params === undefined ? {} : { readParams: reader(named(shapes, params)), writeParams: (value: string) => writeCall(named(shapes, params), value) }) };
+  return {
+    constant: `Method${name}`,
+    name,
+    params,
+    ...(params === undefined
+      ? {}
+      : { readParams: reader(named(shapes, params)), writeParams: (value: string) => writeCall(named(shapes, params), value) }),
+  };
 }
 
 /** How a Go end speaks a notification. */
 export function speakingNotification(n: NotificationModel, names: RegistryNames, shapes: GoShapes): Speaking {
   const params = paramsOf(n);
   const name = names.notification.get(n.name)!;
-  return { constant: `Notification${name}`, name, params, ...(params === undefined ? {} : { readParams: reader(named(shapes, params)), writeParams: (value: string) => writeCall(named(shapes, params), value) }) };
+  return {
+    constant: `Notification${name}`,
+    name,
+    params,
+    ...(params === undefined
+      ? {}
+      : { readParams: reader(named(shapes, params)), writeParams: (value: string) => writeCall(named(shapes, params), value) }),
+  };
 }
 
 export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
@@ -38,11 +62,16 @@ export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
   const sent = model.notifications.filter(sentByClient);
   const out: string[] = [];
   out.push(
-    ...comment(`ClientHandlers serves the requests the server sends its client, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is.${answers.length === 0 ? ` ${model.title} has no such request: pass nil.` : ""}`),
+    ...comment(
+      `ClientHandlers serves the requests the server sends its client, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is.${answers.length === 0 ? ` ${model.title} has no such request: pass nil.` : ""}`,
+    ),
     "type ClientHandlers interface {",
   );
   for (const m of answers) {
-    out.push(...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"), `\t${handlerMethod(speakingMethod(m, names, shapes), goType(named(shapes, m.result)))}`);
+    out.push(
+      ...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"),
+      `\t${handlerMethod(speakingMethod(m, names, shapes), goType(named(shapes, m.result)))}`,
+    );
   }
   out.push("}", "");
   out.push(
@@ -51,7 +80,9 @@ export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
     "// timeout, and where dropped frames and handler failures are reported.",
     "type ClientOptions = jsonrpc.ConnOptions",
     "",
-    ...comment(`Client is a connection to a ${model.title} server. Errors from the server are *jsonrpc.Error (code, message, data); problems on this side are *jsonrpc.LocalError (a timeout, a closed connection, a message that failed validation).`),
+    ...comment(
+      `Client is a connection to a ${model.title} server. Errors from the server are *jsonrpc.Error (code, message, data); problems on this side are *jsonrpc.LocalError (a timeout, a closed connection, a message that failed validation).`,
+    ),
     "type Client struct {",
     "\tconn *jsonrpc.Conn",
     "}",
@@ -91,11 +122,24 @@ export function clientFile(model: ProtocolModel, shapes: GoShapes): string {
   for (const m of calls) {
     const s = speakingMethod(m, names, shapes);
     const result = named(shapes, m.result);
-    out.push("", ...callMethod("c *Client", "c.conn", s, goType(result), reader(result), comment(`${s.name} sends ${m.name}: ${m.summary}`)));
+    out.push(
+      "",
+      ...callMethod("c *Client", "c.conn", s, goType(result), reader(result), comment(`${s.name} sends ${m.name}: ${m.summary}`)),
+    );
   }
   for (const n of heard) {
     const s = speakingNotification(n, names, shapes);
-    out.push("", ...onMethod("c *Client", "c.conn", s, comment(`On${s.name} calls f with each ${n.name} the server sends (${n.summary.replace(/\.$/, "")}), in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`)));
+    out.push(
+      "",
+      ...onMethod(
+        "c *Client",
+        "c.conn",
+        s,
+        comment(
+          `On${s.name} calls f with each ${n.name} the server sends (${n.summary.replace(/\.$/, "")}), in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`,
+        ),
+      ),
+    );
   }
   for (const n of sent) {
     const s = speakingNotification(n, names, shapes);

@@ -57,8 +57,10 @@ const RUNTIME_DIR = new URL("../../../templates/go/jsonrpc/", import.meta.url);
 export function checkModulePath(path: string): string | undefined {
   if (path === "") return "the Go module path is empty";
   if (!/^[A-Za-z0-9._~\-/]+$/.test(path)) return `the Go module path ${JSON.stringify(path)} may hold only letters, digits and . _ ~ - /`;
-  if (path.startsWith("/") || path.endsWith("/") || path.includes("//")) return `the Go module path ${JSON.stringify(path)} has an empty element`;
-  if (path.split("/").some((e) => e.startsWith(".") || e.endsWith("."))) return `an element of the Go module path ${JSON.stringify(path)} begins or ends with a dot`;
+  if (path.startsWith("/") || path.endsWith("/") || path.includes("//"))
+    return `the Go module path ${JSON.stringify(path)} has an empty element`;
+  if (path.split("/").some((e) => e.startsWith(".") || e.endsWith(".")))
+    return `an element of the Go module path ${JSON.stringify(path)} begins or ends with a dot`;
   return undefined;
 }
 
@@ -86,23 +88,55 @@ export function emitGo(model: ProtocolModel, options: GoOptions): GeneratedFile[
     const std = imports.filter((i) => !i.includes(".")).sort();
     const others = imports.filter((i) => i.includes(".")).sort();
     const groups = [std, others].filter((g) => g.length).map((g) => g.map((i) => `\t"${i}"`).join("\n"));
-    const importBlock = imports.length === 0 ? "" : imports.length === 1 ? `import "${imports[0]}"\n\n` : `import (\n${groups.join("\n\n")}\n)\n\n`;
+    const importBlock =
+      imports.length === 0 ? "" : imports.length === 1 ? `import "${imports[0]}"\n\n` : `import (\n${groups.join("\n\n")}\n)\n\n`;
     return { path, content: goFile(`${GO_HEADER}\n\npackage ${pkg}\n\n${importBlock}${body}`) };
   };
 
-  files.push({ path: "go.mod", content: `${GO_HEADER}\n\nmodule ${options.module}\n\ngo ${GO_VERSION}\n\nrequire ${WEBSOCKET.path} ${WEBSOCKET.version}\n` });
-  files.push({ path: "go.sum", content: `${WEBSOCKET.path} ${WEBSOCKET.version} ${WEBSOCKET.sum}\n${WEBSOCKET.path} ${WEBSOCKET.version}/go.mod ${WEBSOCKET.modSum}\n` });
+  files.push({
+    path: "go.mod",
+    content: `${GO_HEADER}\n\nmodule ${options.module}\n\ngo ${GO_VERSION}\n\nrequire ${WEBSOCKET.path} ${WEBSOCKET.version}\n`,
+  });
+  files.push({
+    path: "go.sum",
+    content: `${WEBSOCKET.path} ${WEBSOCKET.version} ${WEBSOCKET.sum}\n${WEBSOCKET.path} ${WEBSOCKET.version}/go.mod ${WEBSOCKET.modSum}\n`,
+  });
   files.push(...runtimeFiles());
 
   const docLines = [
     ...comment(`Package ${pkg} is ${model.title} ${model.version}, from its schemas: ${model.description}`),
     "//",
-    ...comment("Each named type is a Go type here, read by exact member names and written in the canonical JSON form. Validate<Type> and Decode<Type> check a value as the TypeScript validators do, strict or tolerant; Client and Serve speak the protocol over a jsonrpc.Transport (stdio, WebSocket); NewOrderingChecker checks the order of a stream of messages."),
+    ...comment(
+      "Each named type is a Go type here, read by exact member names and written in the canonical JSON form. Validate<Type> and Decode<Type> check a value as the TypeScript validators do, strict or tolerant; Client and Serve speak the protocol over a jsonrpc.Transport (stdio, WebSocket); NewOrderingChecker checks the order of a stream of messages.",
+    ),
   ];
   files.push({ path: "doc.go", content: goFile(`${GO_HEADER}\n\n${docLines.join("\n")}\npackage ${pkg}\n`) });
 
   // Names the API takes, so that no declaration of the schemas takes them first.
-  const api = ["Client", "NewClient", "ClientOptions", "ClientHandlers", "Handlers", "Server", "Serve", "ServerOptions", "ServerConn", "Methods", "Notifications", "Errors", "Method", "Notification", "ErrorReason", "ProtocolError", "NewOrderingChecker", "OrderingRules", "Validate", "ValidateType", "TypeNames", "Protocol"];
+  const api = [
+    "Client",
+    "NewClient",
+    "ClientOptions",
+    "ClientHandlers",
+    "Handlers",
+    "Server",
+    "Serve",
+    "ServerOptions",
+    "ServerConn",
+    "Methods",
+    "Notifications",
+    "Errors",
+    "Method",
+    "Notification",
+    "ErrorReason",
+    "ProtocolError",
+    "NewOrderingChecker",
+    "OrderingRules",
+    "Validate",
+    "ValidateType",
+    "TypeNames",
+    "Protocol",
+  ];
   const shapes = new GoShapes(model, api);
   // The types and the validators are one package: a union without a tag is read by its variants' checks.
   if (chosen.has("types") || chosen.has("validators")) {
@@ -110,10 +144,16 @@ export function emitGo(model: ProtocolModel, options: GoOptions): GeneratedFile[
     const validators = goValidators(model, [...api, ...shapes.decls.map((d) => d.name)], unions);
     files.push(go("types.go", typesCode(shapes.decls, validators.variantChecks), [runtime]));
     files.push(go("registry.go", registryFile(model, shapes), [runtime]));
-    files.push(go("validators.go", `${validators.code}\n\n${validatorsFile(model, shapes, validators.checkOf)}`, [runtime, ...(validators.usesRegexp ? ["regexp"] : [])]));
+    files.push(
+      go("validators.go", `${validators.code}\n\n${validatorsFile(model, shapes, validators.checkOf)}`, [
+        runtime,
+        ...(validators.usesRegexp ? ["regexp"] : []),
+      ]),
+    );
   }
   // The registry's Protocol holds the ordering rules: they come with the types and validators.
-  if (chosen.has("ordering") || chosen.has("types") || chosen.has("validators")) files.push(go("ordering.go", orderingFile(model), [runtime]));
+  if (chosen.has("ordering") || chosen.has("types") || chosen.has("validators"))
+    files.push(go("ordering.go", orderingFile(model), [runtime]));
   if (chosen.has("client")) files.push(go("client.go", clientFile(model, shapes), ["context", runtime]));
   if (chosen.has("server")) files.push(go("server.go", serverFile(model, shapes), ["context", runtime]));
   if (chosen.has("types") || chosen.has("validators")) {

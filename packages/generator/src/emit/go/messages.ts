@@ -21,7 +21,11 @@ export function paramsOf(m: MethodModel | NotificationModel): string | undefined
 
 /** The Go expression of a message's direction. */
 export function goDirection(m: Sent): string {
-  return m.direction === "client_to_server" ? "jsonrpc.ClientToServer" : m.direction === "server_to_client" ? "jsonrpc.ServerToClient" : "jsonrpc.Both";
+  return m.direction === "client_to_server"
+    ? "jsonrpc.ClientToServer"
+    : m.direction === "server_to_client"
+      ? "jsonrpc.ServerToClient"
+      : "jsonrpc.Both";
 }
 
 /** How a Go end speaks one message: the code of its typed parts. */
@@ -43,26 +47,50 @@ export function handlerMethod(s: Speaking, result: string): string {
 
 /** The registration of a handler on a jsonrpc.Conn, `conn.Handle(…)`. */
 export function handleRegistration(conn: string, s: Speaking, writeResult: string, handler: string): string {
-  const typed = s.params === undefined ? `jsonrpc.HandleWithoutParams(${writeResult}, ${handler})` : `jsonrpc.Handle(${s.readParams!}, ${writeResult}, ${handler})`;
+  const typed =
+    s.params === undefined
+      ? `jsonrpc.HandleWithoutParams(${writeResult}, ${handler})`
+      : `jsonrpc.Handle(${s.readParams!}, ${writeResult}, ${handler})`;
   return `${conn}.Handle(${s.constant}, ${typed})`;
 }
 
 /** A method that sends a request and reads its result. */
 export function callMethod(receiver: string, conn: string, s: Speaking, resultType: string, readResult: string, doc: string[]): string[] {
   const params = s.params === undefined ? "jsonrpc.Value{}" : s.writeParams!("params");
-  return [...doc, `func (${receiver}) ${s.name}(ctx context.Context${s.params === undefined ? "" : `, params ${s.params}`}) (${resultType}, error) {`, `\treturn jsonrpc.Call(ctx, ${conn}, ${s.constant}, ${params}, ${readResult})`, "}"];
+  return [
+    ...doc,
+    `func (${receiver}) ${s.name}(ctx context.Context${s.params === undefined ? "" : `, params ${s.params}`}) (${resultType}, error) {`,
+    `\treturn jsonrpc.Call(ctx, ${conn}, ${s.constant}, ${params}, ${readResult})`,
+    "}",
+  ];
 }
 
 /** A method that sends a notification. */
 export function notifyMethod(receiver: string, conn: string, s: Speaking, doc: string[]): string[] {
   const params = s.params === undefined ? "jsonrpc.Value{}" : s.writeParams!("params");
-  return [...doc, `func (${receiver}) Notify${s.name}(ctx context.Context${s.params === undefined ? "" : `, params ${s.params}`}) error {`, `\treturn ${conn}.Notify(ctx, ${s.constant}, ${params})`, "}"];
+  return [
+    ...doc,
+    `func (${receiver}) Notify${s.name}(ctx context.Context${s.params === undefined ? "" : `, params ${s.params}`}) error {`,
+    `\treturn ${conn}.Notify(ctx, ${s.constant}, ${params})`,
+    "}",
+  ];
 }
 
 /** A method that subscribes to a notification. */
 export function onMethod(receiver: string, conn: string, s: Speaking, doc: string[]): string[] {
-  if (s.params === undefined) return [...doc, `func (${receiver}) On${s.name}(f func()) func() {`, `\treturn ${conn}.On(${s.constant}, func(*jsonrpc.Value) { f() })`, "}"];
-  return [...doc, `func (${receiver}) On${s.name}(f func(${s.params})) func() {`, `\treturn jsonrpc.Subscribe(${conn}, ${s.constant}, ${s.readParams!}, f)`, "}"];
+  if (s.params === undefined)
+    return [
+      ...doc,
+      `func (${receiver}) On${s.name}(f func()) func() {`,
+      `\treturn ${conn}.On(${s.constant}, func(*jsonrpc.Value) { f() })`,
+      "}",
+    ];
+  return [
+    ...doc,
+    `func (${receiver}) On${s.name}(f func(${s.params})) func() {`,
+    `\treturn jsonrpc.Subscribe(${conn}, ${s.constant}, ${s.readParams!}, f)`,
+    "}",
+  ];
 }
 
 /** Whether frames of the protocol may be JSON-RPC batches: what the model says, else JSON-RPC's yes. */
@@ -95,7 +123,10 @@ export function paramsFrame(m: MethodModel | NotificationModel, model: ProtocolM
     parts.push(`Structure: ${JSON.stringify(structure)}`);
     const params = paramsOf(m);
     const schema = params === undefined ? undefined : model.types.find((t) => t.title === params)?.schema;
-    const properties = schema && typeof schema.properties === "object" && schema.properties !== null && !Array.isArray(schema.properties) ? Object.keys(schema.properties) : undefined;
+    const properties =
+      schema && typeof schema.properties === "object" && schema.properties !== null && !Array.isArray(schema.properties)
+        ? Object.keys(schema.properties)
+        : undefined;
     if (structure === "either" && properties) parts.push(`Names: []string{${properties.map((p) => JSON.stringify(p)).join(", ")}}`);
   }
   return parts.length ? `jsonrpc.ParamsFrame{${parts.join(", ")}}` : "";

@@ -19,7 +19,9 @@ const KINDS: Record<string, string> = {
 const strings = (value: Json | undefined): string => `[]string{${((value as string[] | undefined) ?? []).map(goString).join(", ")}}`;
 
 function ruleFields(rule: JsonObject): [string, string][] {
-  const scope = (rule.scope as { name: string; pointer: string }[]).map((p) => `{Name: ${goString(p.name)}, Pointer: ${goString(p.pointer)}}`).join(", ");
+  const scope = (rule.scope as { name: string; pointer: string }[])
+    .map((p) => `{Name: ${goString(p.name)}, Pointer: ${goString(p.pointer)}}`)
+    .join(", ");
   const fields: [string, string][] = [
     ["ID", goString(rule.id as string)],
     ["Requirement", goString(rule.requirement as string)],
@@ -51,8 +53,14 @@ function ruleFields(rule: JsonObject): [string, string][] {
       fields.push(["Subject", goString(rule.subject as string)], ["Open", end(rule.open)], ["Close", end(rule.close)]);
       break;
     case "sequence": {
-      const results = ((rule.results as { method: string; items: string }[] | undefined) ?? []).map((r) => `{Method: ${goString(r.method)}, Items: ${goString(r.items)}}`).join(", ");
-      fields.push(["Field", goString(rule.field as string)], ["Notifications", strings(rule.notifications)], ["Results", `[]jsonrpc.ResultItems{${results}}`]);
+      const results = ((rule.results as { method: string; items: string }[] | undefined) ?? [])
+        .map((r) => `{Method: ${goString(r.method)}, Items: ${goString(r.items)}}`)
+        .join(", ");
+      fields.push(
+        ["Field", goString(rule.field as string)],
+        ["Notifications", strings(rule.notifications)],
+        ["Results", `[]jsonrpc.ResultItems{${results}}`],
+      );
       break;
     }
   }

@@ -14,11 +14,29 @@ class Refused extends Error {}
 
 /** ECMAScript's WhiteSpace and LineTerminator code points, as ranges. */
 const WHITE_SPACE: readonly (readonly [number, number])[] = [
-  [0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff],
+  [0x09, 0x0d],
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
 ];
-const LINE_TERMINATORS: readonly (readonly [number, number])[] = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
+const LINE_TERMINATORS: readonly (readonly [number, number])[] = [
+  [0x0a, 0x0a],
+  [0x0d, 0x0d],
+  [0x2028, 0x2029],
+];
 const DIGITS: readonly (readonly [number, number])[] = [[0x30, 0x39]];
-const WORD: readonly (readonly [number, number])[] = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+const WORD: readonly (readonly [number, number])[] = [
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
+];
 const MAX_CODE_POINT = 0x10ffff;
 /** Go's regexp refuses a counted repetition above this. */
 const MAX_REPEAT = 1000;
@@ -53,7 +71,8 @@ function rangesText(ranges: readonly (readonly [number, number])[]): string {
 const isSyntaxCharacter = (c: string) => "^$\\.*+?()[]{}|/".includes(c);
 
 /** One parsed class escape or atom: a set of ranges, or text to splice into a class as it is. */
-type ClassPart = { readonly kind: "ranges"; readonly ranges: readonly (readonly [number, number])[] } | { readonly kind: "char"; readonly cp: number };
+type ClassPart =
+  { readonly kind: "ranges"; readonly ranges: readonly (readonly [number, number])[] } | { readonly kind: "char"; readonly cp: number };
 
 class Translator {
   private pos = 0;
@@ -98,8 +117,10 @@ class Translator {
     }
     if (this.eat("\\b")) return "\\b";
     if (this.eat("\\B")) return "\\B";
-    if (this.source.startsWith("(?=", this.pos) || this.source.startsWith("(?!", this.pos)) throw new Refused("lookahead (?= …) and (?! …) have no equivalent in Go's regexp (RE2)");
-    if (this.source.startsWith("(?<=", this.pos) || this.source.startsWith("(?<!", this.pos)) throw new Refused("lookbehind (?<= …) and (?<! …) have no equivalent in Go's regexp (RE2)");
+    if (this.source.startsWith("(?=", this.pos) || this.source.startsWith("(?!", this.pos))
+      throw new Refused("lookahead (?= …) and (?! …) have no equivalent in Go's regexp (RE2)");
+    if (this.source.startsWith("(?<=", this.pos) || this.source.startsWith("(?<!", this.pos))
+      throw new Refused("lookbehind (?<= …) and (?<! …) have no equivalent in Go's regexp (RE2)");
     const start = this.pos;
     const atom = this.atom();
     return this.quantified(atom, start);
@@ -117,7 +138,8 @@ class Translator {
       this.pos += match[0].length;
       const min = Number(match[1]);
       const max = match[3] === undefined || match[3] === "" ? undefined : Number(match[3]);
-      if (min > MAX_REPEAT || (max !== undefined && max > MAX_REPEAT)) throw new Refused(`a repetition count over ${MAX_REPEAT} (Go's regexp limit)`);
+      if (min > MAX_REPEAT || (max !== undefined && max > MAX_REPEAT))
+        throw new Refused(`a repetition count over ${MAX_REPEAT} (Go's regexp limit)`);
       quantifier = match[0];
     } else return atom;
     if (this.eat("?")) quantifier += "?";
@@ -149,7 +171,8 @@ class Translator {
       if (!match) throw new Refused(`a group name at ${this.pos} that Go's regexp cannot take`);
       this.pos += match[0].length;
       open = `(?P<${match[1]}>`;
-    } else if (this.peek() === "?") throw new Refused(`the group (${this.source.slice(this.pos, this.pos + 3)} … ) has no equivalent in Go's regexp`);
+    } else if (this.peek() === "?")
+      throw new Refused(`the group (${this.source.slice(this.pos, this.pos + 3)} … ) has no equivalent in Go's regexp`);
     const inner = this.disjunction();
     if (!this.eat(")")) throw new Refused("a group that is not closed");
     // A group's quantifier multiplies what is inside it: checked by quantified() through repeat.
@@ -287,7 +310,8 @@ class Translator {
     const merged = merge(ranges);
     const set = negated ? complement(merged) : merged;
     // [^…] reads the same in Go when what it leaves out names no surrogate and not U+FFFD.
-    const plainNegation = negated && merged.length > 0 && !merged.some(([lo, hi]) => (lo <= 0xdfff && hi >= 0xd800) || (lo <= 0xfffd && hi >= 0xfffd));
+    const plainNegation =
+      negated && merged.length > 0 && !merged.some(([lo, hi]) => (lo <= 0xdfff && hi >= 0xd800) || (lo <= 0xfffd && hi >= 0xfffd));
     // Go has no empty class: a class that matches nothing is the complement of everything.
     if (set.length === 0) return `[^${rangesText([[0, MAX_CODE_POINT]])}]`;
     // A lone surrogate is a code point of its own in ECMAScript and U+FFFD in Go: a class must
@@ -296,7 +320,8 @@ class Translator {
     const allSurrogates = set.some(([lo, hi]) => lo <= 0xd800 && hi >= 0xdfff);
     const someSurrogate = set.some(([lo, hi]) => lo <= 0xdfff && hi >= 0xd800);
     if (someSurrogate && !allSurrogates) throw new Refused("a class that holds some surrogate code points but not all");
-    if (holds(0xfffd) !== allSurrogates) throw new Refused("a class that holds U+FFFD without the surrogates, or the surrogates without U+FFFD, which Go cannot tell apart");
+    if (holds(0xfffd) !== allSurrogates)
+      throw new Refused("a class that holds U+FFFD without the surrogates, or the surrogates without U+FFFD, which Go cannot tell apart");
     if (plainNegation) return `[^${rangesText(merged)}]`;
     return `[${rangesText(set.flatMap(([lo, hi]) => splitSurrogates(lo, hi)))}]`;
   }

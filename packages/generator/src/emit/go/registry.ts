@@ -28,27 +28,42 @@ export function registryNames(model: ProtocolModel): RegistryNames {
   };
 }
 
-
 export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
   const names = registryNames(model);
   const out: string[] = [];
   if (model.methods.length) {
     out.push("// The methods, by the name each is sent as.", "const (");
-    for (const m of model.methods) out.push(...comment(`Method${names.method.get(m.name)} — ${m.summary}`, "\t"), `\tMethod${names.method.get(m.name)}${CELL}= ${goString(m.name)}`);
+    for (const m of model.methods)
+      out.push(
+        ...comment(`Method${names.method.get(m.name)} — ${m.summary}`, "\t"),
+        `\tMethod${names.method.get(m.name)}${CELL}= ${goString(m.name)}`,
+      );
     out.push(")", "");
   }
   if (model.notifications.length) {
     out.push("// The notifications, by the name each is sent as.", "const (");
-    for (const n of model.notifications) out.push(...notificationDoc(n, names), `\tNotification${names.notification.get(n.name)}${CELL}= ${goString(n.name)}`);
+    for (const n of model.notifications)
+      out.push(...notificationDoc(n, names), `\tNotification${names.notification.get(n.name)}${CELL}= ${goString(n.name)}`);
     out.push(")", "");
   }
-  out.push("// ErrorReason is the data.reason of a registered error.", "type ErrorReason string", "", "// The registered errors, by reason.", "const (");
+  out.push(
+    "// ErrorReason is the data.reason of a registered error.",
+    "type ErrorReason string",
+    "",
+    "// The registered errors, by reason.",
+    "const (",
+  );
   for (const e of model.errors) {
-    out.push(...comment(`Reason${names.reason.get(e.reason)} (${e.code}) — ${e.description}`, "\t"), `\tReason${names.reason.get(e.reason)}${CELL}ErrorReason${CELL}= ${goString(e.reason)}`);
+    out.push(
+      ...comment(`Reason${names.reason.get(e.reason)} (${e.code}) — ${e.description}`, "\t"),
+      `\tReason${names.reason.get(e.reason)}${CELL}ErrorReason${CELL}= ${goString(e.reason)}`,
+    );
   }
   out.push(")", "");
   out.push(
-    ...comment(`Protocol is ${model.title} ${model.version} as a connection knows it: its methods, notifications and errors, the validation of its types and its ordering rules.`),
+    ...comment(
+      `Protocol is ${model.title} ${model.version} as a connection knows it: its methods, notifications and errors, the validation of its types and its ordering rules.`,
+    ),
     "var Protocol = jsonrpc.NewProtocol(jsonrpc.Tables{",
     `\tTitle:${CELL}${goString(model.title)},`,
     `\tVersion:${CELL}${goString(model.version)},`,
@@ -57,17 +72,23 @@ export function registryFile(model: ProtocolModel, _shapes: GoShapes): string {
   for (const m of model.methods) {
     const errorData = methodErrorData(m);
     const frame = paramsFrame(m, model);
-    out.push(`\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}${frame ? `, Frame: ${frame}` : ""}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}${errorData === undefined ? "" : `, ErrorData: ${goString(errorData)}`}},`);
+    out.push(
+      `\t\t{Name: ${goString(m.name)}, Direction: ${goDirection(m)}, Params: ${goString(paramsOf(m) ?? "")}${frame ? `, Frame: ${frame}` : ""}, Result: ${goString(m.result)}, Errors: []string{${m.errors.map(goString).join(", ")}}${errorData === undefined ? "" : `, ErrorData: ${goString(errorData)}`}},`,
+    );
   }
   out.push("\t},", "\tNotifications: []jsonrpc.NotificationInfo{");
   for (const n of model.notifications) {
     const frame = paramsFrame(n, model);
-    out.push(`\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}${frame ? `, Frame: ${frame}` : ""}},`);
+    out.push(
+      `\t\t{Name: ${goString(n.name)}, Direction: ${goDirection(n)}, Params: ${goString(paramsOf(n) ?? "")}${frame ? `, Frame: ${frame}` : ""}},`,
+    );
   }
   out.push("\t},", "\tErrors: []jsonrpc.ErrorInfo{");
   for (const e of model.errors) {
     const data = errorDataOf(e);
-    out.push(`\t\t{Reason: ${goString(e.reason)}, Code: ${e.code}, Message: ${goString(e.message)}, AnyMethod: ${e.anyMethod}${data === undefined ? "" : `, Data: ${goString(data)}`}},`);
+    out.push(
+      `\t\t{Reason: ${goString(e.reason)}, Code: ${e.code}, Message: ${goString(e.message)}, AnyMethod: ${e.anyMethod}${data === undefined ? "" : `, Data: ${goString(data)}`}},`,
+    );
   }
   out.push("\t},", `\tValidate:${CELL}ValidateType,`, `\tOrdering:${CELL}OrderingRules,`);
   if (!batchesAllowed(model)) out.push(`\tNoBatches:${CELL}true,`);

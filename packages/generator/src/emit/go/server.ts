@@ -21,11 +21,16 @@ export function serverFile(model: ProtocolModel, shapes: GoShapes): string {
   const heard = model.notifications.filter(sentByClient);
   const out: string[] = [];
   out.push(
-    ...comment(`Handlers serves the requests a client sends, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is. Any other error is answered as an internal error (-32603), its text kept for OnInternalError. Each request is handled on a goroutine of its own; work whose messages must follow the response (the notifications of what a request started) is started with jsonrpc.AfterReply(ctx, …).`),
+    ...comment(
+      `Handlers serves the requests a client sends, one method each (a missing one does not compile). A handler gets the params, validated; the result it returns is validated and sent, and a *jsonrpc.Error it returns (see ProtocolError) is answered as it is. Any other error is answered as an internal error (-32603), its text kept for OnInternalError. Each request is handled on a goroutine of its own; work whose messages must follow the response (the notifications of what a request started) is started with jsonrpc.AfterReply(ctx, …).`,
+    ),
     "type Handlers interface {",
   );
   for (const m of served) {
-    out.push(...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"), `\t${handlerMethod(speakingMethod(m, names, shapes), goType(named(shapes, m.result)))}`);
+    out.push(
+      ...comment(`${names.method.get(m.name)} answers ${m.name}: ${m.summary}`, "\t"),
+      `\t${handlerMethod(speakingMethod(m, names, shapes), goType(named(shapes, m.result)))}`,
+    );
   }
   out.push("}", "");
   out.push(
@@ -77,16 +82,44 @@ export function serverFile(model: ProtocolModel, shapes: GoShapes): string {
   );
   for (const n of sent) {
     const s = speakingNotification(n, names, shapes);
-    out.push("", ...notifyMethod("s *ServerConn", "s.conn", s, comment(`Notify${s.name} sends ${n.name}: ${n.summary} An invalid one is a *jsonrpc.LocalError and is not sent.`)));
+    out.push(
+      "",
+      ...notifyMethod(
+        "s *ServerConn",
+        "s.conn",
+        s,
+        comment(`Notify${s.name} sends ${n.name}: ${n.summary} An invalid one is a *jsonrpc.LocalError and is not sent.`),
+      ),
+    );
   }
   for (const m of calls) {
     const s = speakingMethod(m, names, shapes);
     const result = named(shapes, m.result);
-    out.push("", ...callMethod("s *ServerConn", "s.conn", s, goType(result), reader(result), comment(`${s.name} sends ${m.name} to the client: ${m.summary}`)));
+    out.push(
+      "",
+      ...callMethod(
+        "s *ServerConn",
+        "s.conn",
+        s,
+        goType(result),
+        reader(result),
+        comment(`${s.name} sends ${m.name} to the client: ${m.summary}`),
+      ),
+    );
   }
   for (const n of heard) {
     const s = speakingNotification(n, names, shapes);
-    out.push("", ...onMethod("s *ServerConn", "s.conn", s, comment(`On${s.name} calls f with each ${n.name} the client sends, in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`)));
+    out.push(
+      "",
+      ...onMethod(
+        "s *ServerConn",
+        "s.conn",
+        s,
+        comment(
+          `On${s.name} calls f with each ${n.name} the client sends, in order, on the goroutine that reads the connection: f must not block. It returns the function that unsubscribes.`,
+        ),
+      ),
+    );
   }
   return out.join("\n");
 }

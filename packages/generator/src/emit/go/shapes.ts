@@ -87,7 +87,8 @@ export interface AliasDecl {
 
 export type Decl = StructDecl | EnumDecl | UnionDecl | AliasDecl;
 
-const isNullSchema = (s: Json | undefined) => isObject(s) && s.type === "null" && Object.keys(s).filter((k) => k !== "description").length === 1;
+const isNullSchema = (s: Json | undefined) =>
+  isObject(s) && s.type === "null" && Object.keys(s).filter((k) => k !== "description").length === 1;
 
 /** The member that a field named `Extra` would collide with gets this name instead. */
 const EXTRA = "Extra";
@@ -124,10 +125,39 @@ export class GoShapes {
   private placeholder(type: TypeModel): Decl {
     const s = type.schema;
     const union = this.unions.get(type.title);
-    if (union) return { kind: "union", name: type.title, description: type.description, tagName: union.propertyName, variants: [], open: s["x-open"] === true, file: type.file };
-    if (isStructSchema(s) || (s.type === "object" && s.additionalProperties === false && !Array.isArray(s.oneOf))) return { kind: "struct", name: type.title, description: type.description, fields: [], extra: "unknown", extraName: EXTRA, variantOf: [], file: type.file };
-    if (Array.isArray(s.enum)) return { kind: "enum", name: type.title, description: type.description, base: "string", values: [], file: type.file };
-    if (untaggedBranches(s) !== undefined && !hasNullBranch(s)) return { kind: "union", name: type.title, description: type.description, tagName: undefined, variants: [], open: s["x-open"] === true, file: type.file };
+    if (union)
+      return {
+        kind: "union",
+        name: type.title,
+        description: type.description,
+        tagName: union.propertyName,
+        variants: [],
+        open: s["x-open"] === true,
+        file: type.file,
+      };
+    if (isStructSchema(s) || (s.type === "object" && s.additionalProperties === false && !Array.isArray(s.oneOf)))
+      return {
+        kind: "struct",
+        name: type.title,
+        description: type.description,
+        fields: [],
+        extra: "unknown",
+        extraName: EXTRA,
+        variantOf: [],
+        file: type.file,
+      };
+    if (Array.isArray(s.enum))
+      return { kind: "enum", name: type.title, description: type.description, base: "string", values: [], file: type.file };
+    if (untaggedBranches(s) !== undefined && !hasNullBranch(s))
+      return {
+        kind: "union",
+        name: type.title,
+        description: type.description,
+        tagName: undefined,
+        variants: [],
+        open: s["x-open"] === true,
+        file: type.file,
+      };
     return { kind: "alias", name: type.title, description: type.description, shape: { kind: "any" }, file: type.file };
   }
 
@@ -140,14 +170,21 @@ export class GoShapes {
         if (decl.tagName === undefined) {
           if (!this.fillUntagged(decl, s, type, "")) {
             // A variant Go cannot give methods to: the type holds any JSON value the validators accept.
-            this.byTitle.set(type.title, { kind: "alias", name: type.title, description: type.description, shape: { kind: "any" }, file: type.file });
+            this.byTitle.set(type.title, {
+              kind: "alias",
+              name: type.title,
+              description: type.description,
+              shape: { kind: "any" },
+              file: type.file,
+            });
           }
           return;
         }
         const union = this.unions.get(type.title)!;
         for (const variant of union.variants) {
           const target = this.byTitle.get(variant.title);
-          if (!target || target.kind !== "struct") this.problem(type.file, "/oneOf", `the variant ${variant.title} of ${type.title} must be an object type`);
+          if (!target || target.kind !== "struct")
+            this.problem(type.file, "/oneOf", `the variant ${variant.title} of ${type.title} must be an object type`);
           decl.variants.push({ tag: variant.tag, decl: target });
           target.variantOf.push({ union: decl, tag: variant.tag });
         }
@@ -182,18 +219,31 @@ export class GoShapes {
       decl.fields.push({ json, name, shape, required: required.has(json), description: describe(sub) });
     }
     const additional = s.additionalProperties;
-    const extra: StructDecl["extra"] = additional === false || additional === undefined ? (additional === false ? "unknown" : { kind: "any" }) : additional === true ? { kind: "any" } : this.shapeOf(additional, `${decl.name}${EXTRA}Value`, type, `${pointer}/additionalProperties`, false);
+    const extra: StructDecl["extra"] =
+      additional === false || additional === undefined
+        ? additional === false
+          ? "unknown"
+          : { kind: "any" }
+        : additional === true
+          ? { kind: "any" }
+          : this.shapeOf(additional, `${decl.name}${EXTRA}Value`, type, `${pointer}/additionalProperties`, false);
     Object.assign(decl, { extra, extraName: fieldNames.take(EXTRA) });
   }
 
   private enumOf(name: string, s: JsonObject, type: TypeModel, pointer: string): Pick<EnumDecl, "base" | "values"> {
     const values = s.enum as Json[];
     const base = s.type === "integer" ? "int" : s.type === "number" ? "float" : "string";
-    if (!values.every((v) => (base === "string" ? typeof v === "string" : typeof v === "number"))) this.problem(type.file, `${pointer}/enum`, `an enum's values must all be of its type (${String(s.type)})`);
+    if (!values.every((v) => (base === "string" ? typeof v === "string" : typeof v === "number")))
+      this.problem(type.file, `${pointer}/enum`, `an enum's values must all be of its type (${String(s.type)})`);
     const constNames = new NameSet();
     return {
       base,
-      values: values.map((v) => ({ name: this.names.take(`${name}${constNames.take(typeof v === "number" ? exported(String(v).replace("-", "minus ").replace(".", " point "), "Value") : exported(v as string, "Empty"))}`), value: v as string | number })),
+      values: values.map((v) => ({
+        name: this.names.take(
+          `${name}${constNames.take(typeof v === "number" ? exported(String(v).replace("-", "minus ").replace(".", " point "), "Value") : exported(v as string, "Empty"))}`,
+        ),
+        value: v as string | number,
+      })),
     };
   }
 
@@ -237,7 +287,13 @@ export class GoShapes {
       node = isObject(node) ? node[token] : Array.isArray(node) ? node[Number(token)] : undefined;
     }
     if (!isObject(node)) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names nothing in ${target.file}`);
-    const name = this.names.take(`${target.title}${fragment.split("/").filter((t) => t !== "" && t !== "$defs").map((t) => exported(t)).join("")}`);
+    const name = this.names.take(
+      `${target.title}${fragment
+        .split("/")
+        .filter((t) => t !== "" && t !== "$defs")
+        .map((t) => exported(t))
+        .join("")}`,
+    );
     const description = typeof node.description === "string" ? node.description : "";
     const current = this.current;
     let decl: Decl;
@@ -268,9 +324,23 @@ export class GoShapes {
   }
 
   /** A nested union without a tag, declared; undefined when a variant cannot be given methods. */
-  private untaggedUnion(name: string, node: JsonObject, type: TypeModel, pointer: string, keyword: string, branches: readonly { b: Json; i: number }[]): Shape | undefined {
+  private untaggedUnion(
+    name: string,
+    node: JsonObject,
+    type: TypeModel,
+    pointer: string,
+    keyword: string,
+    branches: readonly { b: Json; i: number }[],
+  ): Shape | undefined {
     if (!branches.every(({ b }) => this.variantFeasible(b, type))) return undefined;
-    const decl: UnionDecl = { kind: "union", name: this.names.take(name), description: describe(node), tagName: undefined, variants: [], open: false };
+    const decl: UnionDecl = {
+      kind: "union",
+      name: this.names.take(name),
+      description: describe(node),
+      tagName: undefined,
+      variants: [],
+      open: false,
+    };
     const shape = this.declare(decl);
     for (const { b, i } of branches) this.addVariant(decl, b, type, `${pointer}/${keyword}/${i}`);
     return shape;
@@ -291,7 +361,10 @@ export class GoShapes {
     if (typeof branch.$ref === "string") {
       if (Object.keys(branch).some((k) => k !== "$ref" && k !== "description")) return false;
       const shape = this.refShape(branch.$ref, type, "");
-      return shape.kind === "decl" && (shape.decl.kind === "struct" || shape.decl.kind === "enum" || (shape.decl.kind === "alias" && !aliasIsTypeAlias(shape.decl)));
+      return (
+        shape.kind === "decl" &&
+        (shape.decl.kind === "struct" || shape.decl.kind === "enum" || (shape.decl.kind === "alias" && !aliasIsTypeAlias(shape.decl)))
+      );
     }
     if (untaggedBranches(branch) !== undefined || isNullSchema(branch)) return false;
     const types = branch.type === undefined ? [] : Array.isArray(branch.type) ? branch.type : [branch.type];
@@ -307,14 +380,21 @@ export class GoShapes {
       decl.variants.push({ decl: shape.decl, place });
       return;
     }
-    const kind = { string: "String", integer: "Int", number: "Number", boolean: "Bool", array: "Array", object: "Object" }[node.type as string]!;
+    const kind = { string: "String", integer: "Int", number: "Number", boolean: "Bool", array: "Array", object: "Object" }[
+      node.type as string
+    ]!;
     const shape = this.shapeOf(node, `${decl.name}${kind}`, type, pointer, false);
     if (shape.kind === "decl" && (shape.decl.kind === "struct" || shape.decl.kind === "enum")) {
       decl.variants.push({ decl: shape.decl, place });
       return;
     }
     // A scalar or a list: a defined type of its own, which carries the union's methods.
-    const alias: AliasDecl = { kind: "alias", name: this.names.take(`${decl.name}${kind}`), description: describe(node) || `${decl.name}${kind} is the ${node.type as string} variant of ${decl.name}.`, shape };
+    const alias: AliasDecl = {
+      kind: "alias",
+      name: this.names.take(`${decl.name}${kind}`),
+      description: describe(node) || `${decl.name}${kind} is the ${node.type as string} variant of ${decl.name}.`,
+      shape,
+    };
     this.declare(alias);
     decl.variants.push({ decl: alias, place });
   }
@@ -338,7 +418,8 @@ export class GoShapes {
       const others = branches.map((b, i) => ({ b, i })).filter(({ b }) => !isNullSchema(b));
       // A null branch makes the rest nullable: one branch left is that branch's shape, more are a union.
       if (others.length < branches.length) {
-        if (others.length === 1) return { kind: "nullable", inner: this.shapeOf(others[0]!.b, name, type, `${pointer}/${keyword}/${others[0]!.i}`, false) };
+        if (others.length === 1)
+          return { kind: "nullable", inner: this.shapeOf(others[0]!.b, name, type, `${pointer}/${keyword}/${others[0]!.i}`, false) };
         const inner = this.untaggedUnion(name, node, type, pointer, keyword, others);
         return inner ? { kind: "nullable", inner } : { kind: "any" };
       }
@@ -374,7 +455,15 @@ export class GoShapes {
       case "object": {
         if (isStructSchema(node)) {
           if (top) return { kind: "any" };
-          const decl: StructDecl = { kind: "struct", name: this.names.take(name), description: describe(node), fields: [], extra: "unknown", extraName: EXTRA, variantOf: [] };
+          const decl: StructDecl = {
+            kind: "struct",
+            name: this.names.take(name),
+            description: describe(node),
+            fields: [],
+            extra: "unknown",
+            extraName: EXTRA,
+            variantOf: [],
+          };
           const shape = this.declare(decl);
           this.fillStruct(decl, node, type, pointer);
           return shape;
@@ -382,10 +471,24 @@ export class GoShapes {
         const additional = node.additionalProperties;
         if (additional === false) {
           // An object that may hold nothing: a struct with no fields.
-          const decl: StructDecl = { kind: "struct", name: this.names.take(name), description: describe(node), fields: [], extra: "unknown", extraName: EXTRA, variantOf: [] };
+          const decl: StructDecl = {
+            kind: "struct",
+            name: this.names.take(name),
+            description: describe(node),
+            fields: [],
+            extra: "unknown",
+            extraName: EXTRA,
+            variantOf: [],
+          };
           return this.declare(decl);
         }
-        return { kind: "map", value: additional === true || additional === undefined ? { kind: "any" } : this.shapeOf(additional, `${name}Value`, type, `${pointer}/additionalProperties`, false) };
+        return {
+          kind: "map",
+          value:
+            additional === true || additional === undefined
+              ? { kind: "any" }
+              : this.shapeOf(additional, `${name}Value`, type, `${pointer}/additionalProperties`, false),
+        };
       }
     }
     return { kind: "any" };
@@ -395,7 +498,8 @@ export class GoShapes {
 /** The branches of a union without a tag (oneOf without discriminator, or anyOf other than a nullable pair), or undefined. */
 function untaggedBranches(s: JsonObject): Json[] | undefined {
   if (Array.isArray(s.oneOf) && s.discriminator === undefined && s.oneOf.length > 0) return s.oneOf;
-  if (Array.isArray(s.anyOf) && s.anyOf.length > 0 && !(s.anyOf.length === 2 && (isNullSchema(s.anyOf[0]) || isNullSchema(s.anyOf[1])))) return s.anyOf;
+  if (Array.isArray(s.anyOf) && s.anyOf.length > 0 && !(s.anyOf.length === 2 && (isNullSchema(s.anyOf[0]) || isNullSchema(s.anyOf[1]))))
+    return s.anyOf;
   return undefined;
 }
 
@@ -405,12 +509,22 @@ function hasNullBranch(s: JsonObject): boolean {
 
 /** Whether an alias declaration is a Go type alias (=), which cannot carry methods. */
 function aliasIsTypeAlias(decl: AliasDecl): boolean {
-  return decl.shape.kind === "nullable" || decl.shape.kind === "any" || decl.shape.kind === "null" || (decl.shape.kind === "decl" && decl.shape.decl.kind === "union");
+  return (
+    decl.shape.kind === "nullable" ||
+    decl.shape.kind === "any" ||
+    decl.shape.kind === "null" ||
+    (decl.shape.kind === "decl" && decl.shape.decl.kind === "union")
+  );
 }
 
 /** An object schema with declared members (or closed): a struct. */
 function isStructSchema(s: JsonObject): boolean {
-  return (s.type === "object" || s.properties !== undefined) && !Array.isArray(s.oneOf) && (isObject(s.properties) && Object.keys(s.properties).length > 0);
+  return (
+    (s.type === "object" || s.properties !== undefined) &&
+    !Array.isArray(s.oneOf) &&
+    isObject(s.properties) &&
+    Object.keys(s.properties).length > 0
+  );
 }
 
 function scalar(t: string | undefined): Shape | undefined {
@@ -438,5 +552,10 @@ function describe(node: Json): string {
 
 /** Whether a Go value of this shape has a nil state of its own (slices, maps, interfaces, jsonrpc.Value). */
 export function nilable(shape: Shape): boolean {
-  return shape.kind === "array" || shape.kind === "map" || shape.kind === "any" || (shape.kind === "decl" && (shape.decl.kind === "union" || (shape.decl.kind === "alias" && nilable(shape.decl.shape))));
+  return (
+    shape.kind === "array" ||
+    shape.kind === "map" ||
+    shape.kind === "any" ||
+    (shape.kind === "decl" && (shape.decl.kind === "union" || (shape.decl.kind === "alias" && nilable(shape.decl.shape))))
+  );
 }

@@ -41,7 +41,12 @@ export function goType(shape: Shape): string {
 
 /** Whether an alias declaration is a Go type alias (`=`) rather than a defined type. */
 export function isTypeAlias(decl: AliasDecl): boolean {
-  return decl.shape.kind === "nullable" || decl.shape.kind === "any" || decl.shape.kind === "null" || (decl.shape.kind === "decl" && decl.shape.decl.kind === "union");
+  return (
+    decl.shape.kind === "nullable" ||
+    decl.shape.kind === "any" ||
+    decl.shape.kind === "null" ||
+    (decl.shape.kind === "decl" && decl.shape.decl.kind === "union")
+  );
 }
 
 /**
@@ -82,7 +87,9 @@ export function readCall(shape: Shape, arg: string): string {
       return `jsonrpc.ReadMap(${arg}, ${reader(shape.value)})`;
     case "nullable":
       if (shape.inner.kind === "any") return `jsonrpc.AsValue(${arg})`;
-      return nilable(shape.inner) ? `jsonrpc.OrNull(${arg}, ${reader(shape.inner)})` : `jsonrpc.ReadNullable(${arg}, ${reader(shape.inner)})`;
+      return nilable(shape.inner)
+        ? `jsonrpc.OrNull(${arg}, ${reader(shape.inner)})`
+        : `jsonrpc.ReadNullable(${arg}, ${reader(shape.inner)})`;
     default:
       return `${reader(shape)}(${arg})`;
   }
@@ -165,9 +172,19 @@ function plan(field: Field): FieldPlan {
   }
   if (shape.kind === "any") return { type: "jsonrpc.Value", read: `${x} = *p`, write: [member(x)] };
   // A named type that is any JSON value has its own absent state: written as it is, absent left out.
-  if (isValueShape(shape)) return { type: goType(shape), read: `${x}, err = ${readCall(shape, "p")}`, write: [member(writeCall(shape, x))] };
-  if (nilable(shape)) return { type: goType(shape), read: `${x}, err = ${readCall(shape, "p")}`, write: [`if ${x} != nil {`, ...indentText(member(writeCall(shape, x))), "}"] };
-  return { type: `*${goType(shape)}`, read: `${x}, err = jsonrpc.Ref(${readCall(shape, "p")})`, write: [`if ${x} != nil {`, ...indentText(member(writeCall(shape, `*${x}`))), "}"] };
+  if (isValueShape(shape))
+    return { type: goType(shape), read: `${x}, err = ${readCall(shape, "p")}`, write: [member(writeCall(shape, x))] };
+  if (nilable(shape))
+    return {
+      type: goType(shape),
+      read: `${x}, err = ${readCall(shape, "p")}`,
+      write: [`if ${x} != nil {`, ...indentText(member(writeCall(shape, x))), "}"],
+    };
+  return {
+    type: `*${goType(shape)}`,
+    read: `${x}, err = jsonrpc.Ref(${readCall(shape, "p")})`,
+    write: [`if ${x} != nil {`, ...indentText(member(writeCall(shape, `*${x}`))), "}"],
+  };
 }
 
 /** Whether a shape is a jsonrpc.Value, by itself or through a named type alias. */
@@ -246,10 +263,22 @@ function structCode(decl: StructDecl): string[] {
   for (const { plan: p } of plans) out.push(...p.write.flatMap((l) => l.split("\n")).map((l) => `\t${l}`));
   out.push("\treturn jsonrpc.ObjectValue(members...)", "}", "");
 
-  out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, `\tvar x ${decl.name}`, "\tif v.Kind() != jsonrpc.Object {", '\t\treturn x, jsonrpc.Mismatch(v, "an object")', "\t}");
+  out.push(
+    `func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`,
+    `\tvar x ${decl.name}`,
+    "\tif v.Kind() != jsonrpc.Object {",
+    '\t\treturn x, jsonrpc.Mismatch(v, "an object")',
+    "\t}",
+  );
   out.push("\tms := v.Members()", "\tfor i := range ms {", "\t\tp := &ms[i].Value", "\t\tvar err error", "\t\tswitch ms[i].Key {");
   for (const { field, plan: p } of plans) out.push(`\t\tcase ${goString(field.json)}:`, indentLines(p.read, 3));
-  out.push("\t\tdefault:", `\t\t\tvar e ${goType(extraShape)}`, indentLines(`e, err = ${readCall(extraShape, "p")}`, 3), `\t\t\tx.${decl.extraName} = jsonrpc.Put(x.${decl.extraName}, ms[i].Key, e)`, "\t\t}");
+  out.push(
+    "\t\tdefault:",
+    `\t\t\tvar e ${goType(extraShape)}`,
+    indentLines(`e, err = ${readCall(extraShape, "p")}`, 3),
+    `\t\t\tx.${decl.extraName} = jsonrpc.Put(x.${decl.extraName}, ms[i].Key, e)`,
+    "\t\t}",
+  );
   out.push("\t\tif err != nil {", "\t\t\treturn x, jsonrpc.At(ms[i].Key, err)", "\t\t}", "\t}", "\treturn x, nil", "}", "");
   out.push(...jsonMethods(decl.name, decl.name));
   return out;
@@ -259,11 +288,23 @@ function enumCode(decl: EnumDecl): string[] {
   const base = decl.base === "string" ? "string" : decl.base === "int" ? "int64" : "float64";
   const out = [...docComment(decl.name, decl.description || `${decl.name} is one of the values below.`), `type ${decl.name} ${base}`, ""];
   out.push(`// The values of ${decl.name}.`, "const (");
-  for (const value of decl.values) out.push(`\t${value.name}${CELL}${decl.name}${CELL}= ${typeof value.value === "string" ? goString(value.value) : String(value.value)}`);
+  for (const value of decl.values)
+    out.push(`\t${value.name}${CELL}${decl.name}${CELL}= ${typeof value.value === "string" ? goString(value.value) : String(value.value)}`);
   out.push(")", "");
-  const [make, read] = decl.base === "string" ? ["jsonrpc.StringValue(string(x))", "jsonrpc.AsString"] : decl.base === "int" ? ["jsonrpc.IntValue(int64(x))", "jsonrpc.AsInt"] : ["jsonrpc.NumberValue(float64(x))", "jsonrpc.AsFloat"];
+  const [make, read] =
+    decl.base === "string"
+      ? ["jsonrpc.StringValue(string(x))", "jsonrpc.AsString"]
+      : decl.base === "int"
+        ? ["jsonrpc.IntValue(int64(x))", "jsonrpc.AsInt"]
+        : ["jsonrpc.NumberValue(float64(x))", "jsonrpc.AsFloat"];
   out.push(`func (x ${decl.name}) toValue() jsonrpc.Value {`, `\treturn ${make}`, "}", "");
-  out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, `\tx, err := ${read}(v)`, `\treturn ${decl.name}(x), err`, "}", "");
+  out.push(
+    `func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`,
+    `\tx, err := ${read}(v)`,
+    `\treturn ${decl.name}(x), err`,
+    "}",
+    "",
+  );
   out.push(...jsonMethods(decl.name, decl.name));
   return out;
 }
@@ -295,10 +336,16 @@ function unionCode(decl: UnionDecl, variantChecks: ReadonlyMap<string, string>):
   if (decl.tagName === undefined) {
     // No tag: the variant is the first whose schema accepts the value, as the validators read it.
     out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, "\tswitch {");
-    for (const v of decl.variants) out.push(`\tcase jsonrpc.Valid(${variantChecks.get(v.place!.key)!}, v, jsonrpc.Tolerant):`, `\t\treturn read${v.decl.name}(v)`);
+    for (const v of decl.variants)
+      out.push(`\tcase jsonrpc.Valid(${variantChecks.get(v.place!.key)!}, v, jsonrpc.Tolerant):`, `\t\treturn read${v.decl.name}(v)`);
     out.push("\t}", `\treturn nil, jsonrpc.NoVariant(v, ${goString(decl.name)})`, "}", "");
   } else {
-    out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`, "\tif v.Kind() != jsonrpc.Object {", '\t\treturn nil, jsonrpc.Mismatch(v, "an object")', "\t}");
+    out.push(
+      `func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`,
+      "\tif v.Kind() != jsonrpc.Object {",
+      '\t\treturn nil, jsonrpc.Mismatch(v, "an object")',
+      "\t}",
+    );
     out.push(`\ttag := v.Lookup(${goString(decl.tagName)})`, "\tif tag != nil && tag.Kind() == jsonrpc.String {", "\t\tswitch tag.Str() {");
     for (const v of decl.variants) out.push(`\t\tcase ${goString(v.tag!)}:`, `\t\t\treturn read${v.decl.name}(v)`);
     out.push("\t\t}");
@@ -307,7 +354,9 @@ function unionCode(decl: UnionDecl, variantChecks: ReadonlyMap<string, string>):
   }
   const any = `Any${decl.name}`;
   out.push(
-    ...comment(`${any} holds a ${decl.name} where encoding/json needs a concrete type: its UnmarshalJSON ${decl.tagName === undefined ? "decodes the variant whose schema accepts the value" : "reads the tag and decodes the variant it names"}.`),
+    ...comment(
+      `${any} holds a ${decl.name} where encoding/json needs a concrete type: its UnmarshalJSON ${decl.tagName === undefined ? "decodes the variant whose schema accepts the value" : "reads the tag and decodes the variant it names"}.`,
+    ),
     `type ${any} struct {`,
     `\t${decl.name}`,
     "}",
@@ -336,11 +385,22 @@ function unionCode(decl: UnionDecl, variantChecks: ReadonlyMap<string, string>):
 function aliasCode(decl: AliasDecl): string[] {
   const alias = isTypeAlias(decl);
   const type = goType(decl.shape);
-  const out = [...docComment(decl.name, decl.description || `${decl.name} is a value of the protocol.`), `type ${decl.name} ${alias ? "= " : ""}${type}`, ""];
+  const out = [
+    ...docComment(decl.name, decl.description || `${decl.name} is a value of the protocol.`),
+    `type ${decl.name} ${alias ? "= " : ""}${type}`,
+    "",
+  ];
   out.push(`func read${decl.name}(v *jsonrpc.Value) (${decl.name}, error) {`);
   if (alias) out.push(indentLines(`return ${readCall(decl.shape, "v")}`));
   else out.push(indentLines(`x, err := ${readCall(decl.shape, "v")}`), `\treturn ${decl.name}(x), err`);
-  out.push("}", "", `func write${decl.name}(x ${decl.name}) jsonrpc.Value {`, indentLines(`return ${writeCall(decl.shape, alias ? "x" : `${type}(x)`)}`), "}", "");
+  out.push(
+    "}",
+    "",
+    `func write${decl.name}(x ${decl.name}) jsonrpc.Value {`,
+    indentLines(`return ${writeCall(decl.shape, alias ? "x" : `${type}(x)`)}`),
+    "}",
+    "",
+  );
   if (!alias) {
     out.push(`func (x ${decl.name}) toValue() jsonrpc.Value {`, `\treturn write${decl.name}(x)`, "}", "");
     out.push(
@@ -374,7 +434,14 @@ function aliasCode(decl: AliasDecl): string[] {
 export function typesCode(decls: readonly Decl[], variantChecks: ReadonlyMap<string, string>): string {
   const parts: string[] = [];
   for (const decl of decls) {
-    const lines = decl.kind === "struct" ? structCode(decl) : decl.kind === "enum" ? enumCode(decl) : decl.kind === "union" ? unionCode(decl, variantChecks) : aliasCode(decl);
+    const lines =
+      decl.kind === "struct"
+        ? structCode(decl)
+        : decl.kind === "enum"
+          ? enumCode(decl)
+          : decl.kind === "union"
+            ? unionCode(decl, variantChecks)
+            : aliasCode(decl);
     parts.push(lines.join("\n"));
   }
   return parts.join("\n\n");

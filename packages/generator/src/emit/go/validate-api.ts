@@ -60,11 +60,21 @@ export function validatorsFile(model: ProtocolModel, shapes: GoShapes, checkOf: 
   );
   for (const type of model.types) out.push(`\tcase ${goString(type.title)}:`, `\t\treturn read${type.title}(v)`);
   out.push("\t}", "\treturn nil, jsonrpc.UnknownType(name)", "}", "");
-  out.push("// WriteType writes a value of the named type, as ReadType gives it, back as JSON.", "func WriteType(name string, x any) (jsonrpc.Value, error) {", "\tswitch name {");
+  out.push(
+    "// WriteType writes a value of the named type, as ReadType gives it, back as JSON.",
+    "func WriteType(name string, x any) (jsonrpc.Value, error) {",
+    "\tswitch name {",
+  );
   for (const type of model.types) {
     const decl = shapes.byTitle.get(type.title)!;
     const write = decl.kind === "alias" ? `write${type.title}(t)` : "t.toValue()";
-    out.push(`\tcase ${goString(type.title)}:`, `\t\tif t, ok := x.(${type.title}); ok {`, `\t\t\treturn ${write}, nil`, "\t\t}", `\t\treturn jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)`);
+    out.push(
+      `\tcase ${goString(type.title)}:`,
+      `\t\tif t, ok := x.(${type.title}); ok {`,
+      `\t\t\treturn ${write}, nil`,
+      "\t\t}",
+      `\t\treturn jsonrpc.Value{}, jsonrpc.WrongGoType(name, x)`,
+    );
   }
   out.push("\t}", "\treturn jsonrpc.Value{}, jsonrpc.UnknownType(name)", "}");
   return out.join("\n");

@@ -16,11 +16,51 @@ import type { UnionDecl, VariantPlace } from "./shapes.js";
 
 /** Keywords that check something (ajv's rules); a schema with none of them accepts every value. */
 const RULES = new Set([
-  "type", "$ref", "const", "enum", "not", "anyOf", "oneOf", "allOf", "if", "then", "else",
-  "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf", "maxLength", "minLength", "pattern", "format",
-  "maxProperties", "minProperties", "required", "propertyNames", "additionalProperties", "dependencies", "properties", "patternProperties",
-  "dependentRequired", "dependentSchemas", "discriminator", "maxItems", "minItems", "prefixItems", "items", "contains", "uniqueItems",
-  "maxContains", "minContains", "$comment", "nullable", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
+  "type",
+  "$ref",
+  "const",
+  "enum",
+  "not",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "if",
+  "then",
+  "else",
+  "maximum",
+  "minimum",
+  "exclusiveMaximum",
+  "exclusiveMinimum",
+  "multipleOf",
+  "maxLength",
+  "minLength",
+  "pattern",
+  "format",
+  "maxProperties",
+  "minProperties",
+  "required",
+  "propertyNames",
+  "additionalProperties",
+  "dependencies",
+  "properties",
+  "patternProperties",
+  "dependentRequired",
+  "dependentSchemas",
+  "discriminator",
+  "maxItems",
+  "minItems",
+  "prefixItems",
+  "items",
+  "contains",
+  "uniqueItems",
+  "maxContains",
+  "minContains",
+  "$comment",
+  "nullable",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "$dynamicRef",
+  "$recursiveRef",
 ]);
 
 /** Keywords that say nothing about validity here (the schemas' own bookkeeping). */
@@ -31,7 +71,10 @@ const GROUPS: readonly { readonly type: "number" | "string" | "array" | "object"
   { type: "number", keywords: ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf"] },
   { type: "string", keywords: ["maxLength", "minLength", "pattern"] },
   { type: "array", keywords: ["maxItems", "minItems", "prefixItems", "items"] },
-  { type: "object", keywords: ["maxProperties", "minProperties", "required", "propertyNames", "additionalProperties", "properties", "discriminator"] },
+  {
+    type: "object",
+    keywords: ["maxProperties", "minProperties", "required", "propertyNames", "additionalProperties", "properties", "discriminator"],
+  },
 ];
 
 /** The keywords of the group that applies to every type, in ajv's order. */
@@ -50,7 +93,20 @@ const REFUSED: Record<string, string> = {
 };
 
 /** Names an object's prototype gives every JavaScript object: a schema property of that name reads differently there. */
-const PROTOTYPE_NAMES = new Set(["constructor", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toString", "toLocaleString", "valueOf"]);
+const PROTOTYPE_NAMES = new Set([
+  "constructor",
+  "__proto__",
+  "__defineGetter__",
+  "__defineSetter__",
+  "__lookupGetter__",
+  "__lookupSetter__",
+  "hasOwnProperty",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+  "toString",
+  "toLocaleString",
+  "valueOf",
+]);
 
 const TYPE_TESTS: Record<string, (v: string) => string> = {
   string: (v) => `${v}.Kind() == jsonrpc.String`,
@@ -124,7 +180,11 @@ class Writer {
    * What a $ref written in \`type\`'s document names, read as JSON Schema reads it: relative to
    * the document's $id, a whole document or a place in one (a JSON pointer fragment).
    */
-  private resolve(ref: string, type: TypeModel, pointer: string): { readonly index: number; readonly fragment: string; readonly uri: string } {
+  private resolve(
+    ref: string,
+    type: TypeModel,
+    pointer: string,
+  ): { readonly index: number; readonly fragment: string; readonly uri: string } {
     let url: URL;
     try {
       url = new URL(ref, type.id);
@@ -135,7 +195,12 @@ class Writer {
     url.hash = "";
     const index = this.byId.get(url.href);
     if (index === undefined) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names no file of the schemas folder`);
-    if (fragment !== "" && !fragment.startsWith("/")) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names an anchor; the Go output reads JSON pointer fragments only`);
+    if (fragment !== "" && !fragment.startsWith("/"))
+      this.problem(
+        type.file,
+        `${pointer}/$ref`,
+        `$ref ${JSON.stringify(ref)} names an anchor; the Go output reads JSON pointer fragments only`,
+      );
     return { index, fragment, uri: `${url.href}#${fragment}` };
   }
 
@@ -170,10 +235,16 @@ class Writer {
     let name = this.patterns.get(source);
     if (!name) {
       const translation: PatternTranslation = translatePattern(source);
-      if (!translation.ok) this.problem(file, pointer, `the pattern ${JSON.stringify(source)} cannot be checked exactly in Go: ${translation.reason}`);
+      if (!translation.ok)
+        this.problem(file, pointer, `the pattern ${JSON.stringify(source)} cannot be checked exactly in Go: ${translation.reason}`);
       name = this.names.take(`pattern${this.patterns.size + 1}`);
       this.patterns.set(source, name);
-      this.vars.push("", `// ${name} is the ECMAScript pattern ${JSON.stringify(source)}, in Go's syntax.`, `var ${name} = regexp.MustCompile(${goRaw(translation.go)})`, "");
+      this.vars.push(
+        "",
+        `// ${name} is the ECMAScript pattern ${JSON.stringify(source)}, in Go's syntax.`,
+        `var ${name} = regexp.MustCompile(${goRaw(translation.go)})`,
+        "",
+      );
     }
     return name;
   }
@@ -191,7 +262,13 @@ class Writer {
     const ref = bareRef(node);
     if (ref !== undefined) return this.refCheck(ref, place.type, place.pointer);
     const name = this.names.take(`check${union}Variant${n}`);
-    this.emit(name, { strict: node, tolerant: isObject(node) ? tolerantSchema(node) : node }, place.type, place.pointer, `a value as the variant ${n} of ${union}`);
+    this.emit(
+      name,
+      { strict: node, tolerant: isObject(node) ? tolerantSchema(node) : node },
+      place.type,
+      place.pointer,
+      `a value as the variant ${n} of ${union}`,
+    );
     return name;
   }
 
@@ -223,9 +300,16 @@ class Writer {
     if (known) return known;
     const strict = Writer.at(this.strict[index]!, fragment);
     const tolerant = Writer.at(this.tolerant[index]!, fragment);
-    if (strict === undefined || tolerant === undefined) this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names nothing in ${target.file}`);
+    if (strict === undefined || tolerant === undefined)
+      this.problem(type.file, `${pointer}/$ref`, `$ref ${JSON.stringify(ref)} names nothing in ${target.file}`);
     // Named before it is written, so that a place that refers to itself calls its own function.
-    const name = this.names.take(`check${target.title}${fragment.split("/").filter((t) => t !== "$defs" && t !== "").map((t) => exported(t)).join("")}`);
+    const name = this.names.take(
+      `check${target.title}${fragment
+        .split("/")
+        .filter((t) => t !== "$defs" && t !== "")
+        .map((t) => exported(t))
+        .join("")}`,
+    );
     this.fragments.set(uri, name);
     this.emit(name, { strict, tolerant }, target, fragment, `${target.title} at ${fragment}`);
     return name;
@@ -233,14 +317,17 @@ class Writer {
 
   private emit(name: string, pair: Pair, type: TypeModel, pointer: string, what: string): void {
     const body = this.body(name, pair, type, pointer);
-    this.functions.push([`// ${name} checks ${what}.`, `func ${name}(c *jsonrpc.Checker, v *jsonrpc.Value) bool {`, ...indent(body), "}"].join("\n"));
+    this.functions.push(
+      [`// ${name} checks ${what}.`, `func ${name}(c *jsonrpc.Checker, v *jsonrpc.Value) bool {`, ...indent(body), "}"].join("\n"),
+    );
   }
 
   private body(name: string, pair: Pair, type: TypeModel, pointer: string): string[] {
     const { strict: s, tolerant: t } = pair;
     if (s === false && t === false) return ["c.Never()", "return false"];
     if (!isObject(s) || !isObject(t)) {
-      if (typeof s === "boolean" && typeof t === "boolean") return [`if c.Tolerant() {`, `\treturn ${t} || !c.Never()`, "}", `return ${s} || !c.Never()`];
+      if (typeof s === "boolean" && typeof t === "boolean")
+        return [`if c.Tolerant() {`, `\treturn ${t} || !c.Never()`, "}", `return ${s} || !c.Never()`];
       this.problem(type.file, pointer, "a schema must be an object or a boolean");
     }
     for (const node of [s, t]) {
@@ -262,7 +349,13 @@ class Writer {
     const typeFirst = types.length > 0 && !(types.length === 1 && GROUPS.some((g) => g.type === types[0]) && groupUsed(types[0]!));
     const out: string[] = ["start := c.Mark()"];
     if (typeFirst) {
-      out.push(`if !(${types.map((tp) => TYPE_TESTS[tp]!("v")).join(" || ")}) {`, `\tif c.Type(${types.map((tp) => goString(tp)).join(", ")}) {`, "\t\treturn false", "\t}", "}");
+      out.push(
+        `if !(${types.map((tp) => TYPE_TESTS[tp]!("v")).join(" || ")}) {`,
+        `\tif c.Type(${types.map((tp) => goString(tp)).join(", ")}) {`,
+        "\t\treturn false",
+        "\t}",
+        "}",
+      );
     }
     const groups: string[][] = [];
     const anyType = ANY_TYPE.filter((k) => keys.has(k));
@@ -298,8 +391,13 @@ class Writer {
     const t = pair.tolerant as JsonObject;
     const at = `${pointer}/${keyword}`;
     // Keywords holding subschemas are read pairwise, so that a difference deep inside stays there.
-    const structural = ["properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "not", "propertyNames"].includes(keyword) || (keyword === "additionalProperties" && isObject(s[keyword]) && isObject(t[keyword]));
-    if (same(s[keyword], t[keyword]) || (structural && s[keyword] !== undefined && t[keyword] !== undefined && sameShape(s[keyword], t[keyword]))) {
+    const structural =
+      ["properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "not", "propertyNames"].includes(keyword) ||
+      (keyword === "additionalProperties" && isObject(s[keyword]) && isObject(t[keyword]));
+    if (
+      same(s[keyword], t[keyword]) ||
+      (structural && s[keyword] !== undefined && t[keyword] !== undefined && sameShape(s[keyword], t[keyword]))
+    ) {
       return this.keywordCode(fn, keyword, s, t, type, at, pointer);
     }
     const strictCode = s[keyword] === undefined ? [] : this.keywordCode(fn, keyword, s, s, type, at, pointer);
@@ -338,9 +436,14 @@ class Writer {
         if (keyword === "oneOf" && s.discriminator !== undefined) return [];
         const branches = value as Json[];
         const tolerant = t[keyword] as Json[];
-        if (!Array.isArray(branches) || branches.length === 0) this.problem(type.file, at, `${keyword} must be a non-empty list of schemas`);
+        if (!Array.isArray(branches) || branches.length === 0)
+          this.problem(type.file, at, `${keyword} must be a non-empty list of schemas`);
         if (keyword === "anyOf" && branches.some((b, i) => alwaysValid(b) && alwaysValid(tolerant[i]))) return [];
-        const checks = branches.map((b, i) => (alwaysValid(b) && alwaysValid(tolerant[i]) ? undefined : this.sub(`${fn}Branch${i + 1}`, { strict: b, tolerant: tolerant[i]! }, type, `${at}/${i}`)));
+        const checks = branches.map((b, i) =>
+          alwaysValid(b) && alwaysValid(tolerant[i])
+            ? undefined
+            : this.sub(`${fn}Branch${i + 1}`, { strict: b, tolerant: tolerant[i]! }, type, `${at}/${i}`),
+        );
         const lines = ["mark := c.Mark()", "c.BeginBranch()"];
         if (keyword === "anyOf") {
           lines.push(`ok := ${checks.map((check) => `${check}(c, v)`).join(" || ")}`, "c.EndBranch()", "if ok {");
@@ -397,7 +500,16 @@ class Writer {
         list.forEach((item, i) => {
           const check = this.sub(`${fn}Item${i + 1}`, { strict: item, tolerant: tolerant[i]! }, type, `${at}/${i}`);
           if (check === undefined) return;
-          lines.push(`if v.Len() > ${i} {`, `\tc.EnterIndex(${i})`, `\tok := ${check}(c, &v.Items()[${i}])`, "\tc.Leave()", "\tif !ok && !c.All() {", "\t\treturn false", "\t}", "}");
+          lines.push(
+            `if v.Len() > ${i} {`,
+            `\tc.EnterIndex(${i})`,
+            `\tok := ${check}(c, &v.Items()[${i}])`,
+            "\tc.Leave()",
+            "\tif !ok && !c.All() {",
+            "\t\treturn false",
+            "\t}",
+            "}",
+          );
         });
         return lines;
       }
@@ -419,10 +531,16 @@ class Writer {
         ];
       }
       case "required": {
-        if (!Array.isArray(value) || !value.every((r) => typeof r === "string")) this.problem(type.file, at, "required must be a list of names");
+        if (!Array.isArray(value) || !value.every((r) => typeof r === "string"))
+          this.problem(type.file, at, "required must be a list of names");
         const lines: string[] = [];
         for (const name of value as string[]) {
-          if (PROTOTYPE_NAMES.has(name)) this.problem(type.file, at, `a member named ${JSON.stringify(name)} reads as present in every object in the TypeScript validators (JavaScript's Object.prototype); rename it`);
+          if (PROTOTYPE_NAMES.has(name))
+            this.problem(
+              type.file,
+              at,
+              `a member named ${JSON.stringify(name)} reads as present in every object in the TypeScript validators (JavaScript's Object.prototype); rename it`,
+            );
           lines.push(`if v.Lookup(${goString(name)}) == nil {`, ...fail(`c.Missing(${goString(name)})`), "}");
         }
         return lines;
@@ -450,7 +568,16 @@ class Writer {
         if (declared.length) members.push(`\tif ${declared.map((p) => `m.Key == ${goString(p)}`).join(" || ")} {`, "\t\tcontinue", "\t}");
         if (value === false) return [...members, ...fail("c.Unknown(m.Key)").map((l) => l), ...close];
         const check = this.sub(`${fn}Additional`, { strict: value, tolerant: t.additionalProperties! }, type, at)!;
-        return [...members, "\tc.Enter(m.Key)", `\tok := ${check}(c, &m.Value)`, "\tc.Leave()", "\tif !ok && !c.All() {", "\t\treturn false", "\t}", ...close];
+        return [
+          ...members,
+          "\tc.Enter(m.Key)",
+          `\tok := ${check}(c, &m.Value)`,
+          "\tc.Leave()",
+          "\tif !ok && !c.All() {",
+          "\t\treturn false",
+          "\t}",
+          ...close,
+        ];
       }
       case "properties": {
         if (!isObject(value)) this.problem(type.file, at, "properties must be an object");
@@ -460,19 +587,41 @@ class Writer {
           if (name === "__proto__") continue;
           const check = this.sub(`${fn}${exported(name)}`, { strict: sub, tolerant: tolerant[name]! }, type, `${at}/${escapeToken(name)}`);
           if (check === undefined) continue;
-          if (PROTOTYPE_NAMES.has(name)) this.problem(type.file, `${at}/${escapeToken(name)}`, `a member named ${JSON.stringify(name)} reads as present in every object in the TypeScript validators (JavaScript's Object.prototype); rename it`);
-          lines.push(`if p := v.Lookup(${goString(name)}); p != nil {`, `\tc.Enter(${goString(name)})`, `\tok := ${check}(c, p)`, "\tc.Leave()", "\tif !ok && !c.All() {", "\t\treturn false", "\t}", "}");
+          if (PROTOTYPE_NAMES.has(name))
+            this.problem(
+              type.file,
+              `${at}/${escapeToken(name)}`,
+              `a member named ${JSON.stringify(name)} reads as present in every object in the TypeScript validators (JavaScript's Object.prototype); rename it`,
+            );
+          lines.push(
+            `if p := v.Lookup(${goString(name)}); p != nil {`,
+            `\tc.Enter(${goString(name)})`,
+            `\tok := ${check}(c, p)`,
+            "\tc.Leave()",
+            "\tif !ok && !c.All() {",
+            "\t\treturn false",
+            "\t}",
+            "}",
+          );
         }
         return lines;
       }
       case "discriminator": {
         const d = value as JsonObject;
         const tagName = d.propertyName;
-        if (typeof tagName !== "string" || d.mapping !== undefined) this.problem(type.file, at, "a discriminator names its propertyName and has no mapping");
+        if (typeof tagName !== "string" || d.mapping !== undefined)
+          this.problem(type.file, at, "a discriminator names its propertyName and has no mapping");
         const branches = s.oneOf as Json[];
         if (!Array.isArray(branches)) this.problem(type.file, at, "a discriminator needs oneOf");
         const tolerant = t.oneOf as Json[];
-        const lines = [`tag := v.Lookup(${goString(tagName)})`, "switch {", "case tag == nil || tag.Kind() != jsonrpc.String:", `\tif c.BadTag(${goString(tagName)}, jsonrpc.ValueOrAbsent(tag)) {`, "\t\treturn false", "\t}"];
+        const lines = [
+          `tag := v.Lookup(${goString(tagName)})`,
+          "switch {",
+          "case tag == nil || tag.Kind() != jsonrpc.String:",
+          `\tif c.BadTag(${goString(tagName)}, jsonrpc.ValueOrAbsent(tag)) {`,
+          "\t\treturn false",
+          "\t}",
+        ];
         branches.forEach((branch, i) => {
           const tags = this.branchTags(branch, tagName, type, `${pointer}/oneOf/${i}`);
           const check = this.sub(`${fn}Variant${i + 1}`, { strict: branch, tolerant: tolerant[i]! }, type, `${pointer}/oneOf/${i}`);
@@ -496,7 +645,8 @@ class Writer {
     }
     const tag = isObject(node) && isObject(node.properties) ? node.properties[tagName] : undefined;
     const values = isObject(tag) ? (tag.const !== undefined ? [tag.const] : Array.isArray(tag.enum) ? tag.enum : []) : [];
-    if (values.length === 0 || !values.every((v) => typeof v === "string")) this.problem(type.file, pointer, `a variant of a tagged union has a string const or enum at properties/${tagName}`);
+    if (values.length === 0 || !values.every((v) => typeof v === "string"))
+      this.problem(type.file, pointer, `a variant of a tagged union has a string const or enum at properties/${tagName}`);
     return values as string[];
   }
 }
@@ -518,7 +668,8 @@ function typesOf(schema: Json, type: TypeModel, pointer: string): string[] {
   if (!isObject(schema) || schema.type === undefined) return [];
   const list = Array.isArray(schema.type) ? schema.type : [schema.type];
   for (const t of list) {
-    if (typeof t !== "string" || !(t in TYPE_TESTS)) throw new SchemaErrors([new SchemaError(type.file, `${pointer}/type`, `unknown type ${JSON.stringify(t)}`)]);
+    if (typeof t !== "string" || !(t in TYPE_TESTS))
+      throw new SchemaErrors([new SchemaError(type.file, `${pointer}/type`, `unknown type ${JSON.stringify(t)}`)]);
   }
   return list as string[];
 }
@@ -539,7 +690,9 @@ export function goValue(value: Json): string {
   if (typeof value === "number") return `jsonrpc.NumberValue(${goNumber(value)})`;
   if (typeof value === "string") return `jsonrpc.StringValue(${goString(value)})`;
   if (Array.isArray(value)) return `jsonrpc.ArrayValue(${value.map(goValue).join(", ")})`;
-  return `jsonrpc.ObjectValue(${Object.entries(value).map(([k, v]) => `jsonrpc.Member{Key: ${goString(k)}, Value: ${goValue(v)}}`).join(", ")})`;
+  return `jsonrpc.ObjectValue(${Object.entries(value)
+    .map(([k, v]) => `jsonrpc.Member{Key: ${goString(k)}, Value: ${goValue(v)}}`)
+    .join(", ")})`;
 }
 
 /** A Go condition that a *jsonrpc.Value `v` equals a JSON value. */

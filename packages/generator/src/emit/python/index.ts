@@ -46,9 +46,14 @@ export function emitPython(model: ProtocolModel, options: PythonOptions): Genera
   ];
   for (const name of PYTHON_SUPPORT) {
     const source = readFileSync(new URL(name, templates), "utf8");
-    files.push({ path: name, content: `${header}\n# turnspec's support module for generated Python, the same in every generated package.\n${source}` });
+    files.push({
+      path: name,
+      content: `${header}\n# turnspec's support module for generated Python, the same in every generated package.\n${source}`,
+    });
   }
-  return files.map((f) => ({ ...f, content: f.content === "" ? "" : `${f.content.replace(/\n{4,}/g, "\n\n\n").trimEnd()}\n` })).sort((a, b) => (a.path < b.path ? -1 : 1));
+  return files
+    .map((f) => ({ ...f, content: f.content === "" ? "" : `${f.content.replace(/\n{4,}/g, "\n\n\n").trimEnd()}\n` }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** The keyword arguments of a registry entry that differ from their defaults: how params are sent. */
@@ -74,8 +79,14 @@ function registry(model: ProtocolModel, header: string): string {
     (m) =>
       `    ${pyString(m.name)}: ${entry("MethodEntry", [pyString(m.direction), m.params === undefined ? "None" : pyString(m.params), pyString(m.result), `(${m.errors.map(pyString).join(", ")}${m.errors.length === 1 ? "," : ""})`, ...paramsArguments(m, model), ...(m.errorData === undefined ? [] : [`error_data=${pyString(m.errorData)}`])])},`,
   );
-  const notifications = model.notifications.map((n) => `    ${pyString(n.name)}: ${entry("NotificationEntry", [pyString(n.direction), n.params === undefined ? "None" : pyString(n.params), ...paramsArguments(n, model)])},`);
-  const errors = model.errors.map((e) => `    ${pyString(e.reason)}: ErrorEntry(${e.code}, ${e.anyMethod ? "True" : "False"}${e.data === undefined ? "" : `, data=${pyString(e.data)}`}),`);
+  const notifications = model.notifications.map(
+    (n) =>
+      `    ${pyString(n.name)}: ${entry("NotificationEntry", [pyString(n.direction), n.params === undefined ? "None" : pyString(n.params), ...paramsArguments(n, model)])},`,
+  );
+  const errors = model.errors.map(
+    (e) =>
+      `    ${pyString(e.reason)}: ErrorEntry(${e.code}, ${e.anyMethod ? "True" : "False"}${e.data === undefined ? "" : `, data=${pyString(e.data)}`}),`,
+  );
   const literal = (names: readonly string[]) => (names.length ? `Literal[${names.map(pyString).join(", ")}]` : "Never");
   return [
     header,
@@ -83,7 +94,17 @@ function registry(model: ProtocolModel, header: string): string {
     "",
     "from __future__ import annotations",
     "",
-    ...usedImport("typing", ["Final", "Literal", "Never"], [...methods, ...notifications, literal(model.methods.map((m) => m.name)), literal(model.notifications.map((n) => n.name)), "Final"].join("\n")),
+    ...usedImport(
+      "typing",
+      ["Final", "Literal", "Never"],
+      [
+        ...methods,
+        ...notifications,
+        literal(model.methods.map((m) => m.name)),
+        literal(model.notifications.map((n) => n.name)),
+        "Final",
+      ].join("\n"),
+    ),
     "",
     "from ._messages import ErrorEntry, MethodEntry, NotificationEntry, ProtocolTables",
     "from .validators import validate",
@@ -130,7 +151,7 @@ function codec(model: ProtocolModel, header: string): string {
     "from ._wire import Mode, ValidationFailed, WireModel, encode, parse_json",
     "from .validators import TypeName, validate",
     "",
-    "__all__ = [\"TYPES\", \"decode\", \"decode_model\", \"decode_value\", \"encode\"]",
+    '__all__ = ["TYPES", "decode", "decode_model", "decode_value", "encode"]',
     "",
     "TYPES: Final[dict[str, Any]] = {",
     ...model.types.map((t) => `    ${pyString(t.title)}: models.${t.title},`),
@@ -139,10 +160,10 @@ function codec(model: ProtocolModel, header: string): string {
     "",
     "_adapters: dict[str, TypeAdapter[Any]] = {}",
     "",
-    "M = TypeVar(\"M\", bound=WireModel)",
+    'M = TypeVar("M", bound=WireModel)',
     "",
     "",
-    "def decode_value(type_name: TypeName | str, value: object, mode: Mode = \"strict\") -> Any:",
+    'def decode_value(type_name: TypeName | str, value: object, mode: Mode = "strict") -> Any:',
     '    """The model of a parsed JSON value, after its validation in ``mode``; raises ValidationFailed."""',
     "    issues = validate(type_name, value, mode)",
     "    if issues:",
@@ -153,12 +174,12 @@ function codec(model: ProtocolModel, header: string): string {
     "    return adapter.validate_python(value)",
     "",
     "",
-    "def decode(type_name: TypeName | str, text: str | bytes, mode: Mode = \"strict\") -> Any:",
+    'def decode(type_name: TypeName | str, text: str | bytes, mode: Mode = "strict") -> Any:',
     '    """The model of JSON text; raises JsonTextError or ValidationFailed."""',
     "    return decode_value(type_name, parse_json(text), mode)",
     "",
     "",
-    "def decode_model(cls: type[M], text: str | bytes, mode: Mode = \"strict\") -> M:",
+    'def decode_model(cls: type[M], text: str | bytes, mode: Mode = "strict") -> M:',
     '    """An instance of a generated model class (of a named type) from JSON text."""',
     "    if TYPES.get(cls.__name__) is not cls:",
     '        raise TypeError(f"{cls.__name__} is not a named type of this protocol")',
@@ -227,7 +248,7 @@ function init(model: ProtocolModel, header: string): string {
     `"""${model.title} ${model.version}, generated from its schemas: pydantic models, validators (strict or tolerant), an asyncio client and server, transports and the ordering checker.`,
     "",
     "    from this_package import models, codec",
-    "    params = codec.decode_model(models.SomeParams, text, \"tolerant\")",
+    '    params = codec.decode_model(models.SomeParams, text, "tolerant")',
     '"""',
     "",
     "from __future__ import annotations",
@@ -238,7 +259,25 @@ function init(model: ProtocolModel, header: string): string {
     "from .validators import TypeName, assert_valid, is_valid, validate",
     "",
     "__all__ = [",
-    ...["DIGEST", "JsonTextError", "Mode", "TITLE", "TypeName", "VERSION", "ValidationFailed", "ValidationIssue", "assert_valid", "canonical_json", "decode", "decode_model", "decode_value", "encode", "is_valid", "parse_json", "validate"].map((n) => `    ${pyString(n)},`),
+    ...[
+      "DIGEST",
+      "JsonTextError",
+      "Mode",
+      "TITLE",
+      "TypeName",
+      "VERSION",
+      "ValidationFailed",
+      "ValidationIssue",
+      "assert_valid",
+      "canonical_json",
+      "decode",
+      "decode_model",
+      "decode_value",
+      "encode",
+      "is_valid",
+      "parse_json",
+      "validate",
+    ].map((n) => `    ${pyString(n)},`),
     "]",
     "",
   ].join("\n");

@@ -71,17 +71,27 @@ export class PythonModels {
     for (const type of this.model.types) {
       this.file = type.file;
       this.namedType(type.title, type.schema, type.description);
-      for (const def of type.defs) this.namedType(def.title, def.schema, typeof def.schema.description === "string" ? def.schema.description : `${def.title}, a local definition of ${type.title}.`);
+      for (const def of type.defs)
+        this.namedType(
+          def.title,
+          def.schema,
+          typeof def.schema.description === "string" ? def.schema.description : `${def.title}, a local definition of ${type.title}.`,
+        );
     }
     const body: string[] = [];
     for (const c of orderClasses(this.classes)) body.push("", ...c.lines, "");
     for (const a of orderAliases(this.aliases)) {
-      const line = a.recursive ? `${a.name} = TypeAliasType(${pyString(a.name)}, ${pyString(a.expression)})` : `${a.name}: TypeAlias = ${a.expression}`;
+      const line = a.recursive
+        ? `${a.name} = TypeAliasType(${pyString(a.name)}, ${pyString(a.expression)})`
+        : `${a.name}: TypeAlias = ${a.expression}`;
       body.push("", line, ...docstring(a.description, ""));
     }
     body.push("", "");
     for (const c of this.classes) body.push(`${c.name}.model_rebuild()`);
-    body.push("", `__all__ = [${[...this.classes.map((c) => c.name), ...this.aliases.map((a) => a.name)].sort().map(pyString).join(", ")}]`);
+    body.push(
+      "",
+      `__all__ = [${[...this.classes.map((c) => c.name), ...this.aliases.map((a) => a.name)].sort().map(pyString).join(", ")}]`,
+    );
     const code = body.join("\n");
     const lines = [
       header,
@@ -106,7 +116,12 @@ export class PythonModels {
     if (union && schema["x-open"] !== true) {
       const variants = (schema.oneOf as JsonObject[]).map((v) => this.refTitle(v.$ref as string)!);
       const tag = fieldName(union.propertyName, new Set());
-      this.aliases.push({ name: title, expression: `Annotated[Union[${variants.join(", ")}], Field(discriminator=${pyString(tag)})]`, description, uses: variants });
+      this.aliases.push({
+        name: title,
+        expression: `Annotated[Union[${variants.join(", ")}], Field(discriminator=${pyString(tag)})]`,
+        description,
+        uses: variants,
+      });
       return;
     }
     if (isObjectSchema(schema) || this.namedBases(schema) !== undefined) {
@@ -131,7 +146,8 @@ export class PythonModels {
       if (typeof member.$ref === "string") {
         const target = this.refSchema(member.$ref);
         const title = this.refTitle(member.$ref);
-        if (!target || !title || !(isObjectSchema(target) || this.namedBases(target) !== undefined) || this.unions.has(title)) return undefined;
+        if (!target || !title || !(isObjectSchema(target) || this.namedBases(target) !== undefined) || this.unions.has(title))
+          return undefined;
         bases.push(title);
       } else if (!isObjectSchema(member)) return undefined;
     }
@@ -152,9 +168,11 @@ export class PythonModels {
   private objectClass(name: string, schema: JsonObject, description: string): string {
     const bases = this.namedBases(schema) ?? [];
     const lines: string[] = [`class ${name}(${bases.length ? bases.join(", ") : "WireModel"}):`];
-    lines.push(...(docstring(description || `${name}.`, "    ")));
+    lines.push(...docstring(description || `${name}.`, "    "));
     // The fields of inline allOf members join the class's own.
-    const inline = Array.isArray(schema.allOf) ? schema.allOf.filter((m): m is JsonObject => isObject(m) && typeof m.$ref !== "string") : [];
+    const inline = Array.isArray(schema.allOf)
+      ? schema.allOf.filter((m): m is JsonObject => isObject(m) && typeof m.$ref !== "string")
+      : [];
     const properties: JsonObject = {};
     const required = new Set<string>();
     for (const part of [...inline, schema]) {
@@ -185,7 +203,10 @@ export class PythonModels {
     // The optional fields of the bases stay absent when None here too.
     if (absentWhenNone.length || bases.length > 1) {
       const own = absentWhenNone.length ? [`frozenset({${absentWhenNone.map(pyString).join(", ")}})`] : [];
-      lines.push("", `    __absent_when_none__: ClassVar[frozenset[str]] = ${[...own, ...bases.map((b) => `${b}.__absent_when_none__`)].join(" | ")}`);
+      lines.push(
+        "",
+        `    __absent_when_none__: ClassVar[frozenset[str]] = ${[...own, ...bases.map((b) => `${b}.__absent_when_none__`)].join(" | ")}`,
+      );
     }
     if (fields.length) lines.push("", ...fields);
     this.classes.push({ name, lines, bases });
@@ -214,15 +235,23 @@ export class PythonModels {
     if (tag === undefined) return "JsonValue";
     const name = this.nestedName(`${place}Other`);
     uses.push(name);
-    return this.objectClass(name, { type: "object", required: [tag], properties: { [tag]: { type: "string", description: "A tag this version does not list." } } }, `A variant of ${place} this version does not list, kept as it came.`);
+    return this.objectClass(
+      name,
+      { type: "object", required: [tag], properties: { [tag]: { type: "string", description: "A tag this version does not list." } } },
+      `A variant of ${place} this version does not list, kept as it came.`,
+    );
   }
 
   /** The tag property of a union of tagged object variants: a property each variant holds a string const in. */
   private openTag(node: JsonObject): string | undefined {
-    const variants = ((node.oneOf ?? node.anyOf) as Json[]).map((v) => (isObject(v) && typeof v.$ref === "string" ? this.refSchema(v.$ref) : isObject(v) ? v : undefined));
+    const variants = ((node.oneOf ?? node.anyOf) as Json[]).map((v) =>
+      isObject(v) && typeof v.$ref === "string" ? this.refSchema(v.$ref) : isObject(v) ? v : undefined,
+    );
     const first = variants[0];
     if (!first || !isObject(first.properties)) return undefined;
-    return Object.keys(first.properties).find((key) => variants.every((v) => v && isObject(v.properties) && isObject(v.properties[key]) && typeof v.properties[key].const === "string"));
+    return Object.keys(first.properties).find((key) =>
+      variants.every((v) => v && isObject(v.properties) && isObject(v.properties[key]) && typeof v.properties[key].const === "string"),
+    );
   }
 
   /** A name for a class nested in a type, unique in the module. */
@@ -305,7 +334,11 @@ function withDefault(description: string, schema: JsonObject): string {
 }
 
 function isObjectSchema(schema: JsonObject): boolean {
-  return (schema.type === "object" || (schema.type === undefined && isObject(schema.properties))) && isObject(schema.properties) && !Array.isArray(schema.oneOf);
+  return (
+    (schema.type === "object" || (schema.type === undefined && isObject(schema.properties))) &&
+    isObject(schema.properties) &&
+    !Array.isArray(schema.oneOf)
+  );
 }
 
 function literalUnion(values: readonly Json[]): string {
@@ -322,7 +355,9 @@ function allowsNull(node: JsonObject, model: ProtocolModel): boolean {
   if (Array.isArray(node.enum) && node.enum.includes(null)) return true;
   if (typeof node.$ref === "string") {
     const target = model.byFile.get(node.$ref);
-    return target !== undefined && !Array.isArray(target.schema.oneOf) && target.schema.type !== "object" && allowsNull(target.schema, model);
+    return (
+      target !== undefined && !Array.isArray(target.schema.oneOf) && target.schema.type !== "object" && allowsNull(target.schema, model)
+    );
   }
   return false;
 }
@@ -374,7 +409,7 @@ function orderAliases(aliases: readonly AliasDef[]): AliasDef[] {
     return marked;
   };
   let out: AliasDef[] = [];
-  for (let more = true; more; ) {
+  for (let more = true; more;) {
     out = [];
     more = order(out);
   }

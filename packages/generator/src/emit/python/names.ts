@@ -1,16 +1,69 @@
 /** Python names for the protocol's types, fields and methods, and Python literals. */
 
 const KEYWORDS = new Set([
-  "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except",
-  "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-  "while", "with", "yield",
+  "False",
+  "None",
+  "True",
+  "and",
+  "as",
+  "assert",
+  "async",
+  "await",
+  "break",
+  "class",
+  "continue",
+  "def",
+  "del",
+  "elif",
+  "else",
+  "except",
+  "finally",
+  "for",
+  "from",
+  "global",
+  "if",
+  "import",
+  "in",
+  "is",
+  "lambda",
+  "nonlocal",
+  "not",
+  "or",
+  "pass",
+  "raise",
+  "return",
+  "try",
+  "while",
+  "with",
+  "yield",
 ]);
 
 /** Names a pydantic model cannot use for a field: BaseModel's own attributes. */
 const MODEL_ATTRIBUTES = new Set([
-  "construct", "copy", "dict", "fields", "from_orm", "json", "parse_file", "parse_obj", "parse_raw", "schema", "schema_json", "update_forward_refs", "validate",
-  "model_config", "model_fields", "model_computed_fields", "model_extra", "model_fields_set", "model_construct", "model_copy", "model_json_schema",
-  "model_parametrized_name", "model_post_init", "model_rebuild",
+  "construct",
+  "copy",
+  "dict",
+  "fields",
+  "from_orm",
+  "json",
+  "parse_file",
+  "parse_obj",
+  "parse_raw",
+  "schema",
+  "schema_json",
+  "update_forward_refs",
+  "validate",
+  "model_config",
+  "model_fields",
+  "model_computed_fields",
+  "model_extra",
+  "model_fields_set",
+  "model_construct",
+  "model_copy",
+  "model_json_schema",
+  "model_parametrized_name",
+  "model_post_init",
+  "model_rebuild",
 ]);
 
 /** pydantic's protected namespaces: a field may not start with them. */
@@ -44,7 +97,8 @@ export function pascalCase(name: string): string {
  */
 export function fieldName(wire: string, taken: ReadonlySet<string>): string {
   const isProtected = (name: string) => PROTECTED.some((prefix) => name.startsWith(prefix));
-  const usable = (name: string) => IDENTIFIER.test(name) && !name.startsWith("_") && !isProtected(name) && !KEYWORDS.has(name) && !MODEL_ATTRIBUTES.has(name);
+  const usable = (name: string) =>
+    IDENTIFIER.test(name) && !name.startsWith("_") && !isProtected(name) && !KEYWORDS.has(name) && !MODEL_ATTRIBUTES.has(name);
   let name = usable(wire) ? wire : snakeCase(wire) || "field";
   if (/^[0-9]/.test(name) || isProtected(name)) name = `field_${name}`;
   if (KEYWORDS.has(name) || MODEL_ATTRIBUTES.has(name)) name = `${name}_`;
@@ -66,7 +120,9 @@ export function pyLiteral(value: unknown): string {
   if (typeof value === "number") return Number.isInteger(value) ? String(value) : JSON.stringify(value);
   if (typeof value === "string") return pyString(value);
   if (Array.isArray(value)) return `[${value.map(pyLiteral).join(", ")}]`;
-  return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pyString(k)}: ${pyLiteral(v)}`).join(", ")}}`;
+  return `{${Object.entries(value as Record<string, unknown>)
+    .map(([k, v]) => `${pyString(k)}: ${pyLiteral(v)}`)
+    .join(", ")}}`;
 }
 
 /** A Python string literal (double-quoted, escapes for what is not printable ASCII). */
@@ -78,7 +134,15 @@ export function pyString(text: string): string {
     else if (char === "\n") out += "\\n";
     else if (char === "\r") out += "\\r";
     else if (char === "\t") out += "\\t";
-    else if (code < 0x20 || code === 0x7f || (code >= 0x80 && code < 0xa0) || code === 0x2028 || code === 0x2029 || (code >= 0xd800 && code <= 0xdfff)) out += code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+    else if (
+      code < 0x20 ||
+      code === 0x7f ||
+      (code >= 0x80 && code < 0xa0) ||
+      code === 0x2028 ||
+      code === 0x2029 ||
+      (code >= 0xd800 && code <= 0xdfff)
+    )
+      out += code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
     else out += char;
   }
   return `${out}"`;

@@ -15,12 +15,52 @@ import { isObject } from "../../walk.js";
 import { indent, rustFloat, rustString, UnsupportedForRust } from "./names.js";
 import { patternStatic } from "./patterns.js";
 
-const IGNORED = new Set(["$schema", "$id", "$comment", "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly", "format", "contentEncoding", "contentMediaType", "$defs"]);
+const IGNORED = new Set([
+  "$schema",
+  "$id",
+  "$comment",
+  "title",
+  "description",
+  "examples",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "format",
+  "contentEncoding",
+  "contentMediaType",
+  "$defs",
+]);
 
 const KEYWORDS = new Set([
-  "$ref", "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern",
-  "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames", "minProperties",
-  "maxProperties", "discriminator", "allOf", "anyOf", "oneOf", "not",
+  "$ref",
+  "type",
+  "enum",
+  "const",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "items",
+  "prefixItems",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "properties",
+  "required",
+  "additionalProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+  "discriminator",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
 ]);
 
 const TYPE_TESTS: Record<string, string> = {
@@ -55,8 +95,25 @@ class CheckWriter {
     const impls = this.model.types.map((type, i) => this.impl(type.title, this.schemas[i]!, type.file));
     const code = impls.flatMap((lines) => ["", ...lines]).join("\n");
     const helpers = [
-      "closed_members", "fail", "fail_member", "has_duplicates", "is_int", "is_multiple_of", "is_number", "is_one_of", "is_one_of_number",
-      "is_one_of_str", "is_string", "length", "literal", "require", "Issue", "Mode", "Path", "Schema", "ValidationError",
+      "closed_members",
+      "fail",
+      "fail_member",
+      "has_duplicates",
+      "is_int",
+      "is_multiple_of",
+      "is_number",
+      "is_one_of",
+      "is_one_of_number",
+      "is_one_of_str",
+      "is_string",
+      "length",
+      "literal",
+      "require",
+      "Issue",
+      "Mode",
+      "Path",
+      "Schema",
+      "ValidationError",
     ].filter((name) => new RegExp(`\\b${name}\\b`).test(code) || ["Issue", "Mode", "Path", "Schema", "ValidationError"].includes(name));
     const json = ["Json", "JsonView", "Kind"].filter((name) => new RegExp(`\\b${name}\\b`).test(code) || name === "JsonView");
     const lines = [
@@ -75,7 +132,10 @@ class CheckWriter {
       "pub fn validate<V: JsonView>(type_name: &str, value: &V, mode: Mode) -> Option<Result<(), ValidationError>> {",
       "    use crate::jsonrpc::check::validate as check;",
       "    Some(match type_name {",
-      ...indent(this.model.types.map((t) => `${rustString(t.title)} => check::<types::${t.title}, V>(value, mode),`), 2),
+      ...indent(
+        this.model.types.map((t) => `${rustString(t.title)} => check::<types::${t.title}, V>(value, mode),`),
+        2,
+      ),
       "        _ => return None,",
       "    })",
       "}",
@@ -106,7 +166,8 @@ class CheckWriter {
     if (schema === false) return ['fail(e, p, "false schema", "no value is allowed here");'];
     if (!isObject(schema)) throw new UnsupportedForRust(`${where}: a schema that is neither an object nor a boolean`);
     for (const key of Object.keys(schema)) {
-      if (!IGNORED.has(key) && !KEYWORDS.has(key) && !key.startsWith("x-")) throw new UnsupportedForRust(`${where}: the keyword ${key} is not read by the Rust validators`);
+      if (!IGNORED.has(key) && !KEYWORDS.has(key) && !key.startsWith("x-"))
+        throw new UnsupportedForRust(`${where}: the keyword ${key} is not read by the Rust validators`);
     }
     return [
       ...this.ref(schema, where),
@@ -139,14 +200,22 @@ class CheckWriter {
     const bound = (keyword: string, op: string, message: string) => {
       const limit = s[keyword];
       if (typeof limit !== "number") return;
-      out.push(`if n ${op} ${rustFloat(limit)} {`, `    fail(e, p, ${rustString(keyword)}, ${rustString(`must ${message} ${limit}`)});`, "}");
+      out.push(
+        `if n ${op} ${rustFloat(limit)} {`,
+        `    fail(e, p, ${rustString(keyword)}, ${rustString(`must ${message} ${limit}`)});`,
+        "}",
+      );
     };
     bound("minimum", "<", "be at least");
     bound("maximum", ">", "be at most");
     bound("exclusiveMinimum", "<=", "be greater than");
     bound("exclusiveMaximum", ">=", "be less than");
     if (typeof s.multipleOf === "number") {
-      out.push(`if !is_multiple_of(n, ${rustFloat(s.multipleOf)}) {`, `    fail(e, p, "multipleOf", ${rustString(`must be a multiple of ${s.multipleOf}`)});`, "}");
+      out.push(
+        `if !is_multiple_of(n, ${rustFloat(s.multipleOf)}) {`,
+        `    fail(e, p, "multipleOf", ${rustString(`must be a multiple of ${s.multipleOf}`)});`,
+        "}",
+      );
     }
     return out.length ? ["if let Some(n) = v.number() {", ...indent(out), "}"] : [];
   }
@@ -156,10 +225,18 @@ class CheckWriter {
     const lengths = typeof s.minLength === "number" || typeof s.maxLength === "number";
     if (lengths) out.push("let n = length(t);");
     if (typeof s.minLength === "number") {
-      out.push(`if n < ${s.minLength} {`, `    fail(e, p, "minLength", ${rustString(`must be at least ${plural(s.minLength, "character")} long`)});`, "}");
+      out.push(
+        `if n < ${s.minLength} {`,
+        `    fail(e, p, "minLength", ${rustString(`must be at least ${plural(s.minLength, "character")} long`)});`,
+        "}",
+      );
     }
     if (typeof s.maxLength === "number") {
-      out.push(`if n > ${s.maxLength} {`, `    fail(e, p, "maxLength", ${rustString(`must be at most ${plural(s.maxLength, "character")} long`)});`, "}");
+      out.push(
+        `if n > ${s.maxLength} {`,
+        `    fail(e, p, "maxLength", ${rustString(`must be at most ${plural(s.maxLength, "character")} long`)});`,
+        "}",
+      );
     }
     if (typeof s.pattern === "string") {
       const name = this.pattern(s.pattern, where);
@@ -195,8 +272,18 @@ class CheckWriter {
 
   private arrayKeywords(s: JsonObject, where: string): string[] {
     const out: string[] = [];
-    if (typeof s.minItems === "number") out.push(s.minItems === 1 ? "if items.is_empty() {" : `if items.len() < ${s.minItems} {`, `    fail(e, p, "minItems", ${rustString(`must have at least ${plural(s.minItems, "item")}`)});`, "}");
-    if (typeof s.maxItems === "number") out.push(s.maxItems === 0 ? "if !items.is_empty() {" : `if items.len() > ${s.maxItems} {`, `    fail(e, p, "maxItems", ${rustString(`must have at most ${plural(s.maxItems, "item")}`)});`, "}");
+    if (typeof s.minItems === "number")
+      out.push(
+        s.minItems === 1 ? "if items.is_empty() {" : `if items.len() < ${s.minItems} {`,
+        `    fail(e, p, "minItems", ${rustString(`must have at least ${plural(s.minItems, "item")}`)});`,
+        "}",
+      );
+    if (typeof s.maxItems === "number")
+      out.push(
+        s.maxItems === 0 ? "if !items.is_empty() {" : `if items.len() > ${s.maxItems} {`,
+        `    fail(e, p, "maxItems", ${rustString(`must have at most ${plural(s.maxItems, "item")}`)});`,
+        "}",
+      );
     const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
     prefix.forEach((sub, i) => {
       const lines = this.node(sub, `${where}/prefixItems/${i}`);
@@ -221,7 +308,8 @@ class CheckWriter {
     if (required.length) out.push(`require(v, p, e, &[${required.map(rustString).join(", ")}]);`);
     for (const [name, sub] of Object.entries(properties)) {
       const lines = this.node(sub, `${where}/properties/${name}`);
-      if (lines.length) out.push(`if let Some(v) = v.member(${rustString(name)}) {`, `    let p = &p.key(${rustString(name)});`, ...indent(lines), "}");
+      if (lines.length)
+        out.push(`if let Some(v) = v.member(${rustString(name)}) {`, `    let p = &p.key(${rustString(name)});`, ...indent(lines), "}");
     }
     const known = Object.keys(properties).map(rustString);
     if (s.additionalProperties === false) {
@@ -256,8 +344,18 @@ class CheckWriter {
         );
       }
     }
-    if (typeof s.minProperties === "number") out.push(`if v.member_count() < ${s.minProperties} {`, `    fail(e, p, "minProperties", ${rustString(`must have at least ${plural(s.minProperties, "field")}`)});`, "}");
-    if (typeof s.maxProperties === "number") out.push(`if v.member_count() > ${s.maxProperties} {`, `    fail(e, p, "maxProperties", ${rustString(`must have at most ${plural(s.maxProperties, "field")}`)});`, "}");
+    if (typeof s.minProperties === "number")
+      out.push(
+        `if v.member_count() < ${s.minProperties} {`,
+        `    fail(e, p, "minProperties", ${rustString(`must have at least ${plural(s.minProperties, "field")}`)});`,
+        "}",
+      );
+    if (typeof s.maxProperties === "number")
+      out.push(
+        `if v.member_count() > ${s.maxProperties} {`,
+        `    fail(e, p, "maxProperties", ${rustString(`must have at most ${plural(s.maxProperties, "field")}`)});`,
+        "}",
+      );
     if (s.discriminator !== undefined) out.push(...this.discriminator(s, where));
     if (out.length === 0) return closed;
     if (closed.length === 0) return ["if v.kind() == Kind::Object {", ...indent(out), "}"];
@@ -270,8 +368,13 @@ class CheckWriter {
     const arms = (s.oneOf as JsonObject[]).map((branch) => {
       const target = this.model.byFile.get(branch.$ref as string);
       const property = target && isObject(target.schema.properties) ? target.schema.properties[tag] : undefined;
-      if (!target || !isObject(property) || typeof property.const !== "string") throw new UnsupportedForRust(`${where}: a discriminator branch without its tag`);
-      return [`Some(t) if t.is(${rustString(property.const)}) => {`, `    <types::${target.title} as Schema>::check(v, p, e, closed);`, "}"];
+      if (!target || !isObject(property) || typeof property.const !== "string")
+        throw new UnsupportedForRust(`${where}: a discriminator branch without its tag`);
+      return [
+        `Some(t) if t.is(${rustString(property.const)}) => {`,
+        `    <types::${target.title} as Schema>::check(v, p, e, closed);`,
+        "}",
+      ];
     });
     return [
       `match v.member(${rustString(tag)}).and_then(JsonView::text) {`,
@@ -288,7 +391,11 @@ class CheckWriter {
       out.push(`if !${this.oneOf(s.enum)} {`, `    fail(e, p, "enum", ${message});`, "}");
     }
     if ("const" in s) {
-      out.push(`if !${this.oneOf([s.const as Json])} {`, `    fail(e, p, "const", ${rustString(`must be ${JSON.stringify(s.const)}`)});`, "}");
+      out.push(
+        `if !${this.oneOf([s.const as Json])} {`,
+        `    fail(e, p, "const", ${rustString(`must be ${JSON.stringify(s.const)}`)});`,
+        "}",
+      );
     }
     return out;
   }
@@ -296,7 +403,8 @@ class CheckWriter {
   /** The test that the value is one of `values`. */
   private oneOf(values: readonly Json[]): string {
     if (values.every((v) => typeof v === "string")) return `is_one_of_str(v, &[${values.map((v) => rustString(v as string)).join(", ")}])`;
-    if (values.every((v) => typeof v === "number")) return `is_one_of_number(v, &[${values.map((v) => rustFloat(v as number)).join(", ")}])`;
+    if (values.every((v) => typeof v === "number"))
+      return `is_one_of_number(v, &[${values.map((v) => rustFloat(v as number)).join(", ")}])`;
     return `is_one_of(v, &${this.literal(values)})`;
   }
 
@@ -315,11 +423,24 @@ class CheckWriter {
       s.anyOf.slice(1).forEach((sub, i) => {
         lines.push(
           "if !found.is_empty() {",
-          ...indent(["let mut branch: Vec<Issue> = Vec::new();", ...this.branch(sub, "branch", `${where}/anyOf/${i + 1}`), "if branch.is_empty() {", "    found.clear();", "} else {", "    found.append(&mut branch);", "}"]),
+          ...indent([
+            "let mut branch: Vec<Issue> = Vec::new();",
+            ...this.branch(sub, "branch", `${where}/anyOf/${i + 1}`),
+            "if branch.is_empty() {",
+            "    found.clear();",
+            "} else {",
+            "    found.append(&mut branch);",
+            "}",
+          ]),
           "}",
         );
       });
-      lines.push("if !found.is_empty() {", "    e.append(&mut found);", '    fail(e, p, "anyOf", "does not match any allowed shape");', "}");
+      lines.push(
+        "if !found.is_empty() {",
+        "    e.append(&mut found);",
+        '    fail(e, p, "anyOf", "does not match any allowed shape");',
+        "}",
+      );
       out.push("{", ...indent(lines), "}");
     }
     if (Array.isArray(s.oneOf) && s.discriminator === undefined) {
@@ -339,7 +460,17 @@ class CheckWriter {
       out.push("{", ...indent(lines), "}");
     }
     if (s.not !== undefined) {
-      out.push("{", ...indent(["let mut branch: Vec<Issue> = Vec::new();", ...this.branch(s.not, "branch", `${where}/not`), "if branch.is_empty() {", '    fail(e, p, "not", "must not match the schema");', "}"]), "}");
+      out.push(
+        "{",
+        ...indent([
+          "let mut branch: Vec<Issue> = Vec::new();",
+          ...this.branch(s.not, "branch", `${where}/not`),
+          "if branch.is_empty() {",
+          '    fail(e, p, "not", "must not match the schema");',
+          "}",
+        ]),
+        "}",
+      );
     }
     return out;
   }

@@ -24,7 +24,9 @@ const templates = new URL("../../../templates/rust/jsonrpc/", import.meta.url);
 
 /** The support module's files, copied as they are (with the generated header) into every crate. */
 export function rustSupportFiles(): string[] {
-  return readdirSync(templates).filter((name) => name.endsWith(".rs")).sort();
+  return readdirSync(templates)
+    .filter((name) => name.endsWith(".rs"))
+    .sort();
 }
 
 /** The folders of a crate that hold generated files. */
@@ -38,13 +40,17 @@ export interface RustOptions {
 
 /** Why a crate name is refused, or undefined when it is a good one. */
 export function checkCrateName(name: string): string | undefined {
-  if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(name)) return `the crate name ${JSON.stringify(name)} must start with a letter and hold only letters, digits, _ and - (at most 64)`;
+  if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(name))
+    return `the crate name ${JSON.stringify(name)} must start with a letter and hold only letters, digits, _ and - (at most 64)`;
   return undefined;
 }
 
 /** The crate name a protocol gets unless one is given: its title in snake case. */
 export function defaultCrateName(model: ProtocolModel): string {
-  const name = model.title.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "");
+  const name = model.title
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
   return /^[a-z]/.test(name) ? name : `protocol_${name}`;
 }
 
@@ -78,9 +84,14 @@ export function emitRust(model: ProtocolModel, options: RustOptions): GeneratedF
   ];
   for (const name of rustSupportFiles()) {
     const source = readFileSync(new URL(name, templates), "utf8");
-    files.push({ path: `src/jsonrpc/${name}`, content: `${header}\n// turnspec's support module for generated Rust, the same in every generated crate.\n${source}` });
+    files.push({
+      path: `src/jsonrpc/${name}`,
+      content: `${header}\n// turnspec's support module for generated Rust, the same in every generated crate.\n${source}`,
+    });
   }
-  return files.map((f) => ({ ...f, content: `${f.content.replace(/\n{3,}/g, "\n\n").trimEnd()}\n` })).sort((a, b) => (a.path < b.path ? -1 : 1));
+  return files
+    .map((f) => ({ ...f, content: `${f.content.replace(/\n{3,}/g, "\n\n").trimEnd()}\n` }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** The crate's version: the protocol's when it is a semantic version, else 0.1.0. */

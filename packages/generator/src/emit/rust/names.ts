@@ -10,9 +10,54 @@ export class UnsupportedForRust extends Error {
 }
 
 const KEYWORDS = new Set([
-  "as", "break", "const", "continue", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move",
-  "mut", "pub", "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
-  "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
+  "as",
+  "break",
+  "const",
+  "continue",
+  "else",
+  "enum",
+  "extern",
+  "false",
+  "fn",
+  "for",
+  "if",
+  "impl",
+  "in",
+  "let",
+  "loop",
+  "match",
+  "mod",
+  "move",
+  "mut",
+  "pub",
+  "ref",
+  "return",
+  "static",
+  "struct",
+  "trait",
+  "true",
+  "type",
+  "unsafe",
+  "use",
+  "where",
+  "while",
+  "async",
+  "await",
+  "dyn",
+  "abstract",
+  "become",
+  "box",
+  "do",
+  "final",
+  "macro",
+  "override",
+  "priv",
+  "typeof",
+  "unsized",
+  "virtual",
+  "yield",
+  "try",
+  "gen",
 ]);
 /** Keywords that cannot be raw identifiers. */
 const NOT_RAW = new Set(["self", "Self", "super", "crate", "_"]);
@@ -28,7 +73,9 @@ export function words(name: string): string[] {
 
 /** `snake_case`, a valid identifier (raw for a keyword, a trailing `_` where raw is not allowed). */
 export function snakeIdent(name: string): string {
-  let ident = words(name).map((w) => w.toLowerCase()).join("_");
+  let ident = words(name)
+    .map((w) => w.toLowerCase())
+    .join("_");
   if (ident === "") ident = "value";
   if (/^[0-9]/.test(ident)) ident = `n${ident}`;
   if (NOT_RAW.has(ident)) return `${ident}_`;
@@ -37,7 +84,9 @@ export function snakeIdent(name: string): string {
 
 /** `PascalCase`, a valid type or variant name. */
 export function pascalIdent(name: string): string {
-  let ident = words(name).map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+  let ident = words(name)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join("");
   if (ident === "") ident = "Empty";
   if (/^[0-9]/.test(ident)) ident = `N${ident}`;
   return NOT_RAW.has(ident) ? `${ident}_` : ident;

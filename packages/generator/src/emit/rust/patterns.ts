@@ -23,9 +23,25 @@ type Node =
 
 const MAX = 0x10ffff;
 const DIGIT: [number, number][] = [[0x30, 0x39]];
-const WORD: [number, number][] = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+const WORD: [number, number][] = [
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
+];
 /** ECMA-262 WhiteSpace and LineTerminator. */
-const SPACE: [number, number][] = [[0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]];
+const SPACE: [number, number][] = [
+  [0x09, 0x0d],
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+];
 
 function normalize(ranges: readonly (readonly [number, number])[]): [number, number][] {
   const sorted = [...ranges].map((r) => [r[0], r[1]] as [number, number]).sort((a, b) => a[0] - b[0]);
@@ -128,7 +144,8 @@ class Reader {
     } else return atom;
     this.i++;
     const greedy = !this.eat("?");
-    if (atom.kind === "start" || atom.kind === "end" || atom.kind === "boundary" || atom.kind === "look") this.invalid("a quantified assertion");
+    if (atom.kind === "start" || atom.kind === "end" || atom.kind === "boundary" || atom.kind === "look")
+      this.invalid("a quantified assertion");
     if (min > 0xfffffffe || (max !== Infinity && max > 0xfffffffe)) this.fail("a quantifier beyond 4294967294");
     return { kind: "repeat", node: atom, min, max, greedy };
   }
@@ -226,7 +243,13 @@ class Reader {
       }
       const unit = this.hex4();
       // A surrogate pair written as two escapes is one code point.
-      if (unit >= 0xd800 && unit <= 0xdbff && this.peek() === "\\" && this.peek(1) === "u" && /^[0-9A-Fa-f]{4}$/.test(this.chars.slice(this.i + 2, this.i + 6).join(""))) {
+      if (
+        unit >= 0xd800 &&
+        unit <= 0xdbff &&
+        this.peek() === "\\" &&
+        this.peek(1) === "u" &&
+        /^[0-9A-Fa-f]{4}$/.test(this.chars.slice(this.i + 2, this.i + 6).join(""))
+      ) {
         const low = parseInt(this.chars.slice(this.i + 2, this.i + 6).join(""), 16);
         if (low >= 0xdc00 && low <= 0xdfff) {
           this.i += 6;
@@ -326,7 +349,12 @@ function alternativesCode(alternatives: readonly (readonly Node[])[]): string {
 /** A `static NAME: Pattern` of the support module for a pattern, one item per line. */
 export function patternStatic(name: string, pattern: string): string[] {
   const alternatives = readPattern(pattern);
-  const lines = [`/// \`${pattern.replace(/`/g, "'")}\``, `static ${name}: Pattern = Pattern {`, `    source: ${rustString(pattern)},`, "    alternatives: &["];
+  const lines = [
+    `/// \`${pattern.replace(/`/g, "'")}\``,
+    `static ${name}: Pattern = Pattern {`,
+    `    source: ${rustString(pattern)},`,
+    "    alternatives: &[",
+  ];
   for (const alternative of alternatives) {
     lines.push("        &[");
     for (const node of alternative) lines.push(`            ${nodeCode(node)},`);

@@ -8,7 +8,8 @@ import type { JsonObject, MethodModel, NotificationModel, ProtocolModel } from "
 import { namedParams } from "../../compose.js";
 import { docLines, indent, pascalIdent, rustInteger, rustString } from "./names.js";
 
-const direction = (d: string) => (d === "client_to_server" ? "Direction::ClientToServer" : d === "server_to_client" ? "Direction::ServerToClient" : "Direction::Both");
+const direction = (d: string) =>
+  d === "client_to_server" ? "Direction::ClientToServer" : d === "server_to_client" ? "Direction::ServerToClient" : "Direction::Both";
 
 const STRUCTURE = { "by-name": "ByName", "by-position": "ByPosition", either: "Either" } as const;
 
@@ -107,14 +108,20 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
     "    /// The reason as `error.data.reason` carries it.",
     "    pub fn reason(self) -> &'static str {",
     "        match self {",
-    ...indent(reasons.map((e) => `ErrorReason::${e.ident} => ${rustString(e.reason)},`), 3),
+    ...indent(
+      reasons.map((e) => `ErrorReason::${e.ident} => ${rustString(e.reason)},`),
+      3,
+    ),
     "        }",
     "    }",
     "",
     "    /// The error's code.",
     "    pub fn code(self) -> i64 {",
     "        match self {",
-    ...indent(reasons.map((e) => `ErrorReason::${e.ident} => ${rustInteger(e.code)},`), 3),
+    ...indent(
+      reasons.map((e) => `ErrorReason::${e.ident} => ${rustInteger(e.code)},`),
+      3,
+    ),
     "        }",
     "    }",
     "",
@@ -129,7 +136,10 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
     "pub fn round_trip(type_name: &str, value: &Json, mode: Mode) -> Option<Result<String, RoundTripError>> {",
     "    use crate::jsonrpc::round_trip as trip;",
     "    Some(match type_name {",
-    ...indent(model.types.map((t) => `${rustString(t.title)} => trip::<types::${t.title}>(value, mode),`), 2),
+    ...indent(
+      model.types.map((t) => `${rustString(t.title)} => trip::<types::${t.title}>(value, mode),`),
+      2,
+    ),
     "        _ => return None,",
     "    })",
     "}",
@@ -158,7 +168,9 @@ export function emitRustOrdering(model: ProtocolModel, header: string): string {
 
 function rule(r: JsonObject): string[] {
   const list = (key: string) => strList((r[key] as string[]) ?? []);
-  const scope = (r.scope as { name: string; pointer: string }[]).map((s) => `KeyPart { name: ${rustString(s.name)}, pointer: ${rustString(s.pointer)} },`);
+  const scope = (r.scope as { name: string; pointer: string }[]).map(
+    (s) => `KeyPart { name: ${rustString(s.name)}, pointer: ${rustString(s.pointer)} },`,
+  );
   let kind: string[];
   switch (r.kind) {
     case "precedes":
@@ -174,7 +186,13 @@ function rule(r: JsonObject): string[] {
       kind = ["RuleKind::SingleTerminal {", `    terminals: ${list("terminals")},`, `    after: ${list("after")},`, "},"];
       break;
     case "quiet_after":
-      kind = ["RuleKind::QuietAfter {", `    notification: ${rustString(r.notification as string)},`, `    quiet: ${list("quiet")},`, `    until: ${list("until")},`, "},"];
+      kind = [
+        "RuleKind::QuietAfter {",
+        `    notification: ${rustString(r.notification as string)},`,
+        `    quiet: ${list("quiet")},`,
+        `    until: ${list("until")},`,
+        "},",
+      ];
       break;
     case "paired": {
       const open = r.open as { notification: string; key: string };
@@ -190,7 +208,13 @@ function rule(r: JsonObject): string[] {
     }
     case "sequence": {
       const results = (r.results as { method: string; items: string }[]).map((x) => `(${rustString(x.method)}, ${rustString(x.items)})`);
-      kind = ["RuleKind::Sequence {", `    field: ${rustString(r.field as string)},`, `    notifications: ${list("notifications")},`, `    results: &[${results.join(", ")}],`, "},"];
+      kind = [
+        "RuleKind::Sequence {",
+        `    field: ${rustString(r.field as string)},`,
+        `    notifications: ${list("notifications")},`,
+        `    results: &[${results.join(", ")}],`,
+        "},",
+      ];
       break;
     }
     default:

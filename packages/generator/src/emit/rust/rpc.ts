@@ -100,7 +100,9 @@ function sentMethods(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
       "",
       ...docLines(summary(x), ""),
       ...signature("pub fn ", fn, ["&self", ...param], "Result<(), Error>", " {", 1),
-      x.params === undefined ? `    self.connection.notify_without_params(${JSON.stringify(x.name)})` : `    self.connection.notify(${JSON.stringify(x.name)}, ${arg})`,
+      x.params === undefined
+        ? `    self.connection.notify_without_params(${JSON.stringify(x.name)})`
+        : `    self.connection.notify(${JSON.stringify(x.name)}, ${arg})`,
       "}",
     );
   }
@@ -115,14 +117,28 @@ function handlerTrait(spec: EndSpec, model: ProtocolModel, n: Names, doc: string
     body.push(
       ...(body.length ? [""] : []),
       ...docLines(summary(m), ""),
-      ...signature("fn ", n.methods.get(m.name)!, ["&self", ...receivedParams(m), `${spec.peer}: &${spec.end}`], `impl Future<Output = Result<types::${m.result}, RpcError>> + Send`, ";", 1),
+      ...signature(
+        "fn ",
+        n.methods.get(m.name)!,
+        ["&self", ...receivedParams(m), `${spec.peer}: &${spec.end}`],
+        `impl Future<Output = Result<types::${m.result}, RpcError>> + Send`,
+        ";",
+        1,
+      ),
     );
   }
   for (const x of notifications) {
     body.push(
       ...(body.length ? [""] : []),
       ...docLines(`${summary(x)} Does nothing unless implemented.`, ""),
-      ...signature("fn ", `on_${n.notifications.get(x.name)!}`, ["&self", ...receivedParams(x), `${spec.peer}: &${spec.end}`], "impl Future<Output = ()> + Send", " {", 1),
+      ...signature(
+        "fn ",
+        `on_${n.notifications.get(x.name)!}`,
+        ["&self", ...receivedParams(x), `${spec.peer}: &${spec.end}`],
+        "impl Future<Output = ()> + Send",
+        " {",
+        1,
+      ),
       x.params === undefined ? `    let _ = ${spec.peer};` : `    let _ = (params, ${spec.peer});`,
       "    async {}",
       "}",
@@ -180,7 +196,11 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
             `${JSON.stringify(x.name)} => Box::pin(async move {`,
             ...(x.params === undefined
               ? [`    handler.on_${n.notifications.get(x.name)!}(&${spec.peer}).await;`]
-              : [`    if let Ok(params) = ${decodeParams(x)} {`, `        handler.on_${n.notifications.get(x.name)!}(params, &${spec.peer}).await;`, "    }"]),
+              : [
+                  `    if let Ok(params) = ${decodeParams(x)} {`,
+                  `        handler.on_${n.notifications.get(x.name)!}(params, &${spec.peer}).await;`,
+                  "    }",
+                ]),
             "}),",
           ]),
           2,
@@ -189,7 +209,11 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
         "    }",
         "}",
       ]
-    : ["fn notification(&self, _method: &str, _params: Option<Json>, _peer: &Connection) -> BoxFuture<()> {", "    Box::pin(async {})", "}"];
+    : [
+        "fn notification(&self, _method: &str, _params: Option<Json>, _peer: &Connection) -> BoxFuture<()> {",
+        "    Box::pin(async {})",
+        "}",
+      ];
   return [
     `/// Answers the other end's requests and notifications with a [\`${spec.handler}\`].`,
     "struct Dispatcher<H>(Arc<H>);",
@@ -203,7 +227,17 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
 }
 
 function imports(code: string, extra: readonly string[]): string[] {
-  const support = ["BoxFuture", "Connection", "Dispatch", "Error", "Options", "RpcError", "decode_optional_params", "decode_params", "encode_result"].filter((x) => new RegExp(`\\b${x}\\b`).test(code));
+  const support = [
+    "BoxFuture",
+    "Connection",
+    "Dispatch",
+    "Error",
+    "Options",
+    "RpcError",
+    "decode_optional_params",
+    "decode_params",
+    "encode_result",
+  ].filter((x) => new RegExp(`\\b${x}\\b`).test(code));
   const lower = support.filter((x) => /^[a-z]/.test(x));
   const upper = support.filter((x) => /^[A-Z]/.test(x));
   return [

@@ -40,12 +40,32 @@ interface Field {
 }
 
 type Declaration =
-  | { readonly kind: "struct"; readonly name: string; readonly doc: string; readonly fields: Field[]; readonly extra: RustType | undefined; readonly note?: string }
+  | {
+      readonly kind: "struct";
+      readonly name: string;
+      readonly doc: string;
+      readonly fields: Field[];
+      readonly extra: RustType | undefined;
+      readonly note?: string;
+    }
   | { readonly kind: "newtype"; readonly name: string; readonly doc: string; readonly inner: RustType }
   | { readonly kind: "unit"; readonly name: string; readonly doc: string }
-  | { readonly kind: "string-enum"; readonly name: string; readonly doc: string; readonly variants: { ident: string; value: string }[]; readonly open: boolean }
+  | {
+      readonly kind: "string-enum";
+      readonly name: string;
+      readonly doc: string;
+      readonly variants: { ident: string; value: string }[];
+      readonly open: boolean;
+    }
   | { readonly kind: "integer-enum"; readonly name: string; readonly doc: string; readonly variants: { ident: string; value: number }[] }
-  | { readonly kind: "union"; readonly name: string; readonly doc: string; readonly tag: string; readonly variants: { ident: string; tag: string; type: string; doc: string }[]; readonly open: boolean };
+  | {
+      readonly kind: "union";
+      readonly name: string;
+      readonly doc: string;
+      readonly tag: string;
+      readonly variants: { ident: string; tag: string; type: string; doc: string }[];
+      readonly open: boolean;
+    };
 
 const OWNED: RustType = { text: "String", defaultNeeds: [], byValue: [] };
 const VALUE: RustType = { text: "serde_json::Value", defaultNeeds: [], byValue: [] };
@@ -73,7 +93,9 @@ export class RustTypes {
       for (const variant of union.variants) {
         const known = this.variants.get(variant.title);
         if (known && known.tag !== union.propertyName) {
-          throw new UnsupportedForRust(`${variant.title} is a variant of ${known.union} (tag "${known.tag}") and of ${union.title} (tag "${union.propertyName}"); a Rust variant struct leaves one tag to its unions`);
+          throw new UnsupportedForRust(
+            `${variant.title} is a variant of ${known.union} (tag "${known.tag}") and of ${union.title} (tag "${union.propertyName}"); a Rust variant struct leaves one tag to its unions`,
+          );
         }
         this.variants.set(variant.title, { union: union.title, tag: union.propertyName });
       }
@@ -88,12 +110,19 @@ export class RustTypes {
   private checkVariantUse(): void {
     const where = (title: string) => this.model.types.find((t) => t.title === title)?.file ?? title;
     for (const m of this.model.methods) {
-      for (const [role, title] of [["params", m.params], ["result", m.result]] as const) {
-        if (title !== undefined && this.variants.has(title)) throw new UnsupportedForRust(`${m.name} has the union variant ${title} as its ${role}; give it a type of its own (a variant's tag is written by its union)`);
+      for (const [role, title] of [
+        ["params", m.params],
+        ["result", m.result],
+      ] as const) {
+        if (title !== undefined && this.variants.has(title))
+          throw new UnsupportedForRust(
+            `${m.name} has the union variant ${title} as its ${role}; give it a type of its own (a variant's tag is written by its union)`,
+          );
       }
     }
     for (const n of this.model.notifications) {
-      if (n.params !== undefined && this.variants.has(n.params)) throw new UnsupportedForRust(`${n.name} has the union variant ${n.params} as its params; give it a type of its own`);
+      if (n.params !== undefined && this.variants.has(n.params))
+        throw new UnsupportedForRust(`${n.name} has the union variant ${n.params} as its params; give it a type of its own`);
     }
     for (const type of this.model.types) {
       const isUnion = this.unionTitles.has(type.title);
@@ -101,7 +130,9 @@ export class RustTypes {
         const target = this.model.byFile.get(ref);
         if (!target || !this.variants.has(target.title)) return;
         if (isUnion && /^\/oneOf\/\d+$/.test(pointer)) return;
-        throw new UnsupportedForRust(`${where(type.title)} at ${pointer || "/"} refers to ${target.title}, a variant of the union ${this.variants.get(target.title)!.union}; refer to the union (a variant's tag is written by its union)`);
+        throw new UnsupportedForRust(
+          `${where(type.title)} at ${pointer || "/"} refers to ${target.title}, a variant of the union ${this.variants.get(target.title)!.union}; refer to the union (a variant's tag is written by its union)`,
+        );
       });
     }
   }
@@ -117,7 +148,9 @@ export class RustTypes {
     const uses = [
       ...(/\bBTreeMap\b/.test(code) ? ["use std::collections::BTreeMap;"] : []),
       "",
-      ...(/\b(Deserializer|Serializer)\b/.test(code) ? ["use serde::{Deserialize, Deserializer, Serialize, Serializer};"] : ["use serde::{Deserialize, Serialize};"]),
+      ...(/\b(Deserializer|Serializer)\b/.test(code)
+        ? ["use serde::{Deserialize, Deserializer, Serialize, Serializer};"]
+        : ["use serde::{Deserialize, Serialize};"]),
       "",
       ...(/\bNullable\b/.test(code) ? ["use crate::jsonrpc::Nullable;"] : []),
     ];
@@ -199,7 +232,12 @@ export class RustTypes {
       return { kind: "string-enum", name, doc, variants, open };
     }
     if (!open && values.every((v) => typeof v === "number" && Number.isInteger(v))) {
-      return { kind: "integer-enum", name, doc, variants: (values as number[]).map((value) => ({ ident: value < 0 ? `Minus${-value}` : `N${value}`, value })) };
+      return {
+        kind: "integer-enum",
+        name,
+        doc,
+        variants: (values as number[]).map((value) => ({ ident: value < 0 ? `Minus${-value}` : `N${value}`, value })),
+      };
     }
     return undefined;
   }
@@ -235,7 +273,10 @@ export class RustTypes {
       fields.push({ ident, wire, type, attributes, doc: typeof node.description === "string" ? node.description : "" });
     }
     const additional = schema.additionalProperties;
-    const extra = isObject(additional) && Object.keys(additional).length > 0 ? wrapMap(this.typeOf(additional, `${name}Value`, `${name}/additionalProperties`)) : MAP;
+    const extra =
+      isObject(additional) && Object.keys(additional).length > 0
+        ? wrapMap(this.typeOf(additional, `${name}Value`, `${name}/additionalProperties`))
+        : MAP;
     const note = variantOf ? `Its \`${variantOf.tag}\` is written by the union that holds it (${variantOf.union}).` : undefined;
     this.push({ kind: "struct", name, doc, fields, extra, ...(note === undefined ? {} : { note }) });
     return name;
@@ -252,12 +293,18 @@ export class RustTypes {
     const pair = nullablePair(node);
     if (pair) return wrap("Option", this.typeOf(pair.value, place, where));
     const types = Array.isArray(node.type) ? (node.type as string[]) : typeof node.type === "string" ? [node.type] : undefined;
-    if (types && types.includes("null") && types.length > 1) return wrap("Option", this.typeOf({ ...node, type: types.filter((t) => t !== "null") }, place, where));
+    if (types && types.includes("null") && types.length > 1)
+      return wrap("Option", this.typeOf({ ...node, type: types.filter((t) => t !== "null") }, place, where));
     if (types && types.length > 1) return VALUE;
     if (Array.isArray(node.enum) || "const" in node) {
       const values = Array.isArray(node.enum) ? node.enum : [node.const as Json];
       if (values.length === 1 && typeof values[0] === "string") return OWNED;
-      const declaration = this.enumeration(this.nestedName(place), node, typeof node.description === "string" ? node.description : "", false);
+      const declaration = this.enumeration(
+        this.nestedName(place),
+        node,
+        typeof node.description === "string" ? node.description : "",
+        false,
+      );
       if (declaration) {
         this.push(declaration);
         return { text: declaration.name, defaultNeeds: undefined, byValue: [] };
@@ -265,7 +312,9 @@ export class RustTypes {
       return VALUE;
     }
     if (Array.isArray(node.oneOf) || Array.isArray(node.anyOf) || Array.isArray(node.allOf) || node.not !== undefined) {
-      throw new UnsupportedForRust(`${where}: a union that is not a named tagged union (oneOf with a discriminator, in a file of its own) or a nullable pair`);
+      throw new UnsupportedForRust(
+        `${where}: a union that is not a named tagged union (oneOf with a discriminator, in a file of its own) or a nullable pair`,
+      );
     }
     const type = types?.[0] ?? (isObject(node.properties) ? "object" : undefined);
     switch (type) {
@@ -315,7 +364,7 @@ export class RustTypes {
       else needs.set(d.name, undefined);
     }
     const yes = new Set<string>();
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const [name, list] of needs) {
         if (yes.has(name) || list === undefined) continue;
@@ -332,9 +381,17 @@ export class RustTypes {
   private boxed(): Set<string> {
     const edges = new Map<string, string[]>();
     for (const d of this.declarations) {
-      if (d.kind === "struct") edges.set(d.name, d.fields.flatMap((f) => f.type.byValue));
+      if (d.kind === "struct")
+        edges.set(
+          d.name,
+          d.fields.flatMap((f) => f.type.byValue),
+        );
       else if (d.kind === "newtype") edges.set(d.name, [...d.inner.byValue]);
-      else if (d.kind === "union") edges.set(d.name, d.variants.map((v) => v.type));
+      else if (d.kind === "union")
+        edges.set(
+          d.name,
+          d.variants.map((v) => v.type),
+        );
     }
     const reaches = (from: string, to: string): boolean => {
       const seen = new Set<string>();
@@ -367,7 +424,13 @@ export class RustTypes {
           lines.push(...indent([...docLines(f.doc, ""), ...f.attributes, `pub ${f.ident}: ${type},`]));
         }
         if (d.extra) {
-          lines.push(...indent(["/// Members the schema does not name, kept as they came (tolerant mode) and written back.", "#[serde(flatten)]", `pub extra: ${d.extra.text},`]));
+          lines.push(
+            ...indent([
+              "/// Members the schema does not name, kept as they came (tolerant mode) and written back.",
+              "#[serde(flatten)]",
+              `pub extra: ${d.extra.text},`,
+            ]),
+          );
         }
         lines.push("}");
         if (!defaults.has(d.name)) lines.push("", ...constructor(d, boxed));
@@ -451,7 +514,10 @@ function openStringEnum(d: Extract<Declaration, { kind: "string-enum" }>, doc: s
     "    /// The value as the wire writes it.",
     "    pub fn as_str(&self) -> &str {",
     "        match self {",
-    ...indent(d.variants.map((v) => `${name}::${v.ident} => ${rustString(v.value)},`), 3),
+    ...indent(
+      d.variants.map((v) => `${name}::${v.ident} => ${rustString(v.value)},`),
+      3,
+    ),
     `            ${name}::Other(value) => value,`,
     "        }",
     "    }",
@@ -467,7 +533,10 @@ function openStringEnum(d: Extract<Declaration, { kind: "string-enum" }>, doc: s
     "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
     "        let value = String::deserialize(deserializer)?;",
     "        Ok(match value.as_str() {",
-    ...indent(d.variants.map((v) => `${rustString(v.value)} => ${name}::${v.ident},`), 3),
+    ...indent(
+      d.variants.map((v) => `${rustString(v.value)} => ${name}::${v.ident},`),
+      3,
+    ),
     `            _ => ${name}::Other(value),`,
     "        })",
     "    }",
@@ -493,7 +562,10 @@ function integerEnum(d: Extract<Declaration, { kind: "integer-enum" }>, doc: str
     `impl<'de> Deserialize<'de> for ${name} {`,
     "    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {",
     "        match i64::deserialize(deserializer)? {",
-    ...indent(d.variants.map((v) => `${v.value} => Ok(${name}::${v.ident}),`), 3),
+    ...indent(
+      d.variants.map((v) => `${v.value} => Ok(${name}::${v.ident}),`),
+      3,
+    ),
     `            other => Err(serde::de::Error::custom(format!("{other} is not a ${name}"))),`,
     "        }",
     "    }",
@@ -502,7 +574,12 @@ function integerEnum(d: Extract<Declaration, { kind: "integer-enum" }>, doc: str
 }
 
 function closedUnion(d: Extract<Declaration, { kind: "union" }>, doc: string[]): string[] {
-  const lines = [...doc, "#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]", `#[serde(tag = ${rustString(d.tag)})]`, `pub enum ${d.name} {`];
+  const lines = [
+    ...doc,
+    "#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]",
+    `#[serde(tag = ${rustString(d.tag)})]`,
+    `pub enum ${d.name} {`,
+  ];
   for (const v of d.variants) {
     const variant = [...docLines(firstSentence(v.doc), "")];
     if (v.ident !== v.tag) variant.push(`#[serde(rename = ${rustString(v.tag)})]`);
@@ -536,7 +613,10 @@ function openUnion(d: Extract<Declaration, { kind: "union" }>, doc: string[]): s
     "    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {",
     "        use serde::ser::Error;",
     "        let (tag, value) = match self {",
-    ...indent(d.variants.map((v) => `${name}::${v.ident}(variant) => (${rustString(v.tag)}, serde_json::to_value(variant)),`), 3),
+    ...indent(
+      d.variants.map((v) => `${name}::${v.ident}(variant) => (${rustString(v.tag)}, serde_json::to_value(variant)),`),
+      3,
+    ),
     `            ${name}::Other(members) => return members.serialize(serializer),`,
     "        };",
     "        let mut members = match value.map_err(S::Error::custom)? {",
@@ -557,7 +637,10 @@ function openUnion(d: Extract<Declaration, { kind: "union" }>, doc: string[]): s
     `            _ => return Ok(${name}::Other(members)),`,
     "        };",
     "        let known = match tag.as_str() {",
-    ...indent(d.variants.map((v) => `${rustString(v.tag)} => true,`), 3),
+    ...indent(
+      d.variants.map((v) => `${rustString(v.tag)} => true,`),
+      3,
+    ),
     "            _ => false,",
     "        };",
     "        if !known {",
@@ -566,7 +649,10 @@ function openUnion(d: Extract<Declaration, { kind: "union" }>, doc: string[]): s
     `        members.remove(${tag});`,
     "        let value = serde_json::Value::Object(members);",
     "        let variant = match tag.as_str() {",
-    ...indent(d.variants.map((v) => `${rustString(v.tag)} => serde_json::from_value(value).map(${name}::${v.ident}),`), 3),
+    ...indent(
+      d.variants.map((v) => `${rustString(v.tag)} => serde_json::from_value(value).map(${name}::${v.ident}),`),
+      3,
+    ),
     '            _ => unreachable!("a known tag"),',
     "        };",
     "        variant.map_err(D::Error::custom)",
@@ -594,7 +680,11 @@ function boxType(text: string): string {
 }
 
 export function isObjectSchema(schema: JsonObject): boolean {
-  return (schema.type === "object" || (schema.type === undefined && isObject(schema.properties))) && isObject(schema.properties) && !Array.isArray(schema.oneOf);
+  return (
+    (schema.type === "object" || (schema.type === undefined && isObject(schema.properties))) &&
+    isObject(schema.properties) &&
+    !Array.isArray(schema.oneOf)
+  );
 }
 
 /** Whether null is a valid value of the node (a nullable pair, a type list with null, an enum with null). */
@@ -605,7 +695,9 @@ export function allowsNull(node: JsonObject, model: ProtocolModel): boolean {
   if (Array.isArray(node.enum) && node.enum.includes(null)) return true;
   if (typeof node.$ref === "string") {
     const target = model.byFile.get(node.$ref);
-    return target !== undefined && !Array.isArray(target.schema.oneOf) && target.schema.type !== "object" && allowsNull(target.schema, model);
+    return (
+      target !== undefined && !Array.isArray(target.schema.oneOf) && target.schema.type !== "object" && allowsNull(target.schema, model)
+    );
   }
   return false;
 }
