@@ -6,7 +6,7 @@
  * A full run writes its table into docs/benchmarks.md (bench/page.ts); a partial one (--quick, --only)
  * prints it only.
  *
- * Options: --quick (fewer rounds), --only validation|languages|go-validation|generate|package|throughput|permission|concurrency|store|cluster|instances|certify,
+ * Options: --quick (fewer rounds), --only validation|languages|go-validation|rust-validation|generate|package|throughput|permission|concurrency|store|cluster|instances|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
  * `node --import ./scripts/from-source.mjs bench/validation.ts` does.
@@ -18,6 +18,7 @@ import { runInstancesBench } from "./instances.js";
 import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
 import { runGoValidationBench } from "./go-validation.js";
+import { runRustValidationBench } from "./rust-validation.js";
 import { runPackageBench } from "./package.js";
 import { resultTable, type ResultRow } from "./lib.js";
 import { BENCHMARKS_PAGE, writeResultsPage } from "./page.js";
@@ -51,6 +52,7 @@ const benches: [string, () => Promise<ResultRow[]>][] = [
   ],
   ["languages", () => runLanguagesBench({ quick })],
   ["go-validation", () => runGoValidationBench({ quick })],
+  ["rust-validation", () => runRustValidationBench({ quick })],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
   ["package", () => runPackageBench()],
   ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3, longDeltas: 20_000 } : {})],
