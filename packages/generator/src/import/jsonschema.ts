@@ -282,14 +282,7 @@ export function importJsonSchema(root: JsonObject, options: JsonSchemaOptions): 
     conventions === "mcp"
       ? mcpMessages(source, { source, names, converter, types, map, reporter, dropped, identity })
       : acpMessages(source, { source, names, converter, types, map, reporter, dropped, identity });
-  for (const extra of map.file.errors ?? [])
-    errors.push({
-      code: extra.code,
-      reason: extra.reason,
-      message: extra.message,
-      description: extra.description,
-      ...(extra.anyMethod ? { anyMethod: true } : {}),
-    });
+  errors.push(...map.extraErrors());
   map.reportUnused(reporter);
   const protocol: ImportedProtocol = {
     ...identity,

@@ -309,14 +309,7 @@ export function importLsp(model: JsonObject, options: LspOptions): { protocol: I
       });
     }
   }
-  for (const extra of map.file.errors ?? [])
-    errors.push({
-      code: extra.code,
-      reason: extra.reason,
-      message: extra.message,
-      description: extra.description,
-      ...(extra.anyMethod ? { anyMethod: true } : {}),
-    });
+  errors.push(...map.extraErrors());
   map.reportUnused(reporter);
   const protocol: ImportedProtocol = {
     ...identity,

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describeJsonSyntaxError } from "@turnspec/rpc/json-file";
 import { metaSchema } from "../meta.js";
-import type { ImportDirection, Reporter } from "./folder.js";
+import type { ImportDirection, ImportedError, Reporter } from "./folder.js";
 
 export interface MapMethod {
   readonly direction?: ImportDirection;
@@ -85,6 +85,17 @@ export class ImportMap {
     const value = this.file.methods?.[name];
     if (value) this.usedMethods.add(name);
     return value ?? {};
+  }
+
+  /** The errors the map adds to those the source declares, as the import writes them. */
+  extraErrors(): ImportedError[] {
+    return (this.file.errors ?? []).map((extra) => ({
+      code: extra.code,
+      reason: extra.reason,
+      message: extra.message,
+      description: extra.description,
+      ...(extra.anyMethod ? { anyMethod: true } : {}),
+    }));
   }
 
   /** Reports every entry of results and methods the import did not take. */

@@ -292,14 +292,7 @@ export function importOpenRpc(doc: JsonObject, options: OpenRpcOptions): { proto
     description: messages.size > 1 ? `${e.message}. The document also words it: ${[...messages].slice(1).join("; ")}.` : e.message,
   }));
   errors.sort((a, b) => a.code - b.code);
-  for (const extra of map.file.errors ?? [])
-    errors.push({
-      code: extra.code,
-      reason: extra.reason,
-      message: extra.message,
-      description: extra.description,
-      ...(extra.anyMethod ? { anyMethod: true } : {}),
-    });
+  errors.push(...map.extraErrors());
   map.reportUnused(reporter);
   const protocol: ImportedProtocol = {
     ...identity,
