@@ -83,3 +83,13 @@ for (const name of readdirSync(at("docs"), { recursive: true })) {
   text = text.replace(new RegExp(`\\[([^\\]]+)\\]\\(${up.replaceAll(".", "\\.")}\\.\\./scripts/[^)]*\\)`, "g"), "$1");
   writeFileSync(to, text);
 }
+
+// `turnspec --help` alone is answered by the installed bin from this text, without loading the
+// command line (packages/turnspec/bin/turnspec.js): the compiled command line's own output for it,
+// written by yargs in English at its width of 80 columns.
+const help = execFileSync(process.execPath, [at("packages/turnspec/dist/cli.js"), "--help"], {
+  cwd: root,
+  encoding: "utf8",
+  env: { ...process.env, LC_ALL: "C", LANG: "C", LC_MESSAGES: "C" },
+});
+writeFileSync(at("packages/turnspec/dist/help.txt"), help);
