@@ -90,7 +90,10 @@ export async function runGenerate(
     err.write(`turnspec generate: no schemas folder at ${settings.schemasDir}\n`);
     return 2;
   }
-  if (settings.lang === "python") {
+  // The TypeScript output's options have no meaning for a Python package or a Rust crate: refused, not ignored.
+  const packageKind =
+    settings.lang === "python" ? "a Python package (--lang python)" : settings.lang === "rust" ? "a Rust crate (--lang rust)" : undefined;
+  if (packageKind !== undefined) {
     const given = [
       settings.support !== undefined && "support",
       settings.standalone && "standalone",
@@ -98,20 +101,7 @@ export async function runGenerate(
     ].filter(Boolean);
     if (given.length) {
       err.write(
-        `turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Python package (--lang python) takes none\n`,
-      );
-      return 2;
-    }
-  }
-  if (settings.lang === "rust") {
-    const given = [
-      settings.support !== undefined && "support",
-      settings.standalone && "standalone",
-      settings.outputs !== undefined && "outputs",
-    ].filter(Boolean);
-    if (given.length) {
-      err.write(
-        `turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Rust crate (--lang rust) takes none\n`,
+        `turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; ${packageKind} takes none\n`,
       );
       return 2;
     }

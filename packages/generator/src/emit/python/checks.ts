@@ -11,29 +11,13 @@
 import type { Json, JsonObject, ProtocolModel } from "../../model.js";
 import { schemasFor } from "../validators.js";
 import { isObject } from "../../walk.js";
+import { untranslatedKeyword } from "../translated-keywords.js";
 import { splitRef } from "../../refs.js";
 import { pyLiteral, pyString, usedImport } from "./names.js";
 import { pythonPattern } from "./patterns.js";
 
 /** A keyword the Python checks do not read: the schemas cannot be generated for Python. */
 export class UnsupportedForPython extends Error {}
-
-const IGNORED = new Set([
-  "$schema",
-  "$id",
-  "$comment",
-  "title",
-  "description",
-  "examples",
-  "default",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "format",
-  "contentEncoding",
-  "contentMediaType",
-  "$defs",
-]);
 
 const TYPE_TESTS: Record<string, (v: string) => string> = {
   string: (v) => `isinstance(${v}, str)`,
@@ -174,10 +158,8 @@ class CheckWriter {
     if (schema === true) return [];
     if (schema === false) return [`e.append(Issue(${p}, "false schema", ${p}, "no value is allowed here"))`];
     if (!isObject(schema)) throw new UnsupportedForPython(`${where}: a schema that is neither an object nor a boolean`);
-    for (const key of Object.keys(schema)) {
-      if (!IGNORED.has(key) && !KEYWORDS.has(key) && !key.startsWith("x-"))
-        throw new UnsupportedForPython(`${where}: the keyword ${key} is not read by the Python validators`);
-    }
+    const unread = untranslatedKeyword(schema);
+    if (unread !== undefined) throw new UnsupportedForPython(`${where}: the keyword ${unread} is not read by the Python validators`);
     const out: string[] = [];
     out.push(...this.ref(schema, v, p));
     out.push(...this.type(schema, v, p));
@@ -469,37 +451,6 @@ class CheckWriter {
     return out;
   }
 }
-
-const KEYWORDS = new Set([
-  "$ref",
-  "type",
-  "enum",
-  "const",
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "items",
-  "prefixItems",
-  "minItems",
-  "maxItems",
-  "uniqueItems",
-  "properties",
-  "required",
-  "additionalProperties",
-  "propertyNames",
-  "minProperties",
-  "maxProperties",
-  "discriminator",
-  "allOf",
-  "anyOf",
-  "oneOf",
-  "not",
-]);
 
 function indent(lines: readonly string[]): string[] {
   return lines.map((l) => `    ${l}`);

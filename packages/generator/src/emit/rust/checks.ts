@@ -12,56 +12,9 @@
 import type { Json, JsonObject, ProtocolModel } from "../../model.js";
 import { schemasFor } from "../validators.js";
 import { isObject } from "../../walk.js";
+import { untranslatedKeyword } from "../translated-keywords.js";
 import { indent, rustFloat, rustString, UnsupportedForRust } from "./names.js";
 import { patternStatic } from "./patterns.js";
-
-const IGNORED = new Set([
-  "$schema",
-  "$id",
-  "$comment",
-  "title",
-  "description",
-  "examples",
-  "default",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "format",
-  "contentEncoding",
-  "contentMediaType",
-  "$defs",
-]);
-
-const KEYWORDS = new Set([
-  "$ref",
-  "type",
-  "enum",
-  "const",
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "items",
-  "prefixItems",
-  "minItems",
-  "maxItems",
-  "uniqueItems",
-  "properties",
-  "required",
-  "additionalProperties",
-  "propertyNames",
-  "minProperties",
-  "maxProperties",
-  "discriminator",
-  "allOf",
-  "anyOf",
-  "oneOf",
-  "not",
-]);
 
 const TYPE_TESTS: Record<string, string> = {
   string: "is_string(v)",
@@ -165,10 +118,8 @@ class CheckWriter {
     if (schema === true) return [];
     if (schema === false) return ['fail(e, p, "false schema", "no value is allowed here");'];
     if (!isObject(schema)) throw new UnsupportedForRust(`${where}: a schema that is neither an object nor a boolean`);
-    for (const key of Object.keys(schema)) {
-      if (!IGNORED.has(key) && !KEYWORDS.has(key) && !key.startsWith("x-"))
-        throw new UnsupportedForRust(`${where}: the keyword ${key} is not read by the Rust validators`);
-    }
+    const unread = untranslatedKeyword(schema);
+    if (unread !== undefined) throw new UnsupportedForRust(`${where}: the keyword ${unread} is not read by the Rust validators`);
     return [
       ...this.ref(schema, where),
       ...this.type(schema),
