@@ -106,6 +106,11 @@ func (g *gateway) admit(th *threadState, params agp.TurnStartParams) *turnState 
 func (g *gateway) send(t *turnState, method, typeName string, build func(sequence int64) any, notify func(n any) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return g.sendLocked(t, method, typeName, build, notify)
+}
+
+// sendLocked is send with t.mu already held.
+func (g *gateway) sendLocked(t *turnState, method, typeName string, build func(sequence int64) any, notify func(n any) error) error {
 	t.sequence++
 	n := build(t.sequence)
 	if strings.HasPrefix(method, "item/") {
@@ -127,17 +132,17 @@ func (g *gateway) turnStarted(t *turnState) error {
 }
 
 func (g *gateway) itemStarted(t *turnState, id string, item agp.TurnItem) error {
+	// The check and the send hold one lock, so no item starts after the turn's terminal notification.
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.ended {
-		t.mu.Unlock()
 		return errTurnEnded
 	}
 	if t.open == nil {
 		t.open = map[string]agp.TurnItem{}
 	}
 	t.open[id] = item
-	t.mu.Unlock()
-	return g.send(t, agp.NotificationItemStarted, "ItemStartedNotification", func(seq int64) any {
+	return g.sendLocked(t, agp.NotificationItemStarted, "ItemStartedNotification", func(seq int64) any {
 		return agp.ItemStartedNotification{ThreadID: t.threadID, TurnID: t.id, Sequence: seq, ItemID: id, Item: item}
 	}, func(n any) error {
 		return g.conn.NotifyItemStarted(context.Background(), n.(agp.ItemStartedNotification))
@@ -147,13 +152,12 @@ func (g *gateway) itemStarted(t *turnState, id string, item agp.TurnItem) error 
 // itemCompleted completes an open item; an item the turn's end already completed is left as it is.
 func (g *gateway) itemCompleted(t *turnState, id string, item agp.TurnItem) error {
 	t.mu.Lock()
-	_, open := t.open[id]
-	delete(t.open, id)
-	t.mu.Unlock()
-	if !open {
+	defer t.mu.Unlock()
+	if _, open := t.open[id]; !open {
 		return errTurnEnded
 	}
-	return g.send(t, agp.NotificationItemCompleted, "ItemCompletedNotification", func(seq int64) any {
+	delete(t.open, id)
+	return g.sendLocked(t, agp.NotificationItemCompleted, "ItemCompletedNotification", func(seq int64) any {
 		return agp.ItemCompletedNotification{ThreadID: t.threadID, TurnID: t.id, Sequence: seq, ItemID: id, Item: item}
 	}, func(n any) error {
 		return g.conn.NotifyItemCompleted(context.Background(), n.(agp.ItemCompletedNotification))
@@ -167,7 +171,14 @@ func (g *gateway) delta(t *turnState, id string, stream agp.ItemDeltaStream, tex
 	if stream != agp.ItemDeltaStreamAgentMessage {
 		method, notify = agp.NotificationItemCommandExecutionOutputDelta, g.conn.NotifyItemCommandExecutionOutputDelta
 	}
-	return g.send(t, method, "ItemDeltaNotification", func(seq int64) any {
+	// The check and the send hold the same lock, so no delta follows the item's completion
+	// (or the turn's end, which completes every open item).
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, open := t.open[id]; !open {
+		return errTurnEnded
+	}
+	return g.sendLocked(t, method, "ItemDeltaNotification", func(seq int64) any {
 		return agp.ItemDeltaNotification{ThreadID: t.threadID, TurnID: t.id, Sequence: seq, ItemID: id, Stream: stream, Delta: text}
 	}, func(n any) error { return notify(context.Background(), n.(agp.ItemDeltaNotification)) })
 }
