@@ -205,4 +205,59 @@ describe("readings the documentation allows", () => {
     expect(reordered).toBeGreaterThan(0);
     expect(ids.count()).toBeGreaterThan(10);
   });
+
+  it("accepts a gateway that answers turn/start only once the model has answered the turn", async () => {
+    // The model's exchanges share the scenario's transcript: the suite must still find the
+    // turn/start it sent, not the model's answer, when that answer came first.
+    const starts = new Set<string | number>();
+    let holding = false;
+    const held: Json[] = [];
+    let passOn: ((frame: Json) => void) | undefined;
+    let heldResponses = 0;
+    const flush = () => {
+      holding = false;
+      for (const frame of held.splice(0)) passOn!(frame);
+    };
+    const { report, passed } = await certifyWrapped(
+      {
+        in(frame, pass) {
+          if (frame.method === "turn/start" && frame.id !== undefined && frame.id !== null) starts.add(frame.id);
+          pass(frame);
+        },
+        out(frame, pass) {
+          passOn = pass;
+          if (frame.id !== undefined && frame.id !== null && starts.delete(frame.id) && frame.result !== undefined) {
+            holding = true;
+            heldResponses++;
+          }
+          if (holding) held.push(frame);
+          else pass(frame);
+        },
+      },
+      {
+        patterns: ["TURN-START-RESPONSE"],
+        capabilities: ["core"],
+        // Whatever the gateway sent after its turn/start response waits until the model has answered.
+        modelProxy: async (modelUrl) => {
+          const server = createServer((req, res) => {
+            void (async () => {
+              const upstream = await fetch(`${modelUrl}${req.url ?? ""}`, {
+                method: req.method ?? "POST",
+                headers: { "content-type": "application/json" },
+                body: await body(req),
+              });
+              res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
+              res.end(await upstream.text(), () => setTimeout(flush, 50));
+            })();
+          });
+          await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+          const { port } = server.address() as AddressInfo;
+          return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+        },
+      },
+    );
+    expect(heldResponses).toBeGreaterThan(0);
+    expect(notPassing(report).filter((line) => line.startsWith("TURN-START-RESPONSE"))).toEqual([]);
+    expect(passed).toContain("TURN-START-RESPONSE");
+  });
 });

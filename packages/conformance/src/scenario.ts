@@ -497,6 +497,7 @@ export class ScenarioContext {
     const turns = new Set<string>();
     const sent = new Map<string | number, string>();
     for (const entry of this.o.channel.transcript) {
+      if (entry.peer === "model") continue;
       const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
       if (entry.direction === "sent" && f.method === "turn/start" && f.id !== undefined && f.params?.turn_id)
         sent.set(f.id, f.params.turn_id);
@@ -513,6 +514,7 @@ export class ScenarioContext {
   progressBeforeResponse(turnId: string): unknown {
     let requestId: string | number | undefined;
     for (const entry of this.o.channel.transcript) {
+      if (entry.peer === "model") continue;
       const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
       if (entry.direction === "sent" && f.method === "turn/start" && f.params?.turn_id === turnId) requestId = f.id;
       else if (entry.direction === "received" && requestId !== undefined && f.id === requestId && f.method === undefined) return undefined;
@@ -567,12 +569,19 @@ export class ScenarioContext {
     const transcript = this.o.channel.transcript;
     const answer = [...transcript]
       .reverse()
-      .find((e) => e.direction === "received" && (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code);
+      .find(
+        (e) =>
+          e.direction === "received" &&
+          e.peer !== "model" &&
+          (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code,
+      );
     const id = (answer?.frame as { id?: unknown } | undefined)?.id;
     const request =
       id === undefined || id === null
         ? undefined
-        : transcript.find((e) => e.direction === "sent" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id);
+        : transcript.find(
+            (e) => e.direction === "sent" && e.peer !== "model" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id,
+          );
     const method = (request?.frame as { method?: unknown } | undefined)?.method;
     return new NotImplemented(typeof method === "string" ? method : undefined);
   }
@@ -622,7 +631,9 @@ export class ScenarioContext {
       const method = /^the result of (\S+) is invalid/.exec(error.message)?.[1];
       const frame = [...this.o.channel.transcript]
         .reverse()
-        .find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
+        .find(
+          (e) => e.direction === "received" && e.peer !== "model" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame,
+        )?.frame;
       const message = `the gateway sent an invalid result: ${error.message}`;
       this.o.finding?.({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message, frame, ...(method === undefined ? {} : { method }) });
       const covered = method !== undefined && requirement !== undefined && (this.o.covers?.(requirement) ?? [method]).includes(method);

@@ -30,6 +30,7 @@ class TurnStream:
         self.turn_id = turn_id
         self._events: list[models.TurnItemEvent] = []
         self._open: dict[str, models.TurnItem] = {}
+        self._ended = False
         # One notification at a time: its number is taken, it is sent, then it is kept.
         self._lock = asyncio.Lock()
 
@@ -46,8 +47,14 @@ class TurnStream:
         events = self._events[after:]
         return events if limit is None else events[:limit]
 
-    async def _emit(self, method: NotificationName, build: Callable[[int], Params], send: Callable[[Params], Awaitable[None]]) -> None:
+    async def _emit(
+        self, method: NotificationName, build: Callable[[int], Params], send: Callable[[Params], Awaitable[None]], live: Callable[[], bool] | None = None
+    ) -> None:
+        """Numbers and sends one notification; ``live``, checked under the same lock, can refuse it
+        (an item the turn's end already closed), so nothing it refuses follows the turn's end."""
         async with self._lock:
+            if live is not None and not live():
+                return
             sequence = len(self._events) + 1
             params = build(sequence)
             await send(params)
@@ -62,11 +69,19 @@ class TurnStream:
         )
 
     async def item_started(self, item: models.TurnItem) -> None:
-        self._open[item.id] = item
+        """Opens an item; once the turn has ended, nothing is sent."""
+
+        def opens() -> bool:
+            if self._ended:
+                return False
+            self._open[item.id] = item
+            return True
+
         await self._emit(
             "item/started",
             lambda seq: models.ItemStartedNotification(thread_id=self.thread_id, turn_id=self.turn_id, sequence=seq, item_id=item.id, item=item),
             self._connection.notify_item_started,
+            opens,
         )
 
     def track(self, item: models.TurnItem) -> None:
@@ -82,6 +97,7 @@ class TurnStream:
             "item/agent_message/delta",
             lambda seq: models.ItemDeltaNotification(thread_id=self.thread_id, turn_id=self.turn_id, sequence=seq, item_id=item_id, stream="agent_message", delta=delta),
             self._connection.notify_item_agent_message_delta,
+            lambda: item_id in self._open,
         )
 
     async def command_output(self, item_id: str, stream: Literal["stdout", "stderr"], delta: str) -> None:
@@ -93,14 +109,16 @@ class TurnStream:
             "item/command_execution/output_delta",
             lambda seq: models.ItemDeltaNotification(thread_id=self.thread_id, turn_id=self.turn_id, sequence=seq, item_id=item_id, stream=stream, delta=delta),
             self._connection.notify_item_command_execution_output_delta,
+            lambda: item_id in self._open,
         )
 
     async def item_completed(self, item: models.TurnItem) -> None:
-        self._open.pop(item.id, None)
+        """Completes an open item; one the turn's end already completed is left as it is."""
         await self._emit(
             "item/completed",
             lambda seq: models.ItemCompletedNotification(thread_id=self.thread_id, turn_id=self.turn_id, sequence=seq, item_id=item.id, item=item),
             self._connection.notify_item_completed,
+            lambda: self._open.pop(item.id, None) is not None,
         )
 
     async def complete_open_items(self, status: models.TurnItemStatus) -> None:
@@ -170,11 +188,19 @@ class TurnStream:
             self._connection.notify_turn_tool_loop_budget_exceeded,
         )
 
+    def _end(self) -> bool:
+        """Marks the turn ended as its terminal notification is sent: no item opens after it."""
+        if self._ended:
+            return False
+        self._ended = True
+        return True
+
     async def turn_completed(self, turn: models.Turn) -> None:
         await self._emit(
             "turn/completed",
             lambda seq: models.TurnCompletedNotification(thread_id=self.thread_id, turn_id=self.turn_id, sequence=seq, turn=turn, usage=turn.usage),
             self._connection.notify_turn_completed,
+            self._end,
         )
 
     async def turn_failed(self, turn: models.Turn, error: models.TurnFailure) -> None:
@@ -182,4 +208,5 @@ class TurnStream:
             "turn/failed",
             lambda seq: models.TurnFailedNotification(thread_id=self.thread_id, turn_id=self.turn_id, sequence=seq, turn=turn, error=error),
             self._connection.notify_turn_failed,
+            self._end,
         )

@@ -131,7 +131,22 @@ impl Run {
         build: impl FnOnce(u64, &mut TurnInner) -> P,
         notify: impl FnOnce(&ServerConnection, &P) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        self.send_if(method, |_| true, build, notify)
+    }
+
+    /// Sends as `send` does when `live` says so; the check and the send hold one lock, so
+    /// nothing the check refuses (an item the turn's end closed) can follow the turn's end.
+    fn send_if<P: Serialize>(
+        &self,
+        method: &'static str,
+        live: impl FnOnce(&mut TurnInner) -> bool,
+        build: impl FnOnce(u64, &mut TurnInner) -> P,
+        notify: impl FnOnce(&ServerConnection, &P) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let mut inner = self.turn.lock();
+        if !live(&mut inner) {
+            return Ok(());
+        }
         inner.sequence += 1;
         let sequence = inner.sequence;
         let params = build(sequence, &mut inner);
@@ -165,15 +180,17 @@ impl Run {
 
     /// Starts an item; once the turn has ended, nothing is sent.
     pub fn item_started(&self, item: TurnItem) -> Result<(), Error> {
-        {
-            let mut inner = self.turn.lock();
-            if inner.ended {
-                return Ok(());
-            }
-            inner.open.push((item_id(&item), item.clone()));
-        }
-        self.send(
+        let id = item_id(&item);
+        let opened = item.clone();
+        self.send_if(
             "item/started",
+            |inner| {
+                if inner.ended {
+                    return false;
+                }
+                inner.open.push((id, opened));
+                true
+            },
             |sequence, _| ItemStartedNotification {
                 thread_id: self.turn.thread_id.clone(),
                 turn_id: self.turn.id.clone(),
@@ -189,14 +206,25 @@ impl Run {
     /// Completes an open item; an item the turn's end already completed is left as it is.
     pub fn item_completed(&self, item: TurnItem) -> Result<(), Error> {
         let id = item_id(&item);
-        {
-            let mut inner = self.turn.lock();
-            let Some(at) = inner.open.iter().position(|(open, _)| *open == id) else {
-                return Ok(());
-            };
-            inner.open.remove(at);
-        }
-        self.completed(item)
+        self.send_if(
+            "item/completed",
+            |inner| match inner.open.iter().position(|(open, _)| *open == id) {
+                Some(at) => {
+                    inner.open.remove(at);
+                    true
+                }
+                None => false,
+            },
+            |sequence, _| ItemCompletedNotification {
+                thread_id: self.turn.thread_id.clone(),
+                turn_id: self.turn.id.clone(),
+                sequence,
+                item_id: item_id(&item),
+                item,
+                extra: Default::default(),
+            },
+            ServerConnection::notify_item_completed,
+        )
     }
 
     fn completed(&self, item: TurnItem) -> Result<(), Error> {
@@ -227,8 +255,10 @@ impl Run {
                 ServerConnection::notify_item_command_execution_output_delta,
             ),
         };
-        self.send(
+        // Only while the item is open: no output follows its completion or the turn's end.
+        self.send_if(
             method,
+            |inner| inner.open.iter().any(|(open, _)| open == id),
             |sequence, _| ItemDeltaNotification {
                 thread_id: self.turn.thread_id.clone(),
                 turn_id: self.turn.id.clone(),
