@@ -236,7 +236,9 @@ function profiling(): string[] {
   const dir = process.env.TURNSPEC_BENCH_CPU_PROF;
   // TURNSPEC_BENCH_CPU_PROF_INTERVAL: microseconds between samples (V8's default is 1,000).
   const interval = process.env.TURNSPEC_BENCH_CPU_PROF_INTERVAL;
-  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])] : [];
+  // A profiled WebSocket server is stopped by SIGTERM: profile-exit.mjs makes that an exit that writes the profile.
+  const onSignal = ["--import", pathToFileURL(join(ROOT, "bench", "profile-exit.mjs")).href];
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : []), ...onSignal] : [];
 }
 
 function startStdioProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): StdioProcess {

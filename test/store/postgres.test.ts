@@ -387,6 +387,25 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect(watcher.events("trn_1", 10, 3).map((e) => e.sequence)).toEqual([11, 12, 13]);
     });
 
+    it("stores and announces params holding the separators its statements join texts with, exactly as they were", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: StoredEvent[] = [];
+      await watcher.shared.watch((_turnId, _first, _last, events) => heard.push(...(events ?? [])));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_1", "t");
+      // U+001E and U+001F join the params of a group's rows and its payloads; JSON escapes them.
+      const texts = ["a\u001eb", "\u001f\u001e", 'quote " and back\\slash', '{"not":"json"}', ""];
+      const written = texts.map((text) => appendDelta(writer, "trn_1", text));
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      await expect.poll(() => heard.length).toBe(texts.length);
+      expect(heard.map((e) => e.params.delta)).toEqual(texts);
+      // Read from the server by a store that keeps nothing of them.
+      const reader = connect();
+      expect(reader.events("trn_1").map((e) => e.paramsJson)).toEqual(written.map((e) => e.paramsJson));
+      expect(reader.events("trn_1").map((e) => e.params.delta)).toEqual(texts);
+    });
+
     it("listens again after its listening connection is cut, and hears the commits after that", async () => {
       const watcher = connect();
       const writer = connect();

@@ -123,9 +123,14 @@ export type AnnouncedRange = readonly [
 /** NOTIFY payloads must stay under 8000 bytes (counted in UTF-8). */
 const PAYLOAD_BYTES = 7_900;
 
+/** How every payload of an instance's announcements begins. */
+export function announcementHead(instance: string): string {
+  return `{"instance":${JSON.stringify(instance)},"turns":[`;
+}
+
 /** The NOTIFY payloads announcing `events` (those of one commit, grouped by turn in sequence order), in order. */
 export function announce(instance: string, turns: ReadonlyMap<string, readonly StoredEvent[]>): string[] {
-  const head = `{"instance":${JSON.stringify(instance)},"turns":[`;
+  const head = announcementHead(instance);
   const payloads: string[] = [];
   let parts: string[] = [];
   let bytes = head.length + 2;
