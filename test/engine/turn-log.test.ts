@@ -227,3 +227,40 @@ describe("the turn log", () => {
     expect(store.lastSequence(TURN)).toBe(0);
   });
 });
+
+describe("a write made for a turn under this instance's hold of it", () => {
+  it("carries the generation held, and a refusal by the turn's generation fences the turn off, once", () => {
+    const { log } = setUp();
+    const fenced: string[] = [];
+    log.onFenced((turnId, refusal) => fenced.push(`${turnId}: ${refusal.kind}`));
+    // Not held: no generation.
+    expect(log.underHold(TURN, (generation) => generation)).toBeUndefined();
+    log.hold(TURN, 7);
+    expect(log.underHold(TURN, (generation) => generation)).toBe(7);
+    const refusal = new StoreError("turn_fenced", "the claim carries generation 7 of the turn, whose current generation is 8");
+    expect(() =>
+      log.underHold(TURN, () => {
+        throw refusal;
+      }),
+    ).toThrow(refusal);
+    expect(fenced).toEqual([`${TURN}: turn_fenced`]);
+    expect(log.isFenced(TURN)).toBe(true);
+    // Fenced off: the next write is refused without reaching the store.
+    let reached = false;
+    expect(() => log.underHold(TURN, () => (reached = true))).toThrow(refusal);
+    expect(reached).toBe(false);
+    expect(fenced).toHaveLength(1);
+  });
+
+  it("leaves the hold alone when the write fails otherwise", () => {
+    const { log } = setUp();
+    log.hold(TURN, 3);
+    expect(() =>
+      log.underHold(TURN, () => {
+        throw new StoreError("commit_failed", "the server went away");
+      }),
+    ).toThrow("the server went away");
+    expect(log.isFenced(TURN)).toBe(false);
+    expect(log.underHold(TURN, (generation) => generation)).toBe(3);
+  });
+});

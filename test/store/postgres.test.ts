@@ -236,6 +236,31 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect(one.events("trn_1").map((e) => e.params.delta)).toEqual(["a", "b"]);
     });
 
+    it("refuses a resolution claim carrying a generation another instance's takeover replaced, and leaves the subject to the turn's holder", async () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      one.createTurn("thr_a", "trn_1", "t");
+      const held = one.claimTurn("trn_1", 300)!;
+      expect(one.shared.claimResolution("trn_1", "permission:req_1", held)).toBe(true);
+      expect(await committed(one)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const taken = two.claimTurn("trn_1", 60_000)!;
+      expect(await committed(two)).toBeUndefined();
+      // The first instance wakes up and its timer resolves another request: refused, nothing claimed.
+      const refused = thrownBy(() => one.shared.claimResolution("trn_1", "permission:req_2", held)) as StoreError;
+      expect(refused.kind).toBe("turn_fenced");
+      expect(refused.message).toContain(`generation ${held}`);
+      expect(await committed(one)).toBeUndefined();
+      // The subject is the holder's to claim, once; what was claimed before the takeover stays claimed.
+      expect(two.shared.claimResolution("trn_1", "permission:req_2", taken)).toBe(true);
+      expect(two.shared.claimResolution("trn_1", "permission:req_1", taken)).toBe(false);
+      // An instance that does not run the turn (an answer that reached it) claims without a generation.
+      expect(one.shared.claimResolution("trn_1", "question:call_1:0")).toBe(true);
+      expect(await committed(two)).toBeUndefined();
+      expect(await committed(one)).toBeUndefined();
+    });
+
     it("compares an append's generation after a claim in flight commits, not before", async () => {
       const store = connect();
       store.createThread(thread("thr_a"));

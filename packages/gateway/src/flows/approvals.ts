@@ -17,6 +17,7 @@ import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import { asNotification } from "../log/fold.js";
 import { TOKEN_REJECTION_WORDS, type ResolveTokens } from "../permissions/tokens.js";
+import { StoreError } from "../store/rules.js";
 import type { StoredEvent } from "../store/store.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
@@ -266,21 +267,22 @@ export class Approvals {
       );
     }
     const waitedHere = this.waiting.has(params.request_id);
-    const resolvedAt = waitedHere
-      ? this.resolve(params.request_id, params.resolution)
-      : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
+    let resolvedAt: string | undefined;
+    try {
+      resolvedAt = waitedHere
+        ? this.resolve(params.request_id, params.resolution)
+        : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
+    } catch (error) {
+      // This instance's run of the turn was fenced off it (another instance took the turn over): it records nothing.
+      if (error instanceof StoreError && error.kind === "turn_fenced" && waitedHere) throw notRunningHere(params.request_id);
+      throw error;
+    }
     if (resolvedAt === undefined && waitedHere) {
       // Another instance's answer was recorded first.
       throw alreadyResolved(params.request_id, this.ports.log.state(where.turnId)?.requests.get(params.request_id)?.resolution);
     }
-    if (resolvedAt === undefined) {
-      // Open in the log but not waited for: its turn is no longer running here.
-      throw protocolError(
-        "permission_request_resolved",
-        `Permission request ${params.request_id} can no longer be answered: its turn is not running`,
-        { request_id: params.request_id },
-      );
-    }
+    // Open in the log but not waited for: its turn is no longer running here.
+    if (resolvedAt === undefined) throw notRunningHere(params.request_id);
     return {
       request_id: params.request_id,
       thread_id: where.threadId,
@@ -296,5 +298,16 @@ function alreadyResolved(requestId: string, resolution: TurnPermissionApprovalRe
     "permission_request_resolved",
     `Permission request ${requestId} was already resolved${resolution ? ` (${resolution})` : " on another instance"}; nothing runs twice`,
     { request_id: requestId, ...(resolution ? { resolution } : {}) },
+  );
+}
+
+/** The answer to a request whose turn no longer runs here (it ended, or another instance took it over). */
+function notRunningHere(requestId: string) {
+  return protocolError(
+    "permission_request_resolved",
+    `Permission request ${requestId} can no longer be answered: its turn is not running`,
+    {
+      request_id: requestId,
+    },
   );
 }

@@ -17,6 +17,7 @@ import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
 import { TOKEN_REJECTION_WORDS } from "../permissions/tokens.js";
 import { asNotification, questionKey } from "../log/fold.js";
+import { StoreError } from "../store/rules.js";
 import type { StoredEvent } from "../store/store.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
@@ -219,7 +220,15 @@ export class Questions {
     }
     const waiting = this.waiting.get(waitKey(turnId, callId, index));
     if (waiting) {
-      if (!waiting.settle("answered", params.option_id)) throw this.alreadyResolved(turnId, callId, index);
+      let settled: boolean;
+      try {
+        settled = waiting.settle("answered", params.option_id);
+      } catch (error) {
+        // This instance's run of the turn was fenced off it (another instance took the turn over): it records nothing.
+        if (error instanceof StoreError && error.kind === "turn_fenced") throw notRunningHere(turnId, callId, index);
+        throw error;
+      }
+      if (!settled) throw this.alreadyResolved(turnId, callId, index);
     } else if (this.cluster.runsElsewhere(turnId)) {
       // The call waits on the instance that runs the turn: the answer is recorded here, in
       // the turn's log, and that instance reads it there and lets the call go on.
@@ -236,11 +245,7 @@ export class Questions {
       );
     } else {
       // Open in the log but not waited for: its turn is no longer running here.
-      throw protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, {
-        turn_id: turnId,
-        call_id: callId,
-        index,
-      });
+      throw notRunningHere(turnId, callId, index);
     }
     const resolved = this.ports.log.state(turnId)?.questions.get(questionKey(callId, index));
     return {
@@ -269,3 +274,12 @@ export function replayedParams(method: string, params: Record<string, unknown>):
 
 const subject = (callId: string, index: number) => `question:${questionKey(callId, index)}`;
 const waitKey = (turnId: string, callId: string, index: number) => `${turnId}\u0000${questionKey(callId, index)}`;
+
+/** The answer to a question whose turn no longer runs here (it ended, or another instance took it over). */
+function notRunningHere(turnId: string, callId: string, index: number) {
+  return protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, {
+    turn_id: turnId,
+    call_id: callId,
+    index,
+  });
+}

@@ -5,6 +5,7 @@
  */
 import type { ResolutionPorts, TurnReader } from "../engine/ports.js";
 import type { SharedDelivery } from "../log/delivery.js";
+import type { TurnLog } from "../log/turn-log.js";
 import type { SharedStore } from "../store/store.js";
 import type { TurnRuns } from "../turn/runs.js";
 
@@ -12,7 +13,7 @@ export interface SharedResolutionPorts {
   readonly shared: Pick<SharedStore, "claimResolution">;
   /** The turns this instance runs. */
   readonly runs: Pick<TurnRuns, "has">;
-  readonly log: TurnReader;
+  readonly log: TurnReader & Pick<TurnLog, "underHold">;
   readonly delivery: Pick<SharedDelivery, "catchUp">;
 }
 
@@ -20,7 +21,8 @@ export interface SharedResolutionPorts {
 export function sharedResolutions({ shared, runs, log, delivery }: SharedResolutionPorts): ResolutionPorts {
   return {
     runsElsewhere: (turnId) => !runs.has(turnId) && log.state(turnId)?.turn.status === "InProgress",
-    claim: (turnId, subject) => shared.claimResolution(turnId, subject),
+    // Under the generation this instance runs the turn by: a run fenced off it claims nothing.
+    claim: (turnId, subject) => log.underHold(turnId, (generation) => shared.claimResolution(turnId, subject, generation)),
     catchUp: (turnId) => delivery.catchUp(turnId),
   };
 }

@@ -358,6 +358,23 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
     for (const listener of this.fencedListeners) listener(turnId, refusal);
   }
 
+  /**
+   * Runs a write made for the turn other than an append (a resolution's claim) under the
+   * generation this instance holds the turn by, if it holds it: refused at once once the
+   * turn was fenced off, and a refusal by the turn's generation fences it off, as an
+   * append's does.
+   */
+  underHold<T>(turnId: string, write: (generation: number | undefined) => T): T {
+    const held = this.held.get(turnId);
+    if (held?.fenced) throw held.fenced;
+    try {
+      return write(held?.generation);
+    } catch (error) {
+      if (held && error instanceof StoreError && error.kind === "turn_fenced") this.fence(turnId, error);
+      throw error;
+    }
+  }
+
   /** Whether this instance's hold of the turn was fenced. */
   isFenced(turnId: string): boolean {
     return this.held.get(turnId)?.fenced !== undefined;

@@ -285,7 +285,7 @@ export class PostgresEventStore implements EventStore {
     this.shared = {
       instanceId: this.instanceId,
       tokenSecret: () => this.tokenSecret,
-      claimResolution: (turnId, subject) => this.claimResolution(turnId, subject),
+      claimResolution: (turnId, subject, generation) => this.claimResolution(turnId, subject, generation),
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
       lockRoutes: (workspaceId) =>
@@ -706,18 +706,24 @@ export class PostgresEventStore implements EventStore {
    * order an append takes it): of two instances resolving one request, the second waits
    * for the first's commit, then finds its row and loses.
    */
-  private claimResolution(turnId: string, subject: string): boolean {
+  private claimResolution(turnId: string, subject: string, generation?: number): boolean {
     this.enter();
     if (this.group === undefined) this.beginGroup();
     // As one unit: should the wait for the lock fail (a deadlock with another instance),
-    // only the claim is undone and reported, never the group it joins.
-    const [, claimed] = this.write([
-      { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
+    // only the claim is undone and reported, never the group it joins. The insert holds its
+    // own generation check, read under the lock the first statement takes: a run fenced off
+    // the turn claims nothing, so no subject is taken by a resolution it could not record.
+    const [locked, claimed] = this.write([
+      { sql: `SELECT generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
-        sql: `INSERT INTO resolutions (turn_id, subject, owner) VALUES ($1, $2, $3) ON CONFLICT (turn_id, subject) DO NOTHING`,
-        params: [turnId, subject, this.instanceId],
+        sql: `INSERT INTO resolutions (turn_id, subject, owner)
+          SELECT $1, $2, $3 WHERE $4::integer IS NULL OR EXISTS (SELECT 1 FROM turns WHERE turn_id = $1 AND generation = $4)
+          ON CONFLICT (turn_id, subject) DO NOTHING`,
+        params: [turnId, subject, this.instanceId, generation ?? null],
       },
     ]);
+    const current = locked!.rows[0]?.generation as number | undefined;
+    if (generation !== undefined && current !== generation) throw storeErrors.staleClaim(turnId, subject, generation, current);
     return claimed!.rowCount === 1;
   }
 

@@ -208,6 +208,11 @@ export const storeErrors = {
       "turn_fenced",
       `append ${method} to turn ${id}: the turn ended with ${ended} at sequence ${at}, and nothing of a turn follows its end`,
     ),
+  staleClaim: (id: string, subject: string, held: number, current: number | undefined) =>
+    new StoreError(
+      "turn_fenced",
+      `claim the resolution of ${subject} of turn ${id}: the claim carries generation ${held} of the turn, whose current generation is ${current ?? "none"}: another run (another instance that took the turn over) holds it now, and this claim is refused`,
+    ),
   staleGeneration: (id: string, method: string, held: number, current: number | undefined) =>
     new StoreError(
       "turn_fenced",

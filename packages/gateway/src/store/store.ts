@@ -78,9 +78,11 @@ export interface SharedStore {
    * Decides, once for all instances, who records the resolution of a request or question
    * (`subject`) of a turn: true for the first caller, false for every later one, even
    * while the first is not yet committed. Held with this instance's writes: a failed
-   * commit frees it again.
+   * commit frees it again. With `generation` (the claimer runs the turn under it), a claim
+   * whose generation is no longer the turn's current one is refused (StoreError
+   * "turn_fenced") under the same lock, and the subject stays free for the turn's holder.
    */
-  claimResolution(turnId: string, subject: string): boolean;
+  claimResolution(turnId: string, subject: string, generation?: number): boolean;
   /**
    * Calls `listener` for each commit of another instance, per turn it appended to, with
    * the first and last sequence it appended (a commit of many events may come as several
