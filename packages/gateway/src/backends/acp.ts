@@ -29,6 +29,7 @@ import { processEnvironment } from "../permissions/security.js";
 import { sandboxedCommand } from "../sandbox/command.js";
 import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf, openConfined, PathRefused } from "../tools/confined-open.js";
+import { killGroup, spawnWatched } from "../tools/watched.js";
 import { LazyChildren } from "./children.js";
 import { runExternalTurn, type ExternalRuntime, type RuntimePorts } from "./external-run.js";
 
@@ -155,7 +156,7 @@ export class AcpAgents {
               status: stopped ? "cancelled" : "failed",
               outcome: stopped ? "cancelled" : "error",
             });
-          for (const terminal of sink.terminals.values()) terminal.child.kill("SIGKILL");
+          for (const terminal of sink.terminals.values()) killGroup(terminal.child);
         },
       };
     },
@@ -229,13 +230,13 @@ export class AcpAgents {
         return t.exit!;
       })
       .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
-        this.terminal(this.sinkFor(sinkOf(params.sessionId), acp), params.terminalId, acp).child.kill("SIGKILL");
+        killGroup(this.terminal(this.sinkFor(sinkOf(params.sessionId), acp), params.terminalId, acp).child);
         return {};
       })
       .onRequest(acp.methods.client.terminal.release, ({ params }) => {
         const sink = this.sinkFor(sinkOf(params.sessionId), acp);
         const t = this.terminal(sink, params.terminalId, acp);
-        t.child.kill("SIGKILL");
+        killGroup(t.child);
         sink.terminals.delete(params.terminalId);
         return {};
       });
@@ -522,7 +523,11 @@ export class AcpAgents {
     const run = sandbox
       ? sandboxedCommand(sandbox, cwd, [params.command, ...(params.args ?? [])], defined)
       : { file: params.command, args: params.args ?? [], env: defined };
-    const child = spawn(run.file, run.args, { cwd, env: run.env, stdio: ["ignore", "pipe", "pipe"] });
+    // As the shell tool's commands run: leading a process group of its own, killed as one,
+    // that dies with the gateway however the gateway dies (tools/watched.ts).
+    const child = spawnWatched(run.file, run.args, { cwd, env: run.env });
+    // The command is done: what it left running in its group goes with it.
+    child.once("exit", () => killGroup(child));
     const limit = params.outputByteLimit ?? 1024 * 1024;
     const started = Date.now();
     let exitedResolve!: () => void;

@@ -5,13 +5,13 @@
  * unconfined. Either way the command leads its own process group, and that group is
  * killed at the timeout, when the turn is cancelled, and as soon as the shell itself
  * exits, so a job it left in the background does not outlive the call. Nor does it outlive
- * the gateway (WATCHED): when the gateway dies, however it dies, the group is killed.
+ * the gateway (watched.ts): when the gateway dies, however it dies, the group is killed.
  */
-import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { sandboxedCommand } from "../sandbox/command.js";
 import { defineTool } from "./arguments.js";
+import { killGroup, spawnWatched } from "./watched.js";
 import { OutputCapture, truncateMiddle } from "./output-limit.js";
 import type { ToolContext, ToolResult } from "./tool.js";
 
@@ -28,19 +28,6 @@ export const SHELL_MODEL_LIMIT = 10_000;
  * item keeps its start and end, SHELL_CAPTURE_LIMIT).
  */
 export const SHELL_STREAM_LIMIT = 1_000_000;
-
-/**
- * The script a command is started through. It leaves a watcher in the command's process
- * group, then becomes the command (exec: the group's leader is the command's own process,
- * and its exit status or signal is the command's). The watcher reads fd 3, a pipe nothing
- * is ever written to, whose other end only the gateway holds: it reads end-of-file when
- * that end closes, which the kernel does when the gateway dies, SIGKILL included, and then
- * kills the whole group. No timing, no polling, no race with a parent that is already
- * gone (the read then ends at once), and no tool outside POSIX sh. Under bubblewrap the
- * group's leader is bwrap, whose --die-with-parent takes the sandbox down with it. A
- * gateway that is stopped (SIGSTOP), not dead, keeps its end open: its commands run on.
- */
-export const WATCHED = 'exec 4<&3 3<&-; (read -r _ <&4; kill -KILL 0) </dev/null >/dev/null 2>&1 & exec 4<&-; exec "$@"';
 
 export interface ShellToolOptions {
   /** Timeout of a call that names none (default DEFAULT_SHELL_TIMEOUT_MS); maxTimeoutMs still caps it. */
@@ -118,33 +105,20 @@ function runCommand(
   const stderr = new OutputCapture(SHELL_CAPTURE_LIMIT);
 
   return new Promise((done) => {
-    // detached: the shell (or bwrap) leads a new process group, which is what gets killed.
-    // stdin is closed so a command that reads it ends instead of waiting for the timeout;
-    // fd 3 is the watcher's pipe (WATCHED).
-    const child = spawn("/bin/sh", ["-c", WATCHED, "sh", argv.file, ...argv.args], {
-      cwd,
-      env: argv.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
-    });
+    // The shell (or bwrap) leads a process group of its own, which is what gets killed, and
+    // which dies with the gateway (watched.ts). stdin is closed so a command that reads it
+    // ends instead of waiting for the timeout.
+    const child = spawnWatched(argv.file, argv.args, { cwd, env: argv.env });
     let killedFor: "timeout" | "cancel" | undefined;
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // ESRCH: the group is already gone.
-      }
-    };
     const kill = (why: "timeout" | "cancel") => {
       if (killedFor || child.pid === undefined) return;
       killedFor = why;
-      killGroup();
+      killGroup(child);
     };
     // The shell is done: whatever it left running in its group goes with it (hole: a
     // background job outliving the call and the turn). Under the sandbox the PID namespace
     // already ends with the shell; this covers unconfined runs too.
-    child.on("exit", killGroup);
+    child.on("exit", () => killGroup(child));
     const timer = setTimeout(() => kill("timeout"), timeoutMs);
     const onAbort = () => kill("cancel");
     ctx.signal.addEventListener("abort", onAbort, { once: true });
