@@ -206,30 +206,26 @@ impl Run {
     /// Completes an open item; an item the turn's end already completed is left as it is.
     pub fn item_completed(&self, item: TurnItem) -> Result<(), Error> {
         let id = item_id(&item);
-        self.send_if(
-            "item/completed",
-            |inner| match inner.open.iter().position(|(open, _)| *open == id) {
+        self.completed(item, |inner| {
+            match inner.open.iter().position(|(open, _)| *open == id) {
                 Some(at) => {
                     inner.open.remove(at);
                     true
                 }
                 None => false,
-            },
-            |sequence, _| ItemCompletedNotification {
-                thread_id: self.turn.thread_id.clone(),
-                turn_id: self.turn.id.clone(),
-                sequence,
-                item_id: item_id(&item),
-                item,
-                extra: Default::default(),
-            },
-            ServerConnection::notify_item_completed,
-        )
+            }
+        })
     }
 
-    fn completed(&self, item: TurnItem) -> Result<(), Error> {
-        self.send(
+    /// Sends an item's completion when `live` says so (see `send_if`).
+    fn completed(
+        &self,
+        item: TurnItem,
+        live: impl FnOnce(&mut TurnInner) -> bool,
+    ) -> Result<(), Error> {
+        self.send_if(
             "item/completed",
+            live,
             |sequence, _| ItemCompletedNotification {
                 thread_id: self.turn.thread_id.clone(),
                 turn_id: self.turn.id.clone(),
@@ -324,7 +320,7 @@ impl Run {
             _ => TurnItemStatus::Failed,
         };
         for (_, item) in left {
-            if let Err(error) = self.completed(ended_with(item, status)) {
+            if let Err(error) = self.completed(ended_with(item, status), |_| true) {
                 eprintln!("turn {}: {error}", self.turn.id);
             }
         }
