@@ -274,7 +274,7 @@ export class Approvals {
         : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
     } catch (error) {
       // This instance's run of the turn was fenced off it (another instance took the turn over): it records nothing.
-      if (error instanceof StoreError && error.kind === "turn_fenced" && waitedHere) throw notRunningHere(params.request_id);
+      if (error instanceof StoreError && error.kind === "turn_fenced") throw notRunningHere(params.request_id);
       throw error;
     }
     if (resolvedAt === undefined && waitedHere) {
