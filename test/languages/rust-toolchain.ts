@@ -16,6 +16,12 @@ export const RUST_CRATES = {
   mini: { schemas: "test/fixtures/mini-protocol/schemas", crate: "test/fixtures/mini-protocol/rust/kv_protocol", name: "kv_protocol" },
   mcp: { schemas: "test/fixtures/mcp/schemas", crate: "test/fixtures/mcp/rust/mcp_protocol", name: "mcp_protocol" },
   lsp: { schemas: "test/fixtures/lsp/schemas", crate: "test/fixtures/lsp/rust/lsp_protocol", name: "lsp_protocol" },
+  // The construct fixture whose errors carry typed data: the message checker validates it.
+  "error-data": {
+    schemas: "test/fixtures/constructs/error-data/schemas",
+    crate: "test/fixtures/constructs/error-data/rust/error_data_protocol",
+    name: "error_data_protocol",
+  },
 } as const;
 
 /** Whether cargo runs. */

@@ -92,6 +92,25 @@ export function messageCandidates(model: ProtocolModel, invalidText: (type: stri
         ],
         note: `the registered error ${reason} answering ${method.name}`,
       });
+      // Typed data: the error's own type, else the one the method gives every error it answers with.
+      const dataType = error.data ?? method.errorData;
+      const errorFrame = (data: string | undefined) =>
+        data === undefined
+          ? jsonText({ jsonrpc: "2.0", id: 1, error: { code: error.code, message: error.message } })
+          : splice(jsonText({ jsonrpc: "2.0", id: 1, error: { code: error.code, message: error.message, data: null } }), "data", data);
+      const badData = dataType === undefined ? undefined : invalidText(dataType);
+      if (badData !== undefined)
+        out.push({
+          id: `error/${method.name}/${reason}/invalid-data`,
+          frames: [request(1, method.name, params), errorFrame(badData)],
+          note: `the registered error ${reason} answering ${method.name}, with data its type ${dataType} refuses`,
+        });
+      if (error.data !== undefined)
+        out.push({
+          id: `error/${method.name}/${reason}/missing-data`,
+          frames: [request(1, method.name, params), errorFrame(undefined)],
+          note: `the registered error ${reason} answering ${method.name} without the data of type ${error.data} it carries`,
+        });
     }
   }
   for (const n of model.notifications) {

@@ -67,6 +67,7 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
         ...indent(params(m, model)),
         `    result: ${rustString(m.result)},`,
         `    errors: ${strList(m.errors)},`,
+        `    error_data: ${optionalString(m.errorData)},`,
         "},",
       ]),
     ),
@@ -93,6 +94,7 @@ export function emitRustRegistry(model: ProtocolModel, header: string): string {
         `    reason: ${rustString(e.reason)},`,
         `    code: ${rustInteger(e.code)},`,
         `    any_method: ${e.anyMethod},`,
+        `    data: ${optionalString(e.data)},`,
         "},",
       ]),
     ),
@@ -230,4 +232,9 @@ function rule(r: JsonObject): string[] {
     ...indent(kind),
     "},",
   ];
+}
+
+/** `Some("…")` for a type name, `None` for none. */
+function optionalString(name: string | undefined): string {
+  return name === undefined ? "None" : `Some(${rustString(name)})`;
 }

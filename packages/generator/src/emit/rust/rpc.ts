@@ -216,7 +216,12 @@ function dispatcher(spec: EndSpec, model: ProtocolModel, n: Names): string[] {
       ];
   return [
     `/// Answers the other end's requests and notifications with a [\`${spec.handler}\`].`,
-    "struct Dispatcher<H>(Arc<H>);",
+    ...(requests.length || notifications.length
+      ? ["struct Dispatcher<H>(Arc<H>);"]
+      : [
+          "/// This end receives neither requests nor notifications: the handler is only kept.",
+          "struct Dispatcher<H>(#[allow(dead_code)] Arc<H>);",
+        ]),
     "",
     `impl<H: ${spec.handler}> Dispatch for Dispatcher<H> {`,
     ...indent(request),
@@ -241,7 +246,8 @@ function imports(code: string, extra: readonly string[]): string[] {
   const lower = support.filter((x) => /^[a-z]/.test(x));
   const upper = support.filter((x) => /^[A-Z]/.test(x));
   return [
-    "use std::future::Future;",
+    // A handler trait's methods return `impl Future`; an end that receives nothing has none.
+    ...(/\bFuture\b/.test(code) ? ["use std::future::Future;"] : []),
     "use std::sync::Arc;",
     "",
     `use crate::jsonrpc::connection::{${[...lower.sort(), ...upper.sort()].join(", ")}};`,

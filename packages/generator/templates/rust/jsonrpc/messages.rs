@@ -204,6 +204,9 @@ impl MessageChecker {
         }
     }
 
+    /// Checks an error response: its code against the registry and against the errors the
+    /// method answers with, and its data against the type the error (or else the method)
+    /// gives it.
     fn check_error(
         &self,
         error: &Json,
@@ -241,7 +244,13 @@ impl MessageChecker {
                 );
             }
         }
-        if let (Some(registered), Some(reason)) = (registered, reason) {
+        // The error's own data type, else the one the method gives every error it answers with.
+        let data_type = registered.and_then(|r| r.data).or_else(|| {
+            method
+                .and_then(|m| self.protocol.method(m))
+                .and_then(|entry| entry.error_data)
+        });
+        if let (Some(registered), Some(reason), None) = (registered, reason, data_type) {
             if reason != registered.reason && self.protocol.error(reason).is_none() {
                 return one(
                     "/data/reason",
@@ -258,22 +267,55 @@ impl MessageChecker {
             }
             return one("/code", "is not in the error registry".to_owned());
         };
+        let mut findings = Vec::new();
         if let Some(method) = method {
             let entry = self
                 .protocol
                 .method(method)
                 .expect("a method remembered from the table");
             if !registered.any_method && !entry.errors.contains(&registered.reason) {
-                return one(
+                findings.extend(one(
                     "/code",
                     format!(
                         "\"{}\" is not an error {method} is registered to return",
                         registered.reason
                     ),
-                );
+                ));
             }
         }
-        Vec::new()
+        let Some(data_type) = data_type else {
+            return findings;
+        };
+        match error.member("data") {
+            // Missing data is a finding only when the error itself says what it carries.
+            None => {
+                if registered.data.is_some() {
+                    findings.extend(one(
+                        "/data",
+                        format!(
+                            "is missing: error \"{}\" carries data of type {data_type}",
+                            registered.reason
+                        ),
+                    ));
+                }
+            }
+            Some(data) => {
+                if let Some(Err(ValidationError { issues, .. })) =
+                    (self.protocol.validate)(data_type, data, self.mode)
+                {
+                    findings.extend(issues.into_iter().map(|issue| {
+                        finding(
+                            index,
+                            method,
+                            "error",
+                            format!("/data{}", issue.pointer),
+                            &issue.message,
+                        )
+                    }));
+                }
+            }
+        }
+        findings
     }
 }
 

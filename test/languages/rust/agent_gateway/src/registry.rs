@@ -35,6 +35,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "ThreadStartResponse",
         errors: &[],
+        error_data: None,
     },
     MethodEntry {
         name: "thread/get",
@@ -47,6 +48,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "ThreadGetResponse",
         errors: &["thread_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "thread/timeline/page",
@@ -59,6 +61,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "ThreadTimelinePageResponse",
         errors: &["thread_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/start",
@@ -71,6 +74,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnStartResponse",
         errors: &["thread_not_found", "duplicate_turn_id", "turn_in_progress", "execution_backend_unavailable", "sandbox_unavailable"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/cancel",
@@ -83,6 +87,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnCancelResponse",
         errors: &["thread_not_found", "turn_not_found", "turn_not_active"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/resume",
@@ -95,6 +100,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnResumeResponse",
         errors: &["thread_not_found", "turn_not_found", "turn_not_blocked", "recovery_job_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/get",
@@ -107,6 +113,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnGetResponse",
         errors: &["thread_not_found", "turn_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/items",
@@ -119,6 +126,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnItemsResponse",
         errors: &["thread_not_found", "turn_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/work/page",
@@ -131,6 +139,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnWorkPageResponse",
         errors: &["thread_not_found", "turn_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/work/items/get",
@@ -143,6 +152,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnWorkItemsGetResponse",
         errors: &["thread_not_found", "turn_not_found"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/permission/request/respond",
@@ -155,6 +165,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnPermissionRequestRespondResponse",
         errors: &["permission_request_not_found", "permission_request_resolved", "unauthorized"],
+        error_data: None,
     },
     MethodEntry {
         name: "turn/question/respond",
@@ -167,6 +178,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "TurnQuestionRespondResponse",
         errors: &["thread_not_found", "turn_not_found", "question_not_found", "question_resolved", "unauthorized"],
+        error_data: None,
     },
     MethodEntry {
         name: "agent/route/create",
@@ -179,6 +191,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "AgentDelegationRouteProjection",
         errors: &["thread_not_found", "route_validation_failed", "route_not_found", "idempotency_conflict"],
+        error_data: None,
     },
     MethodEntry {
         name: "agent/route/list",
@@ -191,6 +204,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "AgentDelegationRouteListResponse",
         errors: &[],
+        error_data: None,
     },
     MethodEntry {
         name: "agent/route/revoke",
@@ -203,6 +217,7 @@ pub static METHODS: &[MethodEntry] = &[
         },
         result: "AgentDelegationRouteProjection",
         errors: &["route_not_found", "generation_conflict", "idempotency_conflict"],
+        error_data: None,
     },
 ];
 
@@ -636,121 +651,145 @@ pub static ERRORS: &[ErrorEntry] = &[
         reason: "parse_error",
         code: -32700,
         any_method: true,
+        data: None,
     },
     ErrorEntry {
         reason: "invalid_request",
         code: -32600,
         any_method: true,
+        data: None,
     },
     ErrorEntry {
         reason: "method_not_found",
         code: -32601,
         any_method: true,
+        data: None,
     },
     ErrorEntry {
         reason: "invalid_params",
         code: -32602,
         any_method: true,
+        data: None,
     },
     ErrorEntry {
         reason: "internal_error",
         code: -32603,
         any_method: true,
+        data: None,
     },
     ErrorEntry {
         reason: "thread_not_found",
         code: -32001,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "turn_not_found",
         code: -32002,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "turn_in_progress",
         code: -32003,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "duplicate_turn_id",
         code: -32004,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "turn_not_blocked",
         code: -32005,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "turn_not_active",
         code: -32006,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "recovery_job_not_found",
         code: -32007,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "execution_backend_unavailable",
         code: -32008,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "permission_request_not_found",
         code: -32010,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "permission_request_resolved",
         code: -32011,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "question_not_found",
         code: -32012,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "question_resolved",
         code: -32013,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "route_not_found",
         code: -32020,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "route_validation_failed",
         code: -32021,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "generation_conflict",
         code: -32022,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "idempotency_conflict",
         code: -32023,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "unauthorized",
         code: -32030,
         any_method: false,
+        data: None,
     },
     ErrorEntry {
         reason: "payload_too_large",
         code: -32031,
         any_method: true,
+        data: None,
     },
     ErrorEntry {
         reason: "sandbox_unavailable",
         code: -32060,
         any_method: false,
+        data: None,
     },
 ];
 

@@ -159,6 +159,9 @@ pub struct MethodEntry {
     pub result: &'static str,
     /// The reasons of the registered errors the method may answer with.
     pub errors: &'static [&'static str],
+    /// The named type of `error.data` of any error the method answers with, when the
+    /// protocol gives one (an error's own data type comes first).
+    pub error_data: Option<&'static str>,
 }
 
 /// A notification.
@@ -181,6 +184,8 @@ pub struct ErrorEntry {
     pub code: i64,
     /// Whether any request may be answered with it.
     pub any_method: bool,
+    /// The named type of its `error.data`, when the registry gives one.
+    pub data: Option<&'static str>,
 }
 
 /// What went wrong decoding a value into its Rust type and encoding it again.
