@@ -202,6 +202,11 @@ export class ScenarioContext {
     return this.o.channel.transcript;
   }
 
+  /** The JSON-RPC frames of the scenario, in order: its transcript without the model's HTTP exchanges. */
+  get rpcFrames(): TranscriptEntry[] {
+    return this.o.channel.transcript.filter((entry) => entry.peer !== "model");
+  }
+
   /** A fresh id with this prefix, unique in the run. */
   id(prefix: string): string {
     return `${prefix}_${this.o.idPrefix}_${++this.counter}`;
@@ -496,8 +501,7 @@ export class ScenarioContext {
   private startedTurns(): string[] {
     const turns = new Set<string>();
     const sent = new Map<string | number, string>();
-    for (const entry of this.o.channel.transcript) {
-      if (entry.peer === "model") continue;
+    for (const entry of this.rpcFrames) {
       const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
       if (entry.direction === "sent" && f.method === "turn/start" && f.id !== undefined && f.params?.turn_id)
         sent.set(f.id, f.params.turn_id);
@@ -513,8 +517,7 @@ export class ScenarioContext {
    */
   progressBeforeResponse(turnId: string): unknown {
     let requestId: string | number | undefined;
-    for (const entry of this.o.channel.transcript) {
-      if (entry.peer === "model") continue;
+    for (const entry of this.rpcFrames) {
       const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
       if (entry.direction === "sent" && f.method === "turn/start" && f.params?.turn_id === turnId) requestId = f.id;
       else if (entry.direction === "received" && requestId !== undefined && f.id === requestId && f.method === undefined) return undefined;
@@ -566,22 +569,15 @@ export class ScenarioContext {
   notImplemented(error: unknown): NotImplemented | undefined {
     if (error instanceof NotImplemented) return error;
     if (!(error instanceof RpcError) || error.code !== errors.method_not_found.code) return undefined;
-    const transcript = this.o.channel.transcript;
+    const transcript = this.rpcFrames;
     const answer = [...transcript]
       .reverse()
-      .find(
-        (e) =>
-          e.direction === "received" &&
-          e.peer !== "model" &&
-          (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code,
-      );
+      .find((e) => e.direction === "received" && (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code);
     const id = (answer?.frame as { id?: unknown } | undefined)?.id;
     const request =
       id === undefined || id === null
         ? undefined
-        : transcript.find(
-            (e) => e.direction === "sent" && e.peer !== "model" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id,
-          );
+        : transcript.find((e) => e.direction === "sent" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id);
     const method = (request?.frame as { method?: unknown } | undefined)?.method;
     return new NotImplemented(typeof method === "string" ? method : undefined);
   }
@@ -629,11 +625,9 @@ export class ScenarioContext {
       return { outcome: "fail", message: `the gateway never answered: ${error.message}` };
     if (error instanceof LocalError && error.kind === "invalid_incoming") {
       const method = /^the result of (\S+) is invalid/.exec(error.message)?.[1];
-      const frame = [...this.o.channel.transcript]
+      const frame = this.rpcFrames
         .reverse()
-        .find(
-          (e) => e.direction === "received" && e.peer !== "model" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame,
-        )?.frame;
+        .find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
       const message = `the gateway sent an invalid result: ${error.message}`;
       this.o.finding?.({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message, frame, ...(method === undefined ? {} : { method }) });
       const covered = method !== undefined && requirement !== undefined && (this.o.covers?.(requirement) ?? [method]).includes(method);

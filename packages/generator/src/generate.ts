@@ -106,27 +106,22 @@ export async function emitAll(
     throw new OptionError("crateName is an option of the Rust output (--lang rust)");
   if (options.lang === "go") return timed(timings, "emit the Go module", () => emitGoModule(model, options));
   if (options.goModule !== undefined) throw new OptionError("goModule is an option of the Go output (--lang go)");
-  if (options.lang === "python") {
-    // The TypeScript options have no meaning for a Python package: refused, not ignored.
+  // The TypeScript options have no meaning for a Python package or a Rust crate: refused, not ignored.
+  if (options.lang === "python" || options.lang === "rust") {
     const given = (["support", "standalone", "outputs", "clientClass"] as const).filter(
       (key) => options[key] !== undefined && options[key] !== false,
     );
     if (given.length)
       throw new OptionError(
-        `${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`,
+        `${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the ${options.lang === "python" ? "Python package" : "Rust crate"} takes none`,
       );
+  }
+  if (options.lang === "python") {
     return timed(timings, "emit the Python package", async () =>
       (await import("./emit/python/index.js")).emitPython(model, { header: `# ${NOTE}` }),
     );
   }
   if (options.lang === "rust") {
-    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter(
-      (key) => options[key] !== undefined && options[key] !== false,
-    );
-    if (given.length)
-      throw new OptionError(
-        `${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Rust crate takes none`,
-      );
     const { defaultCrateName, emitRust } = await import("./emit/rust/index.js");
     return timed(timings, "emit the Rust crate", () =>
       emitRust(model, { note: NOTE, crate: options.crateName ?? defaultCrateName(model) }),

@@ -116,11 +116,12 @@ const chatTurn: Scenario = {
     const thread = await ctx.thread();
     const turn = await ctx.step("TURN-START-RESPONSE", async () => {
       const turn = await ctx.startTurn(thread.id, text, { mode: "Chat" });
-      // The last turn/start sent (the model's answers sit in the same transcript, so they are passed over).
-      const expected = [...ctx.transcript]
+      // The last turn/start sent.
+      const expected = ctx.rpcFrames
         .reverse()
-        .find((e) => e.direction === "sent" && e.peer !== "model" && (e.frame as { method?: unknown } | null)?.method === "turn/start")
-        ?.frame as { params: { turn_id: string } };
+        .find((e) => e.direction === "sent" && (e.frame as { method?: unknown } | null)?.method === "turn/start")?.frame as {
+        params: { turn_id: string };
+      };
       if (turn.id !== expected.params.turn_id) throw new Failure(`the response names turn ${turn.id}, not ${expected.params.turn_id}`);
       if (turn.status !== "InProgress") throw new Failure(`the response says ${turn.status}, expected InProgress`);
       const early = ctx.progressBeforeResponse(turn.id);

@@ -523,11 +523,10 @@ export class AcpAgents {
     const run = sandbox
       ? sandboxedCommand(sandbox, cwd, [params.command, ...(params.args ?? [])], defined)
       : { file: params.command, args: params.args ?? [], env: defined };
-    // As the shell tool's commands run: leading a process group of its own, killed as one,
-    // that dies with the gateway however the gateway dies (tools/watched.ts).
+    // As the shell tool's commands run: leading a process group of its own, killed as one
+    // (with what it left running once it exits), that dies with the gateway however the
+    // gateway dies (tools/watched.ts).
     const child = spawnWatched(run.file, run.args, { cwd, env: run.env });
-    // The command is done: what it left running in its group goes with it.
-    child.once("exit", () => killGroup(child));
     const limit = params.outputByteLimit ?? 1024 * 1024;
     const started = Date.now();
     let exitedResolve!: () => void;

@@ -17,7 +17,7 @@ import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import { asNotification } from "../log/fold.js";
 import { TOKEN_REJECTION_WORDS, type ResolveTokens } from "../permissions/tokens.js";
-import { StoreError } from "../store/rules.js";
+import { isTurnFenced } from "../store/rules.js";
 import type { StoredEvent } from "../store/store.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
@@ -274,7 +274,7 @@ export class Approvals {
         : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
     } catch (error) {
       // This instance's run of the turn was fenced off it (another instance took the turn over): it records nothing.
-      if (error instanceof StoreError && error.kind === "turn_fenced") throw notRunningHere(params.request_id);
+      if (isTurnFenced(error)) throw notRunningHere(params.request_id);
       throw error;
     }
     if (resolvedAt === undefined && waitedHere) {

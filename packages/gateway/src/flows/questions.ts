@@ -17,7 +17,7 @@ import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
 import { TOKEN_REJECTION_WORDS } from "../permissions/tokens.js";
 import { asNotification, questionKey } from "../log/fold.js";
-import { StoreError } from "../store/rules.js";
+import { isTurnFenced } from "../store/rules.js";
 import type { StoredEvent } from "../store/store.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "../engine/ports.js";
 
@@ -225,7 +225,7 @@ export class Questions {
         settled = waiting.settle("answered", params.option_id);
       } catch (error) {
         // This instance's run of the turn was fenced off it (another instance took the turn over): it records nothing.
-        if (error instanceof StoreError && error.kind === "turn_fenced") throw notRunningHere(turnId, callId, index);
+        if (isTurnFenced(error)) throw notRunningHere(turnId, callId, index);
         throw error;
       }
       if (!settled) throw this.alreadyResolved(turnId, callId, index);

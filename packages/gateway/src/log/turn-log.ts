@@ -20,7 +20,7 @@ import type { TurnPermissionAuditEvent } from "@turnspec/protocol/types";
 import { notificationIssues, strictNotificationValidators } from "@turnspec/protocol/validators";
 import type { ItemDeltaNotification, ItemDeltaStream } from "@turnspec/protocol/types";
 import { CommitQueue } from "../store/commit-queue.js";
-import { presetEncoding, StoreError } from "../store/rules.js";
+import { isTurnFenced, presetEncoding, StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnFold, type TurnState } from "./fold.js";
 
@@ -258,7 +258,7 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
     } catch (error) {
       // When the append failed because its own commit did, this throw is the turn's report.
       if (by === "turn") this.lostEvents.delete(turnId);
-      if (held && error instanceof StoreError && error.kind === "turn_fenced") this.fence(turnId, error);
+      if (held && isTurnFenced(error)) this.fence(turnId, error);
       throw error;
     }
     // If the commit holding this record fails, the turn's next record throws (see onCommit).
@@ -329,7 +329,7 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
    * instance's now.
    */
   writeFailed(turnId: string, error: unknown): void {
-    if (this.isFenced(turnId) || (error instanceof StoreError && error.kind === "turn_fenced") || this.lostEvents.has(turnId)) return;
+    if (this.isFenced(turnId) || isTurnFenced(error) || this.lostEvents.has(turnId)) return;
     const failure = error instanceof Error ? error : new Error(String(error));
     this.ports.diagnose(`a write for turn ${turnId} failed: ${failure.message}; the turn ends Failed (internal)`);
     this.lostEvents.set(turnId, failure);
@@ -370,7 +370,7 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
     try {
       return write(held?.generation);
     } catch (error) {
-      if (held && error instanceof StoreError && error.kind === "turn_fenced") this.fence(turnId, error);
+      if (held && isTurnFenced(error)) this.fence(turnId, error);
       throw error;
     }
   }

@@ -33,3 +33,8 @@ export class StoreError extends Error {
     this.kind = kind;
   }
 }
+
+/** Whether a store call was refused because the turn ended or another instance took it over (kind "turn_fenced"). */
+export function isTurnFenced(error: unknown): error is StoreError {
+  return error instanceof StoreError && error.kind === "turn_fenced";
+}

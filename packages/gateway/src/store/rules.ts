@@ -6,7 +6,7 @@
  */
 import type { IdempotencyRecord, RouteRecord } from "./store.js";
 
-export { StoreError, type StoreErrorKind } from "./errors.js";
+export { isTurnFenced, StoreError, type StoreErrorKind } from "./errors.js";
 import { StoreError } from "./errors.js";
 
 /**
@@ -209,18 +209,22 @@ export const storeErrors = {
       `append ${method} to turn ${id}: the turn ended with ${ended} at sequence ${at}, and nothing of a turn follows its end`,
     ),
   staleClaim: (id: string, subject: string, held: number, current: number | undefined) =>
-    new StoreError(
-      "turn_fenced",
-      `claim the resolution of ${subject} of turn ${id}: the claim carries generation ${held} of the turn, whose current generation is ${current ?? "none"}: another run (another instance that took the turn over) holds it now, and this claim is refused`,
-    ),
+    staleGeneration(`claim the resolution of ${subject} of turn ${id}`, "claim", held, current),
   staleGeneration: (id: string, method: string, held: number, current: number | undefined) =>
-    new StoreError(
-      "turn_fenced",
-      `append ${method} to turn ${id}: the write carries generation ${held} of the turn, whose current generation is ${current ?? "none"}: another run (another instance that took the turn over) holds it now, and this write is refused`,
-    ),
+    staleGeneration(`append ${method} to turn ${id}`, "write", held, current),
+  leaseTakenOver: (id: string) =>
+    new StoreError("turn_fenced", `the lease of turn ${id} was taken over by another instance (this one did not renew it in time)`),
   routeExists: (id: string) => new StoreError("route_exists", `route ${id} already exists`),
   closed: () => new StoreError("closed", "the event store is closed"),
 };
+
+/** A write carrying a generation of the turn that is no longer its current one: refused, so no turn is run twice. */
+function staleGeneration(action: string, noun: "write" | "claim", held: number, current: number | undefined): StoreError {
+  return new StoreError(
+    "turn_fenced",
+    `${action}: the ${noun} carries generation ${held} of the turn, whose current generation is ${current ?? "none"}: another run (another instance that took the turn over) holds it now, and this ${noun} is refused`,
+  );
+}
 
 function describe(value: unknown): string {
   if (value === null) return "null";

@@ -115,10 +115,8 @@ function runCommand(
       killedFor = why;
       killGroup(child);
     };
-    // The shell is done: whatever it left running in its group goes with it (hole: a
-    // background job outliving the call and the turn). Under the sandbox the PID namespace
-    // already ends with the shell; this covers unconfined runs too.
-    child.on("exit", () => killGroup(child));
+    // When the shell is done, whatever it left running in its group goes with it
+    // (spawnWatched): no background job outlives the call and the turn.
     const timer = setTimeout(() => kill("timeout"), timeoutMs);
     const onAbort = () => kill("cancel");
     ctx.signal.addEventListener("abort", onAbort, { once: true });

@@ -22,18 +22,22 @@ export const WATCHED = 'exec 4<&3 3<&-; (read -r _ <&4; kill -KILL 0) </dev/null
  * Starts `file` with `args` behind WATCHED, as the leader of a new process group, with no
  * stdin and its output on pipes; fd 3 is the watcher's pipe. The exit status (or signal)
  * is the command's own; a command that cannot be run exits 126 or 127, as a shell says.
+ * When the command exits, whatever it left running in its group is killed with it.
  */
 export function spawnWatched(
   file: string,
   args: readonly string[],
   options: { readonly cwd: string; readonly env: Record<string, string> },
 ): ChildProcess {
-  return spawn("/bin/sh", ["-c", WATCHED, "sh", file, ...args], {
+  const child = spawn("/bin/sh", ["-c", WATCHED, "sh", file, ...args], {
     cwd: options.cwd,
     env: options.env,
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "pipe"],
   });
+  // A background job does not outlive the command (nor the call or the turn it ran for).
+  child.once("exit", () => killGroup(child));
+  return child;
 }
 
 /** Kills the process group `child` leads: the command and whatever it started. */

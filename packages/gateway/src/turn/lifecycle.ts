@@ -25,7 +25,7 @@ import { materializeProfile, policyForMode } from "../permissions/policy.js";
 import { childRoots } from "../permissions/roots.js";
 import { securitySnapshot } from "../permissions/security.js";
 import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
-import { StoreError } from "../store/errors.js";
+import { storeErrors } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import type { Approvals } from "../flows/approvals.js";
 import type { Surfaced } from "../flows/surfaced.js";
@@ -322,14 +322,7 @@ export class TurnLifecycle {
     for (const turnId of this.unfinished.keys()) if (!held.has(turnId)) this.unfinished.delete(turnId);
     this.finishUnfinished();
     for (const turnId of this.running.turnIds()) {
-      if (!held.has(turnId))
-        this.ports.log.fence(
-          turnId,
-          new StoreError(
-            "turn_fenced",
-            `the lease of turn ${turnId} was taken over by another instance (this one did not renew it in time)`,
-          ),
-        );
+      if (!held.has(turnId)) this.ports.log.fence(turnId, storeErrors.leaseTakenOver(turnId));
     }
     for (const turnId of shared.expiredLeases()) {
       if (this.running.has(turnId) || this.unfinished.has(turnId)) continue;

@@ -25,6 +25,7 @@ import { nullablePair } from "../../diff/sample.js";
 import { refName } from "../type-expression.js";
 import { jsonTypesOf } from "../../open.js";
 import { isObject } from "../../walk.js";
+import { allowsNull, isStructSchema } from "../struct-shapes.js";
 import { docstring, fieldName, pascalCase, pyLiteral, pyString, usedImport } from "./names.js";
 
 interface ClassDef {
@@ -63,7 +64,7 @@ export class PythonModels {
 
   /** Whether a named type is a class (an object schema), as opposed to an alias. */
   isClass(type: TypeModel): boolean {
-    return !this.unions.has(type.title) && isObjectSchema(type.schema);
+    return !this.unions.has(type.title) && isStructSchema(type.schema);
   }
 
   /** The whole module. */
@@ -124,7 +125,7 @@ export class PythonModels {
       });
       return;
     }
-    if (isObjectSchema(schema) || this.namedBases(schema) !== undefined) {
+    if (isStructSchema(schema) || this.namedBases(schema) !== undefined) {
       this.objectClass(title, schema, withDefault(description, schema));
       return;
     }
@@ -146,10 +147,10 @@ export class PythonModels {
       if (typeof member.$ref === "string") {
         const target = this.refSchema(member.$ref);
         const title = this.refTitle(member.$ref);
-        if (!target || !title || !(isObjectSchema(target) || this.namedBases(target) !== undefined) || this.unions.has(title))
+        if (!target || !title || !(isStructSchema(target) || this.namedBases(target) !== undefined) || this.unions.has(title))
           return undefined;
         bases.push(title);
-      } else if (!isObjectSchema(member)) return undefined;
+      } else if (!isStructSchema(member)) return undefined;
     }
     return bases;
   }
@@ -333,33 +334,10 @@ function withDefault(description: string, schema: JsonObject): string {
   return description ? `${description}\n\n${line}` : line;
 }
 
-function isObjectSchema(schema: JsonObject): boolean {
-  return (
-    (schema.type === "object" || (schema.type === undefined && isObject(schema.properties))) &&
-    isObject(schema.properties) &&
-    !Array.isArray(schema.oneOf)
-  );
-}
-
 function literalUnion(values: readonly Json[]): string {
   const literal = values.filter((v) => v !== null);
   const text = literal.length ? `Literal[${literal.map(pyLiteral).join(", ")}]` : "None";
   return values.includes(null) && literal.length ? `${text} | None` : text;
-}
-
-/** Whether null is a valid value of the node (a nullable pair, a type list with null, an enum with null). */
-function allowsNull(node: JsonObject, model: ProtocolModel): boolean {
-  if (nullablePair(node)) return true;
-  if (Array.isArray(node.type) && node.type.includes("null")) return true;
-  if (node.type === "null") return true;
-  if (Array.isArray(node.enum) && node.enum.includes(null)) return true;
-  if (typeof node.$ref === "string") {
-    const target = model.byFile.get(node.$ref);
-    return (
-      target !== undefined && !Array.isArray(target.schema.oneOf) && target.schema.type !== "object" && allowsNull(target.schema, model)
-    );
-  }
-  return false;
 }
 
 /** Classes ordered so that each comes after its bases, otherwise as they were made. */

@@ -20,6 +20,7 @@
 import type { Json, JsonObject, ProtocolModel, TypeModel } from "../../model.js";
 import { nullablePair } from "../../diff/sample.js";
 import { isObject } from "../../walk.js";
+import { allowsNull, isStructSchema } from "../struct-shapes.js";
 import { docLines, indent, pascalIdent, rustString, serdeName, snakeIdent, UnsupportedForRust } from "./names.js";
 
 /** A Rust type as a field holds it, with what decides whether it has a `Default`. */
@@ -200,7 +201,7 @@ export class RustTypes {
       });
       return;
     }
-    if (isObjectSchema(schema)) {
+    if (isStructSchema(schema)) {
       this.struct(type.title, schema, type.description, this.variants.get(type.title));
       return;
     }
@@ -677,29 +678,6 @@ function wrapMap(value: RustType): RustType {
 function boxType(text: string): string {
   const generic = /^(Option|Nullable)<(.+)>$/.exec(text);
   return generic ? `${generic[1]}<Box<${generic[2]}>>` : `Box<${text}>`;
-}
-
-export function isObjectSchema(schema: JsonObject): boolean {
-  return (
-    (schema.type === "object" || (schema.type === undefined && isObject(schema.properties))) &&
-    isObject(schema.properties) &&
-    !Array.isArray(schema.oneOf)
-  );
-}
-
-/** Whether null is a valid value of the node (a nullable pair, a type list with null, an enum with null). */
-export function allowsNull(node: JsonObject, model: ProtocolModel): boolean {
-  if (nullablePair(node)) return true;
-  if (Array.isArray(node.type) && node.type.includes("null")) return true;
-  if (node.type === "null") return true;
-  if (Array.isArray(node.enum) && node.enum.includes(null)) return true;
-  if (typeof node.$ref === "string") {
-    const target = model.byFile.get(node.$ref);
-    return (
-      target !== undefined && !Array.isArray(target.schema.oneOf) && target.schema.type !== "object" && allowsNull(target.schema, model)
-    );
-  }
-  return false;
 }
 
 /** The node without its null: the value half of a nullable pair, a type list without null. */
