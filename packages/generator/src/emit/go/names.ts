@@ -3,6 +3,7 @@
  * values (Go's initialisms kept upper case: `turn_id` → `TurnID`, `threadId` → `ThreadID`),
  * package names from module paths, and doc comments from descriptions.
  */
+import { words } from "../words.js";
 
 /** The initialisms Go code writes in one case (the list golint and staticcheck use). */
 const INITIALISMS = new Set([
@@ -118,15 +119,6 @@ export const GO_RESERVED = new Set([
   "real",
   "recover",
 ]);
-
-/** The words of a name: split at `_ - . / :` and spaces and at lower-to-upper case changes. */
-export function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean);
-}
 
 /** One word as an exported Go identifier writes it. */
 function titleWord(word: string): string {

@@ -3,6 +3,7 @@
  * and variants, raw identifiers for keywords), literals, and doc comments from the schemas'
  * descriptions.
  */
+import { words } from "../words.js";
 
 /** A construct the Rust output cannot express: the schemas cannot be generated for Rust. */
 export class UnsupportedForRust extends Error {
@@ -61,15 +62,6 @@ const KEYWORDS = new Set([
 ]);
 /** Keywords that cannot be raw identifiers. */
 const NOT_RAW = new Set(["self", "Self", "super", "crate", "_"]);
-
-/** The words of a name written in any case: `turnStart`, `turn_start`, `TurnStart`, `turn/start`, `HTTPServer`. */
-export function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((w) => w !== "");
-}
 
 /** `snake_case`, a valid identifier (raw for a keyword, a trailing `_` where raw is not allowed). */
 export function snakeIdent(name: string): string {
