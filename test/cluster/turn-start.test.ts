@@ -63,12 +63,12 @@ async function open(): Promise<string> {
 /** Makes the commit holding an event whose method is `method` fail, at COMMIT. */
 async function failCommitOf(method: string): Promise<void> {
   await raw!.query(`
-    CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the commit of % is doomed', NEW.method; END $$;
-    CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
-      FOR EACH ROW WHEN (NEW.method = '${method}') EXECUTE FUNCTION doom();
+    CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the commit of ${method} is doomed'; END $$;
+    CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON event_runs DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW WHEN (position(E'\\x1e${method}\\x1e' in E'\\x1e' || NEW.methods || E'\\x1e') > 0) EXECUTE FUNCTION doom();
   `);
 }
-const heal = () => raw!.query(`DROP TRIGGER doom ON events; DROP FUNCTION doom();`);
+const heal = () => raw!.query(`DROP TRIGGER doom ON event_runs; DROP FUNCTION doom();`);
 
 describe.skipIf(server === undefined)("turn/start on PostgreSQL", () => {
   it.each(["turn/started", "item/completed"])(

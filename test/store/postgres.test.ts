@@ -9,7 +9,12 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../packages/gateway/src/store/postgres.js";
+import {
+  POSTGRES_GROUP_COMMIT_LIMIT,
+  POSTGRES_MIGRATIONS,
+  POSTGRES_SCHEMA_VERSION,
+  PostgresEventStore,
+} from "../../packages/gateway/src/store/postgres.js";
 import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js";
 import { openStore } from "../../packages/gateway/src/store/open.js";
 import type { StoreError } from "../../packages/gateway/src/store/rules.js";
@@ -73,12 +78,12 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query(`
-        CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the commit of % is doomed', NEW.method; END $$;
-        CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
-          FOR EACH ROW WHEN (NEW.method = '${method}') EXECUTE FUNCTION doom();
+        CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the commit of ${method} is doomed'; END $$;
+        CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON event_runs DEFERRABLE INITIALLY DEFERRED
+          FOR EACH ROW WHEN (position(E'\\x1e${method}\\x1e' in E'\\x1e' || NEW.methods || E'\\x1e') > 0) EXECUTE FUNCTION doom();
       `);
       return async () => {
-        await client.query(`DROP TRIGGER doom ON events; DROP FUNCTION doom();`);
+        await client.query(`DROP TRIGGER doom ON event_runs; DROP FUNCTION doom();`);
         await client.end();
       };
     },
@@ -342,7 +347,7 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       try {
         expect(appendDelta(store, "trn_1", "lost").sequence).toBe(2);
         intruder.query(
-          "INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ('trn_1', 2, 'thr_a', 'm', '{}', 't')",
+          "INSERT INTO event_runs (turn_id, first, last, thread_id, methods, params, recorded_at) VALUES ('trn_1', 2, 2, 'thr_a', 'm', '{}', 't')",
         );
         const failure = await new Promise<StoreError | undefined>((resolve) => store.afterCommit(resolve));
         expect(failure?.kind).toBe("commit_failed");
@@ -460,6 +465,42 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
           { timeout: 10_000, interval: 200 },
         )
         .toBe(true);
+    });
+
+    it("moves the events of a schema 6 database into runs, keeps a view of them, and goes on from them", async () => {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`CREATE TABLE turnspec_schema (version integer NOT NULL); INSERT INTO turnspec_schema VALUES (6)`);
+      for (const step of POSTGRES_MIGRATIONS.slice(0, 6)) await admin.query(step);
+      const stored = [
+        [1, "turn/started", '{"turn_id":"trn_1","sequence":1}', "2025-01-01T00:00:01Z"],
+        [2, "item/agent_message/delta", '{"sequence":2,"delta":"a\\u001eb"}', "2025-01-01T00:00:02Z"],
+      ] as const;
+      await admin.query(
+        `INSERT INTO threads (id, workspace_id, cwd, mode, created_at) VALUES ('thr_a', 'ws', '/w', 'default', 't');
+         INSERT INTO turns (turn_id, thread_id, created_at) VALUES ('trn_1', 'thr_a', 't')`,
+      );
+      for (const [sequence, method, params, at] of stored)
+        await admin.query(`INSERT INTO events VALUES ('trn_1', $1, 'thr_a', $2, $3, $4)`, [sequence, method, params, at]);
+      const store = connect();
+      expect(store.events("trn_1").map((e) => [e.sequence, e.method, e.paramsJson, e.recorded_at])).toEqual(stored);
+      expect(store.events("trn_1", 1).map((e) => e.sequence)).toEqual([2]);
+      expect(appendDelta(store, "trn_1").sequence).toBe(3);
+      expect(await committed(store)).toBeUndefined();
+      const runs = await admin.query(`SELECT first, last FROM event_runs ORDER BY first`);
+      expect(runs.rows).toEqual([
+        { first: 1, last: 1 },
+        { first: 2, last: 2 },
+        { first: 3, last: 3 },
+      ]);
+      const view = await admin.query(`SELECT sequence, method, params FROM events WHERE turn_id = 'trn_1' ORDER BY sequence`);
+      expect(view.rows.map((row) => [row.sequence, row.method])).toEqual([
+        [1, "turn/started"],
+        [2, "item/agent_message/delta"],
+        [3, "item/agent_message/delta"],
+      ]);
+      expect(view.rows[1].params).toBe(stored[1][2]);
+      await admin.end();
     });
 
     it("refuses a database of a newer schema version", async () => {

@@ -1,5 +1,5 @@
 /**
- * How the PostgreSQL store moves events in bulk: reading a turn's events as one value,
+ * How the PostgreSQL store moves events in bulk: reading a turn's events a run at a time,
  * keeping the committed ones it has seen, and announcing a commit to the other instances
  * with the events themselves when they are small.
  *
@@ -12,36 +12,45 @@ import { decodeParams } from "./rules.js";
 import type { StoredEvent } from "./store.js";
 
 /**
- * The events of a turn as one row of text: the server joins them (sequence, method,
- * recorded_at and params, split by U+001F; events by U+001E), so the driver decodes one
- * value instead of a row object per event, and the text crosses from the link's worker as
- * one string rather than thousands of cloned objects. Neither separator can occur in a
- * field: params is JSON text (which escapes control characters), a method a protocol
- * name, recorded_at an RFC 3339 time. LIMIT NULL is PostgreSQL's "no limit".
+ * The runs (migration 7 in postgres.ts) holding a turn's events after sequence $2, the
+ * first $3 of them (LIMIT NULL: all). The log is gap-free, so those are the sequences
+ * $2 + 1 … $2 + $3: a run holds one of them when it ends after $2 and starts by $2 + $3.
+ * A run comes as a few texts, each holding one field of all its events, so the driver
+ * decodes a row per run instead of per event, and the texts cross from the link's worker
+ * as strings rather than thousands of cloned objects.
  */
-export const EVENTS_SQL = `SELECT min(thread_id) AS thread_id, string_agg(sequence || E'\\x1f' || method || E'\\x1f' || recorded_at || E'\\x1f' || params, E'\\x1e' ORDER BY sequence) AS events
-  FROM (SELECT thread_id, sequence, method, params, recorded_at FROM events WHERE turn_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3) e`;
+export const EVENTS_SQL = `SELECT first, thread_id, methods, params, recorded_at FROM event_runs
+  WHERE turn_id = $1 AND last > $2 AND ($3::integer IS NULL OR first <= $2 + $3) ORDER BY first`;
 
-/** Decodes the row EVENTS_SQL returns. */
-export function eventsFromText(turnId: string, row: Record<string, unknown>): StoredEvent[] {
-  const text = row.events as string | null;
-  if (text === null) return [];
-  const threadId = row.thread_id as string;
-  return text.split("\x1e").map((record) => {
-    const a = record.indexOf("\x1f");
-    const b = record.indexOf("\x1f", a + 1);
-    const c = record.indexOf("\x1f", b + 1);
-    const paramsJson = record.slice(c + 1);
-    return {
-      thread_id: threadId,
-      turn_id: turnId,
-      sequence: Number(record.slice(0, a)),
-      method: record.slice(a + 1, b),
-      params: decodeParams(paramsJson),
-      paramsJson,
-      recorded_at: record.slice(b + 1, c),
-    };
-  });
+/** The events of the runs EVENTS_SQL returns, after `after`, at most `limit` of them. */
+export function eventsFromRuns(
+  turnId: string,
+  rows: readonly Record<string, unknown>[],
+  after: number,
+  limit: number | undefined,
+): StoredEvent[] {
+  const events: StoredEvent[] = [];
+  const until = limit === undefined ? Infinity : after + limit;
+  for (const row of rows) {
+    const first = row.first as number;
+    const threadId = row.thread_id as string;
+    const methods = (row.methods as string).split("\x1e");
+    const params = (row.params as string).split("\x1e");
+    const recordedAt = (row.recorded_at as string).split("\x1e");
+    for (let i = Math.max(0, after + 1 - first); i < params.length && first + i <= until; i++) {
+      const paramsJson = params[i]!;
+      events.push({
+        thread_id: threadId,
+        turn_id: turnId,
+        sequence: first + i,
+        method: methods[i]!,
+        params: decodeParams(paramsJson),
+        paramsJson,
+        recorded_at: recordedAt[i]!,
+      });
+    }
+  }
+  return events;
 }
 
 /** How many committed events the store keeps, over all turns; the turns read least recently go first. */

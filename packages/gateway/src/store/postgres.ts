@@ -11,11 +11,13 @@
  * advisory lock, and route generations compared in the UPDATE's WHERE, as in SQLite.
  *
  * Group commit: the first append of a turn of the event loop opens a transaction and
- * every write after it joins it. The events themselves are sent without waiting, as one
- * multi-row INSERT, when the group commits (on setImmediate, or at GROUP_COMMIT_LIMIT
- * appends) or before any read that must see them. The commit does not block the event
- * loop: `afterCommit` callbacks run when the server has answered it, in order, and
- * nothing that reports a write may be sent before that.
+ * every write after it joins it. The events themselves are sent without waiting, when the
+ * group commits (on setImmediate, or at GROUP_COMMIT_LIMIT appends) or before any read
+ * that must see them: the events of one turn sent together are one row of `event_runs`
+ * (as in the SQLite store), so the server indexes and logs one row where it would
+ * otherwise write hundreds. The commit does not block the event loop (but for a burst
+ * that reaches the limit without yielding): `afterCommit` callbacks run when the server
+ * has answered it, in order, and nothing that reports a write may be sent before that.
  *
  * Connections that drop are opened again (postgres-link.ts for the main one; the
  * listening one a second later, catching up from the log on what it missed). Decisions
@@ -44,7 +46,7 @@ import {
   announce,
   announcementHead,
   carriedEvents,
-  eventsFromText,
+  eventsFromRuns,
   type Announcement,
 } from "./postgres-events.js";
 import { orderingRules } from "@turnspec/protocol/ordering";
@@ -82,7 +84,7 @@ const TURN_TERMINALS: ReadonlySet<string> = new Set(
   ),
 );
 
-const MIGRATIONS: readonly string[] = [
+export const POSTGRES_MIGRATIONS: readonly string[] = [
   // 1: threads, turns in creation order, and the events of each turn.
   `
   CREATE TABLE threads (
@@ -186,10 +188,37 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events DROP CONSTRAINT IF EXISTS events_turn_id_fkey;
   `,
+  // 7: the events of one turn that one group commit sent together are one row, a run:
+  // sequences first…last, each field of the events joined by U+001E, in sequence order
+  // (JSON text escapes every control character, and methods and times hold none). One row
+  // per group where there were hundreds: the server's share of an append is mostly its
+  // per-row work (the tuple, the index entry, the WAL record). The runs of a turn never
+  // overlap: each is written under the turn's row lock, from the highest sequence read
+  // under it. A view named events shows them one row per event, for queries by hand.
+  `
+  CREATE TABLE event_runs (
+    turn_id     text NOT NULL,
+    first       integer NOT NULL CHECK (first > 0),
+    last        integer NOT NULL CHECK (last >= first),
+    thread_id   text NOT NULL,
+    methods     text NOT NULL,
+    params      text NOT NULL,
+    recorded_at text NOT NULL,
+    PRIMARY KEY (turn_id, first)
+  );
+  INSERT INTO event_runs (turn_id, first, last, thread_id, methods, params, recorded_at)
+    SELECT turn_id, sequence, sequence, thread_id, method, params, recorded_at FROM events;
+  DROP TABLE events;
+  CREATE VIEW events AS
+    SELECT r.turn_id, r.first + e.n::integer - 1 AS sequence, r.thread_id, e.method, e.params, e.recorded_at
+    FROM event_runs r CROSS JOIN LATERAL unnest(
+      string_to_array(r.methods, E'\\x1e'), string_to_array(r.params, E'\\x1e'), string_to_array(r.recorded_at, E'\\x1e')
+    ) WITH ORDINALITY AS e (method, params, recorded_at, n);
+  `,
 ];
 
 /** The schema version this code writes. */
-export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;
 
 /** The most appends one transaction groups, as in the SQLite store. */
 export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
@@ -204,23 +233,47 @@ const CANCEL_CHANNEL = "turnspec_cancel";
 
 type CommitCallback = (failure?: StoreError) => void;
 
-/** An event appended and not yet sent: turn_id, sequence, thread_id, method, params, recorded_at. */
-type PendingEvent = readonly [string, number, string, string, string, string];
+/** The events of one turn appended and not yet sent, from sequence `first` on: one row of event_runs. */
+interface PendingRun {
+  readonly threadId: string;
+  readonly first: number;
+  readonly methods: string[];
+  readonly params: string[];
+  readonly recordedAt: string[];
+}
 
 /**
- * The params of the events go as one text, joined by U+001E, which no JSON text holds
- * unescaped (as in EVENTS_SQL): the server splits it in one pass, where an array of JSON
- * texts would have every quote in them escaped, and unescaped again, one by one.
+ * One row per run. Each run's fields go joined by U+001E (as stored), and the runs by
+ * U+001D, in one text per column: the server splits it in one pass, where an array of
+ * JSON texts would have every quote in them escaped, and unescaped again, one by one.
  */
-const INSERT_EVENTS_SQL = `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at)
-  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], string_to_array($5::text, E'\\x1e'), $6::text[])`;
+const INSERT_RUNS_SQL = `INSERT INTO event_runs (turn_id, first, last, thread_id, methods, params, recorded_at)
+  SELECT * FROM unnest($1::text[], $2::integer[], $3::integer[], $4::text[],
+    string_to_array($5::text, E'\\x1d'), string_to_array($6::text, E'\\x1d'), string_to_array($7::text, E'\\x1d'))`;
 
-/** The columns of pending events, one array each, for INSERT_EVENTS_SQL. */
-function insertEventsParams(rows: readonly PendingEvent[]): unknown[] {
-  const columns: unknown[][] = [[], [], [], [], [], []];
-  for (const row of rows) for (let k = 0; k < 6; k++) columns[k]!.push(row[k]);
-  return [columns[0], columns[1], columns[2], columns[3], columns[4]!.join("\x1e"), columns[5]];
+/** The columns of pending runs, for INSERT_RUNS_SQL. */
+function insertRunsParams(runs: ReadonlyMap<string, PendingRun>): unknown[] {
+  const turnIds: string[] = [];
+  const firsts: number[] = [];
+  const lasts: number[] = [];
+  const threads: string[] = [];
+  const methods: string[] = [];
+  const params: string[] = [];
+  const recordedAt: string[] = [];
+  for (const [turnId, run] of runs) {
+    turnIds.push(turnId);
+    firsts.push(run.first);
+    lasts.push(run.first + run.params.length - 1);
+    threads.push(run.threadId);
+    methods.push(run.methods.join("\x1e"));
+    params.push(run.params.join("\x1e"));
+    recordedAt.push(run.recordedAt.join("\x1e"));
+  }
+  return [turnIds, firsts, lasts, threads, methods.join("\x1d"), params.join("\x1d"), recordedAt.join("\x1d")];
 }
+
+/** The highest sequence of the turn whose id is the SQL expression `turnId`: the last of its newest run, or 0. */
+const lastOfTurn = (turnId: string) => `COALESCE((SELECT last FROM event_runs WHERE turn_id = ${turnId} ORDER BY first DESC LIMIT 1), 0)`;
 
 interface Group {
   appends: number;
@@ -229,8 +282,8 @@ interface Group {
   readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number; generation: number }>;
   /** The events appended in this group, per turn in sequence order: announced with the commit, and kept once it succeeds. */
   readonly appended: Map<string, StoredEvent[]>;
-  /** Events appended and not yet sent to the server. */
-  pending: PendingEvent[];
+  /** Per turn, the events appended and not yet sent to the server. */
+  pending: Map<string, PendingRun>;
 }
 
 /**
@@ -265,6 +318,13 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   /** Committed events of recently used turns (postgres-events.ts). */
   private readonly committed = new CommittedEvents();
+  /**
+   * Committed threads, and the thread of each committed turn: neither changes once
+   * committed, nor is ever deleted, so a read of them need not wait, behind the commits in
+   * flight on the connection, for the server. Only what is known committed is kept.
+   */
+  private readonly knownThreads = new Known<ThreadRecord>();
+  private readonly knownTurns = new Known<string>();
   /** The secret every instance on the database signs tokens with (see migration 4). */
   private readonly tokenSecret: string;
 
@@ -334,9 +394,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   getThread(id: string): ThreadRecord | undefined {
+    this.enter();
+    const known = this.knownThreads.get(id);
+    if (known !== undefined) return known;
     const row = this.read(`SELECT id, workspace_id, cwd, mode, model_provider, model, created_at FROM threads WHERE id = $1`, [id])[0];
     if (row === undefined) return undefined;
-    return {
+    const thread: ThreadRecord = {
       id: row.id as string,
       workspace_id: row.workspace_id as string,
       cwd: row.cwd as string,
@@ -345,6 +408,8 @@ export class PostgresEventStore implements EventStore {
       ...(row.model === null ? {} : { model: row.model as string }),
       created_at: row.created_at as string,
     };
+    if (this.allCommitted()) this.knownThreads.set(id, thread);
+    return thread;
   }
 
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
@@ -364,7 +429,17 @@ export class PostgresEventStore implements EventStore {
   }
 
   turnThread(turnId: string): string | undefined {
-    return this.read(`SELECT thread_id FROM turns WHERE turn_id = $1`, [turnId])[0]?.thread_id as string | undefined;
+    this.enter();
+    const known = this.knownTurns.get(turnId);
+    if (known !== undefined) return known;
+    const threadId = this.read(`SELECT thread_id FROM turns WHERE turn_id = $1`, [turnId])[0]?.thread_id as string | undefined;
+    if (threadId !== undefined && this.allCommitted()) this.knownTurns.set(turnId, threadId);
+    return threadId;
+  }
+
+  /** Whether every write of this store is committed: a read then saw nothing that a failed commit could still undo. */
+  private allCommitted(): boolean {
+    return this.group === undefined && this.committing.length === 0;
   }
 
   turnsOfThread(threadId: string): TurnRef[] {
@@ -390,7 +465,10 @@ export class PostgresEventStore implements EventStore {
       const [locked, last] = this.call(() =>
         this.link.run([
           { sql: `SELECT thread_id, generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
-          { sql: `SELECT sequence, method FROM events WHERE turn_id = $1 ORDER BY sequence DESC LIMIT 1`, params: [turnId] },
+          {
+            sql: `SELECT last AS sequence, substring(methods from E'[^\\x1e]*$') AS method FROM event_runs WHERE turn_id = $1 ORDER BY first DESC LIMIT 1`,
+            params: [turnId],
+          },
         ]),
       );
       const row = locked!.rows[0];
@@ -422,7 +500,12 @@ export class PostgresEventStore implements EventStore {
       this.appendingTo = undefined;
     }
     const recordedAt = this.now();
-    group.pending.push([turnId, sequence, turn.thread_id, method, params, recordedAt]);
+    let run = group.pending.get(turnId);
+    if (run === undefined)
+      group.pending.set(turnId, (run = { threadId: turn.thread_id, first: sequence, methods: [], params: [], recordedAt: [] }));
+    run.methods.push(method);
+    run.params.push(params);
+    run.recordedAt.push(recordedAt);
     turn.last = sequence;
     const event: StoredEvent = {
       thread_id: turn.thread_id,
@@ -463,7 +546,7 @@ export class PostgresEventStore implements EventStore {
     const left = limit === undefined ? undefined : limit - kept.length;
     if (left === 0) return kept;
     const after = kept.length === 0 ? afterSequence : kept[kept.length - 1]!.sequence;
-    const read = eventsFromText(turnId, this.read(EVENTS_SQL, [turnId, after, left ?? null])[0]!);
+    const read = eventsFromRuns(turnId, this.read(EVENTS_SQL, [turnId, after, left ?? null]), after, left);
     // Kept only when none of them can be this store's own, not yet committed.
     if (read.length > 0 && !this.holdsUncommitted(turnId)) this.committed.add(turnId, read);
     return kept.length === 0 ? read : read.length === 0 ? kept : kept.concat(read);
@@ -475,7 +558,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   lastSequence(turnId: string): number {
-    return this.read(`SELECT COALESCE(MAX(sequence), 0) AS last FROM events WHERE turn_id = $1`, [turnId])[0]!.last as number;
+    return this.read(`SELECT ${lastOfTurn("$1")} AS last`, [turnId])[0]!.last as number;
   }
 
   insertRoute(route: RouteRecord["route"]): RouteRecord {
@@ -639,9 +722,7 @@ export class PostgresEventStore implements EventStore {
       await client.query(`LISTEN ${CANCEL_CHANNEL}`);
       // Read after LISTEN: whatever commits after this is announced to this connection.
       const top = (await client.query(`SELECT COALESCE(MAX(ordinal), 0) AS ordinal FROM turns`)).rows[0]!.ordinal as number;
-      const running = await client.query(
-        `SELECT l.turn_id, COALESCE(MAX(e.sequence), 0) AS last FROM turn_leases l LEFT JOIN events e ON e.turn_id = l.turn_id GROUP BY l.turn_id`,
-      );
+      const running = await client.query(`SELECT turn_id, ${lastOfTurn("l.turn_id")} AS last FROM turn_leases l`);
       if (this.horizon) await this.catchUp(client, this.horizon, listeners);
       // Kept only once caught up: a catch-up that failed is made again from the same point.
       this.horizon = { ordinal: top, running: new Map(running.rows.map((row) => [row.turn_id as string, row.last as number])) };
@@ -670,10 +751,10 @@ export class PostgresEventStore implements EventStore {
     const known = new Map(previous.running);
     for (const [turnId, last] of this.heard) known.set(turnId, Math.max(known.get(turnId) ?? 0, last));
     const { rows } = await client.query(
-      `SELECT t.turn_id, t.ordinal, l.claimed_after, COALESCE(MAX(e.sequence), 0) AS last
-       FROM turns t LEFT JOIN events e ON e.turn_id = t.turn_id LEFT JOIN turn_leases l ON l.turn_id = t.turn_id
+      `SELECT t.turn_id, t.ordinal, l.claimed_after, ${lastOfTurn("t.turn_id")} AS last
+       FROM turns t LEFT JOIN turn_leases l ON l.turn_id = t.turn_id
        WHERE t.ordinal > $1 OR t.turn_id = ANY($2::text[]) OR l.turn_id IS NOT NULL
-       GROUP BY t.turn_id, t.ordinal, l.claimed_after ORDER BY t.ordinal`,
+       ORDER BY t.ordinal`,
       [previous.ordinal, [...known.keys()]],
     );
     for (const row of rows) {
@@ -740,7 +821,7 @@ export class PostgresEventStore implements EventStore {
       {
         // From the turn's row: an unknown turn is refused below, not by the foreign key.
         sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
-              SELECT turn_id, $2::text, clock_timestamp() + $3::integer * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1)
+              SELECT turn_id, $2::text, clock_timestamp() + $3::integer * interval '1 millisecond', ${lastOfTurn("$1")}
               FROM turns WHERE turn_id = $1
               ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
                 claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
@@ -807,7 +888,7 @@ export class PostgresEventStore implements EventStore {
 
   private beginGroup(): Group {
     this.call(() => this.link.begin());
-    const group: Group = { appends: 0, waiting: [], turns: new Map(), appended: new Map(), pending: [] };
+    const group: Group = { appends: 0, waiting: [], turns: new Map(), appended: new Map(), pending: new Map() };
     this.group = group;
     groupHolders.set(this.url, this);
     setImmediate(() => {
@@ -817,15 +898,15 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Sends the group's pending events as one INSERT, without waiting: a prepared statement
-   * of one array per column, so the server parses and plans it once per connection
-   * however many rows a group holds.
+   * Sends the group's pending events as one INSERT of a run per turn, without waiting: a
+   * prepared statement, so the server parses and plans it once per connection however
+   * many runs a group holds.
    */
   private flush(group: Group): void {
-    if (group.pending.length === 0) return;
-    const rows = group.pending;
-    group.pending = [];
-    this.link.post([{ name: "turnspec_insert_events", sql: INSERT_EVENTS_SQL, params: insertEventsParams(rows) }]);
+    if (group.pending.size === 0) return;
+    const runs = group.pending;
+    group.pending = new Map();
+    this.link.post([{ name: "turnspec_insert_runs", sql: INSERT_RUNS_SQL, params: insertRunsParams(runs) }]);
   }
 
   /**
@@ -850,6 +931,7 @@ export class PostgresEventStore implements EventStore {
   /** Keeps the events of a group that committed: a later read of them asks the server only for what follows. */
   private keepCommitted(group: Group): void {
     for (const [turnId, events] of group.appended) this.committed.add(turnId, events);
+    for (const [turnId, turn] of group.turns) this.knownTurns.set(turnId, turn.thread_id);
   }
 
   /** Sends the group's commit; its callbacks run when the server answers. */
@@ -922,14 +1004,14 @@ export class PostgresEventStore implements EventStore {
     this.link.begin();
     this.link.query(`SELECT pg_advisory_xact_lock(${LOCK.migrate})`);
     const version = this.link.query(`SELECT version FROM turnspec_schema`).rows[0]!.version as number;
-    if (version > MIGRATIONS.length) {
+    if (version > POSTGRES_MIGRATIONS.length) {
       throw new StoreError(
         "schema_version",
-        `event store ${this.location} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
+        `event store ${this.location} has schema version ${version}, newer than the ${POSTGRES_MIGRATIONS.length} this gateway knows; use a newer turnspec`,
       );
     }
-    for (let next = version; next < MIGRATIONS.length; next++) {
-      this.link.query(MIGRATIONS[next]!);
+    for (let next = version; next < POSTGRES_MIGRATIONS.length; next++) {
+      this.link.query(POSTGRES_MIGRATIONS[next]!);
       this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
     }
     // Drawn once, by whichever instance gets here first; the others read it.
@@ -949,6 +1031,23 @@ export class PostgresEventStore implements EventStore {
     const holder = groupHolders.get(this.url);
     // Waited for: a read of this store must see what the other store of the process wrote.
     if (holder !== undefined && holder !== this && holder.group) holder.commitGroupNow(holder.group);
+  }
+}
+
+/** How many records of a kind a store keeps known (Known): past it, it starts again from none. */
+const KNOWN_KEPT = 100_000;
+
+/** Records that never change once committed, by id: at most KNOWN_KEPT of them. */
+class Known<T> {
+  private readonly records = new Map<string, T>();
+
+  get(id: string): T | undefined {
+    return this.records.get(id);
+  }
+
+  set(id: string, record: T): void {
+    if (this.records.size >= KNOWN_KEPT && !this.records.has(id)) this.records.clear();
+    this.records.set(id, record);
   }
 }
 
