@@ -16,20 +16,25 @@ interface Names {
   readonly notifications: Map<string, string>;
 }
 
-/** A Rust function name per method and notification, unique within each kind. */
+/**
+ * A Rust function name per method and notification, unique within each kind. A method's
+ * name is the function's whole name, so a keyword stays a raw identifier (`r#type`); a
+ * notification's is always behind a prefix (`notify_`, `on_`), which makes any word a
+ * valid identifier.
+ */
 function names(model: ProtocolModel): Names {
-  const pick = (list: readonly { name: string }[]) => {
+  const pick = (list: readonly { name: string }[], bare: boolean) => {
     const taken = new Set<string>();
     const out = new Map<string, string>();
     for (const { name } of list) {
       let ident = snakeIdent(name);
       for (let i = 2; taken.has(ident); i++) ident = `${snakeIdent(name)}_${i}`;
       taken.add(ident);
-      out.set(name, ident.replace(/^r#/, ""));
+      out.set(name, bare ? ident : ident.replace(/^r#/, ""));
     }
     return out;
   };
-  return { methods: pick(model.methods), notifications: pick(model.notifications) };
+  return { methods: pick(model.methods, true), notifications: pick(model.notifications, false) };
 }
 
 /** A function signature as rustfmt writes it: on one line when it fits in 100 columns, else a parameter a line. */
