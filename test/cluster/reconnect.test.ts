@@ -78,7 +78,20 @@ async function turnThroughADrop(drop: (url: string) => Promise<void>): Promise<v
   await third;
   await drop(store);
 
-  const [ended, endedOnB] = await Promise.all([endOnA, endOnB]);
+  // A turn that never ends on a client fails here, with what the instances logged, rather than at the test's timeout.
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const tail = (text: string) => text.slice(-4000);
+      reject(
+        new Error(
+          `the turn did not end on both clients within 40 s (A: ${onA.received.length} notifications, B: ${onB.received.length})\n` +
+            `instance A logged:\n${tail(a.stderr())}\ninstance B logged:\n${tail(b.stderr())}`,
+        ),
+      );
+    }, 40_000);
+  });
+  const [ended, endedOnB] = await Promise.race([Promise.all([endOnA, endOnB]), stuck]).finally(() => clearTimeout(timer));
   expect(endedOnB).toEqual(ended);
   if (ended.method === "turn/failed") {
     // A commit the drop cut off: the turn says so, as any failed commit does.
