@@ -22,11 +22,19 @@ import { acceptChecks } from "./accept.js";
 export type ValidationMode = "strict" | "tolerant";
 
 /**
- * The compiled sets: the fast ones stop at the first error (they run on every message);
- * the report set is strict with every error collected, and runs only once a value has
- * already failed, to list everything wrong with it.
+ * The sets of validators a protocol gets, one module each:
+ * - report: ajv's validators of the strict schemas, collecting every error; they run once
+ *   a value has failed, to list everything wrong with it;
+ * - strict: accept-only checks of the same schemas (accept.ts) in front of the report
+ *   set's validators, which answer (with every error) for a value a check refuses. Same
+ *   schemas, same verdicts: ajv compiles them once, not once per set;
+ * - tolerant: accept-only checks of the tolerant schemas in front of ajv's validators of
+ *   them, which stop at the first error.
  */
 export type ValidatorSet = ValidationMode | "report";
+
+/** The module name (`validators.<set>.ts`) the strict set imports the report set's validators from. */
+export const REPORT_MODULE = "./validators.report.js";
 
 /** The ajv options every validator is compiled with, shared with the run-time comparison in bench/. */
 export const ajvOptions = {
@@ -340,13 +348,16 @@ export function standaloneValidatorCode(
 function withAcceptChecks(
   model: ProtocolModel,
   schemas: readonly JsonObject[],
+  ajvExports: string,
 ): { readonly code: string; readonly uncovered: ReadonlyMap<string, string> } {
   const full = (title: string) => `full${model.types.findIndex((t) => t.title === title)}`;
   const { code, uncovered } = acceptChecks(model, schemas, ajvOptions, full);
   const lines = [
     "",
-    "// ajv's validators, for the values an accept-only check refuses (and for the types that have none).",
-    ...model.types.map((t, i) => `const full${i} = exports.${t.title};`),
+    ajvExports === "exports"
+      ? "// ajv's validators, for the values an accept-only check refuses (and for the types that have none)."
+      : "// The report set's validators (ajv's, every error collected), for the values an accept-only check refuses (and for the types that have none).",
+    ...model.types.map((t, i) => `const full${i} = ${ajvExports}.${t.title};`),
     "",
     "// Accept-only checks: true exactly when ajv's validator of the same schema would answer true.",
     code,
@@ -354,7 +365,11 @@ function withAcceptChecks(
     "// The exports: a valid value is answered by its check; any other goes to ajv's validator, for the answer and its errors.",
   ];
   model.types.forEach((t, i) => {
-    if (uncovered.has(t.title)) return;
+    if (uncovered.has(t.title)) {
+      // ajv's validator alone; already the export when it is compiled into this set.
+      if (ajvExports !== "exports") lines.push(`exports.${t.title} = full${i};`);
+      return;
+    }
     // Named by index, not by title: a title could be the name of a parameter.
     lines.push(
       `exports.${t.title} = function fast${i}(data, options) {`,
@@ -372,19 +387,37 @@ function withAcceptChecks(
 }
 
 /**
- * The code of one validator set, as a CommonJS body like standaloneValidatorCode's: ajv's
- * validators, and for the fast sets (strict, tolerant) the accept-only checks in front of them;
- * `uncovered` names the types without one (ajv's validator alone), with the reason.
+ * The code of one validator set (see ValidatorSet), as a CommonJS body like
+ * standaloneValidatorCode's: the report set is ajv's validators; the tolerant set, ajv's
+ * validators with the accept-only checks in front of them; the strict set, the accept-only
+ * checks alone, in front of the report set's validators, which its body reads from `report`
+ * (`usesReport`). `uncovered` names the types without a check (ajv's validator alone), with
+ * the reason.
  */
 export function validatorSetCode(
   model: ProtocolModel,
   set: ValidatorSet,
-): { readonly code: string; readonly helpers: readonly string[]; readonly uncovered: ReadonlyMap<string, string> } {
+): {
+  readonly code: string;
+  readonly helpers: readonly string[];
+  readonly uncovered: ReadonlyMap<string, string>;
+  readonly usesReport: boolean;
+} {
+  if (set === "strict") {
+    checkMetaSchema(model);
+    const checks = withAcceptChecks(model, schemasFor(model, "strict"), "report");
+    return { code: checks.code, helpers: [], uncovered: checks.uncovered, usesReport: true };
+  }
   const { code, helpers, schemas } = standaloneValidatorCode(model, set);
   if (set === "report")
-    return { code, helpers, uncovered: new Map(model.types.map((t) => [t.title, "the report set has no accept-only checks"])) };
-  const checks = withAcceptChecks(model, schemas);
-  return { code: `${code.trim()}\n${checks.code}`, helpers, uncovered: checks.uncovered };
+    return {
+      code,
+      helpers,
+      uncovered: new Map(model.types.map((t) => [t.title, "the report set has no accept-only checks"])),
+      usesReport: false,
+    };
+  const checks = withAcceptChecks(model, schemas, "exports");
+  return { code: `${code.trim()}\n${checks.code}`, helpers, uncovered: checks.uncovered, usesReport: false };
 }
 
 /**
@@ -392,26 +425,29 @@ export function validatorSetCode(
  * title. A `.ts` module, not a `.cjs` side file: the user's tsc compiles it into its
  * output folder and bundlers follow it like any other import.
  *
- * ajv's code (with the accept-only checks of the fast sets, see validatorSetCode) is CommonJS,
- * run inside a function: the validators then live in that function's scope rather than at
- * module level, which bench/ measured about 5% faster for the same code. The few run-time
- * helpers ajv reaches with `require()` come from the support module (`validatorHelper`), so
- * the module needs neither ajv nor a CommonJS loader. ajv's code is not typed, hence
- * `@ts-nocheck`; the exports are typed.
+ * The set's code (see validatorSetCode) is CommonJS, run inside a function: the validators
+ * then live in that function's scope rather than at module level, which bench/ measured
+ * about 5% faster for the same code. The few run-time helpers ajv reaches with `require()`
+ * come from the support module (`validatorHelper`), so the module needs neither ajv nor a
+ * CommonJS loader; the strict set's function is handed the report module's validators
+ * instead. The code is not typed, hence `@ts-nocheck`; the exports are typed.
  */
 export function emitStandalone(model: ProtocolModel, set: ValidatorSet, support: string, header: string): string {
-  const { code, helpers } = validatorSetCode(model, set);
+  const { code, helpers, usesReport } = validatorSetCode(model, set);
   const imports = [`import type { RawValidator } from "${support}";`];
   if (helpers.length) imports.push(`import { validatorHelper } from "${support}";`);
+  if (usesReport) imports.push(`import * as reportValidators from "${REPORT_MODULE}";`);
   const lines = [
     header,
-    "// @ts-nocheck: ajv's precompiled code is plain JavaScript; the exports below are typed.",
+    set === "strict"
+      ? "// @ts-nocheck: generated plain JavaScript; the exports below are typed."
+      : "// @ts-nocheck: ajv's precompiled code is plain JavaScript; the exports below are typed.",
     ...imports,
     "",
     "const compiled: Record<string, RawValidator> = {};",
-    `(function (exports, require) {`,
+    usesReport ? "(function (exports, report) {" : "(function (exports, require) {",
     code.trim(),
-    `})(compiled, ${helpers.length ? "validatorHelper" : "undefined"});`,
+    usesReport ? "})(compiled, reportValidators);" : `})(compiled, ${helpers.length ? "validatorHelper" : "undefined"});`,
     "",
   ];
   for (const type of model.types) lines.push(`export const ${type.title}: RawValidator = compiled.${type.title};`);
