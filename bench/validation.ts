@@ -131,29 +131,36 @@ const HELPERS_URL = pathToFileURL(fileURLToPath(new URL("../packages/rpc/dist/va
 /**
  * A generated validator module as a user runs it: compiled by TypeScript (this
  * repository's target and module kind, as tsc and the package build emit it), written to a
- * temp file and loaded by Node, not through tsx.
+ * temp folder with the validator modules it imports (the strict set reads the report set's
+ * validators) and loaded by Node, not through tsx.
  */
 export async function compiledModule(file: string): Promise<Record<string, Validator>> {
+  const dir = mkdtempSync(join(tmpdir(), "turnspec-bench-"));
+  try {
+    writeCompiled(file, dir);
+    return (await import(pathToFileURL(join(dir, file.replace(/\.ts$/, ".mjs"))).href)) as Record<string, Validator>;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Compiles generated/<file> into `dir` as .mjs, and the sibling validator modules it imports. */
+function writeCompiled(file: string, dir: string): void {
   const source = readFileSync(fileURLToPath(new URL(`../generated/${file}`, import.meta.url)), "utf8");
   const { outputText } = ts.transpileModule(source, {
     compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: false },
     fileName: file,
   });
   // The support module's helpers (ucs2length: lengths count code points) from the built @turnspec/rpc.
-  const linked = outputText.replace(
-    /^import \{ validatorHelper \} from "@turnspec\/rpc";$/m,
-    `import { validatorHelper } from ${JSON.stringify(HELPERS_URL)};`,
-  );
-  if (/^import (?!type)(?!\{ validatorHelper \} from "file:)/m.test(linked))
-    throw new Error(`${file} compiled to a module with run-time imports other than the support module's helpers; the bench loads it alone`);
-  const dir = mkdtempSync(join(tmpdir(), "turnspec-bench-"));
-  try {
-    const path = join(dir, file.replace(/\.ts$/, ".mjs"));
-    writeFileSync(path, linked);
-    return (await import(pathToFileURL(path).href)) as Record<string, Validator>;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const linked = outputText
+    .replace(/^import \{ validatorHelper \} from "@turnspec\/rpc";$/m, `import { validatorHelper } from ${JSON.stringify(HELPERS_URL)};`)
+    .replace(/^import \* as (\w+) from "\.\/(validators\.\w+)\.js";$/gm, (_line, name: string, sibling: string) => {
+      writeCompiled(`${sibling}.ts`, dir);
+      return `import * as ${name} from "./${sibling}.mjs";`;
+    });
+  if (/^import (?!type)(?!\{ validatorHelper \} from "file:)(?!\* as \w+ from "\.\/validators\.\w+\.mjs")/m.test(linked))
+    throw new Error(`${file} compiled to a module with run-time imports other than the support module's helpers and the other validator modules; the bench loads it alone`);
+  writeFileSync(join(dir, file.replace(/\.ts$/, ".mjs")), linked);
 }
 
 /**
