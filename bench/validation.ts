@@ -159,7 +159,9 @@ function writeCompiled(file: string, dir: string): void {
       return `import * as ${name} from "./${sibling}.mjs";`;
     });
   if (/^import (?!type)(?!\{ validatorHelper \} from "file:)(?!\* as \w+ from "\.\/validators\.\w+\.mjs")/m.test(linked))
-    throw new Error(`${file} compiled to a module with run-time imports other than the support module's helpers and the other validator modules; the bench loads it alone`);
+    throw new Error(
+      `${file} compiled to a module with run-time imports other than the support module's helpers and the other validator modules; the bench loads it alone`,
+    );
   writeFileSync(join(dir, file.replace(/\.ts$/, ".mjs")), linked);
 }
 
