@@ -187,9 +187,10 @@ function tolerated(errors: readonly RawValidationError[]): RawValidationError[] 
 }
 
 /**
- * Validates with the fast validator (first error only); when the value fails and a
- * `report` validator (every error, strict) is given, lists every issue from it, minus
- * what `mode` tolerates.
+ * Validates with the fast validator; when the value fails and a `report` validator (every
+ * error, strict) is given, lists every issue from it, minus what `mode` tolerates. A fast
+ * validator that answered a refusal from the report validator (the strict set's) has its
+ * errors reused, not computed twice.
  */
 export function runValidator<T>(
   validator: RawValidator,
@@ -198,7 +199,9 @@ export function runValidator<T>(
   mode: "strict" | "tolerant" = "strict",
 ): ValidationResult<T> {
   if (validator(value)) return { ok: true, value: value as T };
-  if (report && !report(value)) {
+  // A strict validator answers a refused value from the report validator itself: its errors
+  // are then the report's, just written, and the report need not run again.
+  if (report && ((validator.errors != null && validator.errors === report.errors) || !report(value))) {
     const errors = toIssues(mode === "tolerant" ? tolerated(report.errors ?? []) : (report.errors ?? []), value);
     if (errors.length) return { ok: false, errors };
   }
