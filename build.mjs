@@ -32,6 +32,12 @@ for (const set of ["strict", "tolerant", "report"]) {
   writeFileSync(file, code);
 }
 
+// The meta-schemas every `turnspec generate` checks a schemas folder against, compiled once
+// here rather than on every run (packages/generator/src/meta-precompile.ts).
+const { metaValidatorsModule } = await import(pathToFileURL(at("packages/generator/dist/meta-precompile.js")).href);
+const { META_VALIDATORS_MODULE } = await import(pathToFileURL(at("packages/generator/dist/meta.js")).href);
+writeFileSync(at("packages/generator/dist", META_VALIDATORS_MODULE), metaValidatorsModule());
+
 const copy = (from, to) => cpSync(at(from), at(to), { recursive: true });
 // Read at run time, relative to the compiled modules.
 const conformance = "packages/conformance";

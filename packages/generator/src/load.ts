@@ -7,10 +7,11 @@ import { didYouMean } from "@turnspec/rpc";
 import { describeJsonSyntaxError } from "@turnspec/rpc/json-file";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
+import type Ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { metaSchema } from "./meta.js";
+import { META_AJV_OPTIONS, META_VALIDATORS_MODULE, metaDigest, metaSchema, type MetaSchemaName } from "./meta.js";
 import { combinesObjects, flattenObject, NotFlattenable, unsatisfiableClosure } from "./compose.js";
 import type {
   DefModel,
@@ -103,26 +104,45 @@ const snakeCase = (title: string) =>
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
     .toLowerCase();
 
+const require = createRequire(import.meta.url);
 let metaAjv: Ajv2020 | undefined;
-const metaValidators = new Map<object, ValidateFunction>();
+const metaValidators = new Map<MetaSchemaName, ValidateFunction>();
+
+/** The build's precompiled meta validators (meta-precompile.ts), or undefined where there are none (the sources run as they are). */
+function precompiledMeta(): { validators: Record<string, ValidateFunction>; digests: Record<string, string> } | undefined {
+  try {
+    return require(`./${META_VALIDATORS_MODULE}`) as { validators: Record<string, ValidateFunction>; digests: Record<string, string> };
+  } catch (error) {
+    if ((error as { code?: string }).code === "MODULE_NOT_FOUND" && (error as Error).message.includes(META_VALIDATORS_MODULE))
+      return undefined;
+    throw error;
+  }
+}
 
 /**
- * The validator of one of turnspec's own meta-schemas, compiled once per process by one
- * ajv. They are not checked against JSON Schema's meta-schema on every run (compiling that
- * costs more than the check it makes): test/generator/meta-schemas.test.ts checks them.
+ * The validator of one of turnspec's own meta-schemas: the build's precompiled one when it
+ * was compiled from this meta-schema, or else compiled once per process by one ajv with the
+ * same options. They are not checked against JSON Schema's meta-schema on every run
+ * (compiling that costs more than the check it makes): test/generator/meta-schemas.test.ts
+ * checks them.
  */
-function metaValidator(meta: object): ValidateFunction {
-  let validate = metaValidators.get(meta);
+function metaValidator(name: MetaSchemaName): ValidateFunction {
+  let validate = metaValidators.get(name);
   if (!validate) {
-    // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
-    metaAjv ??= new Ajv2020({ allErrors: true, strict: true, discriminator: true, verbose: true, validateSchema: false });
-    validate = metaAjv.compile(meta);
-    metaValidators.set(meta, validate);
+    const built = precompiledMeta();
+    validate = built?.digests[name] === metaDigest(name) ? built.validators[name] : undefined;
+    if (!validate) {
+      // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
+      const Ajv = (require("ajv/dist/2020.js") as { default: typeof Ajv2020 }).default;
+      metaAjv ??= new Ajv({ ...META_AJV_OPTIONS });
+      validate = metaAjv.compile(metaSchema(name));
+    }
+    metaValidators.set(name, validate);
   }
   return validate;
 }
 
-function metaCheck(file: string, meta: object, value: Json, problems: SchemaError[]): boolean {
+function metaCheck(file: string, meta: MetaSchemaName, value: Json, problems: SchemaError[]): boolean {
   const validate = metaValidator(meta);
   if (validate(value)) return true;
   for (const error of validate.errors as ErrorObject[]) {
@@ -169,8 +189,8 @@ export function loadSchemas(dir: string): ProtocolModel {
   const digest = folderDigest(dir, entries);
   const protocolRaw = readJson(dir, "protocol.json", problems);
   const errorsRaw = readJson(dir, "errors.json", problems);
-  if (protocolRaw !== undefined) metaCheck("protocol.json", metaSchema("protocol.schema.json"), protocolRaw, problems);
-  if (errorsRaw !== undefined) metaCheck("errors.json", metaSchema("errors.schema.json"), errorsRaw, problems);
+  if (protocolRaw !== undefined) metaCheck("protocol.json", "protocol.schema.json", protocolRaw, problems);
+  if (errorsRaw !== undefined) metaCheck("errors.json", "errors.schema.json", errorsRaw, problems);
   if (problems.length) throw new SchemaErrors(problems);
   const protocol = protocolRaw as JsonObject;
   const baseUri = protocol.schemaBaseUri as string;
