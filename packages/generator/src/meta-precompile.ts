@@ -7,13 +7,8 @@
  */
 import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
+import { defaultOf } from "./emit/validators.js";
 import { FOLDER_META_SCHEMAS, META_AJV_OPTIONS, metaDigest, metaSchema } from "./meta.js";
-
-/** A CommonJS module's `exports.default`, whether the loader hands over `exports` (Node) or the default itself. */
-function defaultOf<T>(module: T): T {
-  const wrapped = module as { __esModule?: boolean; default?: T };
-  return wrapped.__esModule && wrapped.default !== undefined ? wrapped.default : module;
-}
 
 /** The text of `dist/meta-validators.cjs`: `validators` and `digests`, both by meta-schema file name. */
 export function metaValidatorsModule(): string {

@@ -98,7 +98,7 @@ export function withIntegerRange(schema: JsonObject): JsonObject {
 }
 
 /** A CommonJS module's `exports.default`, whether the loader hands over `exports` (Node) or the default itself (bundlers). */
-function defaultOf<T>(module: T): T {
+export function defaultOf<T>(module: T): T {
   const wrapped = module as { __esModule?: boolean; default?: T };
   return wrapped.__esModule && wrapped.default !== undefined ? wrapped.default : module;
 }
