@@ -18,6 +18,8 @@ export interface TurnPlan {
   readonly approval?: boolean;
   /** Milliseconds the model waits before it starts its answer. */
   readonly delayMs?: number;
+  /** Milliseconds between one delta and the next, as a model streams; without it all deltas come at once. */
+  readonly everyMs?: number;
 }
 
 /** The user message that plays a plan on the scripted model. */
@@ -25,7 +27,12 @@ export function planMessage(plan: TurnPlan): string {
   const words = Array.from({ length: plan.deltas }, (_, i) => `w${i}`).join(" ");
   return scriptMessage([
     ...(plan.writeFile ? [{ tool: "write_file", args: { path: plan.writeFile, content: `written by ${plan.writeFile}\n` } }] : []),
-    { say: words, chunks: plan.deltas, ...(plan.delayMs ? { delay_ms: plan.delayMs } : {}) },
+    {
+      say: words,
+      chunks: plan.deltas,
+      ...(plan.delayMs ? { delay_ms: plan.delayMs } : {}),
+      ...(plan.everyMs ? { every_ms: plan.everyMs } : {}),
+    },
   ]);
 }
 

@@ -212,6 +212,12 @@ describe("ScriptedProvider", () => {
       'invalid script: step 1 has an unknown field "delay" (a "tool" step allows "tool", "args", "reasoning", "delay_ms", "tokens", "fail_attempts", "fail_message")',
     ],
     ["a field of another kind", { script: [{ say: "a", retryable: true }] }, 'invalid script: step 0 has an unknown field "retryable"'],
+    [
+      "a negative every_ms",
+      { script: [{ say: "a", every_ms: -5 }] },
+      'invalid script: step 0: "every_ms" must be a non-negative integer, got -5',
+    ],
+    ["every_ms on a tool step", { script: [{ tool: "a", every_ms: 5 }] }, 'invalid script: step 0 has an unknown field "every_ms"'],
     ["chunks of zero", { script: [{ say: "a", chunks: 0 }] }, 'invalid script: step 0: "chunks" must be a positive integer, got 0'],
     [
       "more chunks than characters",
@@ -306,6 +312,35 @@ describe("ScriptedProvider", () => {
     const events = await collect(first([{ say: "late", delay_ms: 50 }]));
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
     expect(texts(events)).toEqual(["late"]);
+  });
+
+  it("paces a say step's deltas every_ms apart, one at a time, and stops between them on abort", { timeout: 5_000 }, async () => {
+    const steps = [{ say: "one two three", chunks: 3, every_ms: 40 }];
+    const gaps: number[] = [];
+    let last = performance.now();
+    const iterator = provider
+      .stream({ model: "m", messages: first(steps), tools: [], signal: new AbortController().signal })
+      [Symbol.asyncIterator]();
+    const seen: string[] = [];
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) {
+      // Each delta is its own step of the stream, not a batch.
+      expect(Array.isArray(r.value)).toBe(false);
+      seen.push(...texts([...flat(r.value)]));
+      gaps.push(performance.now() - last);
+      last = performance.now();
+    }
+    expect(seen).toEqual(["one ", "two ", "three"]);
+    expect(gaps.slice(1).every((gap) => gap >= 35)).toBe(true);
+
+    const controller = new AbortController();
+    const paced = provider
+      .stream({ model: "m", messages: first([{ say: "a b", chunks: 2, every_ms: 60_000 }]), tools: [], signal: controller.signal })
+      [Symbol.asyncIterator]();
+    expect(texts([...flat((await paced.next()).value as ProviderEvent)])).toEqual(["a "]);
+    const next = paced.next();
+    const reason = new Error("turn cancelled");
+    controller.abort(reason);
+    await expect(next).rejects.toBe(reason);
   });
 
   it("stops waiting when the signal aborts, with the signal's reason", { timeout: 5_000 }, async () => {

@@ -315,6 +315,55 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       }
     });
 
+    it("answers what follows a turn's end, and its last sequence, without waiting for the server", async () => {
+      const store = new PostgresEventStore(url, { now: () => RECORDED_AT, callTimeoutMs: 1_000 });
+      open.push(store);
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      appendDelta(store, "trn_1", "a");
+      appendDelta(store, "trn_1", "b");
+      store.append("trn_1", "turn/completed", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence }));
+      expect(await committed(store)).toBeUndefined();
+      // Another connection holds every table of the log: a read that went to the server would time out.
+      const blocker = new pg.Client({ connectionString: url });
+      await blocker.connect();
+      try {
+        await blocker.query("BEGIN");
+        await blocker.query("LOCK TABLE event_runs, turns IN ACCESS EXCLUSIVE MODE");
+        expect(store.events("trn_1", 3)).toEqual([]);
+        expect(store.events("trn_1", 7, 5)).toEqual([]);
+        expect(store.lastSequence("trn_1")).toBe(3);
+        expect(store.turnThread("trn_1")).toBe("thr_a");
+        expect(store.events("trn_1", 1).map((e) => e.method)).toEqual(["item/agent_message/delta", "turn/completed"]);
+      } finally {
+        await blocker.query("ROLLBACK");
+        await blocker.end();
+      }
+      // And the end stays final: nothing is appended after it.
+      expect((thrownBy(() => appendDelta(store, "trn_1")) as StoreError).kind).toBe("turn_fenced");
+    });
+
+    it("appends to a turn its own open group created without locking it again, from sequence 1 and at the generation it claimed", () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      const generation = store.claimTurn("trn_1", 30_000)!;
+      expect(generation).toBe(1);
+      expect(store.turnThread("trn_1")).toBe("thr_a");
+      expect(store.append("trn_1", "item/agent_message/delta", (sequence) => ({ turn_id: "trn_1", sequence }), generation).sequence).toBe(
+        1,
+      );
+      expect(
+        (thrownBy(() => store.append("trn_1", "item/agent_message/delta", (sequence) => ({ turn_id: "trn_1", sequence }), 0)) as StoreError)
+          .kind,
+      ).toBe("turn_fenced");
+      expect(store.lastSequence("trn_1")).toBe(1);
+      // Another store sees the turn and its event once this one's group commits, and goes on from there.
+      const other = connect();
+      expect(appendDelta(other, "trn_1").sequence).toBe(2);
+      expect(other.events("trn_1").map((e) => e.sequence)).toEqual([1, 2]);
+    });
+
     it("commits a burst that never yields every POSTGRES_GROUP_COMMIT_LIMIT appends, so its first frames can leave", () => {
       const store = connect();
       store.createThread(thread("thr_a"));

@@ -42,6 +42,11 @@ export interface ScriptStepExtras {
 export interface ScriptSayStep extends ScriptStepExtras {
   readonly say: string;
   readonly chunks?: number;
+  /**
+   * Milliseconds between one delta and the next, so the answer streams at a model's pace;
+   * without it every delta comes at once. Aborted by the request's signal.
+   */
+  readonly every_ms?: number;
 }
 
 /** One tool call in a step. `args` defaults to `{}`. */
@@ -80,7 +85,7 @@ const KINDS = ["say", "tool", "tools", "fail"] as const;
 const EXTRAS = ["reasoning", "delay_ms", "tokens", "fail_attempts", "fail_message"];
 /** The keys each kind allows besides the extras: an unknown key is a typo worth reporting. */
 const KEYS: Record<(typeof KINDS)[number], readonly string[]> = {
-  say: ["say", "chunks"],
+  say: ["say", "chunks", "every_ms"],
   tool: ["tool", "args"],
   tools: ["tools"],
   fail: ["fail", "retryable"],
@@ -124,7 +129,13 @@ export class ScriptedProvider implements ModelProvider {
       throw new ProviderError(step.fail, step.retryable ?? false);
     }
     if ("say" in step) {
-      yield splitText(step.say, step.chunks).map((piece): ProviderEvent => ({ type: "text_delta", text: piece }));
+      const pieces = splitText(step.say, step.chunks).map((piece): ProviderEvent => ({ type: "text_delta", text: piece }));
+      if (!step.every_ms) yield pieces;
+      else
+        for (const [n, piece] of pieces.entries()) {
+          if (n > 0) await delay(step.every_ms, request.signal);
+          yield piece;
+        }
     } else {
       const calls = "tools" in step ? step.tools : [step];
       // Ids depend only on the step and position, so a replayed conversation gets the same ids.
@@ -189,6 +200,7 @@ function checkStep(step: unknown, index: number): void {
     case "say":
       field("say", (v) => typeof v === "string", "a string");
       field("chunks", (v) => Number.isInteger(v) && (v as number) >= 1, "a positive integer");
+      field("every_ms", count, "a non-negative integer");
       // A character is one or two code units, so a text has at least half its length in characters.
       if (
         "chunks" in step &&

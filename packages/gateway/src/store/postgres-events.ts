@@ -73,6 +73,13 @@ export class CommittedEvents {
     return this.turns.get(turnId)?.length ?? 0;
   }
 
+  /** The sequence of the turn's last kept event when its method is one of `ends`: nothing can follow it. */
+  endedAt(turnId: string, ends: ReadonlySet<string>): number | undefined {
+    const kept = this.turns.get(turnId);
+    const last = kept?.[kept.length - 1];
+    return last !== undefined && ends.has(last.method) ? last.sequence : undefined;
+  }
+
   /** Kept events of a turn with a sequence above `after`, at most `limit`. */
   read(turnId: string, after: number, limit: number | undefined): StoredEvent[] {
     const kept = this.turns.get(turnId);

@@ -284,6 +284,12 @@ interface Group {
   readonly appended: Map<string, StoredEvent[]>;
   /** Per turn, the events appended and not yet sent to the server. */
   pending: Map<string, PendingRun>;
+  /**
+   * Each turn this group inserted, with its thread and generation: no other transaction
+   * sees the row before this one commits, so nobody else appends to the turn or claims it
+   * meanwhile, and what a read in this transaction would find is known here.
+   */
+  readonly created: Map<string, { readonly threadId: string; generation: number }>;
 }
 
 /**
@@ -425,12 +431,14 @@ export class PostgresEventStore implements EventStore {
         params: [turnId, threadId, createdAt],
       },
     ]);
-    return inserted!.rowCount === 1;
+    if (inserted!.rowCount !== 1) return false;
+    this.group?.created.set(turnId, { threadId, generation: 0 });
+    return true;
   }
 
   turnThread(turnId: string): string | undefined {
     this.enter();
-    const known = this.knownTurns.get(turnId);
+    const known = this.knownTurns.get(turnId) ?? this.group?.turns.get(turnId)?.thread_id ?? this.group?.created.get(turnId)?.threadId;
     if (known !== undefined) return known;
     const threadId = this.read(`SELECT thread_id FROM turns WHERE turn_id = $1`, [turnId])[0]?.thread_id as string | undefined;
     if (threadId !== undefined && this.allCommitted()) this.knownTurns.set(turnId, threadId);
@@ -457,7 +465,13 @@ export class PostgresEventStore implements EventStore {
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
     const group = this.group ?? this.beginGroup();
     let turn = group.turns.get(turnId);
-    if (turn === undefined) {
+    const created = turn === undefined ? group.created.get(turnId) : undefined;
+    if (created !== undefined) {
+      // Inserted by this group: no lock to take, and no events yet.
+      turn = { thread_id: created.threadId, first: 1, last: 0, generation: created.generation };
+      group.turns.set(turnId, turn);
+      group.appended.set(turnId, []);
+    } else if (turn === undefined) {
       this.flush(group);
       // The row lock first, the highest sequence after it: a statement that had to wait
       // for the lock would otherwise read the sequence as it was before the other commit.
@@ -541,15 +555,33 @@ export class PostgresEventStore implements EventStore {
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
     this.enter();
+    // Nothing follows the known end of a turn: asked for what comes after it, the answer is
+    // known without asking the server (see knownLast).
+    const last = this.knownLast(turnId);
+    if (last !== undefined && afterSequence >= last) return [];
     // What is kept is committed and never changes: only what follows it is read.
     const kept = this.committed.read(turnId, afterSequence, limit);
     const left = limit === undefined ? undefined : limit - kept.length;
     if (left === 0) return kept;
     const after = kept.length === 0 ? afterSequence : kept[kept.length - 1]!.sequence;
+    if (last !== undefined && after >= last) return kept;
     const read = eventsFromRuns(turnId, this.read(EVENTS_SQL, [turnId, after, left ?? null]), after, left);
     // Kept only when none of them can be this store's own, not yet committed.
     if (read.length > 0 && !this.holdsUncommitted(turnId)) this.committed.add(turnId, read);
     return kept.length === 0 ? read : read.length === 0 ? kept : kept.concat(read);
+  }
+
+  /**
+   * A turn's highest sequence, when this store knows it exactly without the server: the
+   * open group holds the turn's row lock (every append takes it), so nobody else appends
+   * to the turn until it commits and the last it appended is the last there is; or the turn
+   * ended, which the store itself makes final (append refuses anything after an end), and
+   * its end is among the committed events kept.
+   */
+  private knownLast(turnId: string): number | undefined {
+    const held = this.group?.turns.get(turnId);
+    if (held !== undefined) return held.last;
+    return this.committed.endedAt(turnId, TURN_TERMINALS);
   }
 
   /** Whether a group of this store not yet committed (open, or sent and unanswered) appended to the turn. */
@@ -558,6 +590,8 @@ export class PostgresEventStore implements EventStore {
   }
 
   lastSequence(turnId: string): number {
+    const last = this.knownLast(turnId);
+    if (last !== undefined) return last;
     return this.read(`SELECT ${lastOfTurn("$1")} AS last`, [turnId])[0]!.last as number;
   }
 
@@ -838,7 +872,7 @@ export class PostgresEventStore implements EventStore {
     if (locked!.rowCount === 0) throw storeErrors.unknownTurn(turnId, "claim");
     const generation = raised!.rows[0]?.generation as number | undefined;
     // An append of this group already read the turn's generation: from now on it is this one.
-    const appended = this.group?.turns.get(turnId);
+    const appended = this.group?.turns.get(turnId) ?? this.group?.created.get(turnId);
     if (appended !== undefined && generation !== undefined) appended.generation = generation;
     return generation;
   }
@@ -888,7 +922,7 @@ export class PostgresEventStore implements EventStore {
 
   private beginGroup(): Group {
     this.call(() => this.link.begin());
-    const group: Group = { appends: 0, waiting: [], turns: new Map(), appended: new Map(), pending: new Map() };
+    const group: Group = { appends: 0, waiting: [], turns: new Map(), appended: new Map(), pending: new Map(), created: new Map() };
     this.group = group;
     groupHolders.set(this.url, this);
     setImmediate(() => {
