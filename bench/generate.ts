@@ -13,7 +13,7 @@
  *   in order: importing the generator, loading and checking the schemas, importing the
  *   emitters, each output (types through json-schema-to-typescript, validators compiled
  *   with ajv, ...), writing; then what a run answered from the cache does (the key, the
- *   entry); then each further language emitted from the same model (Python, Go), target
+ *   entry); then each further language emitted from the same model (Python, Go, Rust), target
  *   ≤ +0.3 s each.
  *
  * Run alone: node --import ./scripts/from-source.mjs bench/generate.ts [--runs N] [--no-phases]
@@ -113,6 +113,7 @@ const { loadSchemas } = await import(${dist("load.js")});
 const model = loadSchemas(schemasDir);
 await time("further language: python (emit, same process)", () => generate.emitAll(model, { lang: "python" }));
 await time("further language: go (emit, same process)", () => generate.emitAll(model, { lang: "go" }));
+await time("further language: rust (emit, same process)", () => generate.emitAll(model, { lang: "rust" }));
 console.log(JSON.stringify(phases));
 `;
 }

@@ -16,6 +16,7 @@ function validate1(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_presentation_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.identity_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "identity_id"}};
@@ -87,6 +88,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "identity_id") || (key0 === "execution_id")) || (key0 === "source")) || (key0 === "revision")) || (key0 === "display_name")) || (key0 === "nickname")) || (key0 === "avatar_revision")) || (key0 === "role_presentation"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -101,6 +103,8 @@ errors++;
 }
 if(data.identity_id !== undefined){
 let data0 = data.identity_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -123,9 +127,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.execution_id !== undefined){
 let data1 = data.execution_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -148,9 +155,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.source !== undefined){
-if(typeof data.source !== "string"){
+let data2 = data.source;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err12 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
@@ -160,9 +170,12 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.revision !== undefined){
 let data3 = data.revision;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err13 = {instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -173,6 +186,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err14 = {instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -195,9 +209,12 @@ vErrors.push(err15);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.display_name !== undefined){
-if(typeof data.display_name !== "string"){
+let data4 = data.display_name;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err16 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -207,9 +224,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.nickname !== undefined){
-if(typeof data.nickname !== "string"){
+let data5 = data.nickname;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/nickname",schemaPath:"#/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -219,9 +240,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.avatar_revision !== undefined){
 let data6 = data.avatar_revision;
+const _errs14 = errors;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
 const err18 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/type",keyword:"type",params:{type: schema1.properties.avatar_revision.type}};
 if(vErrors === null){
@@ -232,6 +256,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err19 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -254,12 +279,16 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 if(data.role_presentation !== undefined){
 let data7 = data.role_presentation;
+const _errs16 = errors;
 const _errs17 = errors;
 let valid1 = false;
 const _errs18 = errors;
+const _errs19 = errors;
+const _errs20 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.role === undefined){
 const err21 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/required",keyword:"required",params:{missingProperty: "role"}};
@@ -271,6 +300,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs21 = errors;
 for(const key1 in data7){
 if(!((key1 === "role") || (key1 === "label"))){
 const err22 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -284,7 +314,9 @@ errors++;
 }
 }
 if(data7.role !== undefined){
-if(typeof data7.role !== "string"){
+let data8 = data7.role;
+const _errs22 = errors;
+if(typeof data8 !== "string"){
 const err23 = {instancePath:instancePath+"/role_presentation/role",schemaPath:"agent_role_presentation.json/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
@@ -294,9 +326,13 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs23 = errors;
+var valid3 = _errs22 === errors;
 }
 if(data7.label !== undefined){
-if(typeof data7.label !== "string"){
+let data9 = data7.label;
+const _errs24 = errors;
+if(typeof data9 !== "string"){
 const err24 = {instancePath:instancePath+"/role_presentation/label",schemaPath:"agent_role_presentation.json/properties/label/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
@@ -306,6 +342,8 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs25 = errors;
+var valid3 = _errs24 === errors;
 }
 }
 else {
@@ -318,6 +356,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid2 = _errs19 === errors;
 var _valid0 = _errs18 === errors;
 valid1 = valid1 || _valid0;
 if(!valid1){
@@ -332,8 +371,11 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs27 = errors;
 var _valid0 = _errs26 === errors;
 valid1 = valid1 || _valid0;
+if(!valid1){
+}
 }
 if(!valid1){
 const err27 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf",keyword:"anyOf",params:{}};
@@ -356,6 +398,7 @@ vErrors = null;
 }
 }
 }
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -377,6 +420,7 @@ function validate0(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_actor_ref.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -388,6 +432,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "kind") || (key0 === "identity_id")) || (key0 === "execution_id")) || (key0 === "presentation"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -402,6 +447,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -412,6 +458,8 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
+const vSchema0 = schema0.properties.kind.enum;
 if(!(((data0 === "user") || (data0 === "agent")) || (data0 === "system"))){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema0.properties.kind.enum}};
 if(vErrors === null){
@@ -422,9 +470,12 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.identity_id !== undefined){
 let data1 = data.identity_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err4 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -447,9 +498,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.execution_id !== undefined){
 let data2 = data.execution_id;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err6 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -472,12 +526,18 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.presentation !== undefined){
-if(!(validate1(data.presentation, {instancePath:instancePath+"/presentation",parentData:data,parentDataProperty:"presentation",rootData}))){
+let data3 = data.presentation;
+const _errs8 = errors;
+if(!(validate1(data3, {instancePath:instancePath+"/presentation",parentData:data,parentDataProperty:"presentation",rootData}))){
 vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -502,6 +562,7 @@ function validate3(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_disclosure_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.text === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "text"}};
@@ -553,6 +614,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "text") || (key0 === "artifacts")) || (key0 === "context")) || (key0 === "userInput")) || (key0 === "resultReturn"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -566,7 +628,9 @@ errors++;
 }
 }
 if(data.text !== undefined){
-if(typeof data.text !== "boolean"){
+let data0 = data.text;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
 const err6 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -576,9 +640,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.artifacts !== undefined){
-if(typeof data.artifacts !== "boolean"){
+let data1 = data.artifacts;
+const _errs4 = errors;
+if(typeof data1 !== "boolean"){
 const err7 = {instancePath:instancePath+"/artifacts",schemaPath:"#/properties/artifacts/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -588,9 +656,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.context !== undefined){
-if(typeof data.context !== "boolean"){
+let data2 = data.context;
+const _errs6 = errors;
+if(typeof data2 !== "boolean"){
 const err8 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -600,9 +672,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.userInput !== undefined){
-if(typeof data.userInput !== "boolean"){
+let data3 = data.userInput;
+const _errs8 = errors;
+if(typeof data3 !== "boolean"){
 const err9 = {instancePath:instancePath+"/userInput",schemaPath:"#/properties/userInput/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -612,9 +688,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.resultReturn !== undefined){
 let data4 = data.resultReturn;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err10 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -625,6 +705,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema4.enum;
 if(!(((data4 === "none") || (data4 === "summary_only")) || (data4 === "full_result"))){
 const err11 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
@@ -635,6 +717,8 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -658,7 +742,9 @@ function validate4(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_disclosure_request.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "text") || (key0 === "artifacts")) || (key0 === "context")) || (key0 === "userInput")) || (key0 === "resultReturn"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -672,7 +758,9 @@ errors++;
 }
 }
 if(data.text !== undefined){
-if(typeof data.text !== "boolean"){
+let data0 = data.text;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
 const err1 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err1];
@@ -682,9 +770,13 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.artifacts !== undefined){
-if(typeof data.artifacts !== "boolean"){
+let data1 = data.artifacts;
+const _errs4 = errors;
+if(typeof data1 !== "boolean"){
 const err2 = {instancePath:instancePath+"/artifacts",schemaPath:"#/properties/artifacts/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -694,9 +786,13 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.context !== undefined){
-if(typeof data.context !== "boolean"){
+let data2 = data.context;
+const _errs6 = errors;
+if(typeof data2 !== "boolean"){
 const err3 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -706,9 +802,13 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.userInput !== undefined){
-if(typeof data.userInput !== "boolean"){
+let data3 = data.userInput;
+const _errs8 = errors;
+if(typeof data3 !== "boolean"){
 const err4 = {instancePath:instancePath+"/userInput",schemaPath:"#/properties/userInput/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -718,9 +818,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.resultReturn !== undefined){
 let data4 = data.resultReturn;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err5 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -731,6 +835,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema4.enum;
 if(!(((data4 === "none") || (data4 === "summary_only")) || (data4 === "full_result"))){
 const err6 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
@@ -741,6 +847,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -773,6 +881,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema4.enum;
 if(!(((data === "none") || (data === "summary_only")) || (data === "full_result"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
@@ -804,6 +914,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema8.enum;
 if(!((((((data === "send_message") || (data === "start_agent")) || (data === "create_task")) || (data === "schedule_task")) || (data === "review_task_result")) || (data === "deliver_result"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema8.enum}};
 if(vErrors === null){
@@ -827,6 +939,7 @@ function validate7(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_create_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -968,6 +1081,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema9.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -982,6 +1096,8 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 !== "string"){
 const err15 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -992,6 +1108,8 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs4 = errors;
+const vSchema0 = schema10.enum;
 if(!((data0 === "execution_bound") || (data0 === "identity_bound"))){
 const err16 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
@@ -1002,9 +1120,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 if(data.source_execution_id !== undefined){
 let data1 = data.source_execution_id;
+const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err17 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1027,9 +1149,12 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid0 = _errs5 === errors;
 }
 if(data.source_capsule_id !== undefined){
 let data2 = data.source_capsule_id;
+const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err19 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1052,9 +1177,12 @@ vErrors.push(err20);
 }
 errors++;
 }
+var valid0 = _errs7 === errors;
 }
 if(data.source_thread_id !== undefined){
 let data3 = data.source_thread_id;
+const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err21 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1077,9 +1205,12 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid0 = _errs9 === errors;
 }
 if(data.source_workspace_id !== undefined){
 let data4 = data.source_workspace_id;
+const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 const err23 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1102,9 +1233,12 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid0 = _errs11 === errors;
 }
 if(data.source_gateway_id !== undefined){
 let data5 = data.source_gateway_id;
+const _errs13 = errors;
+const _errs14 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 const err25 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1127,9 +1261,12 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid0 = _errs13 === errors;
 }
 if(data.destination_execution_id !== undefined){
 let data6 = data.destination_execution_id;
+const _errs15 = errors;
+const _errs16 = errors;
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 const err27 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1152,9 +1289,12 @@ vErrors.push(err28);
 }
 errors++;
 }
+var valid0 = _errs15 === errors;
 }
 if(data.destination_capsule_id !== undefined){
 let data7 = data.destination_capsule_id;
+const _errs17 = errors;
+const _errs18 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 const err29 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1177,9 +1317,12 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid0 = _errs17 === errors;
 }
 if(data.destination_thread_id !== undefined){
 let data8 = data.destination_thread_id;
+const _errs19 = errors;
+const _errs20 = errors;
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
 const err31 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1202,9 +1345,12 @@ vErrors.push(err32);
 }
 errors++;
 }
+var valid0 = _errs19 === errors;
 }
 if(data.destination_workspace_id !== undefined){
 let data9 = data.destination_workspace_id;
+const _errs21 = errors;
+const _errs22 = errors;
 if(typeof data9 === "string"){
 if(func0(data9) > 256){
 const err33 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1227,9 +1373,12 @@ vErrors.push(err34);
 }
 errors++;
 }
+var valid0 = _errs21 === errors;
 }
 if(data.destination_gateway_id !== undefined){
 let data10 = data.destination_gateway_id;
+const _errs23 = errors;
+const _errs24 = errors;
 if(typeof data10 === "string"){
 if(func0(data10) > 256){
 const err35 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1252,9 +1401,12 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid0 = _errs23 === errors;
 }
 if(data.destination_identity_id !== undefined){
 let data11 = data.destination_identity_id;
+const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data11 === "string"){
 if(func0(data11) > 256){
 const err37 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1277,9 +1429,12 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid0 = _errs25 === errors;
 }
 if(data.destination_execution_profile !== undefined){
-if(typeof data.destination_execution_profile !== "string"){
+let data12 = data.destination_execution_profile;
+const _errs27 = errors;
+if(typeof data12 !== "string"){
 const err39 = {instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err39];
@@ -1289,13 +1444,20 @@ vErrors.push(err39);
 }
 errors++;
 }
+const _errs28 = errors;
+var valid0 = _errs27 === errors;
 }
 if(data.allowed_actions !== undefined){
 let data13 = data.allowed_actions;
+const _errs29 = errors;
+const _errs30 = errors;
 if(Array.isArray(data13)){
+let valid3 = true;
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data13[i0] !== "string"){
+let data14 = data13[i0];
+const _errs31 = errors;
+if(typeof data14 !== "string"){
 const err40 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"#/properties/allowed_actions/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err40];
@@ -1304,6 +1466,11 @@ else {
 vErrors.push(err40);
 }
 errors++;
+}
+const _errs32 = errors;
+var valid2 = _errs31 === errors;
+if(!valid2){
+valid3 = false;
 }
 }
 }
@@ -1317,15 +1484,22 @@ vErrors.push(err41);
 }
 errors++;
 }
+var valid0 = _errs29 === errors;
 }
 if(data.disclosure !== undefined){
-if(!(validate4(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
+let data15 = data.disclosure;
+const _errs33 = errors;
+if(!(validate4(data15, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
 vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs33 === errors;
 }
 if(data.source_policy_generation !== undefined){
 let data16 = data.source_policy_generation;
+const _errs34 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
 const err42 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -1336,6 +1510,7 @@ vErrors.push(err42);
 }
 errors++;
 }
+const _errs35 = errors;
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
 const err43 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -1358,9 +1533,11 @@ vErrors.push(err44);
 errors++;
 }
 }
+var valid0 = _errs34 === errors;
 }
 if(data.destination_policy_generation !== undefined){
 let data17 = data.destination_policy_generation;
+const _errs36 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
 const err45 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -1371,6 +1548,7 @@ vErrors.push(err45);
 }
 errors++;
 }
+const _errs37 = errors;
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
 const err46 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -1393,9 +1571,11 @@ vErrors.push(err47);
 errors++;
 }
 }
+var valid0 = _errs36 === errors;
 }
 if(data.hop_count !== undefined){
 let data18 = data.hop_count;
+const _errs38 = errors;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
 const err48 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -1406,6 +1586,7 @@ vErrors.push(err48);
 }
 errors++;
 }
+const _errs39 = errors;
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 9007199254740991 || isNaN(data18)){
 const err49 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -1428,9 +1609,11 @@ vErrors.push(err50);
 errors++;
 }
 }
+var valid0 = _errs38 === errors;
 }
 if(data.max_hops !== undefined){
 let data19 = data.max_hops;
+const _errs40 = errors;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 const err51 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -1441,6 +1624,7 @@ vErrors.push(err51);
 }
 errors++;
 }
+const _errs41 = errors;
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 9007199254740991 || isNaN(data19)){
 const err52 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -1463,9 +1647,12 @@ vErrors.push(err53);
 errors++;
 }
 }
+var valid0 = _errs40 === errors;
 }
 if(data.expires_at !== undefined){
-if(typeof data.expires_at !== "string"){
+let data20 = data.expires_at;
+const _errs42 = errors;
+if(typeof data20 !== "string"){
 const err54 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err54];
@@ -1475,9 +1662,13 @@ vErrors.push(err54);
 }
 errors++;
 }
+const _errs43 = errors;
+var valid0 = _errs42 === errors;
 }
 if(data.return_route_id !== undefined){
 let data21 = data.return_route_id;
+const _errs44 = errors;
+const _errs45 = errors;
 if(typeof data21 === "string"){
 if(func0(data21) > 256){
 const err55 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1500,9 +1691,12 @@ vErrors.push(err56);
 }
 errors++;
 }
+var valid0 = _errs44 === errors;
 }
 if(data.idempotency_key !== undefined){
-if(typeof data.idempotency_key !== "string"){
+let data22 = data.idempotency_key;
+const _errs46 = errors;
+if(typeof data22 !== "string"){
 const err57 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err57];
@@ -1512,6 +1706,8 @@ vErrors.push(err57);
 }
 errors++;
 }
+const _errs47 = errors;
+var valid0 = _errs46 === errors;
 }
 }
 else {
@@ -1544,6 +1740,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema10.enum;
 if(!((data === "execution_bound") || (data === "identity_bound"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
@@ -1565,6 +1763,7 @@ function validate10(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.source_execution_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source_execution_id"}};
@@ -1576,6 +1775,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "source_execution_id") || (key0 === "cursor")) || (key0 === "limit"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -1590,6 +1790,8 @@ errors++;
 }
 if(data.source_execution_id !== undefined){
 let data0 = data.source_execution_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err2 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1612,9 +1814,12 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
+let data1 = data.cursor;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err4 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -1624,9 +1829,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.limit !== undefined){
 let data2 = data.limit;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err5 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -1637,6 +1845,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 200 || isNaN(data2)){
 const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200}};
@@ -1659,6 +1868,7 @@ vErrors.push(err7);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -1684,6 +1894,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_projection.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.route_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "route_id"}};
@@ -1935,6 +2146,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema14.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -1949,6 +2161,8 @@ errors++;
 }
 if(data.route_id !== undefined){
 let data0 = data.route_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err26 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -1971,9 +2185,12 @@ vErrors.push(err27);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.kind !== undefined){
 let data1 = data.kind;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 !== "string"){
 const err28 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -1984,6 +2201,8 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs6 = errors;
+const vSchema0 = schema10.enum;
 if(!((data1 === "execution_bound") || (data1 === "identity_bound"))){
 const err29 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
@@ -1994,9 +2213,13 @@ vErrors.push(err29);
 }
 errors++;
 }
+var valid1 = _errs5 === errors;
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data2 !== "string"){
 const err30 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -2007,6 +2230,8 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs9 = errors;
+const vSchema1 = schema16.enum;
 if(!((((data2 === "prepared") || (data2 === "active")) || (data2 === "expired")) || (data2 === "revoked"))){
 const err31 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
@@ -2017,13 +2242,20 @@ vErrors.push(err31);
 }
 errors++;
 }
+var valid2 = _errs8 === errors;
+var valid0 = _errs7 === errors;
 }
 if(data.allowed_actions !== undefined){
 let data3 = data.allowed_actions;
+const _errs10 = errors;
+const _errs11 = errors;
 if(Array.isArray(data3)){
+let valid4 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data4 !== "string"){
 const err32 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -2034,6 +2266,8 @@ vErrors.push(err32);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema2 = schema8.enum;
 if(!((((((data4 === "send_message") || (data4 === "start_agent")) || (data4 === "create_task")) || (data4 === "schedule_task")) || (data4 === "review_task_result")) || (data4 === "deliver_result"))){
 const err33 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/enum",keyword:"enum",params:{allowedValues: schema8.enum}};
 if(vErrors === null){
@@ -2043,6 +2277,11 @@ else {
 vErrors.push(err33);
 }
 errors++;
+}
+var valid5 = _errs13 === errors;
+var valid3 = _errs12 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -2056,15 +2295,22 @@ vErrors.push(err34);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.disclosure !== undefined){
-if(!(validate3(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
+let data5 = data.disclosure;
+const _errs15 = errors;
+if(!(validate3(data5, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
 vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs15 === errors;
 }
 if(data.generation !== undefined){
 let data6 = data.generation;
+const _errs16 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err35 = {instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -2075,6 +2321,7 @@ vErrors.push(err35);
 }
 errors++;
 }
+const _errs17 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err36 = {instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -2097,9 +2344,11 @@ vErrors.push(err37);
 errors++;
 }
 }
+var valid0 = _errs16 === errors;
 }
 if(data.source_policy_generation !== undefined){
 let data7 = data.source_policy_generation;
+const _errs18 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err38 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -2110,6 +2359,7 @@ vErrors.push(err38);
 }
 errors++;
 }
+const _errs19 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err39 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -2132,9 +2382,11 @@ vErrors.push(err40);
 errors++;
 }
 }
+var valid0 = _errs18 === errors;
 }
 if(data.destination_policy_generation !== undefined){
 let data8 = data.destination_policy_generation;
+const _errs20 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err41 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -2145,6 +2397,7 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs21 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err42 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -2167,9 +2420,11 @@ vErrors.push(err43);
 errors++;
 }
 }
+var valid0 = _errs20 === errors;
 }
 if(data.hop_count !== undefined){
 let data9 = data.hop_count;
+const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err44 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -2180,6 +2435,7 @@ vErrors.push(err44);
 }
 errors++;
 }
+const _errs23 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err45 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -2202,9 +2458,11 @@ vErrors.push(err46);
 errors++;
 }
 }
+var valid0 = _errs22 === errors;
 }
 if(data.max_hops !== undefined){
 let data10 = data.max_hops;
+const _errs24 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 const err47 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -2215,6 +2473,7 @@ vErrors.push(err47);
 }
 errors++;
 }
+const _errs25 = errors;
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
 const err48 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -2237,9 +2496,12 @@ vErrors.push(err49);
 errors++;
 }
 }
+var valid0 = _errs24 === errors;
 }
 if(data.grant_fingerprint !== undefined){
-if(typeof data.grant_fingerprint !== "string"){
+let data11 = data.grant_fingerprint;
+const _errs26 = errors;
+if(typeof data11 !== "string"){
 const err50 = {instancePath:instancePath+"/grant_fingerprint",schemaPath:"#/properties/grant_fingerprint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err50];
@@ -2249,9 +2511,12 @@ vErrors.push(err50);
 }
 errors++;
 }
+const _errs27 = errors;
+var valid0 = _errs26 === errors;
 }
 if(data.expires_at !== undefined){
 let data12 = data.expires_at;
+const _errs28 = errors;
 if((typeof data12 !== "string") && (data12 !== null)){
 const err51 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema14.properties.expires_at.type}};
 if(vErrors === null){
@@ -2262,9 +2527,12 @@ vErrors.push(err51);
 }
 errors++;
 }
+const _errs29 = errors;
+var valid0 = _errs28 === errors;
 }
 if(data.return_route_id !== undefined){
 let data13 = data.return_route_id;
+const _errs30 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
 const err52 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema14.properties.return_route_id.type}};
 if(vErrors === null){
@@ -2275,6 +2543,7 @@ vErrors.push(err52);
 }
 errors++;
 }
+const _errs31 = errors;
 if(typeof data13 === "string"){
 if(func0(data13) > 256){
 const err53 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2287,9 +2556,12 @@ vErrors.push(err53);
 errors++;
 }
 }
+var valid0 = _errs30 === errors;
 }
 if(data.source_execution_id !== undefined){
 let data14 = data.source_execution_id;
+const _errs32 = errors;
+const _errs33 = errors;
 if(typeof data14 === "string"){
 if(func0(data14) > 256){
 const err54 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2312,9 +2584,12 @@ vErrors.push(err55);
 }
 errors++;
 }
+var valid0 = _errs32 === errors;
 }
 if(data.source_capsule_id !== undefined){
 let data15 = data.source_capsule_id;
+const _errs34 = errors;
+const _errs35 = errors;
 if(typeof data15 === "string"){
 if(func0(data15) > 256){
 const err56 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2337,9 +2612,12 @@ vErrors.push(err57);
 }
 errors++;
 }
+var valid0 = _errs34 === errors;
 }
 if(data.source_thread_id !== undefined){
 let data16 = data.source_thread_id;
+const _errs36 = errors;
+const _errs37 = errors;
 if(typeof data16 === "string"){
 if(func0(data16) > 256){
 const err58 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2362,9 +2640,12 @@ vErrors.push(err59);
 }
 errors++;
 }
+var valid0 = _errs36 === errors;
 }
 if(data.source_workspace_id !== undefined){
 let data17 = data.source_workspace_id;
+const _errs38 = errors;
+const _errs39 = errors;
 if(typeof data17 === "string"){
 if(func0(data17) > 256){
 const err60 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2387,9 +2668,12 @@ vErrors.push(err61);
 }
 errors++;
 }
+var valid0 = _errs38 === errors;
 }
 if(data.source_gateway_id !== undefined){
 let data18 = data.source_gateway_id;
+const _errs40 = errors;
+const _errs41 = errors;
 if(typeof data18 === "string"){
 if(func0(data18) > 256){
 const err62 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2412,9 +2696,11 @@ vErrors.push(err63);
 }
 errors++;
 }
+var valid0 = _errs40 === errors;
 }
 if(data.destination_execution_id !== undefined){
 let data19 = data.destination_execution_id;
+const _errs42 = errors;
 if((typeof data19 !== "string") && (data19 !== null)){
 const err64 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema14.properties.destination_execution_id.type}};
 if(vErrors === null){
@@ -2425,6 +2711,7 @@ vErrors.push(err64);
 }
 errors++;
 }
+const _errs43 = errors;
 if(typeof data19 === "string"){
 if(func0(data19) > 256){
 const err65 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2437,9 +2724,11 @@ vErrors.push(err65);
 errors++;
 }
 }
+var valid0 = _errs42 === errors;
 }
 if(data.destination_capsule_id !== undefined){
 let data20 = data.destination_capsule_id;
+const _errs44 = errors;
 if((typeof data20 !== "string") && (data20 !== null)){
 const err66 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema14.properties.destination_capsule_id.type}};
 if(vErrors === null){
@@ -2450,6 +2739,7 @@ vErrors.push(err66);
 }
 errors++;
 }
+const _errs45 = errors;
 if(typeof data20 === "string"){
 if(func0(data20) > 256){
 const err67 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2462,9 +2752,12 @@ vErrors.push(err67);
 errors++;
 }
 }
+var valid0 = _errs44 === errors;
 }
 if(data.destination_thread_id !== undefined){
 let data21 = data.destination_thread_id;
+const _errs46 = errors;
+const _errs47 = errors;
 if(typeof data21 === "string"){
 if(func0(data21) > 256){
 const err68 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2487,9 +2780,12 @@ vErrors.push(err69);
 }
 errors++;
 }
+var valid0 = _errs46 === errors;
 }
 if(data.destination_workspace_id !== undefined){
 let data22 = data.destination_workspace_id;
+const _errs48 = errors;
+const _errs49 = errors;
 if(typeof data22 === "string"){
 if(func0(data22) > 256){
 const err70 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2512,9 +2808,12 @@ vErrors.push(err71);
 }
 errors++;
 }
+var valid0 = _errs48 === errors;
 }
 if(data.destination_gateway_id !== undefined){
 let data23 = data.destination_gateway_id;
+const _errs50 = errors;
+const _errs51 = errors;
 if(typeof data23 === "string"){
 if(func0(data23) > 256){
 const err72 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2537,9 +2836,12 @@ vErrors.push(err73);
 }
 errors++;
 }
+var valid0 = _errs50 === errors;
 }
 if(data.destination_identity_id !== undefined){
 let data24 = data.destination_identity_id;
+const _errs52 = errors;
+const _errs53 = errors;
 if(typeof data24 === "string"){
 if(func0(data24) > 256){
 const err74 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2562,9 +2864,12 @@ vErrors.push(err75);
 }
 errors++;
 }
+var valid0 = _errs52 === errors;
 }
 if(data.destination_execution_profile !== undefined){
-if(typeof data.destination_execution_profile !== "string"){
+let data25 = data.destination_execution_profile;
+const _errs54 = errors;
+if(typeof data25 !== "string"){
 const err76 = {instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err76];
@@ -2574,9 +2879,13 @@ vErrors.push(err76);
 }
 errors++;
 }
+const _errs55 = errors;
+var valid0 = _errs54 === errors;
 }
 if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
+let data26 = data.created_at;
+const _errs56 = errors;
+if(typeof data26 !== "string"){
 const err77 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err77];
@@ -2586,9 +2895,13 @@ vErrors.push(err77);
 }
 errors++;
 }
+const _errs57 = errors;
+var valid0 = _errs56 === errors;
 }
 if(data.updated_at !== undefined){
-if(typeof data.updated_at !== "string"){
+let data27 = data.updated_at;
+const _errs58 = errors;
+if(typeof data27 !== "string"){
 const err78 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err78];
@@ -2598,9 +2911,13 @@ vErrors.push(err78);
 }
 errors++;
 }
+const _errs59 = errors;
+var valid0 = _errs58 === errors;
 }
 if(data.idempotency_key !== undefined){
-if(typeof data.idempotency_key !== "string"){
+let data28 = data.idempotency_key;
+const _errs60 = errors;
+if(typeof data28 !== "string"){
 const err79 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err79];
@@ -2610,6 +2927,8 @@ vErrors.push(err79);
 }
 errors++;
 }
+const _errs61 = errors;
+var valid0 = _errs60 === errors;
 }
 }
 else {
@@ -2631,6 +2950,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.routes === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "routes"}};
@@ -2652,6 +2972,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "routes") || (key0 === "next_cursor"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -2666,12 +2987,23 @@ errors++;
 }
 if(data.routes !== undefined){
 let data0 = data.routes;
+const _errs2 = errors;
+const _errs3 = errors;
 if(Array.isArray(data0)){
+let valid2 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate12(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(!(validate12(data1, {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -2685,9 +3017,11 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.next_cursor !== undefined){
 let data2 = data.next_cursor;
+const _errs5 = errors;
 if((typeof data2 !== "string") && (data2 !== null)){
 const err4 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema13.properties.next_cursor.type}};
 if(vErrors === null){
@@ -2698,6 +3032,8 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs6 = errors;
+var valid0 = _errs5 === errors;
 }
 }
 else {
@@ -2723,6 +3059,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.route_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "route_id"}};
@@ -2744,6 +3081,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "route_id") || (key0 === "expected_generation")) || (key0 === "reason")) || (key0 === "idempotency_key"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -2758,6 +3096,8 @@ errors++;
 }
 if(data.route_id !== undefined){
 let data0 = data.route_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -2780,9 +3120,11 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.expected_generation !== undefined){
 let data1 = data.expected_generation;
+const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err5 = {instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -2793,6 +3135,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
 const err6 = {instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -2815,9 +3158,12 @@ vErrors.push(err7);
 errors++;
 }
 }
+var valid0 = _errs4 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data2 = data.reason;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -2827,9 +3173,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.idempotency_key !== undefined){
-if(typeof data.idempotency_key !== "string"){
+let data3 = data.idempotency_key;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err9 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -2839,6 +3189,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -2871,6 +3223,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema16.enum;
 if(!((((data === "prepared") || (data === "active")) || (data === "expired")) || (data === "revoked"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
@@ -2893,6 +3247,7 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_role_presentation.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.role === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "role"}};
@@ -2904,6 +3259,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "role") || (key0 === "label"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -2917,7 +3273,9 @@ errors++;
 }
 }
 if(data.role !== undefined){
-if(typeof data.role !== "string"){
+let data0 = data.role;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -2927,9 +3285,13 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.label !== undefined){
-if(typeof data.label !== "string"){
+let data1 = data.label;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err3 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -2939,6 +3301,8 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -2962,7 +3326,9 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/cli_runtime_options.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "sandbox") || (key0 === "effort")) || (key0 === "personality")) || (key0 === "summary")) || (key0 === "steer_if_active"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -2976,7 +3342,9 @@ errors++;
 }
 }
 if(data.sandbox !== undefined){
-if(typeof data.sandbox !== "string"){
+let data0 = data.sandbox;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err1 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
@@ -2986,9 +3354,13 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.effort !== undefined){
-if(typeof data.effort !== "string"){
+let data1 = data.effort;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err2 = {instancePath:instancePath+"/effort",schemaPath:"#/properties/effort/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -2998,9 +3370,13 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.personality !== undefined){
-if(typeof data.personality !== "string"){
+let data2 = data.personality;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err3 = {instancePath:instancePath+"/personality",schemaPath:"#/properties/personality/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -3010,9 +3386,13 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.summary !== undefined){
-if(typeof data.summary !== "string"){
+let data3 = data.summary;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err4 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -3022,9 +3402,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.steer_if_active !== undefined){
-if(typeof data.steer_if_active !== "boolean"){
+let data4 = data.steer_if_active;
+const _errs10 = errors;
+if(typeof data4 !== "boolean"){
 const err5 = {instancePath:instancePath+"/steer_if_active",schemaPath:"#/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -3034,6 +3418,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -3058,6 +3444,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/context_compressed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -3119,6 +3506,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "reason")) || (key0 === "summarized_messages")) || (key0 === "messages_after")) || (key0 === "summary_preview"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -3133,6 +3521,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -3155,9 +3545,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -3180,9 +3573,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -3193,6 +3588,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -3215,9 +3611,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.reason !== undefined){
 let data3 = data.reason;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 !== "string"){
 const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -3228,6 +3627,8 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema0 = schema23.enum;
 if(!((data3 === "summarized") || (data3 === "truncated"))){
 const err15 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
@@ -3238,9 +3639,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid1 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 if(data.summarized_messages !== undefined){
 let data4 = data.summarized_messages;
+const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err16 = {instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -3251,6 +3655,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs12 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err17 = {instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -3273,9 +3678,11 @@ vErrors.push(err18);
 errors++;
 }
 }
+var valid0 = _errs11 === errors;
 }
 if(data.messages_after !== undefined){
 let data5 = data.messages_after;
+const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err19 = {instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -3286,6 +3693,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs14 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err20 = {instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -3308,9 +3716,12 @@ vErrors.push(err21);
 errors++;
 }
 }
+var valid0 = _errs13 === errors;
 }
 if(data.summary_preview !== undefined){
-if(typeof data.summary_preview !== "string"){
+let data6 = data.summary_preview;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err22 = {instancePath:instancePath+"/summary_preview",schemaPath:"#/properties/summary_preview/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
@@ -3320,6 +3731,8 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 }
 else {
@@ -3343,6 +3756,7 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/context_compressing_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -3404,6 +3818,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "reason")) || (key0 === "messages_before")) || (key0 === "estimated_tokens"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -3418,6 +3833,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -3440,9 +3857,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -3465,9 +3885,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -3478,6 +3900,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -3500,9 +3923,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.reason !== undefined){
 let data3 = data.reason;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 !== "string"){
 const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -3513,6 +3939,8 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema0 = schema23.enum;
 if(!((data3 === "summarized") || (data3 === "truncated"))){
 const err15 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
@@ -3523,9 +3951,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid1 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 if(data.messages_before !== undefined){
 let data4 = data.messages_before;
+const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err16 = {instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -3536,6 +3967,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs12 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err17 = {instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -3558,9 +3990,11 @@ vErrors.push(err18);
 errors++;
 }
 }
+var valid0 = _errs11 === errors;
 }
 if(data.estimated_tokens !== undefined){
 let data5 = data.estimated_tokens;
+const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err19 = {instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -3571,6 +4005,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs14 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err20 = {instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -3593,6 +4028,7 @@ vErrors.push(err21);
 errors++;
 }
 }
+var valid0 = _errs13 === errors;
 }
 }
 else {
@@ -3625,6 +4061,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema23.enum;
 if(!((data === "summarized") || (data === "truncated"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
@@ -3649,6 +4087,8 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -3662,6 +4102,8 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
+const vSchema0 = schema27.properties.type.enum;
 if(!(((data0 === "apiProvider") || (data0 === "cliAgentRuntime")) || (data0 === "acpAgentRuntime"))){
 const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema27.properties.type.enum}};
 if(vErrors === null){
@@ -3672,10 +4114,17 @@ vErrors.push(err1);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "apiProvider"){
+if(false){
+}
+else if(tag0 === "apiProvider"){
+const _errs3 = errors;
+const _errs4 = errors;
+const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err2 = {instancePath,schemaPath:"execution_backend_api_provider.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -3697,6 +4146,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs6 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "provider"))){
 const err4 = {instancePath,schemaPath:"execution_backend_api_provider.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -3711,6 +4161,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data1 = data.type;
+const _errs7 = errors;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_api_provider.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -3721,6 +4172,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs8 = errors;
 if("apiProvider" !== data1){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_api_provider.json/properties/type/const",keyword:"const",params:{allowedValue: "apiProvider"}};
 if(vErrors === null){
@@ -3731,9 +4183,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid4 = _errs7 === errors;
 }
 if(data.provider !== undefined){
-if(typeof data.provider !== "string"){
+let data2 = data.provider;
+const _errs9 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/provider",schemaPath:"execution_backend_api_provider.json/properties/provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -3743,6 +4198,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs10 = errors;
+var valid4 = _errs9 === errors;
 }
 }
 else {
@@ -3755,8 +4212,14 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid3 = _errs4 === errors;
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "cliAgentRuntime"){
+const _errs11 = errors;
+const _errs12 = errors;
+const _errs13 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err9 = {instancePath,schemaPath:"execution_backend_cli_agent_runtime.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -3788,6 +4251,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs14 = errors;
 for(const key1 in data){
 if(!(((key1 === "type") || (key1 === "runtime_id")) || (key1 === "runtime_kind"))){
 const err12 = {instancePath,schemaPath:"execution_backend_cli_agent_runtime.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -3802,6 +4266,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data3 = data.type;
+const _errs15 = errors;
 if(typeof data3 !== "string"){
 const err13 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_cli_agent_runtime.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -3812,6 +4277,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs16 = errors;
 if("cliAgentRuntime" !== data3){
 const err14 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_cli_agent_runtime.json/properties/type/const",keyword:"const",params:{allowedValue: "cliAgentRuntime"}};
 if(vErrors === null){
@@ -3822,9 +4288,12 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid7 = _errs15 === errors;
 }
 if(data.runtime_id !== undefined){
 let data4 = data.runtime_id;
+const _errs17 = errors;
+const _errs18 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 const err15 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -3847,9 +4316,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid7 = _errs17 === errors;
 }
 if(data.runtime_kind !== undefined){
-if(typeof data.runtime_kind !== "string"){
+let data5 = data.runtime_kind;
+const _errs19 = errors;
+if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/runtime_kind",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -3859,6 +4331,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs20 = errors;
+var valid7 = _errs19 === errors;
 }
 }
 else {
@@ -3871,8 +4345,14 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid6 = _errs12 === errors;
+var valid5 = _errs11 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "acpAgentRuntime"){
+const _errs21 = errors;
+const _errs22 = errors;
+const _errs23 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err19 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -3894,6 +4374,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs24 = errors;
 for(const key2 in data){
 if(!((key2 === "type") || (key2 === "runtime_id"))){
 const err21 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -3908,6 +4389,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data6 = data.type;
+const _errs25 = errors;
 if(typeof data6 !== "string"){
 const err22 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -3918,6 +4400,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs26 = errors;
 if("acpAgentRuntime" !== data6){
 const err23 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/const",keyword:"const",params:{allowedValue: "acpAgentRuntime"}};
 if(vErrors === null){
@@ -3928,9 +4411,12 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid10 = _errs25 === errors;
 }
 if(data.runtime_id !== undefined){
 let data7 = data.runtime_id;
+const _errs27 = errors;
+const _errs28 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 const err24 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -3953,6 +4439,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid10 = _errs27 === errors;
 }
 }
 else {
@@ -3965,6 +4452,9 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid9 = _errs22 === errors;
+var valid8 = _errs21 === errors;
+valid1 = valid8;
 }
 else {
 const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -4008,6 +4498,7 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -4029,6 +4520,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "runtime_id"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -4043,6 +4535,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -4053,6 +4546,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("acpAgentRuntime" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "acpAgentRuntime"}};
 if(vErrors === null){
@@ -4063,9 +4557,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.runtime_id !== undefined){
 let data1 = data.runtime_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err5 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -4088,6 +4585,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -4110,6 +4608,7 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_api_provider.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -4131,6 +4630,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "provider"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -4145,6 +4645,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -4155,6 +4656,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("apiProvider" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "apiProvider"}};
 if(vErrors === null){
@@ -4165,9 +4667,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.provider !== undefined){
-if(typeof data.provider !== "string"){
+let data1 = data.provider;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -4177,6 +4682,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -4199,6 +4706,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -4230,6 +4738,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "runtime_id")) || (key0 === "runtime_kind"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -4244,6 +4753,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -4254,6 +4764,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
 if("cliAgentRuntime" !== data0){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "cliAgentRuntime"}};
 if(vErrors === null){
@@ -4264,9 +4775,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.runtime_id !== undefined){
 let data1 = data.runtime_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err6 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -4289,9 +4803,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.runtime_kind !== undefined){
-if(typeof data.runtime_kind !== "string"){
+let data2 = data.runtime_kind;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err8 = {instancePath:instancePath+"/runtime_kind",schemaPath:"#/properties/runtime_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -4301,6 +4818,8 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -4330,7 +4849,9 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema34.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -4344,7 +4865,9 @@ errors++;
 }
 }
 if(data.default_provider !== undefined){
-if(typeof data.default_provider !== "string"){
+let data0 = data.default_provider;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err1 = {instancePath:instancePath+"/default_provider",schemaPath:"#/properties/default_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
@@ -4354,9 +4877,13 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.default_model !== undefined){
-if(typeof data.default_model !== "string"){
+let data1 = data.default_model;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err2 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -4366,10 +4893,15 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.providers !== undefined){
 let data2 = data.providers;
+const _errs6 = errors;
+const _errs7 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+const _errs8 = errors;
 for(const key1 in data2){
 if(!(((key1 === "openai") || (key1 === "retry")) || (key1 === "openai_compatible"))){
 const err3 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -4384,6 +4916,8 @@ errors++;
 }
 if(data2.openai !== undefined){
 let data3 = data2.openai;
+const _errs9 = errors;
+const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.base_url === undefined){
 const err4 = {instancePath:instancePath+"/providers/openai",schemaPath:"#/properties/providers/properties/openai/required",keyword:"required",params:{missingProperty: "base_url"}};
@@ -4405,6 +4939,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs11 = errors;
 for(const key2 in data3){
 if(!(((key2 === "base_url") || (key2 === "model")) || (key2 === "api_key_env"))){
 const err6 = {instancePath:instancePath+"/providers/openai",schemaPath:"#/properties/providers/properties/openai/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -4419,6 +4954,8 @@ errors++;
 }
 if(data3.base_url !== undefined){
 let data4 = data3.base_url;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 const err7 = {instancePath:instancePath+"/providers/openai/base_url",schemaPath:"#/properties/providers/properties/openai/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4441,9 +4978,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid2 = _errs12 === errors;
 }
 if(data3.model !== undefined){
 let data5 = data3.model;
+const _errs14 = errors;
+const _errs15 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) < 1){
 const err9 = {instancePath:instancePath+"/providers/openai/model",schemaPath:"#/properties/providers/properties/openai/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4466,9 +5006,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid2 = _errs14 === errors;
 }
 if(data3.api_key_env !== undefined){
 let data6 = data3.api_key_env;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data6 === "string"){
 if(func0(data6) < 1){
 const err11 = {instancePath:instancePath+"/providers/openai/api_key_env",schemaPath:"#/properties/providers/properties/openai/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4491,6 +5034,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid2 = _errs16 === errors;
 }
 }
 else {
@@ -4503,10 +5047,15 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid1 = _errs9 === errors;
 }
 if(data2.retry !== undefined){
 let data7 = data2.retry;
+const _errs18 = errors;
+const _errs19 = errors;
+const _errs20 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+const _errs21 = errors;
 for(const key3 in data7){
 if(!((((key3 === "max_attempts") || (key3 === "initial_delay_ms")) || (key3 === "backoff_multiplier")) || (key3 === "max_delay_ms"))){
 const err14 = {instancePath:instancePath+"/providers/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -4521,6 +5070,7 @@ errors++;
 }
 if(data7.max_attempts !== undefined){
 let data8 = data7.max_attempts;
+const _errs22 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err15 = {instancePath:instancePath+"/providers/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4531,6 +5081,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs23 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err16 = {instancePath:instancePath+"/providers/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -4553,9 +5104,11 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid4 = _errs22 === errors;
 }
 if(data7.initial_delay_ms !== undefined){
 let data9 = data7.initial_delay_ms;
+const _errs24 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err18 = {instancePath:instancePath+"/providers/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4566,6 +5119,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs25 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err19 = {instancePath:instancePath+"/providers/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -4588,9 +5142,12 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid4 = _errs24 === errors;
 }
 if(data7.backoff_multiplier !== undefined){
 let data10 = data7.backoff_multiplier;
+const _errs26 = errors;
+const _errs27 = errors;
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 1 || isNaN(data10)){
 const err21 = {instancePath:instancePath+"/providers/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
@@ -4613,9 +5170,11 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid4 = _errs26 === errors;
 }
 if(data7.max_delay_ms !== undefined){
 let data11 = data7.max_delay_ms;
+const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
 const err23 = {instancePath:instancePath+"/providers/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4626,6 +5185,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs29 = errors;
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
 const err24 = {instancePath:instancePath+"/providers/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -4648,6 +5208,7 @@ vErrors.push(err25);
 errors++;
 }
 }
+var valid4 = _errs28 === errors;
 }
 }
 else {
@@ -4660,9 +5221,13 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid3 = _errs19 === errors;
+var valid1 = _errs18 === errors;
 }
 if(data2.openai_compatible !== undefined){
 let data12 = data2.openai_compatible;
+const _errs30 = errors;
+const _errs31 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 for(const key4 in data12){
 const _errs32 = errors;
@@ -4690,8 +5255,11 @@ vErrors.push(err28);
 errors++;
 }
 }
+const _errs33 = errors;
 for(const key5 in data12){
 let data13 = data12[key5];
+const _errs34 = errors;
+const _errs35 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.base_url === undefined){
 const err29 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
@@ -4713,6 +5281,7 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs36 = errors;
 for(const key6 in data13){
 if(!(((key6 === "base_url") || (key6 === "model")) || (key6 === "api_key_env"))){
 const err31 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
@@ -4727,6 +5296,8 @@ errors++;
 }
 if(data13.base_url !== undefined){
 let data14 = data13.base_url;
+const _errs37 = errors;
+const _errs38 = errors;
 if(typeof data14 === "string"){
 if(func0(data14) < 1){
 const err32 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4749,9 +5320,12 @@ vErrors.push(err33);
 }
 errors++;
 }
+var valid7 = _errs37 === errors;
 }
 if(data13.model !== undefined){
 let data15 = data13.model;
+const _errs39 = errors;
+const _errs40 = errors;
 if(typeof data15 === "string"){
 if(func0(data15) < 1){
 const err34 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4774,9 +5348,12 @@ vErrors.push(err35);
 }
 errors++;
 }
+var valid7 = _errs39 === errors;
 }
 if(data13.api_key_env !== undefined){
 let data16 = data13.api_key_env;
+const _errs41 = errors;
+const _errs42 = errors;
 if(typeof data16 === "string"){
 if(func0(data16) < 1){
 const err36 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4799,6 +5376,7 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid7 = _errs41 === errors;
 }
 }
 else {
@@ -4811,6 +5389,7 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid6 = _errs34 === errors;
 }
 }
 else {
@@ -4823,6 +5402,7 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid1 = _errs30 === errors;
 }
 }
 else {
@@ -4835,10 +5415,14 @@ vErrors.push(err40);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.tools !== undefined){
 let data17 = data.tools;
+const _errs43 = errors;
+const _errs44 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs45 = errors;
 for(const key7 in data17){
 if(!((((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry")) || (key7 === "env_passthrough"))){
 const err41 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
@@ -4853,6 +5437,8 @@ errors++;
 }
 if(data17.default_cwd !== undefined){
 let data18 = data17.default_cwd;
+const _errs46 = errors;
+const _errs47 = errors;
 if(typeof data18 === "string"){
 if(func0(data18) < 1){
 const err42 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}};
@@ -4875,9 +5461,11 @@ vErrors.push(err43);
 }
 errors++;
 }
+var valid8 = _errs46 === errors;
 }
 if(data17.shell_timeout_ms !== undefined){
 let data19 = data17.shell_timeout_ms;
+const _errs48 = errors;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 const err44 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4888,6 +5476,7 @@ vErrors.push(err44);
 }
 errors++;
 }
+const _errs49 = errors;
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 9007199254740991 || isNaN(data19)){
 const err45 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -4910,9 +5499,11 @@ vErrors.push(err46);
 errors++;
 }
 }
+var valid8 = _errs48 === errors;
 }
 if(data17.max_shell_timeout_ms !== undefined){
 let data20 = data17.max_shell_timeout_ms;
+const _errs50 = errors;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
 const err47 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4923,6 +5514,7 @@ vErrors.push(err47);
 }
 errors++;
 }
+const _errs51 = errors;
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 > 9007199254740991 || isNaN(data20)){
 const err48 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -4945,9 +5537,11 @@ vErrors.push(err49);
 errors++;
 }
 }
+var valid8 = _errs50 === errors;
 }
 if(data17.web_fetch_timeout_ms !== undefined){
 let data21 = data17.web_fetch_timeout_ms;
+const _errs52 = errors;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
 const err50 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4958,6 +5552,7 @@ vErrors.push(err50);
 }
 errors++;
 }
+const _errs53 = errors;
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 9007199254740991 || isNaN(data21)){
 const err51 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -4980,9 +5575,11 @@ vErrors.push(err52);
 errors++;
 }
 }
+var valid8 = _errs52 === errors;
 }
 if(data17.restricted_max_shell_timeout_ms !== undefined){
 let data22 = data17.restricted_max_shell_timeout_ms;
+const _errs54 = errors;
 if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
 const err53 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -4993,6 +5590,7 @@ vErrors.push(err53);
 }
 errors++;
 }
+const _errs55 = errors;
 if((typeof data22 == "number") && (isFinite(data22))){
 if(data22 > 9007199254740991 || isNaN(data22)){
 const err54 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5015,10 +5613,14 @@ vErrors.push(err55);
 errors++;
 }
 }
+var valid8 = _errs54 === errors;
 }
 if(data17.execution_windows !== undefined){
 let data23 = data17.execution_windows;
+const _errs56 = errors;
+const _errs57 = errors;
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+const _errs58 = errors;
 for(const key8 in data23){
 if(!(((((key8 === "max_agent_rounds_per_window") || (key8 === "max_tool_calls_per_window")) || (key8 === "max_wall_clock_ms_per_window")) || (key8 === "max_provider_tokens_per_window")) || (key8 === "total"))){
 const err56 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
@@ -5033,6 +5635,7 @@ errors++;
 }
 if(data23.max_agent_rounds_per_window !== undefined){
 let data24 = data23.max_agent_rounds_per_window;
+const _errs59 = errors;
 if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
 const err57 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5043,6 +5646,7 @@ vErrors.push(err57);
 }
 errors++;
 }
+const _errs60 = errors;
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 9007199254740991 || isNaN(data24)){
 const err58 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5065,9 +5669,11 @@ vErrors.push(err59);
 errors++;
 }
 }
+var valid9 = _errs59 === errors;
 }
 if(data23.max_tool_calls_per_window !== undefined){
 let data25 = data23.max_tool_calls_per_window;
+const _errs61 = errors;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
 const err60 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5078,6 +5684,7 @@ vErrors.push(err60);
 }
 errors++;
 }
+const _errs62 = errors;
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 9007199254740991 || isNaN(data25)){
 const err61 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5100,9 +5707,11 @@ vErrors.push(err62);
 errors++;
 }
 }
+var valid9 = _errs61 === errors;
 }
 if(data23.max_wall_clock_ms_per_window !== undefined){
 let data26 = data23.max_wall_clock_ms_per_window;
+const _errs63 = errors;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
 const err63 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5113,6 +5722,7 @@ vErrors.push(err63);
 }
 errors++;
 }
+const _errs64 = errors;
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 9007199254740991 || isNaN(data26)){
 const err64 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5135,9 +5745,11 @@ vErrors.push(err65);
 errors++;
 }
 }
+var valid9 = _errs63 === errors;
 }
 if(data23.max_provider_tokens_per_window !== undefined){
 let data27 = data23.max_provider_tokens_per_window;
+const _errs65 = errors;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
 const err66 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5148,6 +5760,7 @@ vErrors.push(err66);
 }
 errors++;
 }
+const _errs66 = errors;
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 > 9007199254740991 || isNaN(data27)){
 const err67 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5170,10 +5783,14 @@ vErrors.push(err68);
 errors++;
 }
 }
+var valid9 = _errs65 === errors;
 }
 if(data23.total !== undefined){
 let data28 = data23.total;
+const _errs67 = errors;
+const _errs68 = errors;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+const _errs69 = errors;
 for(const key9 in data28){
 if(!((((key9 === "max_agent_rounds") || (key9 === "max_tool_calls")) || (key9 === "max_wall_clock_ms")) || (key9 === "max_provider_tokens"))){
 const err69 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}};
@@ -5188,6 +5805,7 @@ errors++;
 }
 if(data28.max_agent_rounds !== undefined){
 let data29 = data28.max_agent_rounds;
+const _errs70 = errors;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
 const err70 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5198,6 +5816,7 @@ vErrors.push(err70);
 }
 errors++;
 }
+const _errs71 = errors;
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 9007199254740991 || isNaN(data29)){
 const err71 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5220,9 +5839,11 @@ vErrors.push(err72);
 errors++;
 }
 }
+var valid10 = _errs70 === errors;
 }
 if(data28.max_tool_calls !== undefined){
 let data30 = data28.max_tool_calls;
+const _errs72 = errors;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
 const err73 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5233,6 +5854,7 @@ vErrors.push(err73);
 }
 errors++;
 }
+const _errs73 = errors;
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 > 9007199254740991 || isNaN(data30)){
 const err74 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5255,9 +5877,11 @@ vErrors.push(err75);
 errors++;
 }
 }
+var valid10 = _errs72 === errors;
 }
 if(data28.max_wall_clock_ms !== undefined){
 let data31 = data28.max_wall_clock_ms;
+const _errs74 = errors;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
 const err76 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5268,6 +5892,7 @@ vErrors.push(err76);
 }
 errors++;
 }
+const _errs75 = errors;
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 > 9007199254740991 || isNaN(data31)){
 const err77 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5290,9 +5915,11 @@ vErrors.push(err78);
 errors++;
 }
 }
+var valid10 = _errs74 === errors;
 }
 if(data28.max_provider_tokens !== undefined){
 let data32 = data28.max_provider_tokens;
+const _errs76 = errors;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
 const err79 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5303,6 +5930,7 @@ vErrors.push(err79);
 }
 errors++;
 }
+const _errs77 = errors;
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 > 9007199254740991 || isNaN(data32)){
 const err80 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5325,6 +5953,7 @@ vErrors.push(err81);
 errors++;
 }
 }
+var valid10 = _errs76 === errors;
 }
 }
 else {
@@ -5337,6 +5966,7 @@ vErrors.push(err82);
 }
 errors++;
 }
+var valid9 = _errs67 === errors;
 }
 }
 else {
@@ -5349,10 +5979,15 @@ vErrors.push(err83);
 }
 errors++;
 }
+var valid8 = _errs56 === errors;
 }
 if(data17.retry !== undefined){
 let data33 = data17.retry;
+const _errs78 = errors;
+const _errs79 = errors;
+const _errs80 = errors;
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+const _errs81 = errors;
 for(const key10 in data33){
 if(!((((key10 === "max_attempts") || (key10 === "initial_delay_ms")) || (key10 === "backoff_multiplier")) || (key10 === "max_delay_ms"))){
 const err84 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
@@ -5367,6 +6002,7 @@ errors++;
 }
 if(data33.max_attempts !== undefined){
 let data34 = data33.max_attempts;
+const _errs82 = errors;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
 const err85 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5377,6 +6013,7 @@ vErrors.push(err85);
 }
 errors++;
 }
+const _errs83 = errors;
 if((typeof data34 == "number") && (isFinite(data34))){
 if(data34 > 9007199254740991 || isNaN(data34)){
 const err86 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5399,9 +6036,11 @@ vErrors.push(err87);
 errors++;
 }
 }
+var valid12 = _errs82 === errors;
 }
 if(data33.initial_delay_ms !== undefined){
 let data35 = data33.initial_delay_ms;
+const _errs84 = errors;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
 const err88 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5412,6 +6051,7 @@ vErrors.push(err88);
 }
 errors++;
 }
+const _errs85 = errors;
 if((typeof data35 == "number") && (isFinite(data35))){
 if(data35 > 9007199254740991 || isNaN(data35)){
 const err89 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5434,9 +6074,12 @@ vErrors.push(err90);
 errors++;
 }
 }
+var valid12 = _errs84 === errors;
 }
 if(data33.backoff_multiplier !== undefined){
 let data36 = data33.backoff_multiplier;
+const _errs86 = errors;
+const _errs87 = errors;
 if((typeof data36 == "number") && (isFinite(data36))){
 if(data36 < 1 || isNaN(data36)){
 const err91 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
@@ -5459,9 +6102,11 @@ vErrors.push(err92);
 }
 errors++;
 }
+var valid12 = _errs86 === errors;
 }
 if(data33.max_delay_ms !== undefined){
 let data37 = data33.max_delay_ms;
+const _errs88 = errors;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
 const err93 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5472,6 +6117,7 @@ vErrors.push(err93);
 }
 errors++;
 }
+const _errs89 = errors;
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 > 9007199254740991 || isNaN(data37)){
 const err94 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5494,6 +6140,7 @@ vErrors.push(err95);
 errors++;
 }
 }
+var valid12 = _errs88 === errors;
 }
 }
 else {
@@ -5506,13 +6153,20 @@ vErrors.push(err96);
 }
 errors++;
 }
+var valid11 = _errs79 === errors;
+var valid8 = _errs78 === errors;
 }
 if(data17.env_passthrough !== undefined){
 let data38 = data17.env_passthrough;
+const _errs90 = errors;
+const _errs91 = errors;
 if(Array.isArray(data38)){
+let valid14 = true;
 const len0 = data38.length;
 for(let i0=0; i0<len0; i0++){
 let data39 = data38[i0];
+const _errs92 = errors;
+const _errs93 = errors;
 if(typeof data39 === "string"){
 if(!pattern1.test(data39)){
 const err97 = {instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}};
@@ -5535,6 +6189,10 @@ vErrors.push(err98);
 }
 errors++;
 }
+var valid13 = _errs92 === errors;
+if(!valid13){
+valid14 = false;
+}
 }
 }
 else {
@@ -5547,6 +6205,7 @@ vErrors.push(err99);
 }
 errors++;
 }
+var valid8 = _errs90 === errors;
 }
 }
 else {
@@ -5559,9 +6218,12 @@ vErrors.push(err100);
 }
 errors++;
 }
+var valid0 = _errs43 === errors;
 }
 if(data.mcp_servers !== undefined){
 let data40 = data.mcp_servers;
+const _errs94 = errors;
+const _errs95 = errors;
 if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
 for(const key11 in data40){
 const _errs96 = errors;
@@ -5589,9 +6251,13 @@ vErrors.push(err102);
 errors++;
 }
 }
+const _errs97 = errors;
 for(const key12 in data40){
 let data41 = data40[key12];
+const _errs98 = errors;
+const _errs99 = errors;
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+const _errs100 = errors;
 for(const key13 in data41){
 if(!(func4.call(schema34.properties.mcp_servers.additionalProperties.properties, key13))){
 const err103 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
@@ -5606,6 +6272,8 @@ errors++;
 }
 if(data41.command !== undefined){
 let data42 = data41.command;
+const _errs101 = errors;
+const _errs102 = errors;
 if(typeof data42 === "string"){
 if(func0(data42) < 1){
 const err104 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
@@ -5628,13 +6296,19 @@ vErrors.push(err105);
 }
 errors++;
 }
+var valid17 = _errs101 === errors;
 }
 if(data41.args !== undefined){
 let data43 = data41.args;
+const _errs103 = errors;
+const _errs104 = errors;
 if(Array.isArray(data43)){
+let valid19 = true;
 const len1 = data43.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data43[i1] !== "string"){
+let data44 = data43[i1];
+const _errs105 = errors;
+if(typeof data44 !== "string"){
 const err106 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i1,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err106];
@@ -5643,6 +6317,11 @@ else {
 vErrors.push(err106);
 }
 errors++;
+}
+const _errs106 = errors;
+var valid18 = _errs105 === errors;
+if(!valid18){
+valid19 = false;
 }
 }
 }
@@ -5656,12 +6335,18 @@ vErrors.push(err107);
 }
 errors++;
 }
+var valid17 = _errs103 === errors;
 }
 if(data41.env !== undefined){
 let data45 = data41.env;
+const _errs107 = errors;
+const _errs108 = errors;
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+const _errs109 = errors;
 for(const key14 in data45){
-if(typeof data45[key14] !== "string"){
+let data46 = data45[key14];
+const _errs110 = errors;
+if(typeof data46 !== "string"){
 const err108 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err108];
@@ -5671,6 +6356,8 @@ vErrors.push(err108);
 }
 errors++;
 }
+const _errs111 = errors;
+var valid20 = _errs110 === errors;
 }
 }
 else {
@@ -5683,9 +6370,12 @@ vErrors.push(err109);
 }
 errors++;
 }
+var valid17 = _errs107 === errors;
 }
 if(data41.cwd !== undefined){
 let data47 = data41.cwd;
+const _errs112 = errors;
+const _errs113 = errors;
 if(typeof data47 === "string"){
 if(func0(data47) < 1){
 const err110 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}};
@@ -5708,9 +6398,12 @@ vErrors.push(err111);
 }
 errors++;
 }
+var valid17 = _errs112 === errors;
 }
 if(data41.url !== undefined){
 let data48 = data41.url;
+const _errs114 = errors;
+const _errs115 = errors;
 if(typeof data48 === "string"){
 if(func0(data48) < 1){
 const err112 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -5733,12 +6426,18 @@ vErrors.push(err113);
 }
 errors++;
 }
+var valid17 = _errs114 === errors;
 }
 if(data41.headers !== undefined){
 let data49 = data41.headers;
+const _errs116 = errors;
+const _errs117 = errors;
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+const _errs118 = errors;
 for(const key15 in data49){
-if(typeof data49[key15] !== "string"){
+let data50 = data49[key15];
+const _errs119 = errors;
+if(typeof data50 !== "string"){
 const err114 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err114];
@@ -5748,6 +6447,8 @@ vErrors.push(err114);
 }
 errors++;
 }
+const _errs120 = errors;
+var valid21 = _errs119 === errors;
 }
 }
 else {
@@ -5760,9 +6461,12 @@ vErrors.push(err115);
 }
 errors++;
 }
+var valid17 = _errs116 === errors;
 }
 if(data41.scope !== undefined){
 let data51 = data41.scope;
+const _errs121 = errors;
+const _errs122 = errors;
 if(typeof data51 === "string"){
 if(func0(data51) < 1){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}};
@@ -5785,9 +6489,11 @@ vErrors.push(err117);
 }
 errors++;
 }
+var valid17 = _errs121 === errors;
 }
 if(data41.startup_timeout_ms !== undefined){
 let data52 = data41.startup_timeout_ms;
+const _errs123 = errors;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5798,6 +6504,7 @@ vErrors.push(err118);
 }
 errors++;
 }
+const _errs124 = errors;
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 > 9007199254740991 || isNaN(data52)){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5820,9 +6527,11 @@ vErrors.push(err120);
 errors++;
 }
 }
+var valid17 = _errs123 === errors;
 }
 if(data41.tool_timeout_ms !== undefined){
 let data53 = data41.tool_timeout_ms;
+const _errs125 = errors;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
 const err121 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -5833,6 +6542,7 @@ vErrors.push(err121);
 }
 errors++;
 }
+const _errs126 = errors;
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 > 9007199254740991 || isNaN(data53)){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -5855,9 +6565,12 @@ vErrors.push(err123);
 errors++;
 }
 }
+var valid17 = _errs125 === errors;
 }
 if(data41.trusted !== undefined){
-if(typeof data41.trusted !== "boolean"){
+let data54 = data41.trusted;
+const _errs127 = errors;
+if(typeof data54 !== "boolean"){
 const err124 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/trusted",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/trusted/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err124];
@@ -5867,6 +6580,8 @@ vErrors.push(err124);
 }
 errors++;
 }
+const _errs128 = errors;
+var valid17 = _errs127 === errors;
 }
 }
 else {
@@ -5879,6 +6594,7 @@ vErrors.push(err125);
 }
 errors++;
 }
+var valid16 = _errs98 === errors;
 }
 }
 else {
@@ -5891,10 +6607,14 @@ vErrors.push(err126);
 }
 errors++;
 }
+var valid0 = _errs94 === errors;
 }
 if(data.skills !== undefined){
 let data55 = data.skills;
+const _errs129 = errors;
+const _errs130 = errors;
 if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+const _errs131 = errors;
 for(const key16 in data55){
 if(!(key16 === "folders")){
 const err127 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}};
@@ -5909,10 +6629,15 @@ errors++;
 }
 if(data55.folders !== undefined){
 let data56 = data55.folders;
+const _errs132 = errors;
+const _errs133 = errors;
 if(Array.isArray(data56)){
+let valid24 = true;
 const len2 = data56.length;
 for(let i2=0; i2<len2; i2++){
 let data57 = data56[i2];
+const _errs134 = errors;
+const _errs135 = errors;
 if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
 if(data57.path === undefined){
 const err128 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: "path"}};
@@ -5924,6 +6649,7 @@ vErrors.push(err128);
 }
 errors++;
 }
+const _errs136 = errors;
 for(const key17 in data57){
 if(!((key17 === "path") || (key17 === "source_kind"))){
 const err129 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}};
@@ -5938,6 +6664,8 @@ errors++;
 }
 if(data57.path !== undefined){
 let data58 = data57.path;
+const _errs137 = errors;
+const _errs138 = errors;
 if(typeof data58 === "string"){
 if(func0(data58) < 1){
 const err130 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}};
@@ -5960,9 +6688,12 @@ vErrors.push(err131);
 }
 errors++;
 }
+var valid25 = _errs137 === errors;
 }
 if(data57.source_kind !== undefined){
 let data59 = data57.source_kind;
+const _errs139 = errors;
+const _errs140 = errors;
 if(typeof data59 === "string"){
 if(func0(data59) < 1){
 const err132 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}};
@@ -5995,6 +6726,7 @@ vErrors.push(err134);
 }
 errors++;
 }
+var valid25 = _errs139 === errors;
 }
 }
 else {
@@ -6006,6 +6738,10 @@ else {
 vErrors.push(err135);
 }
 errors++;
+}
+var valid23 = _errs134 === errors;
+if(!valid23){
+valid24 = false;
 }
 }
 }
@@ -6019,6 +6755,7 @@ vErrors.push(err136);
 }
 errors++;
 }
+var valid22 = _errs132 === errors;
 }
 }
 else {
@@ -6031,9 +6768,12 @@ vErrors.push(err137);
 }
 errors++;
 }
+var valid0 = _errs129 === errors;
 }
 if(data.acp_agents !== undefined){
 let data60 = data.acp_agents;
+const _errs141 = errors;
+const _errs142 = errors;
 if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
 for(const key18 in data60){
 const _errs143 = errors;
@@ -6061,8 +6801,11 @@ vErrors.push(err139);
 errors++;
 }
 }
+const _errs144 = errors;
 for(const key19 in data60){
 let data61 = data60[key19];
+const _errs145 = errors;
+const _errs146 = errors;
 if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
 if(data61.command === undefined){
 const err140 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: "command"}};
@@ -6074,6 +6817,7 @@ vErrors.push(err140);
 }
 errors++;
 }
+const _errs147 = errors;
 for(const key20 in data61){
 if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
 const err141 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
@@ -6088,6 +6832,8 @@ errors++;
 }
 if(data61.command !== undefined){
 let data62 = data61.command;
+const _errs148 = errors;
+const _errs149 = errors;
 if(typeof data62 === "string"){
 if(func0(data62) < 1){
 const err142 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6110,13 +6856,19 @@ vErrors.push(err143);
 }
 errors++;
 }
+var valid28 = _errs148 === errors;
 }
 if(data61.args !== undefined){
 let data63 = data61.args;
+const _errs150 = errors;
+const _errs151 = errors;
 if(Array.isArray(data63)){
+let valid30 = true;
 const len3 = data63.length;
 for(let i3=0; i3<len3; i3++){
-if(typeof data63[i3] !== "string"){
+let data64 = data63[i3];
+const _errs152 = errors;
+if(typeof data64 !== "string"){
 const err144 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err144];
@@ -6125,6 +6877,11 @@ else {
 vErrors.push(err144);
 }
 errors++;
+}
+const _errs153 = errors;
+var valid29 = _errs152 === errors;
+if(!valid29){
+valid30 = false;
 }
 }
 }
@@ -6138,12 +6895,18 @@ vErrors.push(err145);
 }
 errors++;
 }
+var valid28 = _errs150 === errors;
 }
 if(data61.env !== undefined){
 let data65 = data61.env;
+const _errs154 = errors;
+const _errs155 = errors;
 if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+const _errs156 = errors;
 for(const key21 in data65){
-if(typeof data65[key21] !== "string"){
+let data66 = data65[key21];
+const _errs157 = errors;
+if(typeof data66 !== "string"){
 const err146 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err146];
@@ -6153,6 +6916,8 @@ vErrors.push(err146);
 }
 errors++;
 }
+const _errs158 = errors;
+var valid31 = _errs157 === errors;
 }
 }
 else {
@@ -6165,9 +6930,11 @@ vErrors.push(err147);
 }
 errors++;
 }
+var valid28 = _errs154 === errors;
 }
 if(data61.startup_timeout_ms !== undefined){
 let data67 = data61.startup_timeout_ms;
+const _errs159 = errors;
 if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
 const err148 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6178,6 +6945,7 @@ vErrors.push(err148);
 }
 errors++;
 }
+const _errs160 = errors;
 if((typeof data67 == "number") && (isFinite(data67))){
 if(data67 > 9007199254740991 || isNaN(data67)){
 const err149 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6200,6 +6968,7 @@ vErrors.push(err150);
 errors++;
 }
 }
+var valid28 = _errs159 === errors;
 }
 }
 else {
@@ -6212,6 +6981,7 @@ vErrors.push(err151);
 }
 errors++;
 }
+var valid27 = _errs145 === errors;
 }
 }
 else {
@@ -6224,9 +6994,12 @@ vErrors.push(err152);
 }
 errors++;
 }
+var valid0 = _errs141 === errors;
 }
 if(data.cli_runtimes !== undefined){
 let data68 = data.cli_runtimes;
+const _errs161 = errors;
+const _errs162 = errors;
 if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
 for(const key22 in data68){
 const _errs163 = errors;
@@ -6254,8 +7027,11 @@ vErrors.push(err154);
 errors++;
 }
 }
+const _errs164 = errors;
 for(const key23 in data68){
 let data69 = data68[key23];
+const _errs165 = errors;
+const _errs166 = errors;
 if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
 if(data69.kind === undefined){
 const err155 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -6287,6 +7063,7 @@ vErrors.push(err157);
 }
 errors++;
 }
+const _errs167 = errors;
 for(const key24 in data69){
 if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
 const err158 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
@@ -6301,6 +7078,7 @@ errors++;
 }
 if(data69.kind !== undefined){
 let data70 = data69.kind;
+const _errs168 = errors;
 if(typeof data70 !== "string"){
 const err159 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -6311,6 +7089,8 @@ vErrors.push(err159);
 }
 errors++;
 }
+const _errs169 = errors;
+const vSchema0 = schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum;
 if(!(data70 === "codex")){
 const err160 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
 if(vErrors === null){
@@ -6321,9 +7101,12 @@ vErrors.push(err160);
 }
 errors++;
 }
+var valid34 = _errs168 === errors;
 }
 if(data69.command !== undefined){
 let data71 = data69.command;
+const _errs170 = errors;
+const _errs171 = errors;
 if(typeof data71 === "string"){
 if(func0(data71) < 1){
 const err161 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6346,13 +7129,19 @@ vErrors.push(err162);
 }
 errors++;
 }
+var valid34 = _errs170 === errors;
 }
 if(data69.args !== undefined){
 let data72 = data69.args;
+const _errs172 = errors;
+const _errs173 = errors;
 if(Array.isArray(data72)){
+let valid36 = true;
 const len4 = data72.length;
 for(let i4=0; i4<len4; i4++){
-if(typeof data72[i4] !== "string"){
+let data73 = data72[i4];
+const _errs174 = errors;
+if(typeof data73 !== "string"){
 const err163 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err163];
@@ -6361,6 +7150,11 @@ else {
 vErrors.push(err163);
 }
 errors++;
+}
+const _errs175 = errors;
+var valid35 = _errs174 === errors;
+if(!valid35){
+valid36 = false;
 }
 }
 }
@@ -6374,9 +7168,12 @@ vErrors.push(err164);
 }
 errors++;
 }
+var valid34 = _errs172 === errors;
 }
 if(data69.base_url !== undefined){
 let data74 = data69.base_url;
+const _errs176 = errors;
+const _errs177 = errors;
 if(typeof data74 === "string"){
 if(func0(data74) < 1){
 const err165 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6399,9 +7196,12 @@ vErrors.push(err166);
 }
 errors++;
 }
+var valid34 = _errs176 === errors;
 }
 if(data69.model !== undefined){
 let data75 = data69.model;
+const _errs178 = errors;
+const _errs179 = errors;
 if(typeof data75 === "string"){
 if(func0(data75) < 1){
 const err167 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6424,9 +7224,12 @@ vErrors.push(err168);
 }
 errors++;
 }
+var valid34 = _errs178 === errors;
 }
 if(data69.api_key_env !== undefined){
 let data76 = data69.api_key_env;
+const _errs180 = errors;
+const _errs181 = errors;
 if(typeof data76 === "string"){
 if(func0(data76) < 1){
 const err169 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6449,9 +7252,12 @@ vErrors.push(err170);
 }
 errors++;
 }
+var valid34 = _errs180 === errors;
 }
 if(data69.codex_home !== undefined){
 let data77 = data69.codex_home;
+const _errs182 = errors;
+const _errs183 = errors;
 if(typeof data77 === "string"){
 if(func0(data77) < 1){
 const err171 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6474,9 +7280,11 @@ vErrors.push(err172);
 }
 errors++;
 }
+var valid34 = _errs182 === errors;
 }
 if(data69.startup_timeout_ms !== undefined){
 let data78 = data69.startup_timeout_ms;
+const _errs184 = errors;
 if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
 const err173 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6487,6 +7295,7 @@ vErrors.push(err173);
 }
 errors++;
 }
+const _errs185 = errors;
 if((typeof data78 == "number") && (isFinite(data78))){
 if(data78 > 9007199254740991 || isNaN(data78)){
 const err174 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6509,6 +7318,7 @@ vErrors.push(err175);
 errors++;
 }
 }
+var valid34 = _errs184 === errors;
 }
 }
 else {
@@ -6521,6 +7331,7 @@ vErrors.push(err176);
 }
 errors++;
 }
+var valid33 = _errs165 === errors;
 }
 }
 else {
@@ -6533,10 +7344,14 @@ vErrors.push(err177);
 }
 errors++;
 }
+var valid0 = _errs161 === errors;
 }
 if(data.limits !== undefined){
 let data79 = data.limits;
+const _errs186 = errors;
+const _errs187 = errors;
 if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+const _errs188 = errors;
 for(const key25 in data79){
 if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
 const err178 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
@@ -6551,6 +7366,7 @@ errors++;
 }
 if(data79.max_frame_bytes !== undefined){
 let data80 = data79.max_frame_bytes;
+const _errs189 = errors;
 if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 const err179 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6561,6 +7377,7 @@ vErrors.push(err179);
 }
 errors++;
 }
+const _errs190 = errors;
 if((typeof data80 == "number") && (isFinite(data80))){
 if(data80 > 9007199254740991 || isNaN(data80)){
 const err180 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6583,9 +7400,11 @@ vErrors.push(err181);
 errors++;
 }
 }
+var valid37 = _errs189 === errors;
 }
 if(data79.max_batch_size !== undefined){
 let data81 = data79.max_batch_size;
+const _errs191 = errors;
 if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
 const err182 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6596,6 +7415,7 @@ vErrors.push(err182);
 }
 errors++;
 }
+const _errs192 = errors;
 if((typeof data81 == "number") && (isFinite(data81))){
 if(data81 > 9007199254740991 || isNaN(data81)){
 const err183 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6618,9 +7438,11 @@ vErrors.push(err184);
 errors++;
 }
 }
+var valid37 = _errs191 === errors;
 }
 if(data79.max_agent_rounds !== undefined){
 let data82 = data79.max_agent_rounds;
+const _errs193 = errors;
 if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
 const err185 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6631,6 +7453,7 @@ vErrors.push(err185);
 }
 errors++;
 }
+const _errs194 = errors;
 if((typeof data82 == "number") && (isFinite(data82))){
 if(data82 > 9007199254740991 || isNaN(data82)){
 const err186 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6653,9 +7476,11 @@ vErrors.push(err187);
 errors++;
 }
 }
+var valid37 = _errs193 === errors;
 }
 if(data79.max_spawn_depth !== undefined){
 let data83 = data79.max_spawn_depth;
+const _errs195 = errors;
 if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
 const err188 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6666,6 +7491,7 @@ vErrors.push(err188);
 }
 errors++;
 }
+const _errs196 = errors;
 if((typeof data83 == "number") && (isFinite(data83))){
 if(data83 > 9007199254740991 || isNaN(data83)){
 const err189 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6688,9 +7514,11 @@ vErrors.push(err190);
 errors++;
 }
 }
+var valid37 = _errs195 === errors;
 }
 if(data79.max_tool_calls !== undefined){
 let data84 = data79.max_tool_calls;
+const _errs197 = errors;
 if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
 const err191 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6701,6 +7529,7 @@ vErrors.push(err191);
 }
 errors++;
 }
+const _errs198 = errors;
 if((typeof data84 == "number") && (isFinite(data84))){
 if(data84 > 9007199254740991 || isNaN(data84)){
 const err192 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6723,6 +7552,7 @@ vErrors.push(err193);
 errors++;
 }
 }
+var valid37 = _errs197 === errors;
 }
 }
 else {
@@ -6735,10 +7565,14 @@ vErrors.push(err194);
 }
 errors++;
 }
+var valid0 = _errs186 === errors;
 }
 if(data.permissions !== undefined){
 let data85 = data.permissions;
+const _errs199 = errors;
+const _errs200 = errors;
 if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+const _errs201 = errors;
 for(const key26 in data85){
 if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
 const err195 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
@@ -6753,6 +7587,7 @@ errors++;
 }
 if(data85.request_timeout_ms !== undefined){
 let data86 = data85.request_timeout_ms;
+const _errs202 = errors;
 if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
 const err196 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6763,6 +7598,7 @@ vErrors.push(err196);
 }
 errors++;
 }
+const _errs203 = errors;
 if((typeof data86 == "number") && (isFinite(data86))){
 if(data86 > 9007199254740991 || isNaN(data86)){
 const err197 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -6785,9 +7621,12 @@ vErrors.push(err198);
 errors++;
 }
 }
+var valid38 = _errs202 === errors;
 }
 if(data85.require_resolve_token !== undefined){
-if(typeof data85.require_resolve_token !== "boolean"){
+let data87 = data85.require_resolve_token;
+const _errs204 = errors;
+if(typeof data87 !== "boolean"){
 const err199 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err199];
@@ -6797,13 +7636,20 @@ vErrors.push(err199);
 }
 errors++;
 }
+const _errs205 = errors;
+var valid38 = _errs204 === errors;
 }
 if(data85.allowed_paths !== undefined){
 let data88 = data85.allowed_paths;
+const _errs206 = errors;
+const _errs207 = errors;
 if(Array.isArray(data88)){
+let valid40 = true;
 const len5 = data88.length;
 for(let i5=0; i5<len5; i5++){
 let data89 = data88[i5];
+const _errs208 = errors;
+const _errs209 = errors;
 if(typeof data89 === "string"){
 if(func0(data89) < 1){
 const err200 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
@@ -6826,6 +7672,10 @@ vErrors.push(err201);
 }
 errors++;
 }
+var valid39 = _errs208 === errors;
+if(!valid39){
+valid40 = false;
+}
 }
 }
 else {
@@ -6838,9 +7688,12 @@ vErrors.push(err202);
 }
 errors++;
 }
+var valid38 = _errs206 === errors;
 }
 if(data85.resolve_token_secret !== undefined){
 let data90 = data85.resolve_token_secret;
+const _errs210 = errors;
+const _errs211 = errors;
 if(typeof data90 === "string"){
 if(func0(data90) < 16){
 const err203 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
@@ -6863,6 +7716,7 @@ vErrors.push(err204);
 }
 errors++;
 }
+var valid38 = _errs210 === errors;
 }
 }
 else {
@@ -6875,10 +7729,14 @@ vErrors.push(err205);
 }
 errors++;
 }
+var valid0 = _errs199 === errors;
 }
 if(data.questions !== undefined){
 let data91 = data.questions;
+const _errs212 = errors;
+const _errs213 = errors;
 if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+const _errs214 = errors;
 for(const key27 in data91){
 if(!(key27 === "timeout_ms")){
 const err206 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
@@ -6893,6 +7751,7 @@ errors++;
 }
 if(data91.timeout_ms !== undefined){
 let data92 = data91.timeout_ms;
+const _errs215 = errors;
 if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
 const err207 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -6903,6 +7762,7 @@ vErrors.push(err207);
 }
 errors++;
 }
+const _errs216 = errors;
 if((typeof data92 == "number") && (isFinite(data92))){
 if(data92 > 2147483647 || isNaN(data92)){
 const err208 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}};
@@ -6925,6 +7785,7 @@ vErrors.push(err209);
 errors++;
 }
 }
+var valid41 = _errs215 === errors;
 }
 }
 else {
@@ -6937,10 +7798,14 @@ vErrors.push(err210);
 }
 errors++;
 }
+var valid0 = _errs212 === errors;
 }
 if(data.wallet !== undefined){
 let data93 = data.wallet;
+const _errs217 = errors;
+const _errs218 = errors;
 if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+const _errs219 = errors;
 for(const key28 in data93){
 if(!((((key28 === "state") || (key28 === "link_url")) || (key28 === "update_url")) || (key28 === "revoke_url"))){
 const err211 = {instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
@@ -6955,6 +7820,7 @@ errors++;
 }
 if(data93.state !== undefined){
 let data94 = data93.state;
+const _errs220 = errors;
 if(typeof data94 !== "string"){
 const err212 = {instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -6965,6 +7831,8 @@ vErrors.push(err212);
 }
 errors++;
 }
+const _errs221 = errors;
+const vSchema1 = schema34.properties.wallet.properties.state.enum;
 if(!(((data94 === "none") || (data94 === "usable")) || (data94 === "unusable"))){
 const err213 = {instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/enum",keyword:"enum",params:{allowedValues: schema34.properties.wallet.properties.state.enum}};
 if(vErrors === null){
@@ -6975,9 +7843,12 @@ vErrors.push(err213);
 }
 errors++;
 }
+var valid42 = _errs220 === errors;
 }
 if(data93.link_url !== undefined){
 let data95 = data93.link_url;
+const _errs222 = errors;
+const _errs223 = errors;
 if(typeof data95 === "string"){
 if(!pattern6.test(data95)){
 const err214 = {instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}};
@@ -7000,9 +7871,12 @@ vErrors.push(err215);
 }
 errors++;
 }
+var valid42 = _errs222 === errors;
 }
 if(data93.update_url !== undefined){
 let data96 = data93.update_url;
+const _errs224 = errors;
+const _errs225 = errors;
 if(typeof data96 === "string"){
 if(!pattern6.test(data96)){
 const err216 = {instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}};
@@ -7025,9 +7899,12 @@ vErrors.push(err217);
 }
 errors++;
 }
+var valid42 = _errs224 === errors;
 }
 if(data93.revoke_url !== undefined){
 let data97 = data93.revoke_url;
+const _errs226 = errors;
+const _errs227 = errors;
 if(typeof data97 === "string"){
 if(!pattern6.test(data97)){
 const err218 = {instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}};
@@ -7050,6 +7927,7 @@ vErrors.push(err219);
 }
 errors++;
 }
+var valid42 = _errs226 === errors;
 }
 }
 else {
@@ -7062,9 +7940,12 @@ vErrors.push(err220);
 }
 errors++;
 }
+var valid0 = _errs217 === errors;
 }
 if(data.gateway_id !== undefined){
 let data98 = data.gateway_id;
+const _errs228 = errors;
+const _errs229 = errors;
 if(typeof data98 === "string"){
 if(func0(data98) > 256){
 const err221 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -7097,9 +7978,12 @@ vErrors.push(err223);
 }
 errors++;
 }
+var valid0 = _errs228 === errors;
 }
 if(data.store !== undefined){
 let data99 = data.store;
+const _errs230 = errors;
+const _errs231 = errors;
 if(typeof data99 === "string"){
 if(func0(data99) < 1){
 const err224 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
@@ -7122,9 +8006,11 @@ vErrors.push(err225);
 }
 errors++;
 }
+var valid0 = _errs230 === errors;
 }
 if(data.lease_timeout_ms !== undefined){
 let data100 = data.lease_timeout_ms;
+const _errs232 = errors;
 if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 const err226 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7135,6 +8021,7 @@ vErrors.push(err226);
 }
 errors++;
 }
+const _errs233 = errors;
 if((typeof data100 == "number") && (isFinite(data100))){
 if(data100 > 9007199254740991 || isNaN(data100)){
 const err227 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7157,10 +8044,14 @@ vErrors.push(err228);
 errors++;
 }
 }
+var valid0 = _errs232 === errors;
 }
 if(data.routes !== undefined){
 let data101 = data.routes;
+const _errs234 = errors;
+const _errs235 = errors;
 if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+const _errs236 = errors;
 for(const key29 in data101){
 if(!((key29 === "max_hops") || (key29 === "max_routes_per_source"))){
 const err229 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
@@ -7175,6 +8066,7 @@ errors++;
 }
 if(data101.max_hops !== undefined){
 let data102 = data101.max_hops;
+const _errs237 = errors;
 if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 const err230 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7185,6 +8077,7 @@ vErrors.push(err230);
 }
 errors++;
 }
+const _errs238 = errors;
 if((typeof data102 == "number") && (isFinite(data102))){
 if(data102 > 9007199254740991 || isNaN(data102)){
 const err231 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7207,9 +8100,11 @@ vErrors.push(err232);
 errors++;
 }
 }
+var valid43 = _errs237 === errors;
 }
 if(data101.max_routes_per_source !== undefined){
 let data103 = data101.max_routes_per_source;
+const _errs239 = errors;
 if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
 const err233 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7220,6 +8115,7 @@ vErrors.push(err233);
 }
 errors++;
 }
+const _errs240 = errors;
 if((typeof data103 == "number") && (isFinite(data103))){
 if(data103 > 9007199254740991 || isNaN(data103)){
 const err234 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7242,6 +8138,7 @@ vErrors.push(err235);
 errors++;
 }
 }
+var valid43 = _errs239 === errors;
 }
 }
 else {
@@ -7254,10 +8151,14 @@ vErrors.push(err236);
 }
 errors++;
 }
+var valid0 = _errs234 === errors;
 }
 if(data.agent !== undefined){
 let data104 = data.agent;
+const _errs241 = errors;
+const _errs242 = errors;
 if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+const _errs243 = errors;
 for(const key30 in data104){
 if(!((((((key30 === "identity_id") || (key30 === "display_name")) || (key30 === "nickname")) || (key30 === "revision")) || (key30 === "avatar_revision")) || (key30 === "role"))){
 const err237 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
@@ -7272,6 +8173,8 @@ errors++;
 }
 if(data104.identity_id !== undefined){
 let data105 = data104.identity_id;
+const _errs244 = errors;
+const _errs245 = errors;
 if(typeof data105 === "string"){
 if(func0(data105) > 256){
 const err238 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -7304,9 +8207,12 @@ vErrors.push(err240);
 }
 errors++;
 }
+var valid44 = _errs244 === errors;
 }
 if(data104.display_name !== undefined){
 let data106 = data104.display_name;
+const _errs246 = errors;
+const _errs247 = errors;
 if(typeof data106 === "string"){
 if(func0(data106) < 1){
 const err241 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
@@ -7329,9 +8235,12 @@ vErrors.push(err242);
 }
 errors++;
 }
+var valid44 = _errs246 === errors;
 }
 if(data104.nickname !== undefined){
 let data107 = data104.nickname;
+const _errs248 = errors;
+const _errs249 = errors;
 if(typeof data107 === "string"){
 if(func0(data107) < 1){
 const err243 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
@@ -7354,9 +8263,11 @@ vErrors.push(err244);
 }
 errors++;
 }
+var valid44 = _errs248 === errors;
 }
 if(data104.revision !== undefined){
 let data108 = data104.revision;
+const _errs250 = errors;
 if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
 const err245 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7367,6 +8278,7 @@ vErrors.push(err245);
 }
 errors++;
 }
+const _errs251 = errors;
 if((typeof data108 == "number") && (isFinite(data108))){
 if(data108 > 9007199254740991 || isNaN(data108)){
 const err246 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7389,9 +8301,11 @@ vErrors.push(err247);
 errors++;
 }
 }
+var valid44 = _errs250 === errors;
 }
 if(data104.avatar_revision !== undefined){
 let data109 = data104.avatar_revision;
+const _errs252 = errors;
 if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
 const err248 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7402,6 +8316,7 @@ vErrors.push(err248);
 }
 errors++;
 }
+const _errs253 = errors;
 if((typeof data109 == "number") && (isFinite(data109))){
 if(data109 > 9007199254740991 || isNaN(data109)){
 const err249 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7424,9 +8339,12 @@ vErrors.push(err250);
 errors++;
 }
 }
+var valid44 = _errs252 === errors;
 }
 if(data104.role !== undefined){
 let data110 = data104.role;
+const _errs254 = errors;
+const _errs255 = errors;
 if(typeof data110 === "string"){
 if(func0(data110) < 1){
 const err251 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
@@ -7449,6 +8367,7 @@ vErrors.push(err252);
 }
 errors++;
 }
+var valid44 = _errs254 === errors;
 }
 }
 else {
@@ -7461,10 +8380,14 @@ vErrors.push(err253);
 }
 errors++;
 }
+var valid0 = _errs241 === errors;
 }
 if(data.context !== undefined){
 let data111 = data.context;
+const _errs256 = errors;
+const _errs257 = errors;
 if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs258 = errors;
 for(const key31 in data111){
 if(!((key31 === "max_history_tokens") || (key31 === "keep_recent_messages"))){
 const err254 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}};
@@ -7479,6 +8402,7 @@ errors++;
 }
 if(data111.max_history_tokens !== undefined){
 let data112 = data111.max_history_tokens;
+const _errs259 = errors;
 if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
 const err255 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7489,6 +8413,7 @@ vErrors.push(err255);
 }
 errors++;
 }
+const _errs260 = errors;
 if((typeof data112 == "number") && (isFinite(data112))){
 if(data112 > 9007199254740991 || isNaN(data112)){
 const err256 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7511,9 +8436,11 @@ vErrors.push(err257);
 errors++;
 }
 }
+var valid45 = _errs259 === errors;
 }
 if(data111.keep_recent_messages !== undefined){
 let data113 = data111.keep_recent_messages;
+const _errs261 = errors;
 if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
 const err258 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7524,6 +8451,7 @@ vErrors.push(err258);
 }
 errors++;
 }
+const _errs262 = errors;
 if((typeof data113 == "number") && (isFinite(data113))){
 if(data113 > 9007199254740991 || isNaN(data113)){
 const err259 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7546,6 +8474,7 @@ vErrors.push(err260);
 errors++;
 }
 }
+var valid45 = _errs261 === errors;
 }
 }
 else {
@@ -7558,10 +8487,14 @@ vErrors.push(err261);
 }
 errors++;
 }
+var valid0 = _errs256 === errors;
 }
 if(data.sandbox !== undefined){
 let data114 = data.sandbox;
+const _errs263 = errors;
+const _errs264 = errors;
 if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+const _errs265 = errors;
 for(const key32 in data114){
 if(!((key32 === "required") || (key32 === "bwrap_path"))){
 const err262 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}};
@@ -7575,7 +8508,9 @@ errors++;
 }
 }
 if(data114.required !== undefined){
-if(typeof data114.required !== "boolean"){
+let data115 = data114.required;
+const _errs266 = errors;
+if(typeof data115 !== "boolean"){
 const err263 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err263];
@@ -7585,9 +8520,13 @@ vErrors.push(err263);
 }
 errors++;
 }
+const _errs267 = errors;
+var valid46 = _errs266 === errors;
 }
 if(data114.bwrap_path !== undefined){
 let data116 = data114.bwrap_path;
+const _errs268 = errors;
+const _errs269 = errors;
 if(typeof data116 === "string"){
 if(func0(data116) < 1){
 const err264 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
@@ -7610,6 +8549,7 @@ vErrors.push(err265);
 }
 errors++;
 }
+var valid46 = _errs268 === errors;
 }
 }
 else {
@@ -7622,10 +8562,14 @@ vErrors.push(err266);
 }
 errors++;
 }
+var valid0 = _errs263 === errors;
 }
 if(data.network !== undefined){
 let data117 = data.network;
+const _errs270 = errors;
+const _errs271 = errors;
 if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+const _errs272 = errors;
 for(const key33 in data117){
 if(!((key33 === "allow_domains") || (key33 === "deny_domains"))){
 const err267 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33}};
@@ -7640,10 +8584,15 @@ errors++;
 }
 if(data117.allow_domains !== undefined){
 let data118 = data117.allow_domains;
+const _errs273 = errors;
+const _errs274 = errors;
 if(Array.isArray(data118)){
+let valid49 = true;
 const len6 = data118.length;
 for(let i6=0; i6<len6; i6++){
 let data119 = data118[i6];
+const _errs275 = errors;
+const _errs276 = errors;
 if(typeof data119 === "string"){
 if(func0(data119) > 260){
 const err268 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
@@ -7676,6 +8625,10 @@ vErrors.push(err270);
 }
 errors++;
 }
+var valid48 = _errs275 === errors;
+if(!valid48){
+valid49 = false;
+}
 }
 }
 else {
@@ -7688,13 +8641,19 @@ vErrors.push(err271);
 }
 errors++;
 }
+var valid47 = _errs273 === errors;
 }
 if(data117.deny_domains !== undefined){
 let data120 = data117.deny_domains;
+const _errs277 = errors;
+const _errs278 = errors;
 if(Array.isArray(data120)){
+let valid51 = true;
 const len7 = data120.length;
 for(let i7=0; i7<len7; i7++){
 let data121 = data120[i7];
+const _errs279 = errors;
+const _errs280 = errors;
 if(typeof data121 === "string"){
 if(func0(data121) > 260){
 const err272 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
@@ -7727,6 +8686,10 @@ vErrors.push(err274);
 }
 errors++;
 }
+var valid50 = _errs279 === errors;
+if(!valid50){
+valid51 = false;
+}
 }
 }
 else {
@@ -7739,6 +8702,7 @@ vErrors.push(err275);
 }
 errors++;
 }
+var valid47 = _errs277 === errors;
 }
 }
 else {
@@ -7751,6 +8715,7 @@ vErrors.push(err276);
 }
 errors++;
 }
+var valid0 = _errs270 === errors;
 }
 }
 else {
@@ -7773,7 +8738,9 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/gateway_retry_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "max_attempts") || (key0 === "initial_delay_ms")) || (key0 === "backoff_multiplier")) || (key0 === "max_delay_ms"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -7788,6 +8755,7 @@ errors++;
 }
 if(data.max_attempts !== undefined){
 let data0 = data.max_attempts;
+const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err1 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7798,6 +8766,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs3 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
 const err2 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7820,9 +8789,11 @@ vErrors.push(err3);
 errors++;
 }
 }
+var valid0 = _errs2 === errors;
 }
 if(data.initial_delay_ms !== undefined){
 let data1 = data.initial_delay_ms;
+const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err4 = {instancePath:instancePath+"/initial_delay_ms",schemaPath:"#/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7833,6 +8804,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs5 = errors;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
 const err5 = {instancePath:instancePath+"/initial_delay_ms",schemaPath:"#/properties/initial_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7855,9 +8827,12 @@ vErrors.push(err6);
 errors++;
 }
 }
+var valid0 = _errs4 === errors;
 }
 if(data.backoff_multiplier !== undefined){
 let data2 = data.backoff_multiplier;
+const _errs6 = errors;
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
 const err7 = {instancePath:instancePath+"/backoff_multiplier",schemaPath:"#/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
@@ -7880,9 +8855,11 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.max_delay_ms !== undefined){
 let data3 = data.max_delay_ms;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err9 = {instancePath:instancePath+"/max_delay_ms",schemaPath:"#/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -7893,6 +8870,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err10 = {instancePath:instancePath+"/max_delay_ms",schemaPath:"#/properties/max_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -7915,6 +8893,7 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -7951,6 +8930,8 @@ function validate31(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/user_input.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -7964,6 +8945,8 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
+const vSchema0 = schema42.properties.type.enum;
 if(!(((((((((data0 === "text") || (data0 === "localFile")) || (data0 === "localImage")) || (data0 === "image")) || (data0 === "artifact")) || (data0 === "mention")) || (data0 === "file")) || (data0 === "audio")) || (data0 === "video"))){
 const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum}};
 if(vErrors === null){
@@ -7974,10 +8957,17 @@ vErrors.push(err1);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "text"){
+if(false){
+}
+else if(tag0 === "text"){
+const _errs3 = errors;
+const _errs4 = errors;
+const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err2 = {instancePath,schemaPath:"user_input_text.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -7999,6 +8989,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs6 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
 const err4 = {instancePath,schemaPath:"user_input_text.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -8013,6 +9004,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data1 = data.type;
+const _errs7 = errors;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"user_input_text.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8023,6 +9015,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs8 = errors;
 if("text" !== data1){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"user_input_text.json/properties/type/const",keyword:"const",params:{allowedValue: "text"}};
 if(vErrors === null){
@@ -8033,9 +9026,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid4 = _errs7 === errors;
 }
 if(data.text !== undefined){
-if(typeof data.text !== "string"){
+let data2 = data.text;
+const _errs9 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/text",schemaPath:"user_input_text.json/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -8045,14 +9041,22 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs10 = errors;
+var valid4 = _errs9 === errors;
 }
 if(data.textElements !== undefined){
 let data3 = data.textElements;
+const _errs11 = errors;
+const _errs12 = errors;
 if(Array.isArray(data3)){
+let valid6 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
+const _errs13 = errors;
+const _errs14 = errors;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+const _errs15 = errors;
 }
 else {
 const err8 = {instancePath:instancePath+"/textElements/" + i0,schemaPath:"user_input_text.json/properties/textElements/items/type",keyword:"type",params:{type: "object"}};
@@ -8063,6 +9067,10 @@ else {
 vErrors.push(err8);
 }
 errors++;
+}
+var valid5 = _errs13 === errors;
+if(!valid5){
+valid6 = false;
 }
 }
 }
@@ -8076,6 +9084,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid4 = _errs11 === errors;
 }
 }
 else {
@@ -8088,8 +9097,14 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid3 = _errs4 === errors;
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "localFile"){
+const _errs16 = errors;
+const _errs17 = errors;
+const _errs18 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err11 = {instancePath,schemaPath:"user_input_local_file.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8111,6 +9126,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs19 = errors;
 for(const key1 in data){
 if(!((key1 === "type") || (key1 === "path"))){
 const err13 = {instancePath,schemaPath:"user_input_local_file.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -8125,6 +9141,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data5 = data.type;
+const _errs20 = errors;
 if(typeof data5 !== "string"){
 const err14 = {instancePath:instancePath+"/type",schemaPath:"user_input_local_file.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8135,6 +9152,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs21 = errors;
 if("localFile" !== data5){
 const err15 = {instancePath:instancePath+"/type",schemaPath:"user_input_local_file.json/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}};
 if(vErrors === null){
@@ -8145,9 +9163,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid9 = _errs20 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data6 = data.path;
+const _errs22 = errors;
+if(typeof data6 !== "string"){
 const err16 = {instancePath:instancePath+"/path",schemaPath:"user_input_local_file.json/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -8157,6 +9178,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs23 = errors;
+var valid9 = _errs22 === errors;
 }
 }
 else {
@@ -8169,8 +9192,14 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid8 = _errs17 === errors;
+var valid7 = _errs16 === errors;
+valid1 = valid7;
 }
 else if(tag0 === "localImage"){
+const _errs24 = errors;
+const _errs25 = errors;
+const _errs26 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err18 = {instancePath,schemaPath:"user_input_local_image.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8192,6 +9221,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs27 = errors;
 for(const key2 in data){
 if(!((key2 === "type") || (key2 === "path"))){
 const err20 = {instancePath,schemaPath:"user_input_local_image.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -8206,6 +9236,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data7 = data.type;
+const _errs28 = errors;
 if(typeof data7 !== "string"){
 const err21 = {instancePath:instancePath+"/type",schemaPath:"user_input_local_image.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8216,6 +9247,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs29 = errors;
 if("localImage" !== data7){
 const err22 = {instancePath:instancePath+"/type",schemaPath:"user_input_local_image.json/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}};
 if(vErrors === null){
@@ -8226,9 +9258,12 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid12 = _errs28 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data8 = data.path;
+const _errs30 = errors;
+if(typeof data8 !== "string"){
 const err23 = {instancePath:instancePath+"/path",schemaPath:"user_input_local_image.json/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
@@ -8238,6 +9273,8 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs31 = errors;
+var valid12 = _errs30 === errors;
 }
 }
 else {
@@ -8250,8 +9287,14 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid11 = _errs25 === errors;
+var valid10 = _errs24 === errors;
+valid1 = valid10;
 }
 else if(tag0 === "image"){
+const _errs32 = errors;
+const _errs33 = errors;
+const _errs34 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err25 = {instancePath,schemaPath:"user_input_image.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8273,6 +9316,7 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs35 = errors;
 for(const key3 in data){
 if(!((key3 === "type") || (key3 === "url"))){
 const err27 = {instancePath,schemaPath:"user_input_image.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -8287,6 +9331,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data9 = data.type;
+const _errs36 = errors;
 if(typeof data9 !== "string"){
 const err28 = {instancePath:instancePath+"/type",schemaPath:"user_input_image.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8297,6 +9342,7 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs37 = errors;
 if("image" !== data9){
 const err29 = {instancePath:instancePath+"/type",schemaPath:"user_input_image.json/properties/type/const",keyword:"const",params:{allowedValue: "image"}};
 if(vErrors === null){
@@ -8307,9 +9353,12 @@ vErrors.push(err29);
 }
 errors++;
 }
+var valid15 = _errs36 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data10 = data.url;
+const _errs38 = errors;
+if(typeof data10 !== "string"){
 const err30 = {instancePath:instancePath+"/url",schemaPath:"user_input_image.json/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
@@ -8319,6 +9368,8 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs39 = errors;
+var valid15 = _errs38 === errors;
 }
 }
 else {
@@ -8331,8 +9382,14 @@ vErrors.push(err31);
 }
 errors++;
 }
+var valid14 = _errs33 === errors;
+var valid13 = _errs32 === errors;
+valid1 = valid13;
 }
 else if(tag0 === "artifact"){
+const _errs40 = errors;
+const _errs41 = errors;
+const _errs42 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err32 = {instancePath,schemaPath:"user_input_artifact.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8354,6 +9411,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs43 = errors;
 for(const key4 in data){
 if(!((key4 === "type") || (key4 === "artifactId"))){
 const err34 = {instancePath,schemaPath:"user_input_artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
@@ -8368,6 +9426,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data11 = data.type;
+const _errs44 = errors;
 if(typeof data11 !== "string"){
 const err35 = {instancePath:instancePath+"/type",schemaPath:"user_input_artifact.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8378,6 +9437,7 @@ vErrors.push(err35);
 }
 errors++;
 }
+const _errs45 = errors;
 if("artifact" !== data11){
 const err36 = {instancePath:instancePath+"/type",schemaPath:"user_input_artifact.json/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}};
 if(vErrors === null){
@@ -8388,9 +9448,12 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid18 = _errs44 === errors;
 }
 if(data.artifactId !== undefined){
-if(typeof data.artifactId !== "string"){
+let data12 = data.artifactId;
+const _errs46 = errors;
+if(typeof data12 !== "string"){
 const err37 = {instancePath:instancePath+"/artifactId",schemaPath:"user_input_artifact.json/properties/artifactId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err37];
@@ -8400,6 +9463,8 @@ vErrors.push(err37);
 }
 errors++;
 }
+const _errs47 = errors;
+var valid18 = _errs46 === errors;
 }
 }
 else {
@@ -8412,8 +9477,14 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid17 = _errs41 === errors;
+var valid16 = _errs40 === errors;
+valid1 = valid16;
 }
 else if(tag0 === "mention"){
+const _errs48 = errors;
+const _errs49 = errors;
+const _errs50 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err39 = {instancePath,schemaPath:"user_input_mention.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8445,6 +9516,7 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs51 = errors;
 for(const key5 in data){
 if(!(((key5 === "type") || (key5 === "name")) || (key5 === "path"))){
 const err42 = {instancePath,schemaPath:"user_input_mention.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
@@ -8459,6 +9531,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data13 = data.type;
+const _errs52 = errors;
 if(typeof data13 !== "string"){
 const err43 = {instancePath:instancePath+"/type",schemaPath:"user_input_mention.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8469,6 +9542,7 @@ vErrors.push(err43);
 }
 errors++;
 }
+const _errs53 = errors;
 if("mention" !== data13){
 const err44 = {instancePath:instancePath+"/type",schemaPath:"user_input_mention.json/properties/type/const",keyword:"const",params:{allowedValue: "mention"}};
 if(vErrors === null){
@@ -8479,9 +9553,12 @@ vErrors.push(err44);
 }
 errors++;
 }
+var valid21 = _errs52 === errors;
 }
 if(data.name !== undefined){
-if(typeof data.name !== "string"){
+let data14 = data.name;
+const _errs54 = errors;
+if(typeof data14 !== "string"){
 const err45 = {instancePath:instancePath+"/name",schemaPath:"user_input_mention.json/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err45];
@@ -8491,9 +9568,13 @@ vErrors.push(err45);
 }
 errors++;
 }
+const _errs55 = errors;
+var valid21 = _errs54 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data15 = data.path;
+const _errs56 = errors;
+if(typeof data15 !== "string"){
 const err46 = {instancePath:instancePath+"/path",schemaPath:"user_input_mention.json/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err46];
@@ -8503,6 +9584,8 @@ vErrors.push(err46);
 }
 errors++;
 }
+const _errs57 = errors;
+var valid21 = _errs56 === errors;
 }
 }
 else {
@@ -8515,8 +9598,14 @@ vErrors.push(err47);
 }
 errors++;
 }
+var valid20 = _errs49 === errors;
+var valid19 = _errs48 === errors;
+valid1 = valid19;
 }
 else if(tag0 === "file"){
+const _errs58 = errors;
+const _errs59 = errors;
+const _errs60 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err48 = {instancePath,schemaPath:"user_input_file.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8538,6 +9627,7 @@ vErrors.push(err49);
 }
 errors++;
 }
+const _errs61 = errors;
 for(const key6 in data){
 if(!((((key6 === "type") || (key6 === "url")) || (key6 === "name")) || (key6 === "mimeType"))){
 const err50 = {instancePath,schemaPath:"user_input_file.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
@@ -8552,6 +9642,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data16 = data.type;
+const _errs62 = errors;
 if(typeof data16 !== "string"){
 const err51 = {instancePath:instancePath+"/type",schemaPath:"user_input_file.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8562,6 +9653,7 @@ vErrors.push(err51);
 }
 errors++;
 }
+const _errs63 = errors;
 if("file" !== data16){
 const err52 = {instancePath:instancePath+"/type",schemaPath:"user_input_file.json/properties/type/const",keyword:"const",params:{allowedValue: "file"}};
 if(vErrors === null){
@@ -8572,9 +9664,12 @@ vErrors.push(err52);
 }
 errors++;
 }
+var valid24 = _errs62 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data17 = data.url;
+const _errs64 = errors;
+if(typeof data17 !== "string"){
 const err53 = {instancePath:instancePath+"/url",schemaPath:"user_input_file.json/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err53];
@@ -8584,9 +9679,13 @@ vErrors.push(err53);
 }
 errors++;
 }
+const _errs65 = errors;
+var valid24 = _errs64 === errors;
 }
 if(data.name !== undefined){
-if(typeof data.name !== "string"){
+let data18 = data.name;
+const _errs66 = errors;
+if(typeof data18 !== "string"){
 const err54 = {instancePath:instancePath+"/name",schemaPath:"user_input_file.json/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err54];
@@ -8596,9 +9695,13 @@ vErrors.push(err54);
 }
 errors++;
 }
+const _errs67 = errors;
+var valid24 = _errs66 === errors;
 }
 if(data.mimeType !== undefined){
-if(typeof data.mimeType !== "string"){
+let data19 = data.mimeType;
+const _errs68 = errors;
+if(typeof data19 !== "string"){
 const err55 = {instancePath:instancePath+"/mimeType",schemaPath:"user_input_file.json/properties/mimeType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err55];
@@ -8608,6 +9711,8 @@ vErrors.push(err55);
 }
 errors++;
 }
+const _errs69 = errors;
+var valid24 = _errs68 === errors;
 }
 }
 else {
@@ -8620,8 +9725,14 @@ vErrors.push(err56);
 }
 errors++;
 }
+var valid23 = _errs59 === errors;
+var valid22 = _errs58 === errors;
+valid1 = valid22;
 }
 else if(tag0 === "audio"){
+const _errs70 = errors;
+const _errs71 = errors;
+const _errs72 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err57 = {instancePath,schemaPath:"user_input_audio.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8643,6 +9754,7 @@ vErrors.push(err58);
 }
 errors++;
 }
+const _errs73 = errors;
 for(const key7 in data){
 if(!(((key7 === "type") || (key7 === "url")) || (key7 === "mimeType"))){
 const err59 = {instancePath,schemaPath:"user_input_audio.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
@@ -8657,6 +9769,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data20 = data.type;
+const _errs74 = errors;
 if(typeof data20 !== "string"){
 const err60 = {instancePath:instancePath+"/type",schemaPath:"user_input_audio.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8667,6 +9780,7 @@ vErrors.push(err60);
 }
 errors++;
 }
+const _errs75 = errors;
 if("audio" !== data20){
 const err61 = {instancePath:instancePath+"/type",schemaPath:"user_input_audio.json/properties/type/const",keyword:"const",params:{allowedValue: "audio"}};
 if(vErrors === null){
@@ -8677,9 +9791,12 @@ vErrors.push(err61);
 }
 errors++;
 }
+var valid27 = _errs74 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data21 = data.url;
+const _errs76 = errors;
+if(typeof data21 !== "string"){
 const err62 = {instancePath:instancePath+"/url",schemaPath:"user_input_audio.json/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err62];
@@ -8689,9 +9806,13 @@ vErrors.push(err62);
 }
 errors++;
 }
+const _errs77 = errors;
+var valid27 = _errs76 === errors;
 }
 if(data.mimeType !== undefined){
-if(typeof data.mimeType !== "string"){
+let data22 = data.mimeType;
+const _errs78 = errors;
+if(typeof data22 !== "string"){
 const err63 = {instancePath:instancePath+"/mimeType",schemaPath:"user_input_audio.json/properties/mimeType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err63];
@@ -8701,6 +9822,8 @@ vErrors.push(err63);
 }
 errors++;
 }
+const _errs79 = errors;
+var valid27 = _errs78 === errors;
 }
 }
 else {
@@ -8713,8 +9836,14 @@ vErrors.push(err64);
 }
 errors++;
 }
+var valid26 = _errs71 === errors;
+var valid25 = _errs70 === errors;
+valid1 = valid25;
 }
 else if(tag0 === "video"){
+const _errs80 = errors;
+const _errs81 = errors;
+const _errs82 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err65 = {instancePath,schemaPath:"user_input_video.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8736,6 +9865,7 @@ vErrors.push(err66);
 }
 errors++;
 }
+const _errs83 = errors;
 for(const key8 in data){
 if(!(((key8 === "type") || (key8 === "url")) || (key8 === "mimeType"))){
 const err67 = {instancePath,schemaPath:"user_input_video.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
@@ -8750,6 +9880,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data23 = data.type;
+const _errs84 = errors;
 if(typeof data23 !== "string"){
 const err68 = {instancePath:instancePath+"/type",schemaPath:"user_input_video.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8760,6 +9891,7 @@ vErrors.push(err68);
 }
 errors++;
 }
+const _errs85 = errors;
 if("video" !== data23){
 const err69 = {instancePath:instancePath+"/type",schemaPath:"user_input_video.json/properties/type/const",keyword:"const",params:{allowedValue: "video"}};
 if(vErrors === null){
@@ -8770,9 +9902,12 @@ vErrors.push(err69);
 }
 errors++;
 }
+var valid30 = _errs84 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data24 = data.url;
+const _errs86 = errors;
+if(typeof data24 !== "string"){
 const err70 = {instancePath:instancePath+"/url",schemaPath:"user_input_video.json/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err70];
@@ -8782,9 +9917,13 @@ vErrors.push(err70);
 }
 errors++;
 }
+const _errs87 = errors;
+var valid30 = _errs86 === errors;
 }
 if(data.mimeType !== undefined){
-if(typeof data.mimeType !== "string"){
+let data25 = data.mimeType;
+const _errs88 = errors;
+if(typeof data25 !== "string"){
 const err71 = {instancePath:instancePath+"/mimeType",schemaPath:"user_input_video.json/properties/mimeType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err71];
@@ -8794,6 +9933,8 @@ vErrors.push(err71);
 }
 errors++;
 }
+const _errs89 = errors;
+var valid30 = _errs88 === errors;
 }
 }
 else {
@@ -8806,6 +9947,9 @@ vErrors.push(err72);
 }
 errors++;
 }
+var valid29 = _errs81 === errors;
+var valid28 = _errs80 === errors;
+valid1 = valid28;
 }
 else {
 const err73 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -8853,6 +9997,8 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_kind.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8866,6 +10012,8 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
+const vSchema0 = schema53.properties.type.enum;
 if(!(((data0 === "skill") || (data0 === "mcpServer")) || (data0 === "mcpTool"))){
 const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema53.properties.type.enum}};
 if(vErrors === null){
@@ -8876,10 +10024,17 @@ vErrors.push(err1);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "skill"){
+if(false){
+}
+else if(tag0 === "skill"){
+const _errs3 = errors;
+const _errs4 = errors;
+const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err2 = {instancePath,schemaPath:"turn_capability_skill.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8911,6 +10066,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs6 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "slug")) || (key0 === "sourceKind"))){
 const err5 = {instancePath,schemaPath:"turn_capability_skill.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -8925,6 +10081,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data1 = data.type;
+const _errs7 = errors;
 if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"turn_capability_skill.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -8935,6 +10092,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs8 = errors;
 if("skill" !== data1){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"turn_capability_skill.json/properties/type/const",keyword:"const",params:{allowedValue: "skill"}};
 if(vErrors === null){
@@ -8945,9 +10103,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid4 = _errs7 === errors;
 }
 if(data.slug !== undefined){
-if(typeof data.slug !== "string"){
+let data2 = data.slug;
+const _errs9 = errors;
+if(typeof data2 !== "string"){
 const err8 = {instancePath:instancePath+"/slug",schemaPath:"turn_capability_skill.json/properties/slug/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -8957,9 +10118,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs10 = errors;
+var valid4 = _errs9 === errors;
 }
 if(data.sourceKind !== undefined){
-if(typeof data.sourceKind !== "string"){
+let data3 = data.sourceKind;
+const _errs11 = errors;
+if(typeof data3 !== "string"){
 const err9 = {instancePath:instancePath+"/sourceKind",schemaPath:"turn_capability_skill.json/properties/sourceKind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -8969,6 +10134,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid4 = _errs11 === errors;
 }
 }
 else {
@@ -8981,8 +10148,14 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid3 = _errs4 === errors;
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "mcpServer"){
+const _errs13 = errors;
+const _errs14 = errors;
+const _errs15 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err11 = {instancePath,schemaPath:"turn_capability_mcp_server.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9014,6 +10187,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs16 = errors;
 for(const key1 in data){
 if(!(((key1 === "type") || (key1 === "name")) || (key1 === "scopeKind"))){
 const err14 = {instancePath,schemaPath:"turn_capability_mcp_server.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -9028,6 +10202,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data4 = data.type;
+const _errs17 = errors;
 if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_server.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9038,6 +10213,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs18 = errors;
 if("mcpServer" !== data4){
 const err16 = {instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_server.json/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}};
 if(vErrors === null){
@@ -9048,9 +10224,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid7 = _errs17 === errors;
 }
 if(data.name !== undefined){
-if(typeof data.name !== "string"){
+let data5 = data.name;
+const _errs19 = errors;
+if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/name",schemaPath:"turn_capability_mcp_server.json/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -9060,9 +10239,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs20 = errors;
+var valid7 = _errs19 === errors;
 }
 if(data.scopeKind !== undefined){
-if(typeof data.scopeKind !== "string"){
+let data6 = data.scopeKind;
+const _errs21 = errors;
+if(typeof data6 !== "string"){
 const err18 = {instancePath:instancePath+"/scopeKind",schemaPath:"turn_capability_mcp_server.json/properties/scopeKind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -9072,6 +10255,8 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs22 = errors;
+var valid7 = _errs21 === errors;
 }
 }
 else {
@@ -9084,8 +10269,14 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid6 = _errs14 === errors;
+var valid5 = _errs13 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "mcpTool"){
+const _errs23 = errors;
+const _errs24 = errors;
+const _errs25 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err20 = {instancePath,schemaPath:"turn_capability_mcp_tool.json/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9127,6 +10318,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs26 = errors;
 for(const key2 in data){
 if(!((((key2 === "type") || (key2 === "serverName")) || (key2 === "rawToolName")) || (key2 === "scopeKind"))){
 const err24 = {instancePath,schemaPath:"turn_capability_mcp_tool.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -9141,6 +10333,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data7 = data.type;
+const _errs27 = errors;
 if(typeof data7 !== "string"){
 const err25 = {instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_tool.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9151,6 +10344,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs28 = errors;
 if("mcpTool" !== data7){
 const err26 = {instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_tool.json/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}};
 if(vErrors === null){
@@ -9161,9 +10355,12 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid10 = _errs27 === errors;
 }
 if(data.serverName !== undefined){
-if(typeof data.serverName !== "string"){
+let data8 = data.serverName;
+const _errs29 = errors;
+if(typeof data8 !== "string"){
 const err27 = {instancePath:instancePath+"/serverName",schemaPath:"turn_capability_mcp_tool.json/properties/serverName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -9173,9 +10370,13 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs30 = errors;
+var valid10 = _errs29 === errors;
 }
 if(data.rawToolName !== undefined){
-if(typeof data.rawToolName !== "string"){
+let data9 = data.rawToolName;
+const _errs31 = errors;
+if(typeof data9 !== "string"){
 const err28 = {instancePath:instancePath+"/rawToolName",schemaPath:"turn_capability_mcp_tool.json/properties/rawToolName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -9185,9 +10386,13 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs32 = errors;
+var valid10 = _errs31 === errors;
 }
 if(data.scopeKind !== undefined){
-if(typeof data.scopeKind !== "string"){
+let data10 = data.scopeKind;
+const _errs33 = errors;
+if(typeof data10 !== "string"){
 const err29 = {instancePath:instancePath+"/scopeKind",schemaPath:"turn_capability_mcp_tool.json/properties/scopeKind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -9197,6 +10402,8 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs34 = errors;
+var valid10 = _errs33 === errors;
 }
 }
 else {
@@ -9209,6 +10416,9 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid9 = _errs24 === errors;
+var valid8 = _errs23 === errors;
+valid1 = valid8;
 }
 else {
 const err31 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -9251,6 +10461,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -9272,6 +10483,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "id") || (key0 === "label")) || (key0 === "kind"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -9286,6 +10498,8 @@ errors++;
 }
 if(data.id !== undefined){
 let data0 = data.id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -9308,9 +10522,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.label !== undefined){
-if(typeof data.label !== "string"){
+let data1 = data.label;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -9320,12 +10537,19 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.kind !== undefined){
-if(!(validate34(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+let data2 = data.kind;
+const _errs6 = errors;
+if(!(validate34(data2, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -9347,6 +10571,7 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_user_message.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9388,6 +10613,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "status")) || (key0 === "content")) || (key0 === "capabilities"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -9402,6 +10628,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9412,6 +10639,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if("userMessage" !== data0){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "userMessage"}};
 if(vErrors === null){
@@ -9422,9 +10650,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -9447,9 +10678,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9460,6 +10694,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -9470,15 +10706,28 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.content !== undefined){
 let data3 = data.content;
+const _errs9 = errors;
+const _errs10 = errors;
 if(Array.isArray(data3)){
+let valid3 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data3[i0], {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+let data4 = data3[i0];
+const _errs11 = errors;
+if(!(validate31(data4, {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid2 = _errs11 === errors;
+if(!valid2){
+valid3 = false;
 }
 }
 }
@@ -9492,15 +10741,27 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs9 === errors;
 }
 if(data.capabilities !== undefined){
 let data5 = data.capabilities;
+const _errs12 = errors;
+const _errs13 = errors;
 if(Array.isArray(data5)){
+let valid5 = true;
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate33(data5[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData}))){
+let data6 = data5[i1];
+const _errs14 = errors;
+if(!(validate33(data6, {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid4 = _errs14 === errors;
+if(!valid4){
+valid5 = false;
 }
 }
 }
@@ -9514,6 +10775,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -9536,6 +10798,7 @@ function validate37(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_agent_message.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9577,6 +10840,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "type") || (key0 === "id")) || (key0 === "status")) || (key0 === "round")) || (key0 === "text")) || (key0 === "markdown_ast")) || (key0 === "partial"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -9591,6 +10855,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9601,6 +10866,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if("agentMessage" !== data0){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "agentMessage"}};
 if(vErrors === null){
@@ -9611,9 +10877,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -9636,9 +10905,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9649,6 +10921,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -9659,9 +10933,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -9672,6 +10949,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -9694,9 +10972,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.text !== undefined){
-if(typeof data.text !== "string"){
+let data4 = data.text;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -9706,10 +10987,15 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.markdown_ast !== undefined){
 let data5 = data.markdown_ast;
+const _errs13 = errors;
+const _errs14 = errors;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+const _errs15 = errors;
 }
 else {
 const err15 = {instancePath:instancePath+"/markdown_ast",schemaPath:"#/properties/markdown_ast/type",keyword:"type",params:{type: "object"}};
@@ -9721,9 +11007,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs13 === errors;
 }
 if(data.partial !== undefined){
-if(typeof data.partial !== "boolean"){
+let data6 = data.partial;
+const _errs16 = errors;
+if(typeof data6 !== "boolean"){
 const err16 = {instancePath:instancePath+"/partial",schemaPath:"#/properties/partial/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -9733,6 +11022,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs17 = errors;
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -9755,6 +11046,7 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_reasoning.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9796,6 +11088,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "status")) || (key0 === "round")) || (key0 === "text"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -9810,6 +11103,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9820,6 +11114,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if("reasoning" !== data0){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"}};
 if(vErrors === null){
@@ -9830,9 +11125,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -9855,9 +11153,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -9868,6 +11169,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -9878,9 +11181,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -9891,6 +11197,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -9913,9 +11220,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.text !== undefined){
-if(typeof data.text !== "string"){
+let data4 = data.text;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -9925,6 +11235,8 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 }
 else {
@@ -9947,6 +11259,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_system_event.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9998,6 +11311,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "type") || (key0 === "id")) || (key0 === "status")) || (key0 === "level")) || (key0 === "message")) || (key0 === "code"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -10012,6 +11326,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10022,6 +11337,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
 if("systemEvent" !== data0){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "systemEvent"}};
 if(vErrors === null){
@@ -10032,9 +11348,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10057,9 +11376,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10070,6 +11392,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -10080,9 +11404,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.level !== undefined){
 let data3 = data.level;
+const _errs9 = errors;
 if(typeof data3 !== "string"){
 const err12 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10093,6 +11420,8 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema1 = schema61.properties.level.enum;
 if(!(((data3 === "info") || (data3 === "warning")) || (data3 === "error"))){
 const err13 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema61.properties.level.enum}};
 if(vErrors === null){
@@ -10103,9 +11432,12 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs9 === errors;
 }
 if(data.message !== undefined){
-if(typeof data.message !== "string"){
+let data4 = data.message;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -10115,9 +11447,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.code !== undefined){
-if(typeof data.code !== "string"){
+let data5 = data.code;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
 const err15 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -10127,6 +11463,8 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 }
 else {
@@ -10150,6 +11488,7 @@ function validate40(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_task.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -10191,6 +11530,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema63.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -10205,6 +11545,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10215,6 +11556,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if("task" !== data0){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "task"}};
 if(vErrors === null){
@@ -10225,9 +11567,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10250,9 +11595,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10263,6 +11611,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -10273,9 +11623,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -10286,6 +11639,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -10308,9 +11662,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.prompt !== undefined){
-if(typeof data.prompt !== "string"){
+let data4 = data.prompt;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -10320,9 +11677,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.child_thread_id !== undefined){
 let data5 = data.child_thread_id;
+const _errs13 = errors;
+const _errs14 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 const err15 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10345,9 +11706,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs13 === errors;
 }
 if(data.child_turn_id !== undefined){
 let data6 = data.child_turn_id;
+const _errs15 = errors;
+const _errs16 = errors;
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 const err17 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10370,9 +11734,12 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid0 = _errs15 === errors;
 }
 if(data.route_id !== undefined){
 let data7 = data.route_id;
+const _errs17 = errors;
+const _errs18 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 const err19 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10395,9 +11762,12 @@ vErrors.push(err20);
 }
 errors++;
 }
+var valid0 = _errs17 === errors;
 }
 if(data.result !== undefined){
-if(typeof data.result !== "string"){
+let data8 = data.result;
+const _errs19 = errors;
+if(typeof data8 !== "string"){
 const err21 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
@@ -10407,15 +11777,24 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs20 = errors;
+var valid0 = _errs19 === errors;
 }
 if(data.actor !== undefined){
-if(!(validate0(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
+let data9 = data.actor;
+const _errs21 = errors;
+if(!(validate0(data9, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
 vErrors = vErrors === null ? validate0.errors : vErrors.concat(validate0.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs21 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data10 = data.tool_call_id;
+const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data10 === "string"){
 if(func0(data10) > 256){
 const err22 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10438,9 +11817,13 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid0 = _errs22 === errors;
 }
 if(data.error !== undefined){
 let data11 = data.error;
+const _errs24 = errors;
+const _errs25 = errors;
+const _errs26 = errors;
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 if(data11.message === undefined){
 const err24 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -10452,6 +11835,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs27 = errors;
 for(const key1 in data11){
 if(!((key1 === "message") || (key1 === "retryable"))){
 const err25 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -10465,7 +11849,9 @@ errors++;
 }
 }
 if(data11.message !== undefined){
-if(typeof data11.message !== "string"){
+let data12 = data11.message;
+const _errs28 = errors;
+if(typeof data12 !== "string"){
 const err26 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err26];
@@ -10475,9 +11861,13 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs29 = errors;
+var valid3 = _errs28 === errors;
 }
 if(data11.retryable !== undefined){
-if(typeof data11.retryable !== "boolean"){
+let data13 = data11.retryable;
+const _errs30 = errors;
+if(typeof data13 !== "boolean"){
 const err27 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -10487,6 +11877,8 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs31 = errors;
+var valid3 = _errs30 === errors;
 }
 }
 else {
@@ -10499,6 +11891,8 @@ vErrors.push(err28);
 }
 errors++;
 }
+var valid2 = _errs25 === errors;
+var valid0 = _errs24 === errors;
 }
 }
 else {
@@ -10523,6 +11917,7 @@ function validate42(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_command_execution.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -10584,6 +11979,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema66.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -10598,6 +11994,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10608,6 +12005,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
 if("commandExecution" !== data0){
 const err8 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "commandExecution"}};
 if(vErrors === null){
@@ -10618,9 +12016,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10643,9 +12044,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -10656,6 +12060,8 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -10666,9 +12072,12 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -10679,6 +12088,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err14 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -10701,9 +12111,12 @@ vErrors.push(err15);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.command !== undefined){
-if(typeof data.command !== "string"){
+let data4 = data.command;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err16 = {instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -10713,9 +12126,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
+let data5 = data.cwd;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -10725,9 +12142,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 if(data.stdout !== undefined){
-if(typeof data.stdout !== "string"){
+let data6 = data.stdout;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err18 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -10737,9 +12158,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 if(data.stderr !== undefined){
-if(typeof data.stderr !== "string"){
+let data7 = data.stderr;
+const _errs17 = errors;
+if(typeof data7 !== "string"){
 const err19 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -10749,9 +12174,12 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs18 = errors;
+var valid0 = _errs17 === errors;
 }
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
+const _errs19 = errors;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
 const err20 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema66.properties.exit_code.type}};
 if(vErrors === null){
@@ -10762,6 +12190,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs20 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err21 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -10784,9 +12213,11 @@ vErrors.push(err22);
 errors++;
 }
 }
+var valid0 = _errs19 === errors;
 }
 if(data.duration_ms !== undefined){
 let data9 = data.duration_ms;
+const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err23 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -10797,6 +12228,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs22 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err24 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -10819,9 +12251,12 @@ vErrors.push(err25);
 errors++;
 }
 }
+var valid0 = _errs21 === errors;
 }
 if(data.timed_out !== undefined){
-if(typeof data.timed_out !== "boolean"){
+let data10 = data.timed_out;
+const _errs23 = errors;
+if(typeof data10 !== "boolean"){
 const err26 = {instancePath:instancePath+"/timed_out",schemaPath:"#/properties/timed_out/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err26];
@@ -10831,9 +12266,13 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs24 = errors;
+var valid0 = _errs23 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data11 = data.tool_call_id;
+const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data11 === "string"){
 if(func0(data11) > 256){
 const err27 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -10856,10 +12295,14 @@ vErrors.push(err28);
 }
 errors++;
 }
+var valid0 = _errs25 === errors;
 }
 if(data.arguments !== undefined){
 let data12 = data.arguments;
+const _errs27 = errors;
+const _errs28 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+const _errs29 = errors;
 }
 else {
 const err29 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
@@ -10871,9 +12314,13 @@ vErrors.push(err29);
 }
 errors++;
 }
+var valid0 = _errs27 === errors;
 }
 if(data.output_policy !== undefined){
 let data13 = data.output_policy;
+const _errs30 = errors;
+const _errs31 = errors;
+const _errs32 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.truncated === undefined){
 const err30 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -10885,6 +12332,7 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs33 = errors;
 for(const key1 in data13){
 if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
 const err31 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -10899,6 +12347,7 @@ errors++;
 }
 if(data13.max_display_bytes !== undefined){
 let data14 = data13.max_display_bytes;
+const _errs34 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
 const err32 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -10909,6 +12358,7 @@ vErrors.push(err32);
 }
 errors++;
 }
+const _errs35 = errors;
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
 const err33 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -10931,9 +12381,12 @@ vErrors.push(err34);
 errors++;
 }
 }
+var valid3 = _errs34 === errors;
 }
 if(data13.truncated !== undefined){
-if(typeof data13.truncated !== "boolean"){
+let data15 = data13.truncated;
+const _errs36 = errors;
+if(typeof data15 !== "boolean"){
 const err35 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err35];
@@ -10943,9 +12396,12 @@ vErrors.push(err35);
 }
 errors++;
 }
+const _errs37 = errors;
+var valid3 = _errs36 === errors;
 }
 if(data13.total_bytes !== undefined){
 let data16 = data13.total_bytes;
+const _errs38 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
 const err36 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -10956,6 +12412,7 @@ vErrors.push(err36);
 }
 errors++;
 }
+const _errs39 = errors;
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
 const err37 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -10978,6 +12435,7 @@ vErrors.push(err38);
 errors++;
 }
 }
+var valid3 = _errs38 === errors;
 }
 }
 else {
@@ -10990,9 +12448,14 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid2 = _errs31 === errors;
+var valid0 = _errs30 === errors;
 }
 if(data.error !== undefined){
 let data17 = data.error;
+const _errs40 = errors;
+const _errs41 = errors;
+const _errs42 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.message === undefined){
 const err40 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -11004,6 +12467,7 @@ vErrors.push(err40);
 }
 errors++;
 }
+const _errs43 = errors;
 for(const key2 in data17){
 if(!((key2 === "message") || (key2 === "retryable"))){
 const err41 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -11017,7 +12481,9 @@ errors++;
 }
 }
 if(data17.message !== undefined){
-if(typeof data17.message !== "string"){
+let data18 = data17.message;
+const _errs44 = errors;
+if(typeof data18 !== "string"){
 const err42 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err42];
@@ -11027,9 +12493,13 @@ vErrors.push(err42);
 }
 errors++;
 }
+const _errs45 = errors;
+var valid5 = _errs44 === errors;
 }
 if(data17.retryable !== undefined){
-if(typeof data17.retryable !== "boolean"){
+let data19 = data17.retryable;
+const _errs46 = errors;
+if(typeof data19 !== "boolean"){
 const err43 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err43];
@@ -11039,6 +12509,8 @@ vErrors.push(err43);
 }
 errors++;
 }
+const _errs47 = errors;
+var valid5 = _errs46 === errors;
 }
 }
 else {
@@ -11051,10 +12523,15 @@ vErrors.push(err44);
 }
 errors++;
 }
+var valid4 = _errs41 === errors;
+var valid0 = _errs40 === errors;
 }
 if(data.recovery_policy !== undefined){
 let data20 = data.recovery_policy;
+const _errs48 = errors;
+const _errs49 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+const _errs50 = errors;
 }
 else {
 const err45 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
@@ -11066,10 +12543,14 @@ vErrors.push(err45);
 }
 errors++;
 }
+var valid0 = _errs48 === errors;
 }
 if(data.recovery !== undefined){
 let data21 = data.recovery;
+const _errs51 = errors;
+const _errs52 = errors;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+const _errs53 = errors;
 }
 else {
 const err46 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
@@ -11081,9 +12562,12 @@ vErrors.push(err46);
 }
 errors++;
 }
+var valid0 = _errs51 === errors;
 }
 if(data.outcome !== undefined){
 let data22 = data.outcome;
+const _errs54 = errors;
+const _errs55 = errors;
 if(typeof data22 !== "string"){
 const err47 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11094,6 +12578,8 @@ vErrors.push(err47);
 }
 errors++;
 }
+const _errs56 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data22 === "success") || (data22 === "error")) || (data22 === "declined")) || (data22 === "timed_out")) || (data22 === "cancelled"))){
 const err48 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -11104,9 +12590,13 @@ vErrors.push(err48);
 }
 errors++;
 }
+var valid6 = _errs55 === errors;
+var valid0 = _errs54 === errors;
 }
 if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
+let data23 = data.tool_result;
+const _errs57 = errors;
+if(typeof data23 !== "string"){
 const err49 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err49];
@@ -11116,6 +12606,8 @@ vErrors.push(err49);
 }
 errors++;
 }
+const _errs58 = errors;
+var valid0 = _errs57 === errors;
 }
 }
 else {
@@ -11138,6 +12630,7 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_file_change.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -11199,6 +12692,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema71.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -11213,6 +12707,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11223,6 +12718,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
 if("fileChange" !== data0){
 const err8 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "fileChange"}};
 if(vErrors === null){
@@ -11233,9 +12729,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -11258,9 +12757,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11271,6 +12773,8 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -11281,9 +12785,12 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -11294,6 +12801,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err14 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -11316,9 +12824,12 @@ vErrors.push(err15);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data4 = data.path;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err16 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -11328,9 +12839,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.change_kind !== undefined){
 let data5 = data.change_kind;
+const _errs13 = errors;
 if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11341,6 +12855,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema1 = schema71.properties.change_kind.enum;
 if(!(((data5 === "add") || (data5 === "modify")) || (data5 === "delete"))){
 const err18 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema71.properties.change_kind.enum}};
 if(vErrors === null){
@@ -11351,9 +12867,12 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid0 = _errs13 === errors;
 }
 if(data.diff !== undefined){
-if(typeof data.diff !== "string"){
+let data6 = data.diff;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err19 = {instancePath:instancePath+"/diff",schemaPath:"#/properties/diff/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -11363,9 +12882,13 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 if(data.output !== undefined){
-if(typeof data.output !== "string"){
+let data7 = data.output;
+const _errs17 = errors;
+if(typeof data7 !== "string"){
 const err20 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -11375,9 +12898,13 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs18 = errors;
+var valid0 = _errs17 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data8 = data.tool_call_id;
+const _errs19 = errors;
+const _errs20 = errors;
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
 const err21 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -11400,10 +12927,14 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid0 = _errs19 === errors;
 }
 if(data.arguments !== undefined){
 let data9 = data.arguments;
+const _errs21 = errors;
+const _errs22 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs23 = errors;
 }
 else {
 const err23 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
@@ -11415,9 +12946,13 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid0 = _errs21 === errors;
 }
 if(data.output_policy !== undefined){
 let data10 = data.output_policy;
+const _errs24 = errors;
+const _errs25 = errors;
+const _errs26 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.truncated === undefined){
 const err24 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -11429,6 +12964,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs27 = errors;
 for(const key1 in data10){
 if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
 const err25 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -11443,6 +12979,7 @@ errors++;
 }
 if(data10.max_display_bytes !== undefined){
 let data11 = data10.max_display_bytes;
+const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
 const err26 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -11453,6 +12990,7 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs29 = errors;
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
 const err27 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -11475,9 +13013,12 @@ vErrors.push(err28);
 errors++;
 }
 }
+var valid3 = _errs28 === errors;
 }
 if(data10.truncated !== undefined){
-if(typeof data10.truncated !== "boolean"){
+let data12 = data10.truncated;
+const _errs30 = errors;
+if(typeof data12 !== "boolean"){
 const err29 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -11487,9 +13028,12 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs31 = errors;
+var valid3 = _errs30 === errors;
 }
 if(data10.total_bytes !== undefined){
 let data13 = data10.total_bytes;
+const _errs32 = errors;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
 const err30 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -11500,6 +13044,7 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs33 = errors;
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
 const err31 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -11522,6 +13067,7 @@ vErrors.push(err32);
 errors++;
 }
 }
+var valid3 = _errs32 === errors;
 }
 }
 else {
@@ -11534,9 +13080,14 @@ vErrors.push(err33);
 }
 errors++;
 }
+var valid2 = _errs25 === errors;
+var valid0 = _errs24 === errors;
 }
 if(data.error !== undefined){
 let data14 = data.error;
+const _errs34 = errors;
+const _errs35 = errors;
+const _errs36 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.message === undefined){
 const err34 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -11548,6 +13099,7 @@ vErrors.push(err34);
 }
 errors++;
 }
+const _errs37 = errors;
 for(const key2 in data14){
 if(!((key2 === "message") || (key2 === "retryable"))){
 const err35 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -11561,7 +13113,9 @@ errors++;
 }
 }
 if(data14.message !== undefined){
-if(typeof data14.message !== "string"){
+let data15 = data14.message;
+const _errs38 = errors;
+if(typeof data15 !== "string"){
 const err36 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
@@ -11571,9 +13125,13 @@ vErrors.push(err36);
 }
 errors++;
 }
+const _errs39 = errors;
+var valid5 = _errs38 === errors;
 }
 if(data14.retryable !== undefined){
-if(typeof data14.retryable !== "boolean"){
+let data16 = data14.retryable;
+const _errs40 = errors;
+if(typeof data16 !== "boolean"){
 const err37 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err37];
@@ -11583,6 +13141,8 @@ vErrors.push(err37);
 }
 errors++;
 }
+const _errs41 = errors;
+var valid5 = _errs40 === errors;
 }
 }
 else {
@@ -11595,10 +13155,15 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid4 = _errs35 === errors;
+var valid0 = _errs34 === errors;
 }
 if(data.recovery_policy !== undefined){
 let data17 = data.recovery_policy;
+const _errs42 = errors;
+const _errs43 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs44 = errors;
 }
 else {
 const err39 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
@@ -11610,10 +13175,14 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid0 = _errs42 === errors;
 }
 if(data.recovery !== undefined){
 let data18 = data.recovery;
+const _errs45 = errors;
+const _errs46 = errors;
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs47 = errors;
 }
 else {
 const err40 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
@@ -11625,9 +13194,12 @@ vErrors.push(err40);
 }
 errors++;
 }
+var valid0 = _errs45 === errors;
 }
 if(data.outcome !== undefined){
 let data19 = data.outcome;
+const _errs48 = errors;
+const _errs49 = errors;
 if(typeof data19 !== "string"){
 const err41 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11638,6 +13210,8 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs50 = errors;
+const vSchema2 = schema70.enum;
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
 const err42 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -11648,9 +13222,13 @@ vErrors.push(err42);
 }
 errors++;
 }
+var valid6 = _errs49 === errors;
+var valid0 = _errs48 === errors;
 }
 if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
+let data20 = data.tool_result;
+const _errs51 = errors;
+if(typeof data20 !== "string"){
 const err43 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err43];
@@ -11660,6 +13238,8 @@ vErrors.push(err43);
 }
 errors++;
 }
+const _errs52 = errors;
+var valid0 = _errs51 === errors;
 }
 }
 else {
@@ -11682,6 +13262,7 @@ function validate44(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -11733,6 +13314,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema76.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -11747,6 +13329,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11757,6 +13340,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
 if("webSearch" !== data0){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webSearch"}};
 if(vErrors === null){
@@ -11767,9 +13351,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -11792,9 +13379,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -11805,6 +13395,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -11815,9 +13407,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -11828,6 +13423,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -11850,9 +13446,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.query !== undefined){
-if(typeof data.query !== "string"){
+let data4 = data.query;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -11862,14 +13461,22 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.results !== undefined){
 let data5 = data.results;
+const _errs13 = errors;
+const _errs14 = errors;
 if(Array.isArray(data5)){
+let valid3 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
 let data6 = data5[i0];
+const _errs15 = errors;
+const _errs16 = errors;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+const _errs17 = errors;
 }
 else {
 const err16 = {instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"}};
@@ -11880,6 +13487,10 @@ else {
 vErrors.push(err16);
 }
 errors++;
+}
+var valid2 = _errs15 === errors;
+if(!valid2){
+valid3 = false;
 }
 }
 }
@@ -11893,9 +13504,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs13 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data7 = data.tool_call_id;
+const _errs18 = errors;
+const _errs19 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 const err18 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -11918,10 +13532,14 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid0 = _errs18 === errors;
 }
 if(data.arguments !== undefined){
 let data8 = data.arguments;
+const _errs20 = errors;
+const _errs21 = errors;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+const _errs22 = errors;
 }
 else {
 const err20 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
@@ -11933,9 +13551,13 @@ vErrors.push(err20);
 }
 errors++;
 }
+var valid0 = _errs20 === errors;
 }
 if(data.output_policy !== undefined){
 let data9 = data.output_policy;
+const _errs23 = errors;
+const _errs24 = errors;
+const _errs25 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.truncated === undefined){
 const err21 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -11947,6 +13569,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs26 = errors;
 for(const key1 in data9){
 if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
 const err22 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -11961,6 +13584,7 @@ errors++;
 }
 if(data9.max_display_bytes !== undefined){
 let data10 = data9.max_display_bytes;
+const _errs27 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 const err23 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -11971,6 +13595,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs28 = errors;
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
 const err24 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -11993,9 +13618,12 @@ vErrors.push(err25);
 errors++;
 }
 }
+var valid5 = _errs27 === errors;
 }
 if(data9.truncated !== undefined){
-if(typeof data9.truncated !== "boolean"){
+let data11 = data9.truncated;
+const _errs29 = errors;
+if(typeof data11 !== "boolean"){
 const err26 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err26];
@@ -12005,9 +13633,12 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs30 = errors;
+var valid5 = _errs29 === errors;
 }
 if(data9.total_bytes !== undefined){
 let data12 = data9.total_bytes;
+const _errs31 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
 const err27 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12018,6 +13649,7 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs32 = errors;
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
 const err28 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -12040,6 +13672,7 @@ vErrors.push(err29);
 errors++;
 }
 }
+var valid5 = _errs31 === errors;
 }
 }
 else {
@@ -12052,9 +13685,14 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid4 = _errs24 === errors;
+var valid0 = _errs23 === errors;
 }
 if(data.error !== undefined){
 let data13 = data.error;
+const _errs33 = errors;
+const _errs34 = errors;
+const _errs35 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.message === undefined){
 const err31 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -12066,6 +13704,7 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs36 = errors;
 for(const key2 in data13){
 if(!((key2 === "message") || (key2 === "retryable"))){
 const err32 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -12079,7 +13718,9 @@ errors++;
 }
 }
 if(data13.message !== undefined){
-if(typeof data13.message !== "string"){
+let data14 = data13.message;
+const _errs37 = errors;
+if(typeof data14 !== "string"){
 const err33 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err33];
@@ -12089,9 +13730,13 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs38 = errors;
+var valid7 = _errs37 === errors;
 }
 if(data13.retryable !== undefined){
-if(typeof data13.retryable !== "boolean"){
+let data15 = data13.retryable;
+const _errs39 = errors;
+if(typeof data15 !== "boolean"){
 const err34 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err34];
@@ -12101,6 +13746,8 @@ vErrors.push(err34);
 }
 errors++;
 }
+const _errs40 = errors;
+var valid7 = _errs39 === errors;
 }
 }
 else {
@@ -12113,10 +13760,15 @@ vErrors.push(err35);
 }
 errors++;
 }
+var valid6 = _errs34 === errors;
+var valid0 = _errs33 === errors;
 }
 if(data.recovery_policy !== undefined){
 let data16 = data.recovery_policy;
+const _errs41 = errors;
+const _errs42 = errors;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+const _errs43 = errors;
 }
 else {
 const err36 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
@@ -12128,10 +13780,14 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid0 = _errs41 === errors;
 }
 if(data.recovery !== undefined){
 let data17 = data.recovery;
+const _errs44 = errors;
+const _errs45 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs46 = errors;
 }
 else {
 const err37 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
@@ -12143,9 +13799,12 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid0 = _errs44 === errors;
 }
 if(data.outcome !== undefined){
 let data18 = data.outcome;
+const _errs47 = errors;
+const _errs48 = errors;
 if(typeof data18 !== "string"){
 const err38 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -12156,6 +13815,8 @@ vErrors.push(err38);
 }
 errors++;
 }
+const _errs49 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
 const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -12166,9 +13827,13 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid8 = _errs48 === errors;
+var valid0 = _errs47 === errors;
 }
 if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
+let data19 = data.tool_result;
+const _errs50 = errors;
+if(typeof data19 !== "string"){
 const err40 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err40];
@@ -12178,6 +13843,8 @@ vErrors.push(err40);
 }
 errors++;
 }
+const _errs51 = errors;
+var valid0 = _errs50 === errors;
 }
 }
 else {
@@ -12200,6 +13867,7 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -12251,6 +13919,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema81.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -12265,6 +13934,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -12275,6 +13945,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
 if("webFetch" !== data0){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webFetch"}};
 if(vErrors === null){
@@ -12285,9 +13956,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -12310,9 +13984,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -12323,6 +14000,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -12333,9 +14012,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12346,6 +14028,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -12368,9 +14051,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data4 = data.url;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -12380,9 +14066,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.status_code !== undefined){
 let data5 = data.status_code;
+const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err16 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12393,6 +14082,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs14 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 599 || isNaN(data5)){
 const err17 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599}};
@@ -12415,9 +14105,12 @@ vErrors.push(err18);
 errors++;
 }
 }
+var valid0 = _errs13 === errors;
 }
 if(data.content_type !== undefined){
-if(typeof data.content_type !== "string"){
+let data6 = data.content_type;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err19 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -12427,9 +14120,12 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 if(data.bytes !== undefined){
 let data7 = data.bytes;
+const _errs17 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err20 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12440,6 +14136,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs18 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err21 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -12462,9 +14159,12 @@ vErrors.push(err22);
 errors++;
 }
 }
+var valid0 = _errs17 === errors;
 }
 if(data.content !== undefined){
-if(typeof data.content !== "string"){
+let data8 = data.content;
+const _errs19 = errors;
+if(typeof data8 !== "string"){
 const err23 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
@@ -12474,9 +14174,13 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs20 = errors;
+var valid0 = _errs19 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data9 = data.tool_call_id;
+const _errs21 = errors;
+const _errs22 = errors;
 if(typeof data9 === "string"){
 if(func0(data9) > 256){
 const err24 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -12499,10 +14203,14 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid0 = _errs21 === errors;
 }
 if(data.arguments !== undefined){
 let data10 = data.arguments;
+const _errs23 = errors;
+const _errs24 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+const _errs25 = errors;
 }
 else {
 const err26 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
@@ -12514,9 +14222,13 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid0 = _errs23 === errors;
 }
 if(data.output_policy !== undefined){
 let data11 = data.output_policy;
+const _errs26 = errors;
+const _errs27 = errors;
+const _errs28 = errors;
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 if(data11.truncated === undefined){
 const err27 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -12528,6 +14240,7 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs29 = errors;
 for(const key1 in data11){
 if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
 const err28 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -12542,6 +14255,7 @@ errors++;
 }
 if(data11.max_display_bytes !== undefined){
 let data12 = data11.max_display_bytes;
+const _errs30 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
 const err29 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12552,6 +14266,7 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs31 = errors;
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
 const err30 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -12574,9 +14289,12 @@ vErrors.push(err31);
 errors++;
 }
 }
+var valid3 = _errs30 === errors;
 }
 if(data11.truncated !== undefined){
-if(typeof data11.truncated !== "boolean"){
+let data13 = data11.truncated;
+const _errs32 = errors;
+if(typeof data13 !== "boolean"){
 const err32 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err32];
@@ -12586,9 +14304,12 @@ vErrors.push(err32);
 }
 errors++;
 }
+const _errs33 = errors;
+var valid3 = _errs32 === errors;
 }
 if(data11.total_bytes !== undefined){
 let data14 = data11.total_bytes;
+const _errs34 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
 const err33 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12599,6 +14320,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs35 = errors;
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
 const err34 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -12621,6 +14343,7 @@ vErrors.push(err35);
 errors++;
 }
 }
+var valid3 = _errs34 === errors;
 }
 }
 else {
@@ -12633,9 +14356,14 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid2 = _errs27 === errors;
+var valid0 = _errs26 === errors;
 }
 if(data.error !== undefined){
 let data15 = data.error;
+const _errs36 = errors;
+const _errs37 = errors;
+const _errs38 = errors;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.message === undefined){
 const err37 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -12647,6 +14375,7 @@ vErrors.push(err37);
 }
 errors++;
 }
+const _errs39 = errors;
 for(const key2 in data15){
 if(!((key2 === "message") || (key2 === "retryable"))){
 const err38 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -12660,7 +14389,9 @@ errors++;
 }
 }
 if(data15.message !== undefined){
-if(typeof data15.message !== "string"){
+let data16 = data15.message;
+const _errs40 = errors;
+if(typeof data16 !== "string"){
 const err39 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err39];
@@ -12670,9 +14401,13 @@ vErrors.push(err39);
 }
 errors++;
 }
+const _errs41 = errors;
+var valid5 = _errs40 === errors;
 }
 if(data15.retryable !== undefined){
-if(typeof data15.retryable !== "boolean"){
+let data17 = data15.retryable;
+const _errs42 = errors;
+if(typeof data17 !== "boolean"){
 const err40 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err40];
@@ -12682,6 +14417,8 @@ vErrors.push(err40);
 }
 errors++;
 }
+const _errs43 = errors;
+var valid5 = _errs42 === errors;
 }
 }
 else {
@@ -12694,10 +14431,15 @@ vErrors.push(err41);
 }
 errors++;
 }
+var valid4 = _errs37 === errors;
+var valid0 = _errs36 === errors;
 }
 if(data.recovery_policy !== undefined){
 let data18 = data.recovery_policy;
+const _errs44 = errors;
+const _errs45 = errors;
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs46 = errors;
 }
 else {
 const err42 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
@@ -12709,10 +14451,14 @@ vErrors.push(err42);
 }
 errors++;
 }
+var valid0 = _errs44 === errors;
 }
 if(data.recovery !== undefined){
 let data19 = data.recovery;
+const _errs47 = errors;
+const _errs48 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+const _errs49 = errors;
 }
 else {
 const err43 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
@@ -12724,9 +14470,12 @@ vErrors.push(err43);
 }
 errors++;
 }
+var valid0 = _errs47 === errors;
 }
 if(data.outcome !== undefined){
 let data20 = data.outcome;
+const _errs50 = errors;
+const _errs51 = errors;
 if(typeof data20 !== "string"){
 const err44 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -12737,6 +14486,8 @@ vErrors.push(err44);
 }
 errors++;
 }
+const _errs52 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data20 === "success") || (data20 === "error")) || (data20 === "declined")) || (data20 === "timed_out")) || (data20 === "cancelled"))){
 const err45 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -12747,9 +14498,13 @@ vErrors.push(err45);
 }
 errors++;
 }
+var valid6 = _errs51 === errors;
+var valid0 = _errs50 === errors;
 }
 if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
+let data21 = data.tool_result;
+const _errs53 = errors;
+if(typeof data21 !== "string"){
 const err46 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err46];
@@ -12759,6 +14514,8 @@ vErrors.push(err46);
 }
 errors++;
 }
+const _errs54 = errors;
+var valid0 = _errs53 === errors;
 }
 }
 else {
@@ -12781,6 +14538,7 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -12832,6 +14590,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema86.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -12846,6 +14605,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -12856,6 +14616,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
 if("download" !== data0){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "download"}};
 if(vErrors === null){
@@ -12866,9 +14627,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -12891,9 +14655,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -12904,6 +14671,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -12914,9 +14683,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12927,6 +14699,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -12949,9 +14722,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data4 = data.url;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -12961,9 +14737,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data5 = data.path;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
 const err16 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -12973,9 +14753,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 if(data.bytes !== undefined){
 let data6 = data.bytes;
+const _errs15 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err17 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -12986,6 +14769,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs16 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err18 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -13008,9 +14792,12 @@ vErrors.push(err19);
 errors++;
 }
 }
+var valid0 = _errs15 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data7 = data.tool_call_id;
+const _errs17 = errors;
+const _errs18 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 const err20 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -13033,10 +14820,14 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid0 = _errs17 === errors;
 }
 if(data.arguments !== undefined){
 let data8 = data.arguments;
+const _errs19 = errors;
+const _errs20 = errors;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+const _errs21 = errors;
 }
 else {
 const err22 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
@@ -13048,9 +14839,13 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid0 = _errs19 === errors;
 }
 if(data.output_policy !== undefined){
 let data9 = data.output_policy;
+const _errs22 = errors;
+const _errs23 = errors;
+const _errs24 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.truncated === undefined){
 const err23 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -13062,6 +14857,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs25 = errors;
 for(const key1 in data9){
 if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
 const err24 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -13076,6 +14872,7 @@ errors++;
 }
 if(data9.max_display_bytes !== undefined){
 let data10 = data9.max_display_bytes;
+const _errs26 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 const err25 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -13086,6 +14883,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs27 = errors;
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
 const err26 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -13108,9 +14906,12 @@ vErrors.push(err27);
 errors++;
 }
 }
+var valid3 = _errs26 === errors;
 }
 if(data9.truncated !== undefined){
-if(typeof data9.truncated !== "boolean"){
+let data11 = data9.truncated;
+const _errs28 = errors;
+if(typeof data11 !== "boolean"){
 const err28 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -13120,9 +14921,12 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs29 = errors;
+var valid3 = _errs28 === errors;
 }
 if(data9.total_bytes !== undefined){
 let data12 = data9.total_bytes;
+const _errs30 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
 const err29 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -13133,6 +14937,7 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs31 = errors;
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
 const err30 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -13155,6 +14960,7 @@ vErrors.push(err31);
 errors++;
 }
 }
+var valid3 = _errs30 === errors;
 }
 }
 else {
@@ -13167,9 +14973,14 @@ vErrors.push(err32);
 }
 errors++;
 }
+var valid2 = _errs23 === errors;
+var valid0 = _errs22 === errors;
 }
 if(data.error !== undefined){
 let data13 = data.error;
+const _errs32 = errors;
+const _errs33 = errors;
+const _errs34 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.message === undefined){
 const err33 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -13181,6 +14992,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs35 = errors;
 for(const key2 in data13){
 if(!((key2 === "message") || (key2 === "retryable"))){
 const err34 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -13194,7 +15006,9 @@ errors++;
 }
 }
 if(data13.message !== undefined){
-if(typeof data13.message !== "string"){
+let data14 = data13.message;
+const _errs36 = errors;
+if(typeof data14 !== "string"){
 const err35 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err35];
@@ -13204,9 +15018,13 @@ vErrors.push(err35);
 }
 errors++;
 }
+const _errs37 = errors;
+var valid5 = _errs36 === errors;
 }
 if(data13.retryable !== undefined){
-if(typeof data13.retryable !== "boolean"){
+let data15 = data13.retryable;
+const _errs38 = errors;
+if(typeof data15 !== "boolean"){
 const err36 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err36];
@@ -13216,6 +15034,8 @@ vErrors.push(err36);
 }
 errors++;
 }
+const _errs39 = errors;
+var valid5 = _errs38 === errors;
 }
 }
 else {
@@ -13228,10 +15048,15 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid4 = _errs33 === errors;
+var valid0 = _errs32 === errors;
 }
 if(data.recovery_policy !== undefined){
 let data16 = data.recovery_policy;
+const _errs40 = errors;
+const _errs41 = errors;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+const _errs42 = errors;
 }
 else {
 const err38 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
@@ -13243,10 +15068,14 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid0 = _errs40 === errors;
 }
 if(data.recovery !== undefined){
 let data17 = data.recovery;
+const _errs43 = errors;
+const _errs44 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs45 = errors;
 }
 else {
 const err39 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
@@ -13258,9 +15087,12 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid0 = _errs43 === errors;
 }
 if(data.outcome !== undefined){
 let data18 = data.outcome;
+const _errs46 = errors;
+const _errs47 = errors;
 if(typeof data18 !== "string"){
 const err40 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -13271,6 +15103,8 @@ vErrors.push(err40);
 }
 errors++;
 }
+const _errs48 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
 const err41 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -13281,9 +15115,13 @@ vErrors.push(err41);
 }
 errors++;
 }
+var valid6 = _errs47 === errors;
+var valid0 = _errs46 === errors;
 }
 if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
+let data19 = data.tool_result;
+const _errs49 = errors;
+if(typeof data19 !== "string"){
 const err42 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err42];
@@ -13293,6 +15131,8 @@ vErrors.push(err42);
 }
 errors++;
 }
+const _errs50 = errors;
+var valid0 = _errs49 === errors;
 }
 }
 else {
@@ -13315,6 +15155,7 @@ function validate47(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -13366,6 +15207,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema91.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -13380,6 +15222,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -13390,6 +15233,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
 if("dynamicToolCall" !== data0){
 const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "dynamicToolCall"}};
 if(vErrors === null){
@@ -13400,9 +15244,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.id !== undefined){
 let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -13425,9 +15272,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -13438,6 +15288,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -13448,9 +15300,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.round !== undefined){
 let data3 = data.round;
+const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -13461,6 +15316,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -13483,9 +15339,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs9 === errors;
 }
 if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
+let data4 = data.tool_name;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -13495,9 +15354,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 if(data.server_name !== undefined){
-if(typeof data.server_name !== "string"){
+let data5 = data.server_name;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
 const err16 = {instancePath:instancePath+"/server_name",schemaPath:"#/properties/server_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -13507,9 +15370,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 if(data.progress !== undefined){
-if(typeof data.progress !== "string"){
+let data6 = data.progress;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err17 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -13519,9 +15386,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 if(data.output !== undefined){
-if(typeof data.output !== "string"){
+let data7 = data.output;
+const _errs17 = errors;
+if(typeof data7 !== "string"){
 const err18 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -13531,9 +15402,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs18 = errors;
+var valid0 = _errs17 === errors;
 }
 if(data.tool_call_id !== undefined){
 let data8 = data.tool_call_id;
+const _errs19 = errors;
+const _errs20 = errors;
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
 const err19 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -13556,10 +15431,14 @@ vErrors.push(err20);
 }
 errors++;
 }
+var valid0 = _errs19 === errors;
 }
 if(data.arguments !== undefined){
 let data9 = data.arguments;
+const _errs21 = errors;
+const _errs22 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs23 = errors;
 }
 else {
 const err21 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
@@ -13571,9 +15450,13 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid0 = _errs21 === errors;
 }
 if(data.output_policy !== undefined){
 let data10 = data.output_policy;
+const _errs24 = errors;
+const _errs25 = errors;
+const _errs26 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.truncated === undefined){
 const err22 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -13585,6 +15468,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs27 = errors;
 for(const key1 in data10){
 if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
 const err23 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -13599,6 +15483,7 @@ errors++;
 }
 if(data10.max_display_bytes !== undefined){
 let data11 = data10.max_display_bytes;
+const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
 const err24 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -13609,6 +15494,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs29 = errors;
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
 const err25 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -13631,9 +15517,12 @@ vErrors.push(err26);
 errors++;
 }
 }
+var valid3 = _errs28 === errors;
 }
 if(data10.truncated !== undefined){
-if(typeof data10.truncated !== "boolean"){
+let data12 = data10.truncated;
+const _errs30 = errors;
+if(typeof data12 !== "boolean"){
 const err27 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -13643,9 +15532,12 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs31 = errors;
+var valid3 = _errs30 === errors;
 }
 if(data10.total_bytes !== undefined){
 let data13 = data10.total_bytes;
+const _errs32 = errors;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
 const err28 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -13656,6 +15548,7 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs33 = errors;
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
 const err29 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -13678,6 +15571,7 @@ vErrors.push(err30);
 errors++;
 }
 }
+var valid3 = _errs32 === errors;
 }
 }
 else {
@@ -13690,9 +15584,14 @@ vErrors.push(err31);
 }
 errors++;
 }
+var valid2 = _errs25 === errors;
+var valid0 = _errs24 === errors;
 }
 if(data.error !== undefined){
 let data14 = data.error;
+const _errs34 = errors;
+const _errs35 = errors;
+const _errs36 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.message === undefined){
 const err32 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
@@ -13704,6 +15603,7 @@ vErrors.push(err32);
 }
 errors++;
 }
+const _errs37 = errors;
 for(const key2 in data14){
 if(!((key2 === "message") || (key2 === "retryable"))){
 const err33 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -13717,7 +15617,9 @@ errors++;
 }
 }
 if(data14.message !== undefined){
-if(typeof data14.message !== "string"){
+let data15 = data14.message;
+const _errs38 = errors;
+if(typeof data15 !== "string"){
 const err34 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err34];
@@ -13727,9 +15629,13 @@ vErrors.push(err34);
 }
 errors++;
 }
+const _errs39 = errors;
+var valid5 = _errs38 === errors;
 }
 if(data14.retryable !== undefined){
-if(typeof data14.retryable !== "boolean"){
+let data16 = data14.retryable;
+const _errs40 = errors;
+if(typeof data16 !== "boolean"){
 const err35 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err35];
@@ -13739,6 +15645,8 @@ vErrors.push(err35);
 }
 errors++;
 }
+const _errs41 = errors;
+var valid5 = _errs40 === errors;
 }
 }
 else {
@@ -13751,10 +15659,15 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid4 = _errs35 === errors;
+var valid0 = _errs34 === errors;
 }
 if(data.recovery_policy !== undefined){
 let data17 = data.recovery_policy;
+const _errs42 = errors;
+const _errs43 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs44 = errors;
 }
 else {
 const err37 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
@@ -13766,10 +15679,14 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid0 = _errs42 === errors;
 }
 if(data.recovery !== undefined){
 let data18 = data.recovery;
+const _errs45 = errors;
+const _errs46 = errors;
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs47 = errors;
 }
 else {
 const err38 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
@@ -13781,9 +15698,12 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid0 = _errs45 === errors;
 }
 if(data.outcome !== undefined){
 let data19 = data.outcome;
+const _errs48 = errors;
+const _errs49 = errors;
 if(typeof data19 !== "string"){
 const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -13794,6 +15714,8 @@ vErrors.push(err39);
 }
 errors++;
 }
+const _errs50 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
 const err40 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -13804,9 +15726,13 @@ vErrors.push(err40);
 }
 errors++;
 }
+var valid6 = _errs49 === errors;
+var valid0 = _errs48 === errors;
 }
 if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
+let data20 = data.tool_result;
+const _errs51 = errors;
+if(typeof data20 !== "string"){
 const err41 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err41];
@@ -13816,6 +15742,8 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs52 = errors;
+var valid0 = _errs51 === errors;
 }
 }
 else {
@@ -13837,6 +15765,8 @@ function validate29(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -13850,6 +15780,8 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
+const vSchema0 = schema39.properties.type.enum;
 if(!(((((((((((data0 === "userMessage") || (data0 === "agentMessage")) || (data0 === "reasoning")) || (data0 === "systemEvent")) || (data0 === "task")) || (data0 === "commandExecution")) || (data0 === "fileChange")) || (data0 === "webSearch")) || (data0 === "webFetch")) || (data0 === "download")) || (data0 === "dynamicToolCall"))){
 const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema39.properties.type.enum}};
 if(vErrors === null){
@@ -13860,74 +15792,133 @@ vErrors.push(err1);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "userMessage"){
+if(false){
+}
+else if(tag0 === "userMessage"){
+const _errs3 = errors;
 if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "agentMessage"){
+const _errs4 = errors;
 if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid3 = _errs4 === errors;
+valid1 = valid3;
 }
 else if(tag0 === "reasoning"){
+const _errs5 = errors;
 if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid4 = _errs5 === errors;
+valid1 = valid4;
 }
 else if(tag0 === "systemEvent"){
+const _errs6 = errors;
 if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid5 = _errs6 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "task"){
+const _errs7 = errors;
 if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid6 = _errs7 === errors;
+valid1 = valid6;
 }
 else if(tag0 === "commandExecution"){
+const _errs8 = errors;
 if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid7 = _errs8 === errors;
+valid1 = valid7;
 }
 else if(tag0 === "fileChange"){
+const _errs9 = errors;
 if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid8 = _errs9 === errors;
+valid1 = valid8;
 }
 else if(tag0 === "webSearch"){
+const _errs10 = errors;
 if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid9 = _errs10 === errors;
+valid1 = valid9;
 }
 else if(tag0 === "webFetch"){
+const _errs11 = errors;
 if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid10 = _errs11 === errors;
+valid1 = valid10;
 }
 else if(tag0 === "download"){
+const _errs12 = errors;
 if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid11 = _errs12 === errors;
+valid1 = valid11;
 }
 else if(tag0 === "dynamicToolCall"){
+const _errs13 = errors;
 if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid12 = _errs13 === errors;
+valid1 = valid12;
 }
 else {
 const err2 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -13970,6 +15961,7 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14021,6 +16013,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "item"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -14035,6 +16028,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14057,9 +16052,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14082,9 +16080,11 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -14095,6 +16095,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -14117,9 +16118,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14142,12 +16146,18 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.item !== undefined){
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+let data4 = data.item;
+const _errs10 = errors;
+if(!(validate29(data4, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -14172,6 +16182,7 @@ function validate60(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_delta_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14233,6 +16244,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "stream")) || (key0 === "delta"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -14247,6 +16259,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14269,9 +16283,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14294,9 +16311,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -14307,6 +16326,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -14329,9 +16349,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14354,9 +16377,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.stream !== undefined){
 let data4 = data.stream;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err16 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -14367,6 +16393,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema97.enum;
 if(!((((((data4 === "agent_message") || (data4 === "stdout")) || (data4 === "stderr")) || (data4 === "tool_progress")) || (data4 === "file_change")) || (data4 === "generic"))){
 const err17 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema97.enum}};
 if(vErrors === null){
@@ -14377,9 +16405,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 if(data.delta !== undefined){
-if(typeof data.delta !== "string"){
+let data5 = data.delta;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
 const err18 = {instancePath:instancePath+"/delta",schemaPath:"#/properties/delta/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -14389,6 +16421,8 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 }
 else {
@@ -14421,6 +16455,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema97.enum;
 if(!((((((data === "agent_message") || (data === "stdout")) || (data === "stderr")) || (data === "tool_progress")) || (data === "file_change")) || (data === "generic"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum}};
 if(vErrors === null){
@@ -14442,6 +16478,7 @@ function validate62(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_attached_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14503,6 +16540,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "recovery_job_id")) || (key0 === "attempt"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -14517,6 +16555,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14539,9 +16579,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14564,9 +16607,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -14577,6 +16622,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -14599,9 +16645,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14624,9 +16673,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data4 = data.recovery_job_id;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14649,9 +16701,11 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.attempt !== undefined){
 let data5 = data.attempt;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err18 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -14662,6 +16716,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err19 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -14684,6 +16739,7 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -14707,6 +16763,7 @@ function validate63(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14778,6 +16835,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "attempts")) || (key0 === "error")) || (key0 === "recovery_job_id"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -14792,6 +16850,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14814,9 +16874,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14839,9 +16902,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -14852,6 +16917,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -14874,9 +16940,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14899,9 +16968,11 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.attempts !== undefined){
 let data4 = data.attempts;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err17 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -14912,6 +16983,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err18 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -14934,9 +17006,12 @@ vErrors.push(err19);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.error !== undefined){
-if(typeof data.error !== "string"){
+let data5 = data.error;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err20 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -14946,9 +17021,12 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data6 = data.recovery_job_id;
+const _errs14 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
 const err21 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema100.properties.recovery_job_id.type}};
 if(vErrors === null){
@@ -14959,6 +17037,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs15 = errors;
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 const err22 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -14971,6 +17050,7 @@ vErrors.push(err22);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 }
 else {
@@ -15004,6 +17084,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema101.enum;
 if(!(((((data === "timeout") || (data === "provider_failure")) || (data === "tool_failure")) || (data === "runtime_shutdown")) || (data === "execution_window_exhausted"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
@@ -15026,6 +17108,7 @@ function validate65(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15087,6 +17170,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "recovery_job_id")) || (key0 === "reason")) || (key0 === "exhaustion_reason"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -15101,6 +17185,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15123,9 +17209,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15148,9 +17237,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -15161,6 +17252,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -15183,9 +17275,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15208,9 +17303,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data4 = data.recovery_job_id;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15233,9 +17331,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.reason !== undefined){
 let data5 = data.reason;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 !== "string"){
 const err18 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -15246,6 +17347,8 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema0 = schema101.enum;
 if(!(((((data5 === "timeout") || (data5 === "provider_failure")) || (data5 === "tool_failure")) || (data5 === "runtime_shutdown")) || (data5 === "execution_window_exhausted"))){
 const err19 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
@@ -15256,9 +17359,13 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid1 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 if(data.exhaustion_reason !== undefined){
 let data6 = data.exhaustion_reason;
+const _errs15 = errors;
+const _errs16 = errors;
 if(typeof data6 !== "string"){
 const err20 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -15269,6 +17376,8 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs17 = errors;
+const vSchema1 = schema104.enum;
 if(!((((((data6 === "max_agent_rounds_per_window") || (data6 === "max_tool_calls_per_window")) || (data6 === "max_wall_clock_ms_per_window")) || (data6 === "max_provider_tokens_per_window")) || (data6 === "provider_failure_continuation")) || (data6 === "runtime_shutdown_continuation"))){
 const err21 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
@@ -15279,6 +17388,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid2 = _errs16 === errors;
+var valid0 = _errs15 === errors;
 }
 }
 else {
@@ -15302,6 +17413,7 @@ function validate66(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_succeeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15353,6 +17465,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "attempt")) || (key0 === "recovery_job_id"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -15367,6 +17480,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15389,9 +17504,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15414,9 +17532,11 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -15427,6 +17547,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -15449,9 +17570,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15474,9 +17598,11 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.attempt !== undefined){
 let data4 = data.attempt;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err15 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -15487,6 +17613,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err16 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -15509,9 +17636,12 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data5 = data.recovery_job_id;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 const err18 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15534,6 +17664,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -15557,6 +17688,7 @@ function validate67(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_attempt_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15608,6 +17740,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "attempt"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -15622,6 +17755,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15644,9 +17779,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15669,9 +17807,11 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -15682,6 +17822,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -15704,9 +17845,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15729,9 +17873,11 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.attempt !== undefined){
 let data4 = data.attempt;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err15 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -15742,6 +17888,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err16 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -15764,6 +17911,7 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -15787,6 +17935,7 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15878,6 +18027,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema107.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -15892,6 +18042,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15914,9 +18066,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err12 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15939,9 +18094,11 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err14 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -15952,6 +18109,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err15 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -15974,9 +18132,12 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err17 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -15999,9 +18160,11 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.attempt !== undefined){
 let data4 = data.attempt;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err19 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16012,6 +18175,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err20 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16034,9 +18198,11 @@ vErrors.push(err21);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.max_attempts !== undefined){
 let data5 = data.max_attempts;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err22 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16047,6 +18213,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err23 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16069,9 +18236,11 @@ vErrors.push(err24);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.delay_ms !== undefined){
 let data6 = data.delay_ms;
+const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err25 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16082,6 +18251,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err26 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16104,9 +18274,12 @@ vErrors.push(err27);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 if(data.next_attempt_at !== undefined){
-if(typeof data.next_attempt_at !== "string"){
+let data7 = data.next_attempt_at;
+const _errs16 = errors;
+if(typeof data7 !== "string"){
 const err28 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -16116,9 +18289,13 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs17 = errors;
+var valid0 = _errs16 === errors;
 }
 if(data.error !== undefined){
-if(typeof data.error !== "string"){
+let data8 = data.error;
+const _errs18 = errors;
+if(typeof data8 !== "string"){
 const err29 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -16128,6 +18305,8 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs19 = errors;
+var valid0 = _errs18 === errors;
 }
 }
 else {
@@ -16151,6 +18330,7 @@ function validate69(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16202,6 +18382,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "item"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -16216,6 +18397,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16238,9 +18421,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16263,9 +18449,11 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16276,6 +18464,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16298,9 +18487,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16323,12 +18515,18 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.item !== undefined){
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+let data4 = data.item;
+const _errs10 = errors;
+if(!(validate29(data4, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -16352,6 +18550,7 @@ function validate71(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_timeout_detected_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16423,6 +18622,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "deadline_ms")) || (key0 === "elapsed_ms")) || (key0 === "attempt"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -16437,6 +18637,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16459,9 +18661,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16484,9 +18689,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16497,6 +18704,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16519,9 +18727,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16544,9 +18755,11 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.deadline_ms !== undefined){
 let data4 = data.deadline_ms;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err17 = {instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16557,6 +18770,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err18 = {instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16579,9 +18793,11 @@ vErrors.push(err19);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.elapsed_ms !== undefined){
 let data5 = data.elapsed_ms;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err20 = {instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16592,6 +18808,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err21 = {instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16614,9 +18831,11 @@ vErrors.push(err22);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.attempt !== undefined){
 let data6 = data.attempt;
+const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err23 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16627,6 +18846,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err24 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16649,6 +18869,7 @@ vErrors.push(err25);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 }
 else {
@@ -16672,6 +18893,7 @@ function validate72(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16743,6 +18965,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "tool_name")) || (key0 === "attempts")) || (key0 === "error"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -16757,6 +18980,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16779,9 +19004,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16804,9 +19032,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16817,6 +19047,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16839,9 +19070,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -16864,9 +19098,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
+let data4 = data.tool_name;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err17 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -16876,9 +19113,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.attempts !== undefined){
 let data5 = data.attempts;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err18 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -16889,6 +19129,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err19 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -16911,9 +19152,12 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.error !== undefined){
-if(typeof data.error !== "string"){
+let data6 = data.error;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
 const err21 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
@@ -16923,6 +19167,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 }
 else {
@@ -16946,6 +19192,7 @@ function validate73(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -17017,6 +19264,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "tool_name")) || (key0 === "attempts")) || (key0 === "outcome"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -17031,6 +19279,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17053,9 +19303,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17078,9 +19331,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17091,6 +19346,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17113,9 +19369,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17138,9 +19397,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
+let data4 = data.tool_name;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err17 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -17150,9 +19412,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.attempts !== undefined){
 let data5 = data.attempts;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err18 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17163,6 +19428,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err19 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17185,9 +19451,11 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.outcome !== undefined){
 let data6 = data.outcome;
+const _errs14 = errors;
 if(typeof data6 !== "string"){
 const err21 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -17198,6 +19466,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs15 = errors;
+const vSchema0 = schema111.properties.outcome.enum;
 if(!((data6 === "succeeded") || (data6 === "failed"))){
 const err22 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema111.properties.outcome.enum}};
 if(vErrors === null){
@@ -17208,6 +19478,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid0 = _errs14 === errors;
 }
 }
 else {
@@ -17231,6 +19502,7 @@ function validate74(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -17322,6 +19594,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema112.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -17336,6 +19609,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17358,9 +19633,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err12 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17383,9 +19661,11 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err14 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17396,6 +19676,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err15 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17418,9 +19699,12 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err17 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17443,9 +19727,12 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
+let data4 = data.tool_name;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err19 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -17455,9 +19742,12 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.attempt !== undefined){
 let data5 = data.attempt;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err20 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17468,6 +19758,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err21 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17490,9 +19781,11 @@ vErrors.push(err22);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.max_attempts !== undefined){
 let data6 = data.max_attempts;
+const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err23 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17503,6 +19796,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err24 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17525,9 +19819,11 @@ vErrors.push(err25);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 if(data.delay_ms !== undefined){
 let data7 = data.delay_ms;
+const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err26 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17538,6 +19834,7 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs17 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err27 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17560,9 +19857,12 @@ vErrors.push(err28);
 errors++;
 }
 }
+var valid0 = _errs16 === errors;
 }
 if(data.error !== undefined){
-if(typeof data.error !== "string"){
+let data8 = data.error;
+const _errs18 = errors;
+if(typeof data8 !== "string"){
 const err29 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -17572,6 +19872,8 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs19 = errors;
+var valid0 = _errs18 === errors;
 }
 }
 else {
@@ -17595,6 +19897,7 @@ function validate75(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_updated_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -17646,6 +19949,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "item"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -17660,6 +19964,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17682,9 +19988,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17707,9 +20016,11 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -17720,6 +20031,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -17742,9 +20054,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
 let data3 = data.item_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17767,12 +20082,18 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.item !== undefined){
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+let data4 = data.item;
+const _errs10 = errors;
+if(!(validate29(data4, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -17806,6 +20127,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema114.enum;
 if(!((((((((((data === "file_read") || (data === "file_write")) || (data === "shell_command")) || (data === "network")) || (data === "mcp_read")) || (data === "mcp_write_or_unknown")) || (data === "dynamic_skill_tool")) || (data === "computer_use")) || (data === "task_subagent")) || (data === "unknown"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema114.enum}};
 if(vErrors === null){
@@ -17837,6 +20160,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema115.enum;
 if(!(((data === "allow") || (data === "ask")) || (data === "deny"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -17858,6 +20183,7 @@ function validate79(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.compiler_version === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "compiler_version"}};
@@ -17929,6 +20255,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "compiler_version") || (key0 === "profile")) || (key0 === "section_ids")) || (key0 === "fingerprint_stable")) || (key0 === "fingerprint_dynamic")) || (key0 === "fingerprint_full")) || (key0 === "diagnostics"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -17942,7 +20269,9 @@ errors++;
 }
 }
 if(data.compiler_version !== undefined){
-if(typeof data.compiler_version !== "string"){
+let data0 = data.compiler_version;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err8 = {instancePath:instancePath+"/compiler_version",schemaPath:"#/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -17952,9 +20281,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.profile !== undefined){
-if(typeof data.profile !== "string"){
+let data1 = data.profile;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err9 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -17964,13 +20297,20 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.section_ids !== undefined){
 let data2 = data.section_ids;
+const _errs6 = errors;
+const _errs7 = errors;
 if(Array.isArray(data2)){
+let valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err10 = {instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -17993,6 +20333,10 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs8 === errors;
+if(!valid1){
+valid2 = false;
+}
 }
 }
 else {
@@ -18005,9 +20349,12 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.fingerprint_stable !== undefined){
-if(typeof data.fingerprint_stable !== "string"){
+let data4 = data.fingerprint_stable;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err13 = {instancePath:instancePath+"/fingerprint_stable",schemaPath:"#/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -18017,9 +20364,13 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.fingerprint_dynamic !== undefined){
-if(typeof data.fingerprint_dynamic !== "string"){
+let data5 = data.fingerprint_dynamic;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err14 = {instancePath:instancePath+"/fingerprint_dynamic",schemaPath:"#/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -18029,9 +20380,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.fingerprint_full !== undefined){
-if(typeof data.fingerprint_full !== "string"){
+let data6 = data.fingerprint_full;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
 const err15 = {instancePath:instancePath+"/fingerprint_full",schemaPath:"#/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -18041,13 +20396,20 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 if(data.diagnostics !== undefined){
 let data7 = data.diagnostics;
+const _errs16 = errors;
+const _errs17 = errors;
 if(Array.isArray(data7)){
+let valid4 = true;
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
+const _errs18 = errors;
+const _errs19 = errors;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.severity === undefined){
 const err16 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
@@ -18069,6 +20431,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs20 = errors;
 for(const key1 in data8){
 if(!(((key1 === "severity") || (key1 === "message")) || (key1 === "section_id"))){
 const err18 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -18083,6 +20446,7 @@ errors++;
 }
 if(data8.severity !== undefined){
 let data9 = data8.severity;
+const _errs21 = errors;
 if(typeof data9 !== "string"){
 const err19 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -18093,6 +20457,8 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs22 = errors;
+const vSchema0 = schema116.properties.diagnostics.items.properties.severity.enum;
 if(!(((data9 === "info") || (data9 === "warning")) || (data9 === "error"))){
 const err20 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema116.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
@@ -18103,9 +20469,12 @@ vErrors.push(err20);
 }
 errors++;
 }
+var valid5 = _errs21 === errors;
 }
 if(data8.message !== undefined){
-if(typeof data8.message !== "string"){
+let data10 = data8.message;
+const _errs23 = errors;
+if(typeof data10 !== "string"){
 const err21 = {instancePath:instancePath+"/diagnostics/" + i1+"/message",schemaPath:"#/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
@@ -18115,9 +20484,13 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs24 = errors;
+var valid5 = _errs23 === errors;
 }
 if(data8.section_id !== undefined){
 let data11 = data8.section_id;
+const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data11 === "string"){
 if(func0(data11) > 256){
 const err22 = {instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -18140,6 +20513,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid5 = _errs25 === errors;
 }
 }
 else {
@@ -18151,6 +20525,10 @@ else {
 vErrors.push(err24);
 }
 errors++;
+}
+var valid3 = _errs18 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -18164,6 +20542,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -18188,6 +20567,7 @@ function validate80(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -18239,6 +20619,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "id") || (key0 === "workspace_id")) || (key0 === "cwd")) || (key0 === "model_provider")) || (key0 === "model")) || (key0 === "mode")) || (key0 === "created_at")) || (key0 === "active_turn_id"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -18253,6 +20634,8 @@ errors++;
 }
 if(data.id !== undefined){
 let data0 = data.id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -18275,9 +20658,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -18300,9 +20686,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
+let data2 = data.cwd;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -18312,9 +20701,13 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
+let data3 = data.model_provider;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err11 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -18324,9 +20717,13 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.model !== undefined){
-if(typeof data.model !== "string"){
+let data4 = data.model;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err12 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
@@ -18336,9 +20733,13 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.mode !== undefined){
 let data5 = data.mode;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 !== "string"){
 const err13 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -18349,6 +20750,8 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema0 = schema118.enum;
 if(!((data5 === "Chat") || (data5 === "Agent"))){
 const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
@@ -18359,9 +20762,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid1 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
+let data6 = data.created_at;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err15 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -18371,9 +20778,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 if(data.active_turn_id !== undefined){
 let data7 = data.active_turn_id;
+const _errs17 = errors;
+const _errs18 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 const err16 = {instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -18396,6 +20807,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs17 === errors;
 }
 }
 else {
@@ -18419,6 +20831,7 @@ function validate81(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -18430,6 +20843,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "thread_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -18444,6 +20858,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err2 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -18466,6 +20882,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -18489,6 +20906,7 @@ function validate82(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread"}};
@@ -18500,6 +20918,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "thread")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -18513,10 +20932,15 @@ errors++;
 }
 }
 if(data.thread !== undefined){
-if(!(validate80(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
+let data0 = data.thread;
+const _errs2 = errors;
+if(!(validate80(data0, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -18540,7 +20964,9 @@ function validate84(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "workspace_id") || (key0 === "cwd")) || (key0 === "model_provider")) || (key0 === "model")) || (key0 === "mode"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -18555,6 +20981,8 @@ errors++;
 }
 if(data.workspace_id !== undefined){
 let data0 = data.workspace_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err1 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -18577,9 +21005,12 @@ vErrors.push(err2);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
+let data1 = data.cwd;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err3 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -18589,9 +21020,13 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
+let data2 = data.model_provider;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err4 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -18601,9 +21036,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.model !== undefined){
-if(typeof data.model !== "string"){
+let data3 = data.model;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err5 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -18613,9 +21052,13 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.mode !== undefined){
 let data4 = data.mode;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err6 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -18626,6 +21069,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema118.enum;
 if(!((data4 === "Chat") || (data4 === "Agent"))){
 const err7 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
@@ -18636,6 +21081,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -18659,6 +21106,7 @@ function validate85(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread"}};
@@ -18670,6 +21118,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "thread")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -18683,10 +21132,15 @@ errors++;
 }
 }
 if(data.thread !== undefined){
-if(!(validate80(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
+let data0 = data.thread;
+const _errs2 = errors;
+if(!(validate80(data0, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -18711,6 +21165,7 @@ function validate87(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_block.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.blockId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "blockId"}};
@@ -18762,6 +21217,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema124.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -18775,7 +21231,9 @@ errors++;
 }
 }
 if(data.blockId !== undefined){
-if(typeof data.blockId !== "string"){
+let data0 = data.blockId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -18785,9 +21243,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.kind !== undefined){
 let data1 = data.kind;
+const _errs4 = errors;
 if(typeof data1 !== "string"){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -18798,6 +21259,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs5 = errors;
+const vSchema0 = schema124.properties.kind.enum;
 if(!(data1 === "turn_work")){
 const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema124.properties.kind.enum}};
 if(vErrors === null){
@@ -18808,9 +21271,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data2 = data.turnId;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -18820,9 +21286,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.status !== undefined){
 let data3 = data.status;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 !== "string"){
 const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -18833,6 +21303,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema1 = schema125.enum;
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
 if(vErrors === null){
@@ -18843,9 +21315,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 if(data.createdAtUnixMicros !== undefined){
 let data4 = data.createdAtUnixMicros;
+const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err12 = {instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -18856,6 +21331,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs12 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err13 = {instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -18878,9 +21354,11 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs11 === errors;
 }
 if(data.updatedAtUnixMicros !== undefined){
 let data5 = data.updatedAtUnixMicros;
+const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err15 = {instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -18891,6 +21369,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs14 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err16 = {instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -18913,9 +21392,11 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs13 === errors;
 }
 if(data.completedAtUnixMicros !== undefined){
 let data6 = data.completedAtUnixMicros;
+const _errs15 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err18 = {instancePath:instancePath+"/completedAtUnixMicros",schemaPath:"#/properties/completedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -18926,6 +21407,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs16 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err19 = {instancePath:instancePath+"/completedAtUnixMicros",schemaPath:"#/properties/completedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -18948,9 +21430,12 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs15 === errors;
 }
 if(data.userText !== undefined){
-if(typeof data.userText !== "string"){
+let data7 = data.userText;
+const _errs17 = errors;
+if(typeof data7 !== "string"){
 const err21 = {instancePath:instancePath+"/userText",schemaPath:"#/properties/userText/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
@@ -18960,9 +21445,13 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs18 = errors;
+var valid0 = _errs17 === errors;
 }
 if(data.summary !== undefined){
-if(typeof data.summary !== "string"){
+let data8 = data.summary;
+const _errs19 = errors;
+if(typeof data8 !== "string"){
 const err22 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
@@ -18972,9 +21461,12 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs20 = errors;
+var valid0 = _errs19 === errors;
 }
 if(data.workItemCount !== undefined){
 let data9 = data.workItemCount;
+const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err23 = {instancePath:instancePath+"/workItemCount",schemaPath:"#/properties/workItemCount/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -18985,6 +21477,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs22 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err24 = {instancePath:instancePath+"/workItemCount",schemaPath:"#/properties/workItemCount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -19007,6 +21500,7 @@ vErrors.push(err25);
 errors++;
 }
 }
+var valid0 = _errs21 === errors;
 }
 }
 else {
@@ -19030,6 +21524,7 @@ function validate88(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -19051,6 +21546,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "threadId") || (key0 === "changedBlockIds")) || (key0 === "turnId"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -19064,7 +21560,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -19074,13 +21572,20 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.changedBlockIds !== undefined){
 let data1 = data.changedBlockIds;
+const _errs4 = errors;
+const _errs5 = errors;
 if(Array.isArray(data1)){
+let valid2 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data1[i0] !== "string"){
+let data2 = data1[i0];
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err4 = {instancePath:instancePath+"/changedBlockIds/" + i0,schemaPath:"#/properties/changedBlockIds/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -19089,6 +21594,11 @@ else {
 vErrors.push(err4);
 }
 errors++;
+}
+const _errs7 = errors;
+var valid1 = _errs6 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -19102,9 +21612,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data3 = data.turnId;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err6 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -19114,6 +21627,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -19137,6 +21652,7 @@ function validate89(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -19148,6 +21664,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "threadId") || (key0 === "cursor")) || (key0 === "limit"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -19161,7 +21678,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -19171,9 +21690,13 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
+let data1 = data.cursor;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err3 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -19183,9 +21706,12 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.limit !== undefined){
 let data2 = data.limit;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -19196,6 +21722,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err5 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -19218,6 +21745,7 @@ vErrors.push(err6);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -19241,6 +21769,7 @@ function validate90(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -19272,6 +21801,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "threadId") || (key0 === "blocks")) || (key0 === "page"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -19285,7 +21815,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -19295,15 +21827,28 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.blocks !== undefined){
 let data1 = data.blocks;
+const _errs4 = errors;
+const _errs5 = errors;
 if(Array.isArray(data1)){
+let valid2 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate87(data1[i0], {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+let data2 = data1[i0];
+const _errs6 = errors;
+if(!(validate87(data2, {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs6 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -19317,9 +21862,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.page !== undefined){
 let data3 = data.page;
+const _errs7 = errors;
+const _errs8 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.nextCursor === undefined){
 const err6 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/required",keyword:"required",params:{missingProperty: "nextCursor"}};
@@ -19341,6 +21889,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs9 = errors;
 for(const key1 in data3){
 if(!((key1 === "nextCursor") || (key1 === "hasMore"))){
 const err8 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -19355,6 +21904,7 @@ errors++;
 }
 if(data3.nextCursor !== undefined){
 let data4 = data3.nextCursor;
+const _errs10 = errors;
 if((typeof data4 !== "string") && (data4 !== null)){
 const err9 = {instancePath:instancePath+"/page/nextCursor",schemaPath:"#/properties/page/properties/nextCursor/type",keyword:"type",params:{type: schema128.properties.page.properties.nextCursor.type}};
 if(vErrors === null){
@@ -19365,9 +21915,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid3 = _errs10 === errors;
 }
 if(data3.hasMore !== undefined){
-if(typeof data3.hasMore !== "boolean"){
+let data5 = data3.hasMore;
+const _errs12 = errors;
+if(typeof data5 !== "boolean"){
 const err10 = {instancePath:instancePath+"/page/hasMore",schemaPath:"#/properties/page/properties/hasMore/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -19377,6 +21931,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid3 = _errs12 === errors;
 }
 }
 else {
@@ -19389,6 +21945,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs7 === errors;
 }
 }
 else {
@@ -19412,6 +21969,7 @@ function validate92(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/tool_permission_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.default_behavior === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "default_behavior"}};
@@ -19513,6 +22071,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema129.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -19527,6 +22086,8 @@ errors++;
 }
 if(data.default_behavior !== undefined){
 let data0 = data.default_behavior;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 !== "string"){
 const err11 = {instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19537,6 +22098,8 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs4 = errors;
+const vSchema0 = schema115.enum;
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
 const err12 = {instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19547,9 +22110,13 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 if(data.file_read !== undefined){
 let data1 = data.file_read;
+const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data1 !== "string"){
 const err13 = {instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19560,6 +22127,8 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs7 = errors;
+const vSchema1 = schema115.enum;
 if(!(((data1 === "allow") || (data1 === "ask")) || (data1 === "deny"))){
 const err14 = {instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19570,9 +22139,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid2 = _errs6 === errors;
+var valid0 = _errs5 === errors;
 }
 if(data.file_write !== undefined){
 let data2 = data.file_write;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data2 !== "string"){
 const err15 = {instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19583,6 +22156,8 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data2 === "allow") || (data2 === "ask")) || (data2 === "deny"))){
 const err16 = {instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19593,9 +22168,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid3 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 if(data.shell_command !== undefined){
 let data3 = data.shell_command;
+const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data3 !== "string"){
 const err17 = {instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19606,6 +22185,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs13 = errors;
+const vSchema3 = schema115.enum;
 if(!(((data3 === "allow") || (data3 === "ask")) || (data3 === "deny"))){
 const err18 = {instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19616,9 +22197,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid4 = _errs12 === errors;
+var valid0 = _errs11 === errors;
 }
 if(data.network !== undefined){
 let data4 = data.network;
+const _errs14 = errors;
+const _errs15 = errors;
 if(typeof data4 !== "string"){
 const err19 = {instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19629,6 +22214,8 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
+const vSchema4 = schema115.enum;
 if(!(((data4 === "allow") || (data4 === "ask")) || (data4 === "deny"))){
 const err20 = {instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19639,9 +22226,13 @@ vErrors.push(err20);
 }
 errors++;
 }
+var valid5 = _errs15 === errors;
+var valid0 = _errs14 === errors;
 }
 if(data.mcp_read !== undefined){
 let data5 = data.mcp_read;
+const _errs17 = errors;
+const _errs18 = errors;
 if(typeof data5 !== "string"){
 const err21 = {instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19652,6 +22243,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs19 = errors;
+const vSchema5 = schema115.enum;
 if(!(((data5 === "allow") || (data5 === "ask")) || (data5 === "deny"))){
 const err22 = {instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19662,9 +22255,13 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid6 = _errs18 === errors;
+var valid0 = _errs17 === errors;
 }
 if(data.mcp_write_or_unknown !== undefined){
 let data6 = data.mcp_write_or_unknown;
+const _errs20 = errors;
+const _errs21 = errors;
 if(typeof data6 !== "string"){
 const err23 = {instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19675,6 +22272,8 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs22 = errors;
+const vSchema6 = schema115.enum;
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
 const err24 = {instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19685,9 +22284,13 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid7 = _errs21 === errors;
+var valid0 = _errs20 === errors;
 }
 if(data.dynamic_skill_tool !== undefined){
 let data7 = data.dynamic_skill_tool;
+const _errs23 = errors;
+const _errs24 = errors;
 if(typeof data7 !== "string"){
 const err25 = {instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19698,6 +22301,8 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs25 = errors;
+const vSchema7 = schema115.enum;
 if(!(((data7 === "allow") || (data7 === "ask")) || (data7 === "deny"))){
 const err26 = {instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19708,9 +22313,13 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid8 = _errs24 === errors;
+var valid0 = _errs23 === errors;
 }
 if(data.computer_use !== undefined){
 let data8 = data.computer_use;
+const _errs26 = errors;
+const _errs27 = errors;
 if(typeof data8 !== "string"){
 const err27 = {instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19721,6 +22330,8 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs28 = errors;
+const vSchema8 = schema115.enum;
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
 const err28 = {instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19731,9 +22342,13 @@ vErrors.push(err28);
 }
 errors++;
 }
+var valid9 = _errs27 === errors;
+var valid0 = _errs26 === errors;
 }
 if(data.task_subagent !== undefined){
 let data9 = data.task_subagent;
+const _errs29 = errors;
+const _errs30 = errors;
 if(typeof data9 !== "string"){
 const err29 = {instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19744,6 +22359,8 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs31 = errors;
+const vSchema9 = schema115.enum;
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
 const err30 = {instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -19754,13 +22371,20 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid10 = _errs30 === errors;
+var valid0 = _errs29 === errors;
 }
 if(data.allowed_tools !== undefined){
 let data10 = data.allowed_tools;
+const _errs32 = errors;
+const _errs33 = errors;
 if(Array.isArray(data10)){
+let valid12 = true;
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data10[i0] !== "string"){
+let data11 = data10[i0];
+const _errs34 = errors;
+if(typeof data11 !== "string"){
 const err31 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err31];
@@ -19769,6 +22393,11 @@ else {
 vErrors.push(err31);
 }
 errors++;
+}
+const _errs35 = errors;
+var valid11 = _errs34 === errors;
+if(!valid11){
+valid12 = false;
 }
 }
 }
@@ -19782,13 +22411,19 @@ vErrors.push(err32);
 }
 errors++;
 }
+var valid0 = _errs32 === errors;
 }
 if(data.denied_tools !== undefined){
 let data12 = data.denied_tools;
+const _errs36 = errors;
+const _errs37 = errors;
 if(Array.isArray(data12)){
+let valid14 = true;
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data12[i1] !== "string"){
+let data13 = data12[i1];
+const _errs38 = errors;
+if(typeof data13 !== "string"){
 const err33 = {instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err33];
@@ -19797,6 +22432,11 @@ else {
 vErrors.push(err33);
 }
 errors++;
+}
+const _errs39 = errors;
+var valid13 = _errs38 === errors;
+if(!valid13){
+valid14 = false;
 }
 }
 }
@@ -19810,13 +22450,19 @@ vErrors.push(err34);
 }
 errors++;
 }
+var valid0 = _errs36 === errors;
 }
 if(data.allowed_paths !== undefined){
 let data14 = data.allowed_paths;
+const _errs40 = errors;
+const _errs41 = errors;
 if(Array.isArray(data14)){
+let valid16 = true;
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
-if(typeof data14[i2] !== "string"){
+let data15 = data14[i2];
+const _errs42 = errors;
+if(typeof data15 !== "string"){
 const err35 = {instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err35];
@@ -19825,6 +22471,11 @@ else {
 vErrors.push(err35);
 }
 errors++;
+}
+const _errs43 = errors;
+var valid15 = _errs42 === errors;
+if(!valid15){
+valid16 = false;
 }
 }
 }
@@ -19838,6 +22489,7 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid0 = _errs40 === errors;
 }
 }
 else {
@@ -19867,6 +22519,7 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -19898,6 +22551,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "source")) || (key0 === "effective_policy"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -19912,6 +22566,8 @@ errors++;
 }
 if(data.mode !== undefined){
 let data0 = data.mode;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19922,6 +22578,8 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs4 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
 const err5 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
@@ -19932,9 +22590,13 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 if(data.source !== undefined){
 let data1 = data.source;
+const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -19945,6 +22607,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs7 = errors;
+const vSchema1 = schema146.enum;
 if(!(((((data1 === "composer") || (data1 === "defaulted")) || (data1 === "inherited_from_parent_turn")) || (data1 === "task_permission_cap")) || (data1 === "system"))){
 const err7 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
@@ -19955,12 +22619,19 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid2 = _errs6 === errors;
+var valid0 = _errs5 === errors;
 }
 if(data.effective_policy !== undefined){
-if(!(validate92(data.effective_policy, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData}))){
+let data2 = data.effective_policy;
+const _errs8 = errors;
+if(!(validate92(data2, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -19992,6 +22663,7 @@ function validate101(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.unrestricted === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unrestricted"}};
@@ -20023,6 +22695,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "unrestricted") || (key0 === "entries")) || (key0 === "outside_roots"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -20036,7 +22709,9 @@ errors++;
 }
 }
 if(data.unrestricted !== undefined){
-if(typeof data.unrestricted !== "boolean"){
+let data0 = data.unrestricted;
+const _errs2 = errors;
+if(typeof data0 !== "boolean"){
 const err4 = {instancePath:instancePath+"/unrestricted",schemaPath:"#/properties/unrestricted/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -20046,13 +22721,21 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.entries !== undefined){
 let data1 = data.entries;
+const _errs4 = errors;
+const _errs5 = errors;
 if(Array.isArray(data1)){
+let valid2 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
+const _errs6 = errors;
+const _errs7 = errors;
+const _errs8 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.path === undefined){
 const err5 = {instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/required",keyword:"required",params:{missingProperty: "path"}};
@@ -20084,6 +22767,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "path") || (key1 === "access")) || (key1 === "kind"))){
 const err8 = {instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -20097,7 +22781,9 @@ errors++;
 }
 }
 if(data2.path !== undefined){
-if(typeof data2.path !== "string"){
+let data3 = data2.path;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
 const err9 = {instancePath:instancePath+"/entries/" + i0+"/path",schemaPath:"turn_filesystem_sandbox_entry.json/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -20107,9 +22793,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid4 = _errs10 === errors;
 }
 if(data2.access !== undefined){
 let data4 = data2.access;
+const _errs12 = errors;
 if(typeof data4 !== "string"){
 const err10 = {instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20120,6 +22809,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs13 = errors;
+const vSchema0 = schema151.properties.access.enum;
 if(!((data4 === "read_only") || (data4 === "read_write"))){
 const err11 = {instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema151.properties.access.enum}};
 if(vErrors === null){
@@ -20130,9 +22821,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid4 = _errs12 === errors;
 }
 if(data2.kind !== undefined){
 let data5 = data2.kind;
+const _errs14 = errors;
 if(typeof data5 !== "string"){
 const err12 = {instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20143,6 +22836,8 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs15 = errors;
+const vSchema1 = schema151.properties.kind.enum;
 if(!(((((data5 === "workspace") || (data5 === "project")) || (data5 === "app")) || (data5 === "temp")) || (data5 === "allowed_path"))){
 const err13 = {instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema151.properties.kind.enum}};
 if(vErrors === null){
@@ -20153,6 +22848,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid4 = _errs14 === errors;
 }
 }
 else {
@@ -20164,6 +22860,11 @@ else {
 vErrors.push(err14);
 }
 errors++;
+}
+var valid3 = _errs7 === errors;
+var valid1 = _errs6 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -20177,9 +22878,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.outside_roots !== undefined){
 let data6 = data.outside_roots;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data6 !== "string"){
 const err16 = {instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20190,6 +22894,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs18 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
 const err17 = {instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -20200,6 +22906,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid5 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -20221,6 +22929,7 @@ function validate100(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -20302,6 +23011,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "mode") || (key0 === "cwd")) || (key0 === "filesystem")) || (key0 === "temp_policy")) || (key0 === "network_enabled")) || (key0 === "sandbox_escape")) || (key0 === "backend_requirement")) || (key0 === "backend_preference"))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -20316,6 +23026,8 @@ errors++;
 }
 if(data.mode !== undefined){
 let data0 = data.mode;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 !== "string"){
 const err9 = {instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20326,6 +23038,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs4 = errors;
+const vSchema0 = schema149.enum;
 if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
 const err10 = {instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
@@ -20336,9 +23050,13 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
+let data1 = data.cwd;
+const _errs5 = errors;
+if(typeof data1 !== "string"){
 const err11 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -20348,15 +23066,23 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs6 = errors;
+var valid0 = _errs5 === errors;
 }
 if(data.filesystem !== undefined){
-if(!(validate101(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData}))){
+let data2 = data.filesystem;
+const _errs7 = errors;
+if(!(validate101(data2, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData}))){
 vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs7 === errors;
 }
 if(data.temp_policy !== undefined){
 let data3 = data.temp_policy;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 const err12 = {instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20367,6 +23093,8 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs9 = errors;
+const vSchema1 = schema148.properties.temp_policy.enum;
 if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
 const err13 = {instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema148.properties.temp_policy.enum}};
 if(vErrors === null){
@@ -20377,9 +23105,12 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.network_enabled !== undefined){
-if(typeof data.network_enabled !== "boolean"){
+let data4 = data.network_enabled;
+const _errs10 = errors;
+if(typeof data4 !== "boolean"){
 const err14 = {instancePath:instancePath+"/network_enabled",schemaPath:"#/properties/network_enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -20389,9 +23120,12 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.sandbox_escape !== undefined){
 let data5 = data.sandbox_escape;
+const _errs12 = errors;
 if(typeof data5 !== "string"){
 const err15 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20402,6 +23136,8 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs13 = errors;
+const vSchema2 = schema148.properties.sandbox_escape.enum;
 if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
 const err16 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema148.properties.sandbox_escape.enum}};
 if(vErrors === null){
@@ -20412,9 +23148,11 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs12 === errors;
 }
 if(data.backend_requirement !== undefined){
 let data6 = data.backend_requirement;
+const _errs14 = errors;
 if(typeof data6 !== "string"){
 const err17 = {instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20425,6 +23163,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs15 = errors;
+const vSchema3 = schema148.properties.backend_requirement.enum;
 if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
 const err18 = {instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema148.properties.backend_requirement.enum}};
 if(vErrors === null){
@@ -20435,9 +23175,11 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid0 = _errs14 === errors;
 }
 if(data.backend_preference !== undefined){
 let data7 = data.backend_preference;
+const _errs16 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
 const err19 = {instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema148.properties.backend_preference.type}};
 if(vErrors === null){
@@ -20448,6 +23190,8 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs17 = errors;
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -20470,6 +23214,7 @@ function validate104(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shell === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shell"}};
@@ -20511,6 +23256,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "shell") || (key0 === "environment")) || (key0 === "timeout_cap_ms")) || (key0 === "command_risk_rules"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -20525,6 +23271,8 @@ errors++;
 }
 if(data.shell !== undefined){
 let data0 = data.shell;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 !== "string"){
 const err5 = {instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20535,6 +23283,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs4 = errors;
+const vSchema0 = schema115.enum;
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
 const err6 = {instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -20545,9 +23295,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 if(data.environment !== undefined){
 let data1 = data.environment;
+const _errs5 = errors;
+const _errs6 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.mode === undefined){
 const err7 = {instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -20559,6 +23313,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
 for(const key1 in data1){
 if(!((key1 === "mode") || (key1 === "allowed_variables"))){
 const err8 = {instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -20573,6 +23328,7 @@ errors++;
 }
 if(data1.mode !== undefined){
 let data2 = data1.mode;
+const _errs8 = errors;
 if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20583,6 +23339,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs9 = errors;
+const vSchema1 = schema153.properties.environment.properties.mode.enum;
 if(!((data2 === "inherit_all") || (data2 === "allow_list"))){
 const err10 = {instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema153.properties.environment.properties.mode.enum}};
 if(vErrors === null){
@@ -20593,13 +23351,19 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid2 = _errs8 === errors;
 }
 if(data1.allowed_variables !== undefined){
 let data3 = data1.allowed_variables;
+const _errs10 = errors;
+const _errs11 = errors;
 if(Array.isArray(data3)){
+let valid4 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data3[i0] !== "string"){
+let data4 = data3[i0];
+const _errs12 = errors;
+if(typeof data4 !== "string"){
 const err11 = {instancePath:instancePath+"/environment/allowed_variables/" + i0,schemaPath:"#/properties/environment/properties/allowed_variables/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -20608,6 +23372,11 @@ else {
 vErrors.push(err11);
 }
 errors++;
+}
+const _errs13 = errors;
+var valid3 = _errs12 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -20621,6 +23390,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid2 = _errs10 === errors;
 }
 }
 else {
@@ -20633,9 +23403,11 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs5 === errors;
 }
 if(data.timeout_cap_ms !== undefined){
 let data5 = data.timeout_cap_ms;
+const _errs14 = errors;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
 const err14 = {instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema153.properties.timeout_cap_ms.type}};
 if(vErrors === null){
@@ -20646,6 +23418,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err15 = {instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -20668,13 +23441,19 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 if(data.command_risk_rules !== undefined){
 let data6 = data.command_risk_rules;
+const _errs16 = errors;
+const _errs17 = errors;
 if(Array.isArray(data6)){
+let valid6 = true;
 const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
+const _errs18 = errors;
+const _errs19 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.pattern === undefined){
 const err17 = {instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/required",keyword:"required",params:{missingProperty: "pattern"}};
@@ -20696,6 +23475,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs20 = errors;
 for(const key2 in data7){
 if(!(((key2 === "pattern") || (key2 === "behavior")) || (key2 === "reason"))){
 const err19 = {instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -20709,7 +23489,9 @@ errors++;
 }
 }
 if(data7.pattern !== undefined){
-if(typeof data7.pattern !== "string"){
+let data8 = data7.pattern;
+const _errs21 = errors;
+if(typeof data8 !== "string"){
 const err20 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/pattern",schemaPath:"#/properties/command_risk_rules/items/properties/pattern/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -20719,9 +23501,13 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs22 = errors;
+var valid7 = _errs21 === errors;
 }
 if(data7.behavior !== undefined){
 let data9 = data7.behavior;
+const _errs23 = errors;
+const _errs24 = errors;
 if(typeof data9 !== "string"){
 const err21 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20732,6 +23518,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs25 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
 const err22 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -20742,9 +23530,13 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid8 = _errs24 === errors;
+var valid7 = _errs23 === errors;
 }
 if(data7.reason !== undefined){
-if(typeof data7.reason !== "string"){
+let data10 = data7.reason;
+const _errs26 = errors;
+if(typeof data10 !== "string"){
 const err23 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/reason",schemaPath:"#/properties/command_risk_rules/items/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
@@ -20754,6 +23546,8 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs27 = errors;
+var valid7 = _errs26 === errors;
 }
 }
 else {
@@ -20765,6 +23559,10 @@ else {
 vErrors.push(err24);
 }
 errors++;
+}
+var valid5 = _errs18 === errors;
+if(!valid5){
+valid6 = false;
 }
 }
 }
@@ -20778,6 +23576,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -20800,6 +23599,7 @@ function validate106(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.parent_thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parent_thread_id"}};
@@ -20851,6 +23651,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "parent_thread_id") || (key0 === "parent_turn_id")) || (key0 === "parent_mode")) || (key0 === "capped_policy")) || (key0 === "source"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -20865,6 +23666,8 @@ errors++;
 }
 if(data.parent_thread_id !== undefined){
 let data0 = data.parent_thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -20887,9 +23690,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.parent_turn_id !== undefined){
 let data1 = data.parent_turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -20912,9 +23718,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.parent_mode !== undefined){
 let data2 = data.parent_mode;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 const err10 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20925,6 +23734,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
 const err11 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
@@ -20935,15 +23746,24 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.capped_policy !== undefined){
-if(!(validate92(data.capped_policy, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData}))){
+let data3 = data.capped_policy;
+const _errs9 = errors;
+if(!(validate92(data3, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs9 === errors;
 }
 if(data.source !== undefined){
 let data4 = data.source;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err12 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -20954,6 +23774,8 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema1 = schema146.enum;
 if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
 const err13 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
@@ -20964,6 +23786,8 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid2 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -20985,6 +23809,7 @@ function validate98(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.permission_profile === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "permission_profile"}};
@@ -21056,6 +23881,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "permission_profile") || (key0 === "sandbox")) || (key0 === "process")) || (key0 === "network")) || (key0 === "approval")) || (key0 === "backend")) || (key0 === "enforcement")) || (key0 === "parent_cap"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -21069,25 +23895,43 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate95(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+let data0 = data.permission_profile;
+const _errs2 = errors;
+if(!(validate95(data0, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 if(data.sandbox !== undefined){
-if(!(validate100(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData}))){
+let data1 = data.sandbox;
+const _errs3 = errors;
+if(!(validate100(data1, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData}))){
 vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs3 === errors;
 }
 if(data.process !== undefined){
-if(!(validate104(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData}))){
+let data2 = data.process;
+const _errs4 = errors;
+if(!(validate104(data2, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData}))){
 vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs4 === errors;
 }
 if(data.network !== undefined){
 let data3 = data.network;
+const _errs5 = errors;
+const _errs6 = errors;
+const _errs7 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.mode === undefined){
 const err8 = {instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -21119,6 +23963,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs8 = errors;
 for(const key1 in data3){
 if(!(((key1 === "mode") || (key1 === "allow_domains")) || (key1 === "deny_domains"))){
 const err11 = {instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -21133,6 +23978,7 @@ errors++;
 }
 if(data3.mode !== undefined){
 let data4 = data3.mode;
+const _errs9 = errors;
 if(typeof data4 !== "string"){
 const err12 = {instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -21143,6 +23989,8 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema0 = schema156.properties.mode.enum;
 if(!(((data4 === "enabled") || (data4 === "restricted")) || (data4 === "disabled"))){
 const err13 = {instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}};
 if(vErrors === null){
@@ -21153,13 +24001,19 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid2 = _errs9 === errors;
 }
 if(data3.allow_domains !== undefined){
 let data5 = data3.allow_domains;
+const _errs11 = errors;
+const _errs12 = errors;
 if(Array.isArray(data5)){
+let valid4 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data5[i0] !== "string"){
+let data6 = data5[i0];
+const _errs13 = errors;
+if(typeof data6 !== "string"){
 const err14 = {instancePath:instancePath+"/network/allow_domains/" + i0,schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -21168,6 +24022,11 @@ else {
 vErrors.push(err14);
 }
 errors++;
+}
+const _errs14 = errors;
+var valid3 = _errs13 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -21181,13 +24040,19 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid2 = _errs11 === errors;
 }
 if(data3.deny_domains !== undefined){
 let data7 = data3.deny_domains;
+const _errs15 = errors;
+const _errs16 = errors;
 if(Array.isArray(data7)){
+let valid6 = true;
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data7[i1] !== "string"){
+let data8 = data7[i1];
+const _errs17 = errors;
+if(typeof data8 !== "string"){
 const err16 = {instancePath:instancePath+"/network/deny_domains/" + i1,schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -21196,6 +24061,11 @@ else {
 vErrors.push(err16);
 }
 errors++;
+}
+const _errs18 = errors;
+var valid5 = _errs17 === errors;
+if(!valid5){
+valid6 = false;
 }
 }
 }
@@ -21209,6 +24079,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid2 = _errs15 === errors;
 }
 }
 else {
@@ -21221,9 +24092,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid1 = _errs6 === errors;
+var valid0 = _errs5 === errors;
 }
 if(data.approval !== undefined){
 let data9 = data.approval;
+const _errs19 = errors;
+const _errs20 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.scopes === undefined){
 const err19 = {instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/required",keyword:"required",params:{missingProperty: "scopes"}};
@@ -21235,6 +24110,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs21 = errors;
 for(const key2 in data9){
 if(!(key2 === "scopes")){
 const err20 = {instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -21249,10 +24125,15 @@ errors++;
 }
 if(data9.scopes !== undefined){
 let data10 = data9.scopes;
+const _errs22 = errors;
+const _errs23 = errors;
 if(Array.isArray(data10)){
+let valid9 = true;
 const len2 = data10.length;
 for(let i2=0; i2<len2; i2++){
 let data11 = data10[i2];
+const _errs24 = errors;
+const _errs25 = errors;
 if(typeof data11 !== "string"){
 const err21 = {instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -21263,6 +24144,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs26 = errors;
+const vSchema1 = schema157.enum;
 if(!((data11 === "allow_once") || (data11 === "allow_for_turn"))){
 const err22 = {instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}};
 if(vErrors === null){
@@ -21272,6 +24155,11 @@ else {
 vErrors.push(err22);
 }
 errors++;
+}
+var valid10 = _errs25 === errors;
+var valid8 = _errs24 === errors;
+if(!valid8){
+valid9 = false;
 }
 }
 }
@@ -21285,6 +24173,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid7 = _errs22 === errors;
 }
 }
 else {
@@ -21297,9 +24186,13 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid0 = _errs19 === errors;
 }
 if(data.backend !== undefined){
 let data12 = data.backend;
+const _errs27 = errors;
+const _errs28 = errors;
+const _errs29 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.kind === undefined){
 const err25 = {instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -21331,6 +24224,7 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs30 = errors;
 for(const key3 in data12){
 if(!(((key3 === "kind") || (key3 === "sandbox_backend")) || (key3 === "capabilities"))){
 const err28 = {instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -21345,6 +24239,7 @@ errors++;
 }
 if(data12.kind !== undefined){
 let data13 = data12.kind;
+const _errs31 = errors;
 if(typeof data13 !== "string"){
 const err29 = {instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -21355,6 +24250,8 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs32 = errors;
+const vSchema2 = schema158.properties.kind.enum;
 if(!(((data13 === "native") || (data13 === "codex_cli")) || (data13 === "claude_cli"))){
 const err30 = {instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}};
 if(vErrors === null){
@@ -21365,9 +24262,11 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid12 = _errs31 === errors;
 }
 if(data12.sandbox_backend !== undefined){
 let data14 = data12.sandbox_backend;
+const _errs33 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
 const err31 = {instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}};
 if(vErrors === null){
@@ -21378,13 +24277,20 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs34 = errors;
+var valid12 = _errs33 === errors;
 }
 if(data12.capabilities !== undefined){
 let data15 = data12.capabilities;
+const _errs35 = errors;
+const _errs36 = errors;
 if(Array.isArray(data15)){
+let valid14 = true;
 const len3 = data15.length;
 for(let i3=0; i3<len3; i3++){
-if(typeof data15[i3] !== "string"){
+let data16 = data15[i3];
+const _errs37 = errors;
+if(typeof data16 !== "string"){
 const err32 = {instancePath:instancePath+"/backend/capabilities/" + i3,schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err32];
@@ -21393,6 +24299,11 @@ else {
 vErrors.push(err32);
 }
 errors++;
+}
+const _errs38 = errors;
+var valid13 = _errs37 === errors;
+if(!valid13){
+valid14 = false;
 }
 }
 }
@@ -21406,6 +24317,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+var valid12 = _errs35 === errors;
 }
 }
 else {
@@ -21418,9 +24330,13 @@ vErrors.push(err34);
 }
 errors++;
 }
+var valid11 = _errs28 === errors;
+var valid0 = _errs27 === errors;
 }
 if(data.enforcement !== undefined){
 let data17 = data.enforcement;
+const _errs39 = errors;
+const _errs40 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.status === undefined){
 const err35 = {instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/required",keyword:"required",params:{missingProperty: "status"}};
@@ -21442,6 +24358,7 @@ vErrors.push(err36);
 }
 errors++;
 }
+const _errs41 = errors;
 for(const key4 in data17){
 if(!((key4 === "status") || (key4 === "degradations"))){
 const err37 = {instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
@@ -21456,6 +24373,8 @@ errors++;
 }
 if(data17.status !== undefined){
 let data18 = data17.status;
+const _errs42 = errors;
+const _errs43 = errors;
 if(typeof data18 !== "string"){
 const err38 = {instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -21466,6 +24385,8 @@ vErrors.push(err38);
 }
 errors++;
 }
+const _errs44 = errors;
+const vSchema3 = schema159.enum;
 if(!(((data18 === "active") || (data18 === "partially_active")) || (data18 === "unavailable"))){
 const err39 = {instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema159.enum}};
 if(vErrors === null){
@@ -21476,13 +24397,21 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid16 = _errs43 === errors;
+var valid15 = _errs42 === errors;
 }
 if(data17.degradations !== undefined){
 let data19 = data17.degradations;
+const _errs45 = errors;
+const _errs46 = errors;
 if(Array.isArray(data19)){
+let valid18 = true;
 const len4 = data19.length;
 for(let i4=0; i4<len4; i4++){
 let data20 = data19[i4];
+const _errs47 = errors;
+const _errs48 = errors;
+const _errs49 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.capability === undefined){
 const err40 = {instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/required",keyword:"required",params:{missingProperty: "capability"}};
@@ -21504,6 +24433,7 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs50 = errors;
 for(const key5 in data20){
 if(!(((key5 === "capability") || (key5 === "reason")) || (key5 === "detail"))){
 const err42 = {instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
@@ -21517,7 +24447,9 @@ errors++;
 }
 }
 if(data20.capability !== undefined){
-if(typeof data20.capability !== "string"){
+let data21 = data20.capability;
+const _errs51 = errors;
+if(typeof data21 !== "string"){
 const err43 = {instancePath:instancePath+"/enforcement/degradations/" + i4+"/capability",schemaPath:"turn_security_degradation.json/properties/capability/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err43];
@@ -21527,9 +24459,13 @@ vErrors.push(err43);
 }
 errors++;
 }
+const _errs52 = errors;
+var valid20 = _errs51 === errors;
 }
 if(data20.reason !== undefined){
-if(typeof data20.reason !== "string"){
+let data22 = data20.reason;
+const _errs53 = errors;
+if(typeof data22 !== "string"){
 const err44 = {instancePath:instancePath+"/enforcement/degradations/" + i4+"/reason",schemaPath:"turn_security_degradation.json/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err44];
@@ -21539,9 +24475,13 @@ vErrors.push(err44);
 }
 errors++;
 }
+const _errs54 = errors;
+var valid20 = _errs53 === errors;
 }
 if(data20.detail !== undefined){
-if(typeof data20.detail !== "string"){
+let data23 = data20.detail;
+const _errs55 = errors;
+if(typeof data23 !== "string"){
 const err45 = {instancePath:instancePath+"/enforcement/degradations/" + i4+"/detail",schemaPath:"turn_security_degradation.json/properties/detail/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err45];
@@ -21551,6 +24491,8 @@ vErrors.push(err45);
 }
 errors++;
 }
+const _errs56 = errors;
+var valid20 = _errs55 === errors;
 }
 }
 else {
@@ -21562,6 +24504,11 @@ else {
 vErrors.push(err46);
 }
 errors++;
+}
+var valid19 = _errs48 === errors;
+var valid17 = _errs47 === errors;
+if(!valid17){
+valid18 = false;
 }
 }
 }
@@ -21575,6 +24522,7 @@ vErrors.push(err47);
 }
 errors++;
 }
+var valid15 = _errs45 === errors;
 }
 }
 else {
@@ -21587,12 +24535,18 @@ vErrors.push(err48);
 }
 errors++;
 }
+var valid0 = _errs39 === errors;
 }
 if(data.parent_cap !== undefined){
-if(!(validate106(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData}))){
+let data24 = data.parent_cap;
+const _errs57 = errors;
+if(!(validate106(data24, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData}))){
 vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs57 === errors;
 }
 }
 else {
@@ -21614,6 +24568,7 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -21655,6 +24610,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema140.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -21669,6 +24625,8 @@ errors++;
 }
 if(data.id !== undefined){
 let data0 = data.id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -21691,9 +24649,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.thread_id !== undefined){
 let data1 = data.thread_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -21716,9 +24677,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.workspace_id !== undefined){
 let data2 = data.workspace_id;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err9 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -21741,9 +24705,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.status !== undefined){
 let data3 = data.status;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 !== "string"){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -21754,6 +24721,8 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema0 = schema125.enum;
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
 const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
 if(vErrors === null){
@@ -21764,9 +24733,13 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid1 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 if(data.mode !== undefined){
 let data4 = data.mode;
+const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data4 !== "string"){
 const err13 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -21777,6 +24750,8 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs13 = errors;
+const vSchema1 = schema118.enum;
 if(!((data4 === "Chat") || (data4 === "Agent"))){
 const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
@@ -21787,9 +24762,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid2 = _errs12 === errors;
+var valid0 = _errs11 === errors;
 }
 if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
+let data5 = data.created_at;
+const _errs14 = errors;
+if(typeof data5 !== "string"){
 const err15 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -21799,9 +24778,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 if(data.completed_at !== undefined){
-if(typeof data.completed_at !== "string"){
+let data6 = data.completed_at;
+const _errs16 = errors;
+if(typeof data6 !== "string"){
 const err16 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -21811,9 +24794,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs17 = errors;
+var valid0 = _errs16 === errors;
 }
 if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
+let data7 = data.model_provider;
+const _errs18 = errors;
+if(typeof data7 !== "string"){
 const err17 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -21823,9 +24810,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs19 = errors;
+var valid0 = _errs18 === errors;
 }
 if(data.model !== undefined){
-if(typeof data.model !== "string"){
+let data8 = data.model;
+const _errs20 = errors;
+if(typeof data8 !== "string"){
 const err18 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -21835,18 +24826,28 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs21 = errors;
+var valid0 = _errs20 === errors;
 }
 if(data.execution_backend !== undefined){
-if(!(validate22(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
+let data9 = data.execution_backend;
+const _errs22 = errors;
+if(!(validate22(data9, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs22 === errors;
 }
 if(data.prompt_manifest !== undefined){
 let data10 = data.prompt_manifest;
+const _errs23 = errors;
 const _errs24 = errors;
 let valid3 = false;
 const _errs25 = errors;
+const _errs26 = errors;
+const _errs27 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.compiler_version === undefined){
 const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "compiler_version"}};
@@ -21918,6 +24919,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs28 = errors;
 for(const key1 in data10){
 if(!(((((((key1 === "compiler_version") || (key1 === "profile")) || (key1 === "section_ids")) || (key1 === "fingerprint_stable")) || (key1 === "fingerprint_dynamic")) || (key1 === "fingerprint_full")) || (key1 === "diagnostics"))){
 const err26 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -21931,7 +24933,9 @@ errors++;
 }
 }
 if(data10.compiler_version !== undefined){
-if(typeof data10.compiler_version !== "string"){
+let data11 = data10.compiler_version;
+const _errs29 = errors;
+if(typeof data11 !== "string"){
 const err27 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -21941,9 +24945,13 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs30 = errors;
+var valid5 = _errs29 === errors;
 }
 if(data10.profile !== undefined){
-if(typeof data10.profile !== "string"){
+let data12 = data10.profile;
+const _errs31 = errors;
+if(typeof data12 !== "string"){
 const err28 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -21953,13 +24961,20 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs32 = errors;
+var valid5 = _errs31 === errors;
 }
 if(data10.section_ids !== undefined){
 let data13 = data10.section_ids;
+const _errs33 = errors;
+const _errs34 = errors;
 if(Array.isArray(data13)){
+let valid7 = true;
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
+const _errs35 = errors;
+const _errs36 = errors;
 if(typeof data14 === "string"){
 if(func0(data14) > 256){
 const err29 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -21982,6 +24997,10 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid6 = _errs35 === errors;
+if(!valid6){
+valid7 = false;
+}
 }
 }
 else {
@@ -21994,9 +25013,12 @@ vErrors.push(err31);
 }
 errors++;
 }
+var valid5 = _errs33 === errors;
 }
 if(data10.fingerprint_stable !== undefined){
-if(typeof data10.fingerprint_stable !== "string"){
+let data15 = data10.fingerprint_stable;
+const _errs37 = errors;
+if(typeof data15 !== "string"){
 const err32 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err32];
@@ -22006,9 +25028,13 @@ vErrors.push(err32);
 }
 errors++;
 }
+const _errs38 = errors;
+var valid5 = _errs37 === errors;
 }
 if(data10.fingerprint_dynamic !== undefined){
-if(typeof data10.fingerprint_dynamic !== "string"){
+let data16 = data10.fingerprint_dynamic;
+const _errs39 = errors;
+if(typeof data16 !== "string"){
 const err33 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err33];
@@ -22018,9 +25044,13 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs40 = errors;
+var valid5 = _errs39 === errors;
 }
 if(data10.fingerprint_full !== undefined){
-if(typeof data10.fingerprint_full !== "string"){
+let data17 = data10.fingerprint_full;
+const _errs41 = errors;
+if(typeof data17 !== "string"){
 const err34 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err34];
@@ -22030,13 +25060,20 @@ vErrors.push(err34);
 }
 errors++;
 }
+const _errs42 = errors;
+var valid5 = _errs41 === errors;
 }
 if(data10.diagnostics !== undefined){
 let data18 = data10.diagnostics;
+const _errs43 = errors;
+const _errs44 = errors;
 if(Array.isArray(data18)){
+let valid9 = true;
 const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
+const _errs45 = errors;
+const _errs46 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.severity === undefined){
 const err35 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
@@ -22058,6 +25095,7 @@ vErrors.push(err36);
 }
 errors++;
 }
+const _errs47 = errors;
 for(const key2 in data19){
 if(!(((key2 === "severity") || (key2 === "message")) || (key2 === "section_id"))){
 const err37 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -22072,6 +25110,7 @@ errors++;
 }
 if(data19.severity !== undefined){
 let data20 = data19.severity;
+const _errs48 = errors;
 if(typeof data20 !== "string"){
 const err38 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -22082,6 +25121,8 @@ vErrors.push(err38);
 }
 errors++;
 }
+const _errs49 = errors;
+const vSchema2 = schema116.properties.diagnostics.items.properties.severity.enum;
 if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
 const err39 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema116.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
@@ -22092,9 +25133,12 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid10 = _errs48 === errors;
 }
 if(data19.message !== undefined){
-if(typeof data19.message !== "string"){
+let data21 = data19.message;
+const _errs50 = errors;
+if(typeof data21 !== "string"){
 const err40 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err40];
@@ -22104,9 +25148,13 @@ vErrors.push(err40);
 }
 errors++;
 }
+const _errs51 = errors;
+var valid10 = _errs50 === errors;
 }
 if(data19.section_id !== undefined){
 let data22 = data19.section_id;
+const _errs52 = errors;
+const _errs53 = errors;
 if(typeof data22 === "string"){
 if(func0(data22) > 256){
 const err41 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22129,6 +25177,7 @@ vErrors.push(err42);
 }
 errors++;
 }
+var valid10 = _errs52 === errors;
 }
 }
 else {
@@ -22140,6 +25189,10 @@ else {
 vErrors.push(err43);
 }
 errors++;
+}
+var valid8 = _errs45 === errors;
+if(!valid8){
+valid9 = false;
 }
 }
 }
@@ -22153,6 +25206,7 @@ vErrors.push(err44);
 }
 errors++;
 }
+var valid5 = _errs43 === errors;
 }
 }
 else {
@@ -22165,6 +25219,7 @@ vErrors.push(err45);
 }
 errors++;
 }
+var valid4 = _errs26 === errors;
 var _valid0 = _errs25 === errors;
 valid3 = valid3 || _valid0;
 if(!valid3){
@@ -22179,8 +25234,11 @@ vErrors.push(err46);
 }
 errors++;
 }
+const _errs55 = errors;
 var _valid0 = _errs54 === errors;
 valid3 = valid3 || _valid0;
+if(!valid3){
+}
 }
 if(!valid3){
 const err47 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
@@ -22203,25 +25261,42 @@ vErrors = null;
 }
 }
 }
+var valid0 = _errs23 === errors;
 }
 if(data.permission_profile !== undefined){
-if(!(validate95(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+let data23 = data.permission_profile;
+const _errs56 = errors;
+if(!(validate95(data23, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs56 === errors;
 }
 if(data.security !== undefined){
-if(!(validate98(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData}))){
+let data24 = data.security;
+const _errs57 = errors;
+if(!(validate98(data24, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData}))){
 vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs57 === errors;
 }
 if(data.capabilities !== undefined){
 let data25 = data.capabilities;
+const _errs58 = errors;
+const _errs59 = errors;
 if(Array.isArray(data25)){
+let valid12 = true;
 const len2 = data25.length;
 for(let i2=0; i2<len2; i2++){
 let data26 = data25[i2];
+const _errs60 = errors;
+const _errs61 = errors;
+const _errs62 = errors;
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 if(data26.capabilityId === undefined){
 const err48 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "capabilityId"}};
@@ -22253,6 +25328,7 @@ vErrors.push(err50);
 }
 errors++;
 }
+const _errs63 = errors;
 for(const key3 in data26){
 if(!((((key3 === "capabilityId") || (key3 === "status")) || (key3 === "reason")) || (key3 === "message"))){
 const err51 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -22266,7 +25342,9 @@ errors++;
 }
 }
 if(data26.capabilityId !== undefined){
-if(typeof data26.capabilityId !== "string"){
+let data27 = data26.capabilityId;
+const _errs64 = errors;
+if(typeof data27 !== "string"){
 const err52 = {instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err52];
@@ -22276,9 +25354,12 @@ vErrors.push(err52);
 }
 errors++;
 }
+const _errs65 = errors;
+var valid14 = _errs64 === errors;
 }
 if(data26.status !== undefined){
 let data28 = data26.status;
+const _errs66 = errors;
 if(typeof data28 !== "string"){
 const err53 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -22289,6 +25370,8 @@ vErrors.push(err53);
 }
 errors++;
 }
+const _errs67 = errors;
+const vSchema3 = schema164.properties.status.enum;
 if(!((data28 === "accepted") || (data28 === "rejected"))){
 const err54 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum}};
 if(vErrors === null){
@@ -22299,9 +25382,11 @@ vErrors.push(err54);
 }
 errors++;
 }
+var valid14 = _errs66 === errors;
 }
 if(data26.reason !== undefined){
 let data29 = data26.reason;
+const _errs68 = errors;
 if(typeof data29 !== "string"){
 const err55 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -22312,6 +25397,8 @@ vErrors.push(err55);
 }
 errors++;
 }
+const _errs69 = errors;
+const vSchema4 = schema164.properties.reason.enum;
 if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
 const err56 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema164.properties.reason.enum}};
 if(vErrors === null){
@@ -22322,9 +25409,12 @@ vErrors.push(err56);
 }
 errors++;
 }
+var valid14 = _errs68 === errors;
 }
 if(data26.message !== undefined){
-if(typeof data26.message !== "string"){
+let data30 = data26.message;
+const _errs70 = errors;
+if(typeof data30 !== "string"){
 const err57 = {instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err57];
@@ -22334,6 +25424,8 @@ vErrors.push(err57);
 }
 errors++;
 }
+const _errs71 = errors;
+var valid14 = _errs70 === errors;
 }
 }
 else {
@@ -22345,6 +25437,11 @@ else {
 vErrors.push(err58);
 }
 errors++;
+}
+var valid13 = _errs61 === errors;
+var valid11 = _errs60 === errors;
+if(!valid11){
+valid12 = false;
 }
 }
 }
@@ -22358,9 +25455,13 @@ vErrors.push(err59);
 }
 errors++;
 }
+var valid0 = _errs58 === errors;
 }
 if(data.error !== undefined){
 let data31 = data.error;
+const _errs72 = errors;
+const _errs73 = errors;
+const _errs74 = errors;
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 if(data31.kind === undefined){
 const err60 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -22392,6 +25493,7 @@ vErrors.push(err62);
 }
 errors++;
 }
+const _errs75 = errors;
 for(const key4 in data31){
 if(!(((key4 === "kind") || (key4 === "message")) || (key4 === "retryable"))){
 const err63 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
@@ -22406,6 +25508,7 @@ errors++;
 }
 if(data31.kind !== undefined){
 let data32 = data31.kind;
+const _errs76 = errors;
 if(typeof data32 !== "string"){
 const err64 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -22416,6 +25519,8 @@ vErrors.push(err64);
 }
 errors++;
 }
+const _errs77 = errors;
+const vSchema5 = schema165.properties.kind.enum;
 if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
 const err65 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}};
 if(vErrors === null){
@@ -22426,9 +25531,12 @@ vErrors.push(err65);
 }
 errors++;
 }
+var valid16 = _errs76 === errors;
 }
 if(data31.message !== undefined){
-if(typeof data31.message !== "string"){
+let data33 = data31.message;
+const _errs78 = errors;
+if(typeof data33 !== "string"){
 const err66 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err66];
@@ -22438,9 +25546,13 @@ vErrors.push(err66);
 }
 errors++;
 }
+const _errs79 = errors;
+var valid16 = _errs78 === errors;
 }
 if(data31.retryable !== undefined){
-if(typeof data31.retryable !== "boolean"){
+let data34 = data31.retryable;
+const _errs80 = errors;
+if(typeof data34 !== "boolean"){
 const err67 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err67];
@@ -22450,6 +25562,8 @@ vErrors.push(err67);
 }
 errors++;
 }
+const _errs81 = errors;
+var valid16 = _errs80 === errors;
 }
 }
 else {
@@ -22462,9 +25576,13 @@ vErrors.push(err68);
 }
 errors++;
 }
+var valid15 = _errs73 === errors;
+var valid0 = _errs72 === errors;
 }
 if(data.blocked !== undefined){
 let data35 = data.blocked;
+const _errs82 = errors;
+const _errs83 = errors;
 if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 if(data35.reason === undefined){
 const err69 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "reason"}};
@@ -22486,6 +25604,7 @@ vErrors.push(err70);
 }
 errors++;
 }
+const _errs84 = errors;
 for(const key5 in data35){
 if(!((key5 === "reason") || (key5 === "recovery_job_id"))){
 const err71 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
@@ -22499,7 +25618,9 @@ errors++;
 }
 }
 if(data35.reason !== undefined){
-if(typeof data35.reason !== "string"){
+let data36 = data35.reason;
+const _errs85 = errors;
+if(typeof data36 !== "string"){
 const err72 = {instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err72];
@@ -22509,9 +25630,13 @@ vErrors.push(err72);
 }
 errors++;
 }
+const _errs86 = errors;
+var valid17 = _errs85 === errors;
 }
 if(data35.recovery_job_id !== undefined){
 let data37 = data35.recovery_job_id;
+const _errs87 = errors;
+const _errs88 = errors;
 if(typeof data37 === "string"){
 if(func0(data37) > 256){
 const err73 = {instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22534,6 +25659,7 @@ vErrors.push(err74);
 }
 errors++;
 }
+var valid17 = _errs87 === errors;
 }
 }
 else {
@@ -22546,9 +25672,12 @@ vErrors.push(err75);
 }
 errors++;
 }
+var valid0 = _errs82 === errors;
 }
 if(data.parent_turn_id !== undefined){
 let data38 = data.parent_turn_id;
+const _errs89 = errors;
+const _errs90 = errors;
 if(typeof data38 === "string"){
 if(func0(data38) > 256){
 const err76 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22571,9 +25700,12 @@ vErrors.push(err77);
 }
 errors++;
 }
+var valid0 = _errs89 === errors;
 }
 if(data.parent_thread_id !== undefined){
 let data39 = data.parent_thread_id;
+const _errs91 = errors;
+const _errs92 = errors;
 if(typeof data39 === "string"){
 if(func0(data39) > 256){
 const err78 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22596,15 +25728,24 @@ vErrors.push(err79);
 }
 errors++;
 }
+var valid0 = _errs91 === errors;
 }
 if(data.actor !== undefined){
-if(!(validate0(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
+let data40 = data.actor;
+const _errs93 = errors;
+if(!(validate0(data40, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
 vErrors = vErrors === null ? validate0.errors : vErrors.concat(validate0.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs93 === errors;
 }
 if(data.usage !== undefined){
 let data41 = data.usage;
+const _errs94 = errors;
+const _errs95 = errors;
+const _errs96 = errors;
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.input_tokens === undefined){
 const err80 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
@@ -22636,6 +25777,7 @@ vErrors.push(err82);
 }
 errors++;
 }
+const _errs97 = errors;
 for(const key6 in data41){
 if(!(((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens"))){
 const err83 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
@@ -22650,6 +25792,7 @@ errors++;
 }
 if(data41.input_tokens !== undefined){
 let data42 = data41.input_tokens;
+const _errs98 = errors;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
 const err84 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -22660,6 +25803,7 @@ vErrors.push(err84);
 }
 errors++;
 }
+const _errs99 = errors;
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 > 9007199254740991 || isNaN(data42)){
 const err85 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -22682,9 +25826,11 @@ vErrors.push(err86);
 errors++;
 }
 }
+var valid19 = _errs98 === errors;
 }
 if(data41.output_tokens !== undefined){
 let data43 = data41.output_tokens;
+const _errs100 = errors;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
 const err87 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -22695,6 +25841,7 @@ vErrors.push(err87);
 }
 errors++;
 }
+const _errs101 = errors;
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 > 9007199254740991 || isNaN(data43)){
 const err88 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -22717,9 +25864,11 @@ vErrors.push(err89);
 errors++;
 }
 }
+var valid19 = _errs100 === errors;
 }
 if(data41.total_tokens !== undefined){
 let data44 = data41.total_tokens;
+const _errs102 = errors;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
 const err90 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -22730,6 +25879,7 @@ vErrors.push(err90);
 }
 errors++;
 }
+const _errs103 = errors;
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 > 9007199254740991 || isNaN(data44)){
 const err91 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -22752,6 +25902,7 @@ vErrors.push(err92);
 errors++;
 }
 }
+var valid19 = _errs102 === errors;
 }
 }
 else {
@@ -22764,6 +25915,8 @@ vErrors.push(err93);
 }
 errors++;
 }
+var valid18 = _errs95 === errors;
+var valid0 = _errs94 === errors;
 }
 }
 else {
@@ -22787,6 +25940,7 @@ function validate111(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -22848,6 +26002,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "reason")) || (key0 === "recovery_job_id"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -22862,6 +26017,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22884,9 +26041,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22909,9 +26069,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -22922,6 +26084,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -22944,15 +26107,23 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data3 = data.turn;
+const _errs8 = errors;
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data4 = data.reason;
+const _errs9 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -22962,9 +26133,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs10 = errors;
+var valid0 = _errs9 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data5 = data.recovery_job_id;
+const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 const err15 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -22987,6 +26162,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs11 === errors;
 }
 }
 else {
@@ -23010,6 +26186,7 @@ function validate113(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -23031,6 +26208,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "reason"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23045,6 +26223,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -23067,9 +26247,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -23092,9 +26275,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data2 = data.reason;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -23104,6 +26290,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -23127,6 +26315,7 @@ function validate114(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -23138,6 +26327,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23151,10 +26341,15 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs2 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -23181,6 +26376,7 @@ function validate116(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -23212,6 +26408,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "name")) || (key0 === "scopeKind"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23226,6 +26423,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -23236,6 +26434,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
 if("mcpServer" !== data0){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}};
 if(vErrors === null){
@@ -23246,9 +26445,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.name !== undefined){
-if(typeof data.name !== "string"){
+let data1 = data.name;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -23258,9 +26460,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.scopeKind !== undefined){
-if(typeof data.scopeKind !== "string"){
+let data2 = data.scopeKind;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -23270,6 +26476,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -23292,6 +26500,7 @@ function validate117(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -23333,6 +26542,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "serverName")) || (key0 === "rawToolName")) || (key0 === "scopeKind"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23347,6 +26557,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -23357,6 +26568,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if("mcpTool" !== data0){
 const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}};
 if(vErrors === null){
@@ -23367,9 +26579,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.serverName !== undefined){
-if(typeof data.serverName !== "string"){
+let data1 = data.serverName;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err7 = {instancePath:instancePath+"/serverName",schemaPath:"#/properties/serverName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -23379,9 +26594,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.rawToolName !== undefined){
-if(typeof data.rawToolName !== "string"){
+let data2 = data.rawToolName;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err8 = {instancePath:instancePath+"/rawToolName",schemaPath:"#/properties/rawToolName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -23391,9 +26610,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.scopeKind !== undefined){
-if(typeof data.scopeKind !== "string"){
+let data3 = data.scopeKind;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err9 = {instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -23403,6 +26626,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -23425,6 +26650,7 @@ function validate118(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.capabilityId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capabilityId"}};
@@ -23456,6 +26682,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "capabilityId") || (key0 === "status")) || (key0 === "reason")) || (key0 === "message"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23469,7 +26696,9 @@ errors++;
 }
 }
 if(data.capabilityId !== undefined){
-if(typeof data.capabilityId !== "string"){
+let data0 = data.capabilityId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/capabilityId",schemaPath:"#/properties/capabilityId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -23479,9 +26708,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.status !== undefined){
 let data1 = data.status;
+const _errs4 = errors;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -23492,6 +26724,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+const vSchema0 = schema164.properties.status.enum;
 if(!((data1 === "accepted") || (data1 === "rejected"))){
 const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum}};
 if(vErrors === null){
@@ -23502,9 +26736,11 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.reason !== undefined){
 let data2 = data.reason;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -23515,6 +26751,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+const vSchema1 = schema164.properties.reason.enum;
 if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
 const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema164.properties.reason.enum}};
 if(vErrors === null){
@@ -23525,9 +26763,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.message !== undefined){
-if(typeof data.message !== "string"){
+let data3 = data.message;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -23537,6 +26778,8 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -23559,6 +26802,7 @@ function validate119(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -23590,6 +26834,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "slug")) || (key0 === "sourceKind"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23604,6 +26849,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -23614,6 +26860,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
 if("skill" !== data0){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "skill"}};
 if(vErrors === null){
@@ -23624,9 +26871,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.slug !== undefined){
-if(typeof data.slug !== "string"){
+let data1 = data.slug;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/slug",schemaPath:"#/properties/slug/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -23636,9 +26886,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sourceKind !== undefined){
-if(typeof data.sourceKind !== "string"){
+let data2 = data.sourceKind;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/sourceKind",schemaPath:"#/properties/sourceKind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -23648,6 +26902,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -23671,6 +26927,7 @@ function validate120(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -23712,6 +26969,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "usage"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -23726,6 +26984,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -23748,9 +27008,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -23773,9 +27036,11 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -23786,6 +27051,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -23808,15 +27074,24 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data3 = data.turn;
+const _errs8 = errors;
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 if(data.usage !== undefined){
 let data4 = data.usage;
+const _errs9 = errors;
+const _errs10 = errors;
+const _errs11 = errors;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.input_tokens === undefined){
 const err12 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
@@ -23848,6 +27123,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs12 = errors;
 for(const key1 in data4){
 if(!(((key1 === "input_tokens") || (key1 === "output_tokens")) || (key1 === "total_tokens"))){
 const err15 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -23862,6 +27138,7 @@ errors++;
 }
 if(data4.input_tokens !== undefined){
 let data5 = data4.input_tokens;
+const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err16 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -23872,6 +27149,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs14 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err17 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -23894,9 +27172,11 @@ vErrors.push(err18);
 errors++;
 }
 }
+var valid2 = _errs13 === errors;
 }
 if(data4.output_tokens !== undefined){
 let data6 = data4.output_tokens;
+const _errs15 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err19 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -23907,6 +27187,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err20 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -23929,9 +27210,11 @@ vErrors.push(err21);
 errors++;
 }
 }
+var valid2 = _errs15 === errors;
 }
 if(data4.total_tokens !== undefined){
 let data7 = data4.total_tokens;
+const _errs17 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err22 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -23942,6 +27225,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs18 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err23 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -23964,6 +27248,7 @@ vErrors.push(err24);
 errors++;
 }
 }
+var valid2 = _errs17 === errors;
 }
 }
 else {
@@ -23976,6 +27261,8 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid1 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 }
 else {
@@ -24002,6 +27289,7 @@ function validate122(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -24073,6 +27361,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "reason")) || (key0 === "totals")) || (key0 === "recovery_job_id"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -24087,6 +27376,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24109,9 +27400,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24134,9 +27428,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24147,6 +27443,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24169,9 +27466,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.window_id !== undefined){
 let data3 = data.window_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24194,9 +27494,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.reason !== undefined){
 let data4 = data.reason;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -24207,6 +27510,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
 const err18 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
@@ -24217,9 +27522,14 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 if(data.totals !== undefined){
 let data5 = data.totals;
+const _errs13 = errors;
+const _errs14 = errors;
+const _errs15 = errors;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.agent_rounds === undefined){
 const err19 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
@@ -24261,6 +27571,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs16 = errors;
 for(const key1 in data5){
 if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
 const err23 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -24275,6 +27586,7 @@ errors++;
 }
 if(data5.agent_rounds !== undefined){
 let data6 = data5.agent_rounds;
+const _errs17 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err24 = {instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24285,6 +27597,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs18 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err25 = {instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24307,9 +27620,11 @@ vErrors.push(err26);
 errors++;
 }
 }
+var valid3 = _errs17 === errors;
 }
 if(data5.tool_calls !== undefined){
 let data7 = data5.tool_calls;
+const _errs19 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err27 = {instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24320,6 +27635,7 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs20 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err28 = {instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24342,9 +27658,11 @@ vErrors.push(err29);
 errors++;
 }
 }
+var valid3 = _errs19 === errors;
 }
 if(data5.wall_clock_ms !== undefined){
 let data8 = data5.wall_clock_ms;
+const _errs21 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err30 = {instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24355,6 +27673,7 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs22 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err31 = {instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24377,9 +27696,11 @@ vErrors.push(err32);
 errors++;
 }
 }
+var valid3 = _errs21 === errors;
 }
 if(data5.provider_tokens !== undefined){
 let data9 = data5.provider_tokens;
+const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err33 = {instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24390,6 +27711,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs24 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err34 = {instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24412,6 +27734,7 @@ vErrors.push(err35);
 errors++;
 }
 }
+var valid3 = _errs23 === errors;
 }
 }
 else {
@@ -24424,9 +27747,13 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid2 = _errs14 === errors;
+var valid0 = _errs13 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data10 = data.recovery_job_id;
+const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data10 === "string"){
 if(func0(data10) > 256){
 const err37 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24449,6 +27776,7 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid0 = _errs25 === errors;
 }
 }
 else {
@@ -24473,6 +27801,7 @@ function validate123(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -24534,6 +27863,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "checkpoint_id")) || (key0 === "status"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -24548,6 +27878,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24570,9 +27902,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24595,9 +27930,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24608,6 +27945,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24630,9 +27968,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.window_id !== undefined){
 let data3 = data.window_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err14 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24655,9 +27996,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.checkpoint_id !== undefined){
 let data4 = data.checkpoint_id;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 const err16 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24680,9 +28024,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.status !== undefined){
 let data5 = data.status;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 !== "string"){
 const err18 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -24693,6 +28040,8 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema0 = schema180.enum;
 if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
 const err19 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
@@ -24703,6 +28052,8 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid1 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -24726,6 +28077,7 @@ function validate124(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -24807,6 +28159,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "previous_window_id")) || (key0 === "window_id")) || (key0 === "window_index")) || (key0 === "checkpoint_id")) || (key0 === "reason"))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -24821,6 +28174,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24843,9 +28198,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24868,9 +28226,11 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24881,6 +28241,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err14 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24903,9 +28264,12 @@ vErrors.push(err15);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.previous_window_id !== undefined){
 let data3 = data.previous_window_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err16 = {instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24928,9 +28292,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.window_id !== undefined){
 let data4 = data.window_id;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 const err18 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -24953,9 +28320,11 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.window_index !== undefined){
 let data5 = data.window_index;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err20 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -24966,6 +28335,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err21 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -24988,9 +28358,12 @@ vErrors.push(err22);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.checkpoint_id !== undefined){
 let data6 = data.checkpoint_id;
+const _errs14 = errors;
+const _errs15 = errors;
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 const err23 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -25013,9 +28386,12 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid0 = _errs14 === errors;
 }
 if(data.reason !== undefined){
 let data7 = data.reason;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data7 !== "string"){
 const err25 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -25026,6 +28402,8 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs18 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
 const err26 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
@@ -25036,6 +28414,8 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid1 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -25058,6 +28438,7 @@ function validate125(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.agent_rounds === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
@@ -25099,6 +28480,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "agent_rounds") || (key0 === "tool_calls")) || (key0 === "wall_clock_ms")) || (key0 === "provider_tokens"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -25113,6 +28495,7 @@ errors++;
 }
 if(data.agent_rounds !== undefined){
 let data0 = data.agent_rounds;
+const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err5 = {instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25123,6 +28506,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
 const err6 = {instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25145,9 +28529,11 @@ vErrors.push(err7);
 errors++;
 }
 }
+var valid0 = _errs2 === errors;
 }
 if(data.tool_calls !== undefined){
 let data1 = data.tool_calls;
+const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err8 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25158,6 +28544,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
 const err9 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25180,9 +28567,11 @@ vErrors.push(err10);
 errors++;
 }
 }
+var valid0 = _errs4 === errors;
 }
 if(data.wall_clock_ms !== undefined){
 let data2 = data.wall_clock_ms;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25193,6 +28582,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25215,9 +28605,11 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.provider_tokens !== undefined){
 let data3 = data.provider_tokens;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err14 = {instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25228,6 +28620,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err15 = {instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25250,6 +28643,7 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -25273,6 +28667,7 @@ function validate126(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -25344,6 +28739,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "reason")) || (key0 === "observed")) || (key0 === "status"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -25358,6 +28754,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -25380,9 +28778,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -25405,9 +28806,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25418,6 +28821,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25440,9 +28844,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.window_id !== undefined){
 let data3 = data.window_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -25465,9 +28872,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.reason !== undefined){
 let data4 = data.reason;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -25478,6 +28888,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
 const err18 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
@@ -25488,9 +28900,14 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 if(data.observed !== undefined){
 let data5 = data.observed;
+const _errs13 = errors;
+const _errs14 = errors;
+const _errs15 = errors;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.agent_rounds === undefined){
 const err19 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
@@ -25532,6 +28949,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs16 = errors;
 for(const key1 in data5){
 if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
 const err23 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -25546,6 +28964,7 @@ errors++;
 }
 if(data5.agent_rounds !== undefined){
 let data6 = data5.agent_rounds;
+const _errs17 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err24 = {instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25556,6 +28975,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs18 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err25 = {instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25578,9 +28998,11 @@ vErrors.push(err26);
 errors++;
 }
 }
+var valid3 = _errs17 === errors;
 }
 if(data5.tool_calls !== undefined){
 let data7 = data5.tool_calls;
+const _errs19 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err27 = {instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25591,6 +29013,7 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs20 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err28 = {instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25613,9 +29036,11 @@ vErrors.push(err29);
 errors++;
 }
 }
+var valid3 = _errs19 === errors;
 }
 if(data5.wall_clock_ms !== undefined){
 let data8 = data5.wall_clock_ms;
+const _errs21 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err30 = {instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25626,6 +29051,7 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs22 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err31 = {instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25648,9 +29074,11 @@ vErrors.push(err32);
 errors++;
 }
 }
+var valid3 = _errs21 === errors;
 }
 if(data5.provider_tokens !== undefined){
 let data9 = data5.provider_tokens;
+const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err33 = {instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25661,6 +29089,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs24 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err34 = {instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25683,6 +29112,7 @@ vErrors.push(err35);
 errors++;
 }
 }
+var valid3 = _errs23 === errors;
 }
 }
 else {
@@ -25695,9 +29125,13 @@ vErrors.push(err36);
 }
 errors++;
 }
+var valid2 = _errs14 === errors;
+var valid0 = _errs13 === errors;
 }
 if(data.status !== undefined){
 let data10 = data.status;
+const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data10 !== "string"){
 const err37 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -25708,6 +29142,8 @@ vErrors.push(err37);
 }
 errors++;
 }
+const _errs27 = errors;
+const vSchema1 = schema180.enum;
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
 const err38 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
@@ -25718,6 +29154,8 @@ vErrors.push(err38);
 }
 errors++;
 }
+var valid4 = _errs26 === errors;
+var valid0 = _errs25 === errors;
 }
 }
 else {
@@ -25750,6 +29188,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
@@ -25771,6 +29211,7 @@ function validate128(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.max_agent_rounds_per_window === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_agent_rounds_per_window"}};
@@ -25812,6 +29253,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "max_agent_rounds_per_window") || (key0 === "max_tool_calls_per_window")) || (key0 === "max_wall_clock_ms_per_window")) || (key0 === "max_provider_tokens_per_window"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -25826,6 +29268,7 @@ errors++;
 }
 if(data.max_agent_rounds_per_window !== undefined){
 let data0 = data.max_agent_rounds_per_window;
+const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err5 = {instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25836,6 +29279,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
 const err6 = {instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25858,9 +29302,11 @@ vErrors.push(err7);
 errors++;
 }
 }
+var valid0 = _errs2 === errors;
 }
 if(data.max_tool_calls_per_window !== undefined){
 let data1 = data.max_tool_calls_per_window;
+const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err8 = {instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25871,6 +29317,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
 const err9 = {instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25893,9 +29340,11 @@ vErrors.push(err10);
 errors++;
 }
 }
+var valid0 = _errs4 === errors;
 }
 if(data.max_wall_clock_ms_per_window !== undefined){
 let data2 = data.max_wall_clock_ms_per_window;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25906,6 +29355,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25928,9 +29378,11 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.max_provider_tokens_per_window !== undefined){
 let data3 = data.max_provider_tokens_per_window;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err14 = {instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -25941,6 +29393,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err15 = {instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -25963,6 +29416,7 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -25986,6 +29440,7 @@ function validate129(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -26057,6 +29512,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "window_index")) || (key0 === "limits")) || (key0 === "status"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -26071,6 +29527,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -26093,9 +29551,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -26118,9 +29579,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26131,6 +29594,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26153,9 +29617,12 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.window_id !== undefined){
 let data3 = data.window_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err15 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -26178,9 +29645,11 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.window_index !== undefined){
 let data4 = data.window_index;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err17 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26191,6 +29660,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err18 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26213,9 +29683,13 @@ vErrors.push(err19);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.limits !== undefined){
 let data5 = data.limits;
+const _errs12 = errors;
+const _errs13 = errors;
+const _errs14 = errors;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.max_agent_rounds_per_window === undefined){
 const err20 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_agent_rounds_per_window"}};
@@ -26257,6 +29731,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs15 = errors;
 for(const key1 in data5){
 if(!((((key1 === "max_agent_rounds_per_window") || (key1 === "max_tool_calls_per_window")) || (key1 === "max_wall_clock_ms_per_window")) || (key1 === "max_provider_tokens_per_window"))){
 const err24 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -26271,6 +29746,7 @@ errors++;
 }
 if(data5.max_agent_rounds_per_window !== undefined){
 let data6 = data5.max_agent_rounds_per_window;
+const _errs16 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err25 = {instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26281,6 +29757,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs17 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err26 = {instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26303,9 +29780,11 @@ vErrors.push(err27);
 errors++;
 }
 }
+var valid2 = _errs16 === errors;
 }
 if(data5.max_tool_calls_per_window !== undefined){
 let data7 = data5.max_tool_calls_per_window;
+const _errs18 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err28 = {instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26316,6 +29795,7 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs19 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err29 = {instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26338,9 +29818,11 @@ vErrors.push(err30);
 errors++;
 }
 }
+var valid2 = _errs18 === errors;
 }
 if(data5.max_wall_clock_ms_per_window !== undefined){
 let data8 = data5.max_wall_clock_ms_per_window;
+const _errs20 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err31 = {instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26351,6 +29833,7 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs21 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err32 = {instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26373,9 +29856,11 @@ vErrors.push(err33);
 errors++;
 }
 }
+var valid2 = _errs20 === errors;
 }
 if(data5.max_provider_tokens_per_window !== undefined){
 let data9 = data5.max_provider_tokens_per_window;
+const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err34 = {instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26386,6 +29871,7 @@ vErrors.push(err34);
 }
 errors++;
 }
+const _errs23 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err35 = {instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26408,6 +29894,7 @@ vErrors.push(err36);
 errors++;
 }
 }
+var valid2 = _errs22 === errors;
 }
 }
 else {
@@ -26420,9 +29907,13 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid1 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 if(data.status !== undefined){
 let data10 = data.status;
+const _errs24 = errors;
+const _errs25 = errors;
 if(typeof data10 !== "string"){
 const err38 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26433,6 +29924,8 @@ vErrors.push(err38);
 }
 errors++;
 }
+const _errs26 = errors;
+const vSchema0 = schema180.enum;
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
 const err39 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
@@ -26443,6 +29936,8 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid3 = _errs25 === errors;
+var valid0 = _errs24 === errors;
 }
 }
 else {
@@ -26475,6 +29970,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema180.enum;
 if(!((((((((data === "running") || (data === "exhausted")) || (data === "checkpointed")) || (data === "continued")) || (data === "completed")) || (data === "interrupted")) || (data === "blocked")) || (data === "failed"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
@@ -26496,6 +29993,7 @@ function validate131(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -26547,6 +30045,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "error"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -26561,6 +30060,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -26583,9 +30084,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -26608,9 +30112,11 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -26621,6 +30127,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -26643,15 +30150,24 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data3 = data.turn;
+const _errs8 = errors;
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 if(data.error !== undefined){
 let data4 = data.error;
+const _errs9 = errors;
+const _errs10 = errors;
+const _errs11 = errors;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.kind === undefined){
 const err13 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -26683,6 +30199,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs12 = errors;
 for(const key1 in data4){
 if(!(((key1 === "kind") || (key1 === "message")) || (key1 === "retryable"))){
 const err16 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -26697,6 +30214,7 @@ errors++;
 }
 if(data4.kind !== undefined){
 let data5 = data4.kind;
+const _errs13 = errors;
 if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26707,6 +30225,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema0 = schema165.properties.kind.enum;
 if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
 const err18 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}};
 if(vErrors === null){
@@ -26717,9 +30237,12 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid2 = _errs13 === errors;
 }
 if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
+let data6 = data4.message;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err19 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -26729,9 +30252,13 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid2 = _errs15 === errors;
 }
 if(data4.retryable !== undefined){
-if(typeof data4.retryable !== "boolean"){
+let data7 = data4.retryable;
+const _errs17 = errors;
+if(typeof data7 !== "boolean"){
 const err20 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -26741,6 +30268,8 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs18 = errors;
+var valid2 = _errs17 === errors;
 }
 }
 else {
@@ -26753,6 +30282,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid1 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 }
 else {
@@ -26775,6 +30306,7 @@ function validate133(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -26806,6 +30338,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "kind") || (key0 === "message")) || (key0 === "retryable"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -26820,6 +30353,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26830,6 +30364,8 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+const vSchema0 = schema165.properties.kind.enum;
 if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
 const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}};
 if(vErrors === null){
@@ -26840,9 +30376,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.message !== undefined){
-if(typeof data.message !== "string"){
+let data1 = data.message;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -26852,9 +30391,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.retryable !== undefined){
-if(typeof data.retryable !== "boolean"){
+let data2 = data.retryable;
+const _errs6 = errors;
+if(typeof data2 !== "boolean"){
 const err7 = {instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -26864,6 +30407,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -26886,6 +30431,7 @@ function validate134(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.path === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"}};
@@ -26917,6 +30463,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "path") || (key0 === "access")) || (key0 === "kind"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -26930,7 +30477,9 @@ errors++;
 }
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data0 = data.path;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -26940,9 +30489,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.access !== undefined){
 let data1 = data.access;
+const _errs4 = errors;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/access",schemaPath:"#/properties/access/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26953,6 +30505,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+const vSchema0 = schema151.properties.access.enum;
 if(!((data1 === "read_only") || (data1 === "read_write"))){
 const err6 = {instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema151.properties.access.enum}};
 if(vErrors === null){
@@ -26963,9 +30517,11 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.kind !== undefined){
 let data2 = data.kind;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26976,6 +30532,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+const vSchema1 = schema151.properties.kind.enum;
 if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
 const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema151.properties.kind.enum}};
 if(vErrors === null){
@@ -26986,6 +30544,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -27011,6 +30570,7 @@ function validate135(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -27032,6 +30592,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "thread_id") || (key0 === "turn_id"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27046,6 +30607,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -27068,9 +30631,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -27093,6 +30659,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -27116,6 +30683,7 @@ function validate136(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -27127,6 +30695,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27140,10 +30709,15 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs2 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -27167,6 +30741,7 @@ function validate138(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -27248,6 +30823,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema200.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27261,7 +30837,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -27271,9 +30849,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -27283,9 +30865,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -27296,6 +30881,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -27318,9 +30904,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
+let data3 = data.item_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -27330,9 +30919,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.child_agent_id !== undefined){
-if(typeof data.child_agent_id !== "string"){
+let data4 = data.child_agent_id;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/child_agent_id",schemaPath:"#/properties/child_agent_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -27342,9 +30935,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.child_thread_id !== undefined){
-if(typeof data.child_thread_id !== "string"){
+let data5 = data.child_thread_id;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err16 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -27354,9 +30951,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.child_turn_id !== undefined){
-if(typeof data.child_turn_id !== "string"){
+let data6 = data.child_turn_id;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
 const err17 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -27366,9 +30967,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 if(data.route_id !== undefined){
-if(typeof data.route_id !== "string"){
+let data7 = data.route_id;
+const _errs16 = errors;
+if(typeof data7 !== "string"){
 const err18 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -27378,9 +30983,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs17 = errors;
+var valid0 = _errs16 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data8 = data.reason;
+const _errs18 = errors;
+if(typeof data8 !== "string"){
 const err19 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -27390,6 +30999,8 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs19 = errors;
+var valid0 = _errs18 === errors;
 }
 }
 else {
@@ -27415,6 +31026,8 @@ function validate139(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_delivery.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -27428,6 +31041,8 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
+const vSchema0 = schema201.properties.kind.enum;
 if(!((data0 === "private") || (data0 === "redacted"))){
 const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema201.properties.kind.enum}};
 if(vErrors === null){
@@ -27438,10 +31053,17 @@ vErrors.push(err1);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
+let valid1 = false;
 const tag0 = data.kind;
 if(typeof tag0 == "string"){
-if(tag0 === "private"){
+if(false){
+}
+else if(tag0 === "private"){
+const _errs3 = errors;
+const _errs4 = errors;
+const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err2 = {instancePath,schemaPath:"turn_invite_code_private.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -27463,6 +31085,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs6 = errors;
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
 const err4 = {instancePath,schemaPath:"turn_invite_code_private.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27477,6 +31100,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data1 = data.kind;
+const _errs7 = errors;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -27487,6 +31111,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs8 = errors;
 if("private" !== data1){
 const err6 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/const",keyword:"const",params:{allowedValue: "private"}};
 if(vErrors === null){
@@ -27497,9 +31122,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid4 = _errs7 === errors;
 }
 if(data.code !== undefined){
 let data2 = data.code;
+const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) < 1){
 const err7 = {instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/minLength",keyword:"minLength",params:{limit: 1}};
@@ -27522,6 +31150,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid4 = _errs9 === errors;
 }
 }
 else {
@@ -27534,8 +31163,14 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid3 = _errs4 === errors;
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "redacted"){
+const _errs11 = errors;
+const _errs12 = errors;
+const _errs13 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err10 = {instancePath,schemaPath:"turn_invite_code_redacted.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -27547,6 +31182,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs14 = errors;
 for(const key1 in data){
 if(!(key1 === "kind")){
 const err11 = {instancePath,schemaPath:"turn_invite_code_redacted.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -27561,6 +31197,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data3 = data.kind;
+const _errs15 = errors;
 if(typeof data3 !== "string"){
 const err12 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -27571,6 +31208,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs16 = errors;
 if("redacted" !== data3){
 const err13 = {instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}};
 if(vErrors === null){
@@ -27581,6 +31219,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid7 = _errs15 === errors;
 }
 }
 else {
@@ -27593,6 +31232,9 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid6 = _errs12 === errors;
+var valid5 = _errs11 === errors;
+valid1 = valid5;
 }
 else {
 const err15 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}};
@@ -27636,6 +31278,7 @@ function validate140(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_private.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -27657,6 +31300,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27671,6 +31315,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -27681,6 +31326,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("private" !== data0){
 const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "private"}};
 if(vErrors === null){
@@ -27691,9 +31337,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.code !== undefined){
 let data1 = data.code;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) < 1){
 const err5 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1}};
@@ -27716,6 +31365,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -27738,6 +31388,7 @@ function validate141(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_redacted.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -27749,6 +31400,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "kind")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27763,6 +31415,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -27773,6 +31426,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
 if("redacted" !== data0){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}};
 if(vErrors === null){
@@ -27783,6 +31437,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -27806,6 +31461,7 @@ function validate142(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_delivery_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -27877,6 +31533,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "target_user_id")) || (key0 === "inviter_display")) || (key0 === "delivery"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -27890,7 +31547,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -27900,9 +31559,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -27912,9 +31575,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -27925,6 +31591,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -27947,9 +31614,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
+let data3 = data.item_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -27959,9 +31629,13 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.target_user_id !== undefined){
 let data4 = data.target_user_id;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 const err14 = {instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/minLength",keyword:"minLength",params:{limit: 1}};
@@ -27984,9 +31658,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.inviter_display !== undefined){
-if(typeof data.inviter_display !== "string"){
+let data5 = data.inviter_display;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err16 = {instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -27996,12 +31673,19 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.delivery !== undefined){
-if(!(validate139(data.delivery, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
+let data6 = data.delivery;
+const _errs14 = errors;
+if(!(validate139(data6, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
 vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs14 === errors;
 }
 }
 else {
@@ -28035,6 +31719,7 @@ function validate144(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.sequence === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
@@ -28076,6 +31761,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -28090,6 +31776,7 @@ errors++;
 }
 if(data.sequence !== undefined){
 let data0 = data.sequence;
+const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err5 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28100,6 +31787,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
 const err6 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28122,9 +31810,12 @@ vErrors.push(err7);
 errors++;
 }
 }
+var valid0 = _errs2 === errors;
 }
 if(data.method !== undefined){
-if(typeof data.method !== "string"){
+let data1 = data.method;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err8 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -28134,10 +31825,15 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.params !== undefined){
 let data2 = data.params;
+const _errs6 = errors;
+const _errs7 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+const _errs8 = errors;
 }
 else {
 const err9 = {instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}};
@@ -28149,9 +31845,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.recorded_at !== undefined){
-if(typeof data.recorded_at !== "string"){
+let data3 = data.recorded_at;
+const _errs9 = errors;
+if(typeof data3 !== "string"){
 const err10 = {instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -28161,6 +31860,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs10 = errors;
+var valid0 = _errs9 === errors;
 }
 }
 else {
@@ -28185,6 +31886,7 @@ function validate145(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.truncated === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -28196,6 +31898,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -28210,6 +31913,7 @@ errors++;
 }
 if(data.max_display_bytes !== undefined){
 let data0 = data.max_display_bytes;
+const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err2 = {instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28220,6 +31924,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
 const err3 = {instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28242,9 +31947,12 @@ vErrors.push(err4);
 errors++;
 }
 }
+var valid0 = _errs2 === errors;
 }
 if(data.truncated !== undefined){
-if(typeof data.truncated !== "boolean"){
+let data1 = data.truncated;
+const _errs4 = errors;
+if(typeof data1 !== "boolean"){
 const err5 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -28254,9 +31962,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.total_bytes !== undefined){
 let data2 = data.total_bytes;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err6 = {instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28267,6 +31978,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err7 = {instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28289,6 +32001,7 @@ vErrors.push(err8);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -28323,6 +32036,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -28347,6 +32062,7 @@ function validate147(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.message === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"}};
@@ -28358,6 +32074,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "message") || (key0 === "retryable"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -28371,7 +32088,9 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(typeof data.message !== "string"){
+let data0 = data.message;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -28381,9 +32100,13 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.retryable !== undefined){
-if(typeof data.retryable !== "boolean"){
+let data1 = data.retryable;
+const _errs4 = errors;
+if(typeof data1 !== "boolean"){
 const err3 = {instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -28393,6 +32116,8 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -28425,6 +32150,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema70.enum;
 if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
@@ -28452,6 +32179,7 @@ function validate149(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -28473,6 +32201,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -28487,6 +32216,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -28509,9 +32240,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -28534,9 +32268,11 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.after_sequence !== undefined){
 let data2 = data.after_sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err7 = {instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28547,6 +32283,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err8 = {instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28569,9 +32306,11 @@ vErrors.push(err9);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.limit !== undefined){
 let data3 = data.limit;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err10 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28582,6 +32321,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err11 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28604,6 +32344,7 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -28627,6 +32368,7 @@ function validate150(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -28678,6 +32420,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -28692,6 +32435,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -28714,9 +32459,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -28739,9 +32487,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.turn_id !== undefined){
 let data2 = data.turn_id;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -28764,13 +32515,20 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.events !== undefined){
 let data3 = data.events;
+const _errs8 = errors;
+const _errs9 = errors;
 if(Array.isArray(data3)){
+let valid2 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
+const _errs10 = errors;
+const _errs11 = errors;
+const _errs12 = errors;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.sequence === undefined){
 const err12 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "sequence"}};
@@ -28812,6 +32570,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs13 = errors;
 for(const key1 in data4){
 if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
 const err16 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -28826,6 +32585,7 @@ errors++;
 }
 if(data4.sequence !== undefined){
 let data5 = data4.sequence;
+const _errs14 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err17 = {instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28836,6 +32596,7 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err18 = {instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28858,9 +32619,12 @@ vErrors.push(err19);
 errors++;
 }
 }
+var valid4 = _errs14 === errors;
 }
 if(data4.method !== undefined){
-if(typeof data4.method !== "string"){
+let data6 = data4.method;
+const _errs16 = errors;
+if(typeof data6 !== "string"){
 const err20 = {instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -28870,10 +32634,15 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs17 = errors;
+var valid4 = _errs16 === errors;
 }
 if(data4.params !== undefined){
 let data7 = data4.params;
+const _errs18 = errors;
+const _errs19 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+const _errs20 = errors;
 }
 else {
 const err21 = {instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}};
@@ -28885,9 +32654,12 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid4 = _errs18 === errors;
 }
 if(data4.recorded_at !== undefined){
-if(typeof data4.recorded_at !== "string"){
+let data8 = data4.recorded_at;
+const _errs21 = errors;
+if(typeof data8 !== "string"){
 const err22 = {instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
@@ -28897,6 +32669,8 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs22 = errors;
+var valid4 = _errs21 === errors;
 }
 }
 else {
@@ -28908,6 +32682,11 @@ else {
 vErrors.push(err23);
 }
 errors++;
+}
+var valid3 = _errs11 === errors;
+var valid1 = _errs10 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -28921,9 +32700,11 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
+const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err25 = {instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -28934,6 +32715,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs24 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err26 = {instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -28956,6 +32738,7 @@ vErrors.push(err27);
 errors++;
 }
 }
+var valid0 = _errs23 === errors;
 }
 }
 else {
@@ -28979,6 +32762,7 @@ function validate151(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -28990,6 +32774,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "mode")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -29004,6 +32789,7 @@ errors++;
 }
 if(data.mode !== undefined){
 let data0 = data.mode;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -29014,6 +32800,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
 if("FullAccess" !== data0){
 const err3 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}};
 if(vErrors === null){
@@ -29024,6 +32811,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -29056,6 +32844,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema118.enum;
 if(!((data === "Chat") || (data === "Agent"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
@@ -29076,6 +32866,7 @@ function validate153(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -29107,6 +32898,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "allow_domains")) || (key0 === "deny_domains"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -29121,6 +32913,7 @@ errors++;
 }
 if(data.mode !== undefined){
 let data0 = data.mode;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -29131,6 +32924,8 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+const vSchema0 = schema156.properties.mode.enum;
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
 const err5 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}};
 if(vErrors === null){
@@ -29141,13 +32936,19 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.allow_domains !== undefined){
 let data1 = data.allow_domains;
+const _errs4 = errors;
+const _errs5 = errors;
 if(Array.isArray(data1)){
+let valid2 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data1[i0] !== "string"){
+let data2 = data1[i0];
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err6 = {instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -29156,6 +32957,11 @@ else {
 vErrors.push(err6);
 }
 errors++;
+}
+const _errs7 = errors;
+var valid1 = _errs6 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -29169,13 +32975,19 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.deny_domains !== undefined){
 let data3 = data.deny_domains;
+const _errs8 = errors;
+const _errs9 = errors;
 if(Array.isArray(data3)){
+let valid4 = true;
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data3[i1] !== "string"){
+let data4 = data3[i1];
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err8 = {instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -29184,6 +32996,11 @@ else {
 vErrors.push(err8);
 }
 errors++;
+}
+const _errs11 = errors;
+var valid3 = _errs10 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -29197,6 +33014,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -29220,6 +33038,7 @@ function validate154(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.request_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"}};
@@ -29331,6 +33150,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema218.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -29345,6 +33165,8 @@ errors++;
 }
 if(data.request_id !== undefined){
 let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err12 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -29367,9 +33189,12 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err14 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -29392,9 +33217,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.thread_id !== undefined){
 let data2 = data.thread_id;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err16 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -29417,9 +33245,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.turn_id !== undefined){
 let data3 = data.turn_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err18 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -29442,13 +33273,19 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.visible_thread_ids !== undefined){
 let data4 = data.visible_thread_ids;
+const _errs10 = errors;
+const _errs11 = errors;
 if(Array.isArray(data4)){
+let valid2 = true;
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 const err20 = {instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -29471,6 +33308,10 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid1 = _errs12 === errors;
+if(!valid1){
+valid2 = false;
+}
 }
 }
 else {
@@ -29483,9 +33324,12 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
+let data6 = data.tool_name;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
 const err23 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
@@ -29495,9 +33339,13 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 if(data.action !== undefined){
 let data7 = data.action;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data7 !== "string"){
 const err24 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -29508,6 +33356,8 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs18 = errors;
+const vSchema0 = schema114.enum;
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
 const err25 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}};
 if(vErrors === null){
@@ -29518,9 +33368,13 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid3 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 if(data.scope_hash !== undefined){
-if(typeof data.scope_hash !== "string"){
+let data8 = data.scope_hash;
+const _errs19 = errors;
+if(typeof data8 !== "string"){
 const err26 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err26];
@@ -29530,9 +33384,13 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs20 = errors;
+var valid0 = _errs19 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data9 = data.reason;
+const _errs21 = errors;
+if(typeof data9 !== "string"){
 const err27 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -29542,9 +33400,13 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs22 = errors;
+var valid0 = _errs21 === errors;
 }
 if(data.title !== undefined){
-if(typeof data.title !== "string"){
+let data10 = data.title;
+const _errs23 = errors;
+if(typeof data10 !== "string"){
 const err28 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -29554,9 +33416,13 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs24 = errors;
+var valid0 = _errs23 === errors;
 }
 if(data.args_json !== undefined){
-if(typeof data.args_json !== "string"){
+let data11 = data.args_json;
+const _errs25 = errors;
+if(typeof data11 !== "string"){
 const err29 = {instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -29566,9 +33432,13 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs26 = errors;
+var valid0 = _errs25 === errors;
 }
 if(data.override_reason !== undefined){
 let data12 = data.override_reason;
+const _errs27 = errors;
+const _errs28 = errors;
 if(typeof data12 === "string"){
 if(func0(data12) < 1){
 const err30 = {instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}};
@@ -29591,9 +33461,12 @@ vErrors.push(err31);
 }
 errors++;
 }
+var valid0 = _errs27 === errors;
 }
 if(data.preview !== undefined){
 let data13 = data.preview;
+const _errs29 = errors;
+const _errs30 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.title === undefined){
 const err32 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: "title"}};
@@ -29615,6 +33488,7 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs31 = errors;
 for(const key1 in data13){
 if(!((key1 === "title") || (key1 === "text"))){
 const err34 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -29628,7 +33502,9 @@ errors++;
 }
 }
 if(data13.title !== undefined){
-if(typeof data13.title !== "string"){
+let data14 = data13.title;
+const _errs32 = errors;
+if(typeof data14 !== "string"){
 const err35 = {instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err35];
@@ -29638,9 +33514,13 @@ vErrors.push(err35);
 }
 errors++;
 }
+const _errs33 = errors;
+var valid4 = _errs32 === errors;
 }
 if(data13.text !== undefined){
-if(typeof data13.text !== "string"){
+let data15 = data13.text;
+const _errs34 = errors;
+if(typeof data15 !== "string"){
 const err36 = {instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
@@ -29650,6 +33530,8 @@ vErrors.push(err36);
 }
 errors++;
 }
+const _errs35 = errors;
+var valid4 = _errs34 === errors;
 }
 }
 else {
@@ -29662,9 +33544,12 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid0 = _errs29 === errors;
 }
 if(data.summary !== undefined){
-if(typeof data.summary !== "string"){
+let data16 = data.summary;
+const _errs36 = errors;
+if(typeof data16 !== "string"){
 const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err38];
@@ -29674,10 +33559,15 @@ vErrors.push(err38);
 }
 errors++;
 }
+const _errs37 = errors;
+var valid0 = _errs36 === errors;
 }
 if(data.details !== undefined){
 let data17 = data.details;
+const _errs38 = errors;
+const _errs39 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs40 = errors;
 }
 else {
 const err39 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
@@ -29689,9 +33579,12 @@ vErrors.push(err39);
 }
 errors++;
 }
+var valid0 = _errs38 === errors;
 }
 if(data.allowed_scopes !== undefined){
 let data18 = data.allowed_scopes;
+const _errs41 = errors;
+const _errs42 = errors;
 if(Array.isArray(data18)){
 if(data18.length < 1){
 const err40 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
@@ -29703,9 +33596,12 @@ vErrors.push(err40);
 }
 errors++;
 }
+let valid6 = true;
 const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
+const _errs43 = errors;
+const _errs44 = errors;
 if(typeof data19 !== "string"){
 const err41 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -29716,6 +33612,8 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs45 = errors;
+const vSchema1 = schema157.enum;
 if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
 const err42 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}};
 if(vErrors === null){
@@ -29725,6 +33623,11 @@ else {
 vErrors.push(err42);
 }
 errors++;
+}
+var valid7 = _errs44 === errors;
+var valid5 = _errs43 === errors;
+if(!valid5){
+valid6 = false;
 }
 }
 }
@@ -29738,13 +33641,19 @@ vErrors.push(err43);
 }
 errors++;
 }
+var valid0 = _errs41 === errors;
 }
 if(data.outside_paths !== undefined){
 let data20 = data.outside_paths;
+const _errs46 = errors;
+const _errs47 = errors;
 if(Array.isArray(data20)){
+let valid9 = true;
 const len2 = data20.length;
 for(let i2=0; i2<len2; i2++){
-if(typeof data20[i2] !== "string"){
+let data21 = data20[i2];
+const _errs48 = errors;
+if(typeof data21 !== "string"){
 const err44 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err44];
@@ -29753,6 +33662,11 @@ else {
 vErrors.push(err44);
 }
 errors++;
+}
+const _errs49 = errors;
+var valid8 = _errs48 === errors;
+if(!valid8){
+valid9 = false;
 }
 }
 }
@@ -29766,9 +33680,12 @@ vErrors.push(err45);
 }
 errors++;
 }
+var valid0 = _errs46 === errors;
 }
 if(data.sandbox_escape !== undefined){
-if(typeof data.sandbox_escape !== "boolean"){
+let data22 = data.sandbox_escape;
+const _errs50 = errors;
+if(typeof data22 !== "boolean"){
 const err46 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err46];
@@ -29778,9 +33695,13 @@ vErrors.push(err46);
 }
 errors++;
 }
+const _errs51 = errors;
+var valid0 = _errs50 === errors;
 }
 if(data.item_id !== undefined){
 let data23 = data.item_id;
+const _errs52 = errors;
+const _errs53 = errors;
 if(typeof data23 === "string"){
 if(func0(data23) > 256){
 const err47 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -29803,9 +33724,12 @@ vErrors.push(err48);
 }
 errors++;
 }
+var valid0 = _errs52 === errors;
 }
 if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
+let data24 = data.created_at;
+const _errs54 = errors;
+if(typeof data24 !== "string"){
 const err49 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err49];
@@ -29815,9 +33739,13 @@ vErrors.push(err49);
 }
 errors++;
 }
+const _errs55 = errors;
+var valid0 = _errs54 === errors;
 }
 if(data.expires_at !== undefined){
-if(typeof data.expires_at !== "string"){
+let data25 = data.expires_at;
+const _errs56 = errors;
+if(typeof data25 !== "string"){
 const err50 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err50];
@@ -29827,9 +33755,13 @@ vErrors.push(err50);
 }
 errors++;
 }
+const _errs57 = errors;
+var valid0 = _errs56 === errors;
 }
 if(data.resolve_token !== undefined){
-if(typeof data.resolve_token !== "string"){
+let data26 = data.resolve_token;
+const _errs58 = errors;
+if(typeof data26 !== "string"){
 const err51 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err51];
@@ -29839,6 +33771,8 @@ vErrors.push(err51);
 }
 errors++;
 }
+const _errs59 = errors;
+var valid0 = _errs58 === errors;
 }
 }
 else {
@@ -29872,6 +33806,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema221.enum;
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
@@ -29902,6 +33838,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema157.enum;
 if(!((data === "allow_once") || (data === "allow_for_turn"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}};
 if(vErrors === null){
@@ -29923,6 +33861,7 @@ function validate157(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -29984,6 +33923,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema223.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -29998,6 +33938,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30020,9 +33962,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30045,9 +33990,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -30058,6 +34005,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -30080,9 +34028,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.audit_id !== undefined){
 let data3 = data.audit_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err14 = {instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30105,9 +34056,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.kind !== undefined){
 let data4 = data.kind;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 const err16 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30118,6 +34071,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs11 = errors;
+const vSchema0 = schema223.properties.kind.enum;
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
 const err17 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema223.properties.kind.enum}};
 if(vErrors === null){
@@ -30128,9 +34083,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.request_id !== undefined){
 let data5 = data.request_id;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 const err18 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30153,9 +34111,12 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid0 = _errs12 === errors;
 }
 if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
+let data6 = data.tool_name;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
 const err20 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -30165,9 +34126,13 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 if(data.action !== undefined){
 let data7 = data.action;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data7 !== "string"){
 const err21 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30178,6 +34143,8 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs18 = errors;
+const vSchema1 = schema114.enum;
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
 const err22 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}};
 if(vErrors === null){
@@ -30188,9 +34155,13 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid1 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 if(data.behavior !== undefined){
 let data8 = data.behavior;
+const _errs19 = errors;
+const _errs20 = errors;
 if(typeof data8 !== "string"){
 const err23 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30201,6 +34172,8 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs21 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
 const err24 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
@@ -30211,9 +34184,12 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid2 = _errs20 === errors;
+var valid0 = _errs19 === errors;
 }
 if(data.decided_by !== undefined){
 let data9 = data.decided_by;
+const _errs22 = errors;
 if(typeof data9 !== "string"){
 const err25 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30224,6 +34200,8 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs23 = errors;
+const vSchema3 = schema223.properties.decided_by.enum;
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
 const err26 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema223.properties.decided_by.enum}};
 if(vErrors === null){
@@ -30234,9 +34212,12 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid0 = _errs22 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data10 = data.reason;
+const _errs24 = errors;
+if(typeof data10 !== "string"){
 const err27 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -30246,9 +34227,13 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs25 = errors;
+var valid0 = _errs24 === errors;
 }
 if(data.scope_hash !== undefined){
-if(typeof data.scope_hash !== "string"){
+let data11 = data.scope_hash;
+const _errs26 = errors;
+if(typeof data11 !== "string"){
 const err28 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -30258,9 +34243,13 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs27 = errors;
+var valid0 = _errs26 === errors;
 }
 if(data.resolution !== undefined){
 let data12 = data.resolution;
+const _errs28 = errors;
+const _errs29 = errors;
 if(typeof data12 !== "string"){
 const err29 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30271,6 +34260,8 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs30 = errors;
+const vSchema4 = schema221.enum;
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
 const err30 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
@@ -30281,15 +34272,24 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid3 = _errs29 === errors;
+var valid0 = _errs28 === errors;
 }
 if(data.profile !== undefined){
-if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
+let data13 = data.profile;
+const _errs31 = errors;
+if(!(validate95(data13, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs31 === errors;
 }
 if(data.recorded_at !== undefined){
-if(typeof data.recorded_at !== "string"){
+let data14 = data.recorded_at;
+const _errs32 = errors;
+if(typeof data14 !== "string"){
 const err31 = {instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err31];
@@ -30299,6 +34299,8 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs33 = errors;
+var valid0 = _errs32 === errors;
 }
 }
 else {
@@ -30331,6 +34333,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
@@ -30352,7 +34356,9 @@ function validate160(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -30367,6 +34373,8 @@ errors++;
 }
 if(data.mode !== undefined){
 let data0 = data.mode;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 !== "string"){
 const err1 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30377,6 +34385,8 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs4 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
 const err2 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
@@ -30387,13 +34397,20 @@ vErrors.push(err2);
 }
 errors++;
 }
+var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 if(data.allowed_tools !== undefined){
 let data1 = data.allowed_tools;
+const _errs5 = errors;
+const _errs6 = errors;
 if(Array.isArray(data1)){
+let valid3 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data1[i0] !== "string"){
+let data2 = data1[i0];
+const _errs7 = errors;
+if(typeof data2 !== "string"){
 const err3 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -30402,6 +34419,11 @@ else {
 vErrors.push(err3);
 }
 errors++;
+}
+const _errs8 = errors;
+var valid2 = _errs7 === errors;
+if(!valid2){
+valid3 = false;
 }
 }
 }
@@ -30415,13 +34437,19 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs5 === errors;
 }
 if(data.denied_tools !== undefined){
 let data3 = data.denied_tools;
+const _errs9 = errors;
+const _errs10 = errors;
 if(Array.isArray(data3)){
+let valid5 = true;
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data3[i1] !== "string"){
+let data4 = data3[i1];
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err5 = {instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -30430,6 +34458,11 @@ else {
 vErrors.push(err5);
 }
 errors++;
+}
+const _errs12 = errors;
+var valid4 = _errs11 === errors;
+if(!valid4){
+valid5 = false;
 }
 }
 }
@@ -30443,13 +34476,19 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs9 === errors;
 }
 if(data.allowed_paths !== undefined){
 let data5 = data.allowed_paths;
+const _errs13 = errors;
+const _errs14 = errors;
 if(Array.isArray(data5)){
+let valid7 = true;
 const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
-if(typeof data5[i2] !== "string"){
+let data6 = data5[i2];
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err7 = {instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -30458,6 +34497,11 @@ else {
 vErrors.push(err7);
 }
 errors++;
+}
+const _errs16 = errors;
+var valid6 = _errs15 === errors;
+if(!valid6){
+valid7 = false;
 }
 }
 }
@@ -30471,6 +34515,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs13 === errors;
 }
 }
 else {
@@ -30505,6 +34550,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema146.enum;
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
@@ -30526,6 +34573,7 @@ function validate162(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -30567,6 +34615,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -30581,6 +34630,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30603,9 +34654,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30628,9 +34682,11 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -30641,6 +34697,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -30663,12 +34720,18 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.request !== undefined){
-if(!(validate154(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
+let data3 = data.request;
+const _errs8 = errors;
+if(!(validate154(data3, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
 vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -30692,6 +34755,7 @@ function validate164(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -30753,6 +34817,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request_id")) || (key0 === "resolution")) || (key0 === "resolved_at")) || (key0 === "scope_hash"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -30767,6 +34832,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30789,9 +34856,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30814,9 +34884,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -30827,6 +34899,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -30849,9 +34922,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.request_id !== undefined){
 let data3 = data.request_id;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 const err14 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -30874,9 +34950,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.resolution !== undefined){
 let data4 = data.resolution;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30887,6 +34966,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs12 = errors;
+const vSchema0 = schema221.enum;
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
 const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
@@ -30897,9 +34978,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 if(data.resolved_at !== undefined){
-if(typeof data.resolved_at !== "string"){
+let data5 = data.resolved_at;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
 const err18 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -30909,9 +34994,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 if(data.scope_hash !== undefined){
-if(typeof data.scope_hash !== "string"){
+let data6 = data.scope_hash;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err19 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -30921,6 +35010,8 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 }
 else {
@@ -30944,6 +35035,7 @@ function validate165(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.request_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"}};
@@ -30965,6 +35057,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -30979,6 +35072,8 @@ errors++;
 }
 if(data.request_id !== undefined){
 let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -31001,9 +35096,11 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.resolution !== undefined){
 let data1 = data.resolution;
+const _errs4 = errors;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -31014,6 +35111,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+const vSchema0 = schema234.properties.resolution.enum;
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
 const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema234.properties.resolution.enum}};
 if(vErrors === null){
@@ -31024,9 +35123,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.resolve_token !== undefined){
-if(typeof data.resolve_token !== "string"){
+let data2 = data.resolve_token;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -31036,6 +35138,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -31059,6 +35163,7 @@ function validate166(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.request_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"}};
@@ -31110,6 +35215,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -31124,6 +35230,8 @@ errors++;
 }
 if(data.request_id !== undefined){
 let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err6 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -31146,9 +35254,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.thread_id !== undefined){
 let data1 = data.thread_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -31171,9 +35282,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.turn_id !== undefined){
 let data2 = data.turn_id;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -31196,9 +35310,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.resolution !== undefined){
 let data3 = data.resolution;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 !== "string"){
 const err12 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -31209,6 +35326,8 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs10 = errors;
+const vSchema0 = schema221.enum;
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
 const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}};
 if(vErrors === null){
@@ -31219,9 +35338,13 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid1 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 if(data.resolved_at !== undefined){
-if(typeof data.resolved_at !== "string"){
+let data4 = data.resolved_at;
+const _errs11 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -31231,6 +35354,8 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs12 = errors;
+var valid0 = _errs11 === errors;
 }
 }
 else {
@@ -31254,6 +35379,7 @@ function validate167(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_private_delivery.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.inviter_display === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "inviter_display"}};
@@ -31265,6 +35391,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "inviter_display")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -31279,6 +35406,8 @@ errors++;
 }
 if(data.inviter_display !== undefined){
 let data0 = data.inviter_display;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err2 = {instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -31301,6 +35430,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -31327,6 +35457,7 @@ function validate168(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.call_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
@@ -31418,6 +35549,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema238.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -31431,7 +35563,9 @@ errors++;
 }
 }
 if(data.call_id !== undefined){
-if(typeof data.call_id !== "string"){
+let data0 = data.call_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err10 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -31441,9 +35575,12 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.index !== undefined){
 let data1 = data.index;
+const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -31454,6 +35591,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs5 = errors;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 2 || isNaN(data1)){
 const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
@@ -31476,9 +35614,12 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs4 === errors;
 }
 if(data.header !== undefined){
 let data2 = data.header;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) < 1){
 const err14 = {instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}};
@@ -31501,9 +35642,12 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.question !== undefined){
 let data3 = data.question;
+const _errs8 = errors;
+const _errs9 = errors;
 if(typeof data3 === "string"){
 if(func0(data3) < 1){
 const err16 = {instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}};
@@ -31526,9 +35670,12 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.options !== undefined){
 let data4 = data.options;
+const _errs10 = errors;
+const _errs11 = errors;
 if(Array.isArray(data4)){
 if(data4.length > 4){
 const err18 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}};
@@ -31550,9 +35697,13 @@ vErrors.push(err19);
 }
 errors++;
 }
+let valid2 = true;
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+const _errs14 = errors;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.id === undefined){
 const err20 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: "id"}};
@@ -31574,6 +35725,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs15 = errors;
 for(const key1 in data5){
 if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
 const err22 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -31588,6 +35740,8 @@ errors++;
 }
 if(data5.id !== undefined){
 let data6 = data5.id;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data6 === "string"){
 if(func0(data6) < 1){
 const err23 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
@@ -31610,9 +35764,12 @@ vErrors.push(err24);
 }
 errors++;
 }
+var valid4 = _errs16 === errors;
 }
 if(data5.label !== undefined){
 let data7 = data5.label;
+const _errs18 = errors;
+const _errs19 = errors;
 if(typeof data7 === "string"){
 if(func0(data7) < 1){
 const err25 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
@@ -31635,9 +35792,12 @@ vErrors.push(err26);
 }
 errors++;
 }
+var valid4 = _errs18 === errors;
 }
 if(data5.description !== undefined){
-if(typeof data5.description !== "string"){
+let data8 = data5.description;
+const _errs20 = errors;
+if(typeof data8 !== "string"){
 const err27 = {instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
@@ -31647,6 +35807,8 @@ vErrors.push(err27);
 }
 errors++;
 }
+const _errs21 = errors;
+var valid4 = _errs20 === errors;
 }
 }
 else {
@@ -31658,6 +35820,11 @@ else {
 vErrors.push(err28);
 }
 errors++;
+}
+var valid3 = _errs13 === errors;
+var valid1 = _errs12 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -31671,9 +35838,12 @@ vErrors.push(err29);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.args_json !== undefined){
-if(typeof data.args_json !== "string"){
+let data9 = data.args_json;
+const _errs22 = errors;
+if(typeof data9 !== "string"){
 const err30 = {instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
@@ -31683,9 +35853,13 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs23 = errors;
+var valid0 = _errs22 === errors;
 }
 if(data.answer_token !== undefined){
-if(typeof data.answer_token !== "string"){
+let data10 = data.answer_token;
+const _errs24 = errors;
+if(typeof data10 !== "string"){
 const err31 = {instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err31];
@@ -31695,9 +35869,13 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs25 = errors;
+var valid0 = _errs24 === errors;
 }
 if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
+let data11 = data.created_at;
+const _errs26 = errors;
+if(typeof data11 !== "string"){
 const err32 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err32];
@@ -31707,9 +35885,13 @@ vErrors.push(err32);
 }
 errors++;
 }
+const _errs27 = errors;
+var valid0 = _errs26 === errors;
 }
 if(data.expires_at !== undefined){
-if(typeof data.expires_at !== "string"){
+let data12 = data.expires_at;
+const _errs28 = errors;
+if(typeof data12 !== "string"){
 const err33 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err33];
@@ -31719,6 +35901,8 @@ vErrors.push(err33);
 }
 errors++;
 }
+const _errs29 = errors;
+var valid0 = _errs28 === errors;
 }
 }
 else {
@@ -31742,6 +35926,7 @@ function validate169(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -31813,6 +35998,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -31826,7 +36012,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -31836,9 +36024,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -31848,9 +36040,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -31861,6 +36056,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -31883,9 +36079,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.call_id !== undefined){
-if(typeof data.call_id !== "string"){
+let data3 = data.call_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err13 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -31895,9 +36094,12 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.index !== undefined){
 let data4 = data.index;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err14 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -31908,6 +36110,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 2 || isNaN(data4)){
 const err15 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
@@ -31930,15 +36133,23 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.question !== undefined){
-if(!(validate168(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
+let data5 = data.question;
+const _errs12 = errors;
+if(!(validate168(data5, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
 vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs12 === errors;
 }
 if(data.already_surfaced !== undefined){
-if(typeof data.already_surfaced !== "boolean"){
+let data6 = data.already_surfaced;
+const _errs13 = errors;
+if(typeof data6 !== "boolean"){
 const err17 = {instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -31948,6 +36159,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs14 = errors;
+var valid0 = _errs13 === errors;
 }
 }
 else {
@@ -31970,6 +36183,7 @@ function validate171(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -31991,6 +36205,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -32005,6 +36220,8 @@ errors++;
 }
 if(data.id !== undefined){
 let data0 = data.id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) < 1){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
@@ -32027,9 +36244,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.label !== undefined){
 let data1 = data.label;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) < 1){
 const err5 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
@@ -32052,9 +36272,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.description !== undefined){
-if(typeof data.description !== "string"){
+let data2 = data.description;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -32064,6 +36287,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -32097,6 +36322,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema242.enum;
 if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
 if(vErrors === null){
@@ -32118,6 +36345,7 @@ function validate173(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -32189,6 +36417,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -32202,7 +36431,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -32212,9 +36443,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -32224,9 +36459,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -32237,6 +36475,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -32259,9 +36498,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.call_id !== undefined){
-if(typeof data.call_id !== "string"){
+let data3 = data.call_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err13 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -32271,9 +36513,12 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.index !== undefined){
 let data4 = data.index;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err14 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -32284,6 +36529,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 2 || isNaN(data4)){
 const err15 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
@@ -32306,9 +36552,12 @@ vErrors.push(err16);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.resolution !== undefined){
 let data5 = data.resolution;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 !== "string"){
 const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -32319,6 +36568,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs14 = errors;
+const vSchema0 = schema242.enum;
 if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
 const err18 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
 if(vErrors === null){
@@ -32329,9 +36580,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid1 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 if(data.option_id !== undefined){
-if(typeof data.option_id !== "string"){
+let data6 = data.option_id;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
 const err19 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -32341,9 +36596,13 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs16 = errors;
+var valid0 = _errs15 === errors;
 }
 if(data.resolved_at !== undefined){
-if(typeof data.resolved_at !== "string"){
+let data7 = data.resolved_at;
+const _errs17 = errors;
+if(typeof data7 !== "string"){
 const err20 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -32353,6 +36612,8 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs18 = errors;
+var valid0 = _errs17 === errors;
 }
 }
 else {
@@ -32376,6 +36637,7 @@ function validate174(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -32437,6 +36699,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -32450,7 +36713,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -32460,9 +36725,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -32472,9 +36741,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.call_id !== undefined){
-if(typeof data.call_id !== "string"){
+let data2 = data.call_id;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -32484,9 +36757,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.index !== undefined){
 let data3 = data.index;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err10 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -32497,6 +36773,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 2 || isNaN(data3)){
 const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
@@ -32519,9 +36796,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.option_id !== undefined){
 let data4 = data.option_id;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 const err13 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}};
@@ -32544,9 +36824,12 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.answer_token !== undefined){
-if(typeof data.answer_token !== "string"){
+let data5 = data.answer_token;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err15 = {instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -32556,6 +36839,8 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -32579,6 +36864,7 @@ function validate175(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -32640,6 +36926,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -32653,7 +36940,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -32663,9 +36952,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -32675,9 +36968,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.call_id !== undefined){
-if(typeof data.call_id !== "string"){
+let data2 = data.call_id;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -32687,9 +36984,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.index !== undefined){
 let data3 = data.index;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err10 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -32700,6 +37000,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 2 || isNaN(data3)){
 const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
@@ -32722,9 +37023,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.option_id !== undefined){
-if(typeof data.option_id !== "string"){
+let data4 = data.option_id;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err13 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -32734,9 +37038,13 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.resolved_at !== undefined){
-if(typeof data.resolved_at !== "string"){
+let data5 = data.resolved_at;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
 const err14 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -32746,6 +37054,8 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -32769,6 +37079,7 @@ function validate176(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -32790,6 +37101,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -32804,6 +37116,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -32826,9 +37140,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -32851,9 +37168,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data2 = data.recovery_job_id;
+const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 const err7 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -32876,6 +37196,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -32899,6 +37220,7 @@ function validate177(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -32920,6 +37242,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -32933,13 +37256,20 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs2 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 if(data.recovery_job_id !== undefined){
 let data1 = data.recovery_job_id;
+const _errs3 = errors;
+const _errs4 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err3 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -32962,6 +37292,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs3 === errors;
 }
 }
 else {
@@ -32994,6 +37325,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema149.enum;
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
@@ -33016,6 +37349,7 @@ function validate180(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -33047,6 +37381,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "kind") || (key0 === "sandbox_backend")) || (key0 === "capabilities"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -33061,6 +37396,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -33071,6 +37407,8 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+const vSchema0 = schema158.properties.kind.enum;
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
 const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}};
 if(vErrors === null){
@@ -33081,9 +37419,11 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
+const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
 const err6 = {instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}};
 if(vErrors === null){
@@ -33094,13 +37434,20 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.capabilities !== undefined){
 let data2 = data.capabilities;
+const _errs6 = errors;
+const _errs7 = errors;
 if(Array.isArray(data2)){
+let valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data2[i0] !== "string"){
+let data3 = data2[i0];
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err7 = {instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -33109,6 +37456,11 @@ else {
 vErrors.push(err7);
 }
 errors++;
+}
+const _errs9 = errors;
+var valid1 = _errs8 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -33122,6 +37474,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -33144,6 +37497,7 @@ function validate181(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.capability === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capability"}};
@@ -33165,6 +37519,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -33178,7 +37533,9 @@ errors++;
 }
 }
 if(data.capability !== undefined){
-if(typeof data.capability !== "string"){
+let data0 = data.capability;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -33188,9 +37545,13 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
+let data1 = data.reason;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err4 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -33200,9 +37561,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.detail !== undefined){
-if(typeof data.detail !== "string"){
+let data2 = data.detail;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err5 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -33212,6 +37577,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -33244,6 +37611,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema159.enum;
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}};
 if(vErrors === null){
@@ -33267,6 +37636,7 @@ function validate183(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -33298,6 +37668,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema253.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -33312,6 +37683,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -33334,9 +37707,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -33359,15 +37735,27 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.input !== undefined){
 let data2 = data.input;
+const _errs6 = errors;
+const _errs7 = errors;
 if(Array.isArray(data2)){
+let valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data2[i0], {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+let data3 = data2[i0];
+const _errs8 = errors;
+if(!(validate31(data3, {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -33381,15 +37769,27 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 if(data.capabilities !== undefined){
 let data4 = data.capabilities;
+const _errs9 = errors;
+const _errs10 = errors;
 if(Array.isArray(data4)){
+let valid4 = true;
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate33(data4[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+let data5 = data4[i1];
+const _errs11 = errors;
+if(!(validate33(data5, {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid3 = _errs11 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -33403,9 +37803,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+var valid0 = _errs9 === errors;
 }
 if(data.model !== undefined){
-if(typeof data.model !== "string"){
+let data6 = data.model;
+const _errs12 = errors;
+if(typeof data6 !== "string"){
 const err10 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -33415,9 +37818,13 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
+let data7 = data.model_provider;
+const _errs14 = errors;
+if(typeof data7 !== "string"){
 const err11 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -33427,16 +37834,27 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 if(data.execution_backend !== undefined){
-if(!(validate22(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
+let data8 = data.execution_backend;
+const _errs16 = errors;
+if(!(validate22(data8, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs16 === errors;
 }
 if(data.cli_runtime_options !== undefined){
 let data9 = data.cli_runtime_options;
+const _errs17 = errors;
+const _errs18 = errors;
+const _errs19 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs20 = errors;
 for(const key1 in data9){
 if(!(((((key1 === "sandbox") || (key1 === "effort")) || (key1 === "personality")) || (key1 === "summary")) || (key1 === "steer_if_active"))){
 const err12 = {instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -33450,7 +37868,9 @@ errors++;
 }
 }
 if(data9.sandbox !== undefined){
-if(typeof data9.sandbox !== "string"){
+let data10 = data9.sandbox;
+const _errs21 = errors;
+if(typeof data10 !== "string"){
 const err13 = {instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -33460,9 +37880,13 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs22 = errors;
+var valid6 = _errs21 === errors;
 }
 if(data9.effort !== undefined){
-if(typeof data9.effort !== "string"){
+let data11 = data9.effort;
+const _errs23 = errors;
+if(typeof data11 !== "string"){
 const err14 = {instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -33472,9 +37896,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs24 = errors;
+var valid6 = _errs23 === errors;
 }
 if(data9.personality !== undefined){
-if(typeof data9.personality !== "string"){
+let data12 = data9.personality;
+const _errs25 = errors;
+if(typeof data12 !== "string"){
 const err15 = {instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -33484,9 +37912,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs26 = errors;
+var valid6 = _errs25 === errors;
 }
 if(data9.summary !== undefined){
-if(typeof data9.summary !== "string"){
+let data13 = data9.summary;
+const _errs27 = errors;
+if(typeof data13 !== "string"){
 const err16 = {instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -33496,9 +37928,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs28 = errors;
+var valid6 = _errs27 === errors;
 }
 if(data9.steer_if_active !== undefined){
-if(typeof data9.steer_if_active !== "boolean"){
+let data14 = data9.steer_if_active;
+const _errs29 = errors;
+if(typeof data14 !== "boolean"){
 const err17 = {instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -33508,6 +37944,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs30 = errors;
+var valid6 = _errs29 === errors;
 }
 }
 else {
@@ -33520,15 +37958,25 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid5 = _errs18 === errors;
+var valid0 = _errs17 === errors;
 }
 if(data.permission_profile !== undefined){
-if(!(validate160(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+let data15 = data.permission_profile;
+const _errs31 = errors;
+if(!(validate160(data15, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
 vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs31 === errors;
 }
 if(data.sandbox_policy !== undefined){
 let data16 = data.sandbox_policy;
+const _errs32 = errors;
+const _errs33 = errors;
+const _errs34 = errors;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.mode === undefined){
 const err19 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -33540,6 +37988,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs35 = errors;
 for(const key2 in data16){
 if(!(key2 === "mode")){
 const err20 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -33554,6 +38003,7 @@ errors++;
 }
 if(data16.mode !== undefined){
 let data17 = data16.mode;
+const _errs36 = errors;
 if(typeof data17 !== "string"){
 const err21 = {instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -33564,6 +38014,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs37 = errors;
 if("FullAccess" !== data17){
 const err22 = {instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}};
 if(vErrors === null){
@@ -33574,6 +38025,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid8 = _errs36 === errors;
 }
 }
 else {
@@ -33586,9 +38038,13 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid7 = _errs33 === errors;
+var valid0 = _errs32 === errors;
 }
 if(data.mode !== undefined){
 let data18 = data.mode;
+const _errs38 = errors;
+const _errs39 = errors;
 if(typeof data18 !== "string"){
 const err24 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -33599,6 +38055,8 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs40 = errors;
+const vSchema0 = schema118.enum;
 if(!((data18 === "Chat") || (data18 === "Agent"))){
 const err25 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
@@ -33609,9 +38067,14 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid9 = _errs39 === errors;
+var valid0 = _errs38 === errors;
 }
 if(data.private_delivery !== undefined){
 let data19 = data.private_delivery;
+const _errs41 = errors;
+const _errs42 = errors;
+const _errs43 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.inviter_display === undefined){
 const err26 = {instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/required",keyword:"required",params:{missingProperty: "inviter_display"}};
@@ -33623,6 +38086,7 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs44 = errors;
 for(const key3 in data19){
 if(!(key3 === "inviter_display")){
 const err27 = {instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -33637,6 +38101,8 @@ errors++;
 }
 if(data19.inviter_display !== undefined){
 let data20 = data19.inviter_display;
+const _errs45 = errors;
+const _errs46 = errors;
 if(typeof data20 === "string"){
 if(func0(data20) > 256){
 const err28 = {instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -33659,6 +38125,7 @@ vErrors.push(err29);
 }
 errors++;
 }
+var valid11 = _errs45 === errors;
 }
 }
 else {
@@ -33671,6 +38138,8 @@ vErrors.push(err30);
 }
 errors++;
 }
+var valid10 = _errs42 === errors;
+var valid0 = _errs41 === errors;
 }
 }
 else {
@@ -33694,6 +38163,7 @@ function validate188(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -33705,6 +38175,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -33718,10 +38189,15 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs2 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -33745,6 +38221,7 @@ function validate190(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -33786,6 +38263,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -33800,6 +38278,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -33822,9 +38302,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -33847,9 +38330,11 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -33860,6 +38345,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -33882,12 +38368,18 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data3 = data.turn;
+const _errs8 = errors;
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -33920,6 +38412,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema125.enum;
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
 if(vErrors === null){
@@ -33941,6 +38435,7 @@ function validate193(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -34002,6 +38497,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "budget")) || (key0 === "limit")) || (key0 === "observed"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -34016,6 +38512,8 @@ errors++;
 }
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
+const _errs2 = errors;
+const _errs3 = errors;
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -34038,9 +38536,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
+const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
@@ -34063,9 +38564,11 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34076,6 +38579,7 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34098,9 +38602,11 @@ vErrors.push(err13);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.budget !== undefined){
 let data3 = data.budget;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 const err14 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -34111,6 +38617,8 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs9 = errors;
+const vSchema0 = schema261.properties.budget.enum;
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
 const err15 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema261.properties.budget.enum}};
 if(vErrors === null){
@@ -34121,9 +38629,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid0 = _errs8 === errors;
 }
 if(data.limit !== undefined){
 let data4 = data.limit;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err16 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34134,6 +38644,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err17 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34156,9 +38667,11 @@ vErrors.push(err18);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.observed !== undefined){
 let data5 = data.observed;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err19 = {instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34169,6 +38682,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err20 = {instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34191,6 +38705,7 @@ vErrors.push(err21);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -34213,6 +38728,7 @@ function validate194(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.input_tokens === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "input_tokens"}};
@@ -34244,6 +38760,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "input_tokens") || (key0 === "output_tokens")) || (key0 === "total_tokens"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -34258,6 +38775,7 @@ errors++;
 }
 if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
+const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err4 = {instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34268,6 +38786,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
 const err5 = {instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34290,9 +38809,11 @@ vErrors.push(err6);
 errors++;
 }
 }
+var valid0 = _errs2 === errors;
 }
 if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
+const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err7 = {instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34303,6 +38824,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs5 = errors;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
 const err8 = {instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34325,9 +38847,11 @@ vErrors.push(err9);
 errors++;
 }
 }
+var valid0 = _errs4 === errors;
 }
 if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34338,6 +38862,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34360,6 +38885,7 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -34383,6 +38909,7 @@ function validate195(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -34454,6 +38981,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "link_url")) || (key0 === "renewal")) || (key0 === "requested"))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -34467,7 +38995,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -34477,9 +39007,13 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -34489,9 +39023,12 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34502,6 +39039,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34524,9 +39062,12 @@ vErrors.push(err12);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
+let data3 = data.item_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -34536,9 +39077,12 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.link_url !== undefined){
 let data4 = data.link_url;
+const _errs10 = errors;
 if((typeof data4 !== "string") && (data4 !== null)){
 const err14 = {instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/type",keyword:"type",params:{type: schema263.properties.link_url.type}};
 if(vErrors === null){
@@ -34549,6 +39093,7 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 const err15 = {instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -34561,9 +39106,12 @@ vErrors.push(err15);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.renewal !== undefined){
-if(typeof data.renewal !== "boolean"){
+let data5 = data.renewal;
+const _errs12 = errors;
+if(typeof data5 !== "boolean"){
 const err16 = {instancePath:instancePath+"/renewal",schemaPath:"#/properties/renewal/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -34573,9 +39121,13 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid0 = _errs12 === errors;
 }
 if(data.requested !== undefined){
-if(typeof data.requested !== "boolean"){
+let data6 = data.requested;
+const _errs14 = errors;
+if(typeof data6 !== "boolean"){
 const err17 = {instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -34585,6 +39137,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid0 = _errs14 === errors;
 }
 }
 else {
@@ -34608,6 +39162,7 @@ function validate196(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -34659,6 +39214,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "revoke_url"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -34672,7 +39228,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -34682,9 +39240,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -34694,9 +39256,12 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34707,6 +39272,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34729,9 +39295,12 @@ vErrors.push(err10);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
+let data3 = data.item_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err11 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -34741,9 +39310,13 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.revoke_url !== undefined){
 let data4 = data.revoke_url;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 const err12 = {instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -34766,6 +39339,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 }
 else {
@@ -34790,6 +39364,7 @@ function validate197(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -34851,6 +39426,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "item_id")) || (key0 === "update_url")) || (key0 === "new_limit"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -34864,7 +39440,9 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -34874,9 +39452,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -34886,9 +39468,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.sequence !== undefined){
 let data2 = data.sequence;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -34899,6 +39484,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -34921,9 +39507,12 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
+let data3 = data.item_id;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
@@ -34933,9 +39522,13 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.update_url !== undefined){
 let data4 = data.update_url;
+const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 const err13 = {instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/minLength",keyword:"minLength",params:{limit: 1}};
@@ -34958,9 +39551,12 @@ vErrors.push(err14);
 }
 errors++;
 }
+var valid0 = _errs10 === errors;
 }
 if(data.new_limit !== undefined){
 let data5 = data.new_limit;
+const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data5 === "string"){
 if(!pattern9.test(data5)){
 const err15 = {instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}};
@@ -34983,6 +39579,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -35008,6 +39605,7 @@ function validate198(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.blockId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "blockId"}};
@@ -35089,6 +39687,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema266.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -35102,7 +39701,9 @@ errors++;
 }
 }
 if(data.blockId !== undefined){
-if(typeof data.blockId !== "string"){
+let data0 = data.blockId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err9 = {instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -35112,9 +39713,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data1 = data.turnId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err10 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -35124,9 +39729,14 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.presentation !== undefined){
 let data2 = data.presentation;
+const _errs6 = errors;
+const _errs7 = errors;
+const _errs8 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.title === undefined){
 const err11 = {instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: "title"}};
@@ -35148,6 +39758,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "title") || (key1 === "subtitle")) || (key1 === "collapsed"))){
 const err13 = {instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -35161,7 +39772,9 @@ errors++;
 }
 }
 if(data2.title !== undefined){
-if(typeof data2.title !== "string"){
+let data3 = data2.title;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
 const err14 = {instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -35171,9 +39784,13 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid2 = _errs10 === errors;
 }
 if(data2.subtitle !== undefined){
-if(typeof data2.subtitle !== "string"){
+let data4 = data2.subtitle;
+const _errs12 = errors;
+if(typeof data4 !== "string"){
 const err15 = {instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -35183,9 +39800,13 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs13 = errors;
+var valid2 = _errs12 === errors;
 }
 if(data2.collapsed !== undefined){
-if(typeof data2.collapsed !== "boolean"){
+let data5 = data2.collapsed;
+const _errs14 = errors;
+if(typeof data5 !== "boolean"){
 const err16 = {instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -35195,6 +39816,8 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs15 = errors;
+var valid2 = _errs14 === errors;
 }
 }
 else {
@@ -35207,9 +39830,13 @@ vErrors.push(err17);
 }
 errors++;
 }
+var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 if(data.state !== undefined){
 let data6 = data.state;
+const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data6 !== "string"){
 const err18 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -35220,6 +39847,8 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs18 = errors;
+const vSchema0 = schema268.enum;
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
 const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema268.enum}};
 if(vErrors === null){
@@ -35230,9 +39859,13 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid3 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 if(data.counts !== undefined){
 let data7 = data.counts;
+const _errs19 = errors;
+const _errs20 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.total === undefined){
 const err20 = {instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: "total"}};
@@ -35274,6 +39907,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+const _errs21 = errors;
 for(const key2 in data7){
 if(!((((key2 === "total") || (key2 === "inProgress")) || (key2 === "completed")) || (key2 === "failed"))){
 const err24 = {instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -35288,6 +39922,7 @@ errors++;
 }
 if(data7.total !== undefined){
 let data8 = data7.total;
+const _errs22 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err25 = {instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35298,6 +39933,7 @@ vErrors.push(err25);
 }
 errors++;
 }
+const _errs23 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err26 = {instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35320,9 +39956,11 @@ vErrors.push(err27);
 errors++;
 }
 }
+var valid4 = _errs22 === errors;
 }
 if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
+const _errs24 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 const err28 = {instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35333,6 +39971,7 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs25 = errors;
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
 const err29 = {instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35355,9 +39994,11 @@ vErrors.push(err30);
 errors++;
 }
 }
+var valid4 = _errs24 === errors;
 }
 if(data7.completed !== undefined){
 let data10 = data7.completed;
+const _errs26 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 const err31 = {instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35368,6 +40009,7 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs27 = errors;
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
 const err32 = {instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35390,9 +40032,11 @@ vErrors.push(err33);
 errors++;
 }
 }
+var valid4 = _errs26 === errors;
 }
 if(data7.failed !== undefined){
 let data11 = data7.failed;
+const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
 const err34 = {instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35403,6 +40047,7 @@ vErrors.push(err34);
 }
 errors++;
 }
+const _errs29 = errors;
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
 const err35 = {instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35425,6 +40070,7 @@ vErrors.push(err36);
 errors++;
 }
 }
+var valid4 = _errs28 === errors;
 }
 }
 else {
@@ -35437,9 +40083,12 @@ vErrors.push(err37);
 }
 errors++;
 }
+var valid0 = _errs19 === errors;
 }
 if(data.cursors !== undefined){
 let data12 = data.cursors;
+const _errs30 = errors;
+const _errs31 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.oldest === undefined){
 const err38 = {instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: "oldest"}};
@@ -35461,6 +40110,7 @@ vErrors.push(err39);
 }
 errors++;
 }
+const _errs32 = errors;
 for(const key3 in data12){
 if(!((key3 === "oldest") || (key3 === "newest"))){
 const err40 = {instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -35475,6 +40125,7 @@ errors++;
 }
 if(data12.oldest !== undefined){
 let data13 = data12.oldest;
+const _errs33 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
 const err41 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.oldest.type}};
 if(vErrors === null){
@@ -35485,9 +40136,12 @@ vErrors.push(err41);
 }
 errors++;
 }
+const _errs34 = errors;
+var valid5 = _errs33 === errors;
 }
 if(data12.newest !== undefined){
 let data14 = data12.newest;
+const _errs35 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
 const err42 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.newest.type}};
 if(vErrors === null){
@@ -35498,6 +40152,8 @@ vErrors.push(err42);
 }
 errors++;
 }
+const _errs36 = errors;
+var valid5 = _errs35 === errors;
 }
 }
 else {
@@ -35510,9 +40166,11 @@ vErrors.push(err43);
 }
 errors++;
 }
+var valid0 = _errs30 === errors;
 }
 if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
+const _errs37 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
 const err44 = {instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35523,6 +40181,7 @@ vErrors.push(err44);
 }
 errors++;
 }
+const _errs38 = errors;
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 9007199254740991 || isNaN(data15)){
 const err45 = {instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35545,9 +40204,11 @@ vErrors.push(err46);
 errors++;
 }
 }
+var valid0 = _errs37 === errors;
 }
 if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
+const _errs39 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
 const err47 = {instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35558,6 +40219,7 @@ vErrors.push(err47);
 }
 errors++;
 }
+const _errs40 = errors;
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
 const err48 = {instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35580,9 +40242,11 @@ vErrors.push(err49);
 errors++;
 }
 }
+var valid0 = _errs39 === errors;
 }
 if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
+const _errs41 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
 const err50 = {instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35593,6 +40257,7 @@ vErrors.push(err50);
 }
 errors++;
 }
+const _errs42 = errors;
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
 const err51 = {instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35615,6 +40280,7 @@ vErrors.push(err52);
 errors++;
 }
 }
+var valid0 = _errs41 === errors;
 }
 }
 else {
@@ -35637,6 +40303,7 @@ function validate199(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.title === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"}};
@@ -35658,6 +40325,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "title") || (key0 === "subtitle")) || (key0 === "collapsed"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -35671,7 +40339,9 @@ errors++;
 }
 }
 if(data.title !== undefined){
-if(typeof data.title !== "string"){
+let data0 = data.title;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -35681,9 +40351,13 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.subtitle !== undefined){
-if(typeof data.subtitle !== "string"){
+let data1 = data.subtitle;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err4 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -35693,9 +40367,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.collapsed !== undefined){
-if(typeof data.collapsed !== "boolean"){
+let data2 = data.collapsed;
+const _errs6 = errors;
+if(typeof data2 !== "boolean"){
 const err5 = {instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -35705,6 +40383,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -35737,6 +40417,8 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs0 = errors;
+const vSchema0 = schema268.enum;
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
 const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum}};
 if(vErrors === null){
@@ -35758,6 +40440,7 @@ function validate201(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workItemId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workItemId"}};
@@ -35849,6 +40532,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema271.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -35862,7 +40546,9 @@ errors++;
 }
 }
 if(data.workItemId !== undefined){
-if(typeof data.workItemId !== "string"){
+let data0 = data.workItemId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err10 = {instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -35872,15 +40558,24 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.item !== undefined){
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+let data1 = data.item;
+const _errs4 = errors;
+if(!(validate29(data1, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs4 === errors;
 }
 if(data.status !== undefined){
 let data2 = data.status;
+const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -35891,6 +40586,8 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
@@ -35901,9 +40598,13 @@ vErrors.push(err12);
 }
 errors++;
 }
+var valid1 = _errs6 === errors;
+var valid0 = _errs5 === errors;
 }
 if(data.itemType !== undefined){
-if(typeof data.itemType !== "string"){
+let data3 = data.itemType;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err13 = {instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -35913,9 +40614,13 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 if(data.orderKey !== undefined){
-if(typeof data.orderKey !== "string"){
+let data4 = data.orderKey;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
 const err14 = {instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -35925,9 +40630,12 @@ vErrors.push(err14);
 }
 errors++;
 }
+const _errs11 = errors;
+var valid0 = _errs10 === errors;
 }
 if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err15 = {instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35938,6 +40646,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err16 = {instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35960,9 +40669,11 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
+const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err18 = {instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -35973,6 +40684,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs15 = errors;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
 const err19 = {instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -35995,9 +40707,11 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs14 === errors;
 }
 if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
+const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 const err21 = {instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36008,6 +40722,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+const _errs17 = errors;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
 const err22 = {instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36030,9 +40745,11 @@ vErrors.push(err23);
 errors++;
 }
 }
+var valid0 = _errs16 === errors;
 }
 if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
+const _errs18 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 const err24 = {instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36043,6 +40760,7 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs19 = errors;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
 const err25 = {instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36065,10 +40783,14 @@ vErrors.push(err26);
 errors++;
 }
 }
+var valid0 = _errs18 === errors;
 }
 if(data.metadata !== undefined){
 let data9 = data.metadata;
+const _errs20 = errors;
+const _errs21 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs22 = errors;
 }
 else {
 const err27 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}};
@@ -36080,6 +40802,7 @@ vErrors.push(err27);
 }
 errors++;
 }
+var valid0 = _errs20 === errors;
 }
 }
 else {
@@ -36103,6 +40826,7 @@ function validate203(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -36164,6 +40888,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -36177,7 +40902,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -36187,9 +40914,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data1 = data.turnId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err8 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -36199,9 +40930,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.projectionVersion !== undefined){
 let data2 = data.projectionVersion;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36212,6 +40946,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err10 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36234,9 +40969,11 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.sourceHighWatermark !== undefined){
 let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36247,6 +40984,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36269,9 +41007,11 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err15 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36282,6 +41022,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err16 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36304,13 +41045,19 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.changedWorkItemIds !== undefined){
 let data5 = data.changedWorkItemIds;
+const _errs12 = errors;
+const _errs13 = errors;
 if(Array.isArray(data5)){
+let valid2 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data5[i0] !== "string"){
+let data6 = data5[i0];
+const _errs14 = errors;
+if(typeof data6 !== "string"){
 const err18 = {instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -36319,6 +41066,11 @@ else {
 vErrors.push(err18);
 }
 errors++;
+}
+const _errs15 = errors;
+var valid1 = _errs14 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -36332,13 +41084,19 @@ vErrors.push(err19);
 }
 errors++;
 }
+var valid0 = _errs12 === errors;
 }
 if(data.removedWorkItemIds !== undefined){
 let data7 = data.removedWorkItemIds;
+const _errs16 = errors;
+const _errs17 = errors;
 if(Array.isArray(data7)){
+let valid4 = true;
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data7[i1] !== "string"){
+let data8 = data7[i1];
+const _errs18 = errors;
+if(typeof data8 !== "string"){
 const err20 = {instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -36347,6 +41105,11 @@ else {
 vErrors.push(err20);
 }
 errors++;
+}
+const _errs19 = errors;
+var valid3 = _errs18 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -36360,6 +41123,7 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid0 = _errs16 === errors;
 }
 }
 else {
@@ -36383,6 +41147,7 @@ function validate204(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -36414,6 +41179,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -36427,7 +41193,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -36437,9 +41205,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data1 = data.turnId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -36449,9 +41221,13 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.workItemIds !== undefined){
 let data2 = data.workItemIds;
+const _errs6 = errors;
+const _errs7 = errors;
 if(Array.isArray(data2)){
 if(data2.length < 1){
 const err6 = {instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}};
@@ -36463,9 +41239,12 @@ vErrors.push(err6);
 }
 errors++;
 }
+let valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data2[i0] !== "string"){
+let data3 = data2[i0];
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err7 = {instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -36474,6 +41253,11 @@ else {
 vErrors.push(err7);
 }
 errors++;
+}
+const _errs9 = errors;
+var valid1 = _errs8 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -36487,6 +41271,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -36510,6 +41295,7 @@ function validate205(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workspaceId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspaceId"}};
@@ -36591,6 +41377,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -36604,7 +41391,9 @@ errors++;
 }
 }
 if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
+let data0 = data.workspaceId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err9 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -36614,9 +41403,13 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data1 = data.threadId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err10 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -36626,9 +41419,13 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data2 = data.turnId;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err11 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -36638,9 +41435,12 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.projectionVersion !== undefined){
 let data3 = data.projectionVersion;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36651,6 +41451,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36673,9 +41474,11 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.sourceHighWatermark !== undefined){
 let data4 = data.sourceHighWatermark;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err15 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36686,6 +41489,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err16 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36708,9 +41512,11 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data5 = data.projectionUpdatedAtUnixMicros;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err18 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -36721,6 +41527,7 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err19 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -36743,15 +41550,27 @@ vErrors.push(err20);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.items !== undefined){
 let data6 = data.items;
+const _errs14 = errors;
+const _errs15 = errors;
 if(Array.isArray(data6)){
+let valid2 = true;
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate201(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+let data7 = data6[i0];
+const _errs16 = errors;
+if(!(validate201(data7, {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs16 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -36765,13 +41584,19 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid0 = _errs14 === errors;
 }
 if(data.removedWorkItemIds !== undefined){
 let data8 = data.removedWorkItemIds;
+const _errs17 = errors;
+const _errs18 = errors;
 if(Array.isArray(data8)){
+let valid4 = true;
 const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data8[i1] !== "string"){
+let data9 = data8[i1];
+const _errs19 = errors;
+if(typeof data9 !== "string"){
 const err22 = {instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
@@ -36780,6 +41605,11 @@ else {
 vErrors.push(err22);
 }
 errors++;
+}
+const _errs20 = errors;
+var valid3 = _errs19 === errors;
+if(!valid3){
+valid4 = false;
 }
 }
 }
@@ -36793,6 +41623,7 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid0 = _errs17 === errors;
 }
 }
 else {
@@ -36820,6 +41651,8 @@ function validate207(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -36833,6 +41666,8 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
+const vSchema0 = schema276.properties.kind.enum;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
 const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema276.properties.kind.enum}};
 if(vErrors === null){
@@ -36843,10 +41678,17 @@ vErrors.push(err1);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
+let valid1 = false;
 const tag0 = data.kind;
 if(typeof tag0 == "string"){
-if(tag0 === "newest"){
+if(false){
+}
+else if(tag0 === "newest"){
+const _errs3 = errors;
+const _errs4 = errors;
+const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err2 = {instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -36858,6 +41700,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs6 = errors;
 for(const key0 in data){
 if(!(key0 === "kind")){
 const err3 = {instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -36872,6 +41715,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data1 = data.kind;
+const _errs7 = errors;
 if(typeof data1 !== "string"){
 const err4 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -36882,6 +41726,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs8 = errors;
 if("newest" !== data1){
 const err5 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}};
 if(vErrors === null){
@@ -36892,6 +41737,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid4 = _errs7 === errors;
 }
 }
 else {
@@ -36904,8 +41750,14 @@ vErrors.push(err6);
 }
 errors++;
 }
+var valid3 = _errs4 === errors;
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "oldest"){
+const _errs9 = errors;
+const _errs10 = errors;
+const _errs11 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err7 = {instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -36917,6 +41769,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs12 = errors;
 for(const key1 in data){
 if(!(key1 === "kind")){
 const err8 = {instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -36931,6 +41784,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data2 = data.kind;
+const _errs13 = errors;
 if(typeof data2 !== "string"){
 const err9 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -36941,6 +41795,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs14 = errors;
 if("oldest" !== data2){
 const err10 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}};
 if(vErrors === null){
@@ -36951,6 +41806,7 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid7 = _errs13 === errors;
 }
 }
 else {
@@ -36963,8 +41819,14 @@ vErrors.push(err11);
 }
 errors++;
 }
+var valid6 = _errs10 === errors;
+var valid5 = _errs9 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "before"){
+const _errs15 = errors;
+const _errs16 = errors;
+const _errs17 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err12 = {instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -36986,6 +41848,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs18 = errors;
 for(const key2 in data){
 if(!((key2 === "kind") || (key2 === "cursor"))){
 const err14 = {instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
@@ -37000,6 +41863,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data3 = data.kind;
+const _errs19 = errors;
 if(typeof data3 !== "string"){
 const err15 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -37010,6 +41874,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs20 = errors;
 if("before" !== data3){
 const err16 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}};
 if(vErrors === null){
@@ -37020,9 +41885,12 @@ vErrors.push(err16);
 }
 errors++;
 }
+var valid10 = _errs19 === errors;
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
+let data4 = data.cursor;
+const _errs21 = errors;
+if(typeof data4 !== "string"){
 const err17 = {instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -37032,6 +41900,8 @@ vErrors.push(err17);
 }
 errors++;
 }
+const _errs22 = errors;
+var valid10 = _errs21 === errors;
 }
 }
 else {
@@ -37044,8 +41914,14 @@ vErrors.push(err18);
 }
 errors++;
 }
+var valid9 = _errs16 === errors;
+var valid8 = _errs15 === errors;
+valid1 = valid8;
 }
 else if(tag0 === "after"){
+const _errs23 = errors;
+const _errs24 = errors;
+const _errs25 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err19 = {instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -37067,6 +41943,7 @@ vErrors.push(err20);
 }
 errors++;
 }
+const _errs26 = errors;
 for(const key3 in data){
 if(!((key3 === "kind") || (key3 === "cursor"))){
 const err21 = {instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
@@ -37081,6 +41958,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data5 = data.kind;
+const _errs27 = errors;
 if(typeof data5 !== "string"){
 const err22 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -37091,6 +41969,7 @@ vErrors.push(err22);
 }
 errors++;
 }
+const _errs28 = errors;
 if("after" !== data5){
 const err23 = {instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}};
 if(vErrors === null){
@@ -37101,9 +41980,12 @@ vErrors.push(err23);
 }
 errors++;
 }
+var valid13 = _errs27 === errors;
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
+let data6 = data.cursor;
+const _errs29 = errors;
+if(typeof data6 !== "string"){
 const err24 = {instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
@@ -37113,6 +41995,8 @@ vErrors.push(err24);
 }
 errors++;
 }
+const _errs30 = errors;
+var valid13 = _errs29 === errors;
 }
 }
 else {
@@ -37125,6 +42009,9 @@ vErrors.push(err25);
 }
 errors++;
 }
+var valid12 = _errs24 === errors;
+var valid11 = _errs23 === errors;
+valid1 = valid11;
 }
 else {
 const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}};
@@ -37168,6 +42055,7 @@ function validate208(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -37189,6 +42077,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "cursor"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -37203,6 +42092,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -37213,6 +42103,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("after" !== data0){
 const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}};
 if(vErrors === null){
@@ -37223,9 +42114,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
+let data1 = data.cursor;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -37235,6 +42129,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -37257,6 +42153,7 @@ function validate209(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -37278,6 +42175,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "cursor"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -37292,6 +42190,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -37302,6 +42201,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("before" !== data0){
 const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}};
 if(vErrors === null){
@@ -37312,9 +42212,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
+let data1 = data.cursor;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -37324,6 +42227,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -37346,6 +42251,7 @@ function validate210(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -37357,6 +42263,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "kind")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -37371,6 +42278,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -37381,6 +42289,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
 if("newest" !== data0){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}};
 if(vErrors === null){
@@ -37391,6 +42300,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -37413,6 +42323,7 @@ function validate211(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -37424,6 +42335,7 @@ vErrors.push(err0);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "kind")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -37438,6 +42350,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -37448,6 +42361,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs3 = errors;
 if("oldest" !== data0){
 const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}};
 if(vErrors === null){
@@ -37458,6 +42372,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 }
 else {
@@ -37481,6 +42396,7 @@ function validate212(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -37512,6 +42428,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -37525,7 +42442,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -37535,9 +42454,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data1 = data.turnId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -37547,15 +42470,23 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.anchor !== undefined){
-if(!(validate207(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
+let data2 = data.anchor;
+const _errs6 = errors;
+if(!(validate207(data2, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
 vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs6 === errors;
 }
 if(data.limit !== undefined){
 let data3 = data.limit;
+const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -37566,6 +42497,7 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs8 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 500 || isNaN(data3)){
 const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}};
@@ -37588,6 +42520,7 @@ vErrors.push(err8);
 errors++;
 }
 }
+var valid0 = _errs7 === errors;
 }
 }
 else {
@@ -37612,6 +42545,7 @@ function validate214(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workspaceId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspaceId"}};
@@ -37703,6 +42637,7 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func4.call(schema286.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -37716,7 +42651,9 @@ errors++;
 }
 }
 if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
+let data0 = data.workspaceId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err10 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -37726,9 +42663,13 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data1 = data.threadId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err11 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -37738,9 +42679,13 @@ vErrors.push(err11);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data2 = data.turnId;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err12 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
@@ -37750,9 +42695,12 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.projectionVersion !== undefined){
 let data3 = data.projectionVersion;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err13 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -37763,6 +42711,7 @@ vErrors.push(err13);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err14 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -37785,9 +42734,11 @@ vErrors.push(err15);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.sourceHighWatermark !== undefined){
 let data4 = data.sourceHighWatermark;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err16 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -37798,6 +42749,7 @@ vErrors.push(err16);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err17 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -37820,9 +42772,11 @@ vErrors.push(err18);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data5 = data.projectionUpdatedAtUnixMicros;
+const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err19 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -37833,6 +42787,7 @@ vErrors.push(err19);
 }
 errors++;
 }
+const _errs13 = errors;
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
 const err20 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -37855,21 +42810,38 @@ vErrors.push(err21);
 errors++;
 }
 }
+var valid0 = _errs12 === errors;
 }
 if(data.work !== undefined){
-if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+let data6 = data.work;
+const _errs14 = errors;
+if(!(validate198(data6, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
 vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs14 === errors;
 }
 if(data.items !== undefined){
 let data7 = data.items;
+const _errs15 = errors;
+const _errs16 = errors;
 if(Array.isArray(data7)){
+let valid2 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate201(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+let data8 = data7[i0];
+const _errs17 = errors;
+if(!(validate201(data8, {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
+}
+else {
+}
+var valid1 = _errs17 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -37883,9 +42855,13 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid0 = _errs15 === errors;
 }
 if(data.page !== undefined){
 let data9 = data.page;
+const _errs18 = errors;
+const _errs19 = errors;
+const _errs20 = errors;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.beforeCursor === undefined){
 const err23 = {instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: "beforeCursor"}};
@@ -37927,6 +42903,7 @@ vErrors.push(err26);
 }
 errors++;
 }
+const _errs21 = errors;
 for(const key1 in data9){
 if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
 const err27 = {instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
@@ -37941,6 +42918,7 @@ errors++;
 }
 if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
+const _errs22 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
 const err28 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}};
 if(vErrors === null){
@@ -37951,9 +42929,12 @@ vErrors.push(err28);
 }
 errors++;
 }
+const _errs23 = errors;
+var valid4 = _errs22 === errors;
 }
 if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
+const _errs24 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
 const err29 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}};
 if(vErrors === null){
@@ -37964,9 +42945,13 @@ vErrors.push(err29);
 }
 errors++;
 }
+const _errs25 = errors;
+var valid4 = _errs24 === errors;
 }
 if(data9.hasMoreBefore !== undefined){
-if(typeof data9.hasMoreBefore !== "boolean"){
+let data12 = data9.hasMoreBefore;
+const _errs26 = errors;
+if(typeof data12 !== "boolean"){
 const err30 = {instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err30];
@@ -37976,9 +42961,13 @@ vErrors.push(err30);
 }
 errors++;
 }
+const _errs27 = errors;
+var valid4 = _errs26 === errors;
 }
 if(data9.hasMoreAfter !== undefined){
-if(typeof data9.hasMoreAfter !== "boolean"){
+let data13 = data9.hasMoreAfter;
+const _errs28 = errors;
+if(typeof data13 !== "boolean"){
 const err31 = {instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err31];
@@ -37988,6 +42977,8 @@ vErrors.push(err31);
 }
 errors++;
 }
+const _errs29 = errors;
+var valid4 = _errs28 === errors;
 }
 }
 else {
@@ -38000,6 +42991,8 @@ vErrors.push(err32);
 }
 errors++;
 }
+var valid3 = _errs19 === errors;
+var valid0 = _errs18 === errors;
 }
 }
 else {
@@ -38022,6 +43015,7 @@ function validate217(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.beforeCursor === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "beforeCursor"}};
@@ -38063,6 +43057,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38077,6 +43072,7 @@ errors++;
 }
 if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
+const _errs2 = errors;
 if((typeof data0 !== "string") && (data0 !== null)){
 const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}};
 if(vErrors === null){
@@ -38087,9 +43083,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
+const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
 const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}};
 if(vErrors === null){
@@ -38100,9 +43099,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.hasMoreBefore !== undefined){
-if(typeof data.hasMoreBefore !== "boolean"){
+let data2 = data.hasMoreBefore;
+const _errs6 = errors;
+if(typeof data2 !== "boolean"){
 const err7 = {instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -38112,9 +43115,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.hasMoreAfter !== undefined){
-if(typeof data.hasMoreAfter !== "boolean"){
+let data3 = data.hasMoreAfter;
+const _errs8 = errors;
+if(typeof data3 !== "boolean"){
 const err8 = {instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -38124,6 +43131,8 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -38147,6 +43156,7 @@ function validate218(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -38208,6 +43218,7 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38221,7 +43232,9 @@ errors++;
 }
 }
 if(data.threadId !== undefined){
-if(typeof data.threadId !== "string"){
+let data0 = data.threadId;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
 const err7 = {instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -38231,9 +43244,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs3 = errors;
+var valid0 = _errs2 === errors;
 }
 if(data.turnId !== undefined){
-if(typeof data.turnId !== "string"){
+let data1 = data.turnId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err8 = {instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -38243,9 +43260,12 @@ vErrors.push(err8);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.projectionVersion !== undefined){
 let data2 = data.projectionVersion;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -38256,6 +43276,7 @@ vErrors.push(err9);
 }
 errors++;
 }
+const _errs7 = errors;
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
 const err10 = {instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -38278,9 +43299,11 @@ vErrors.push(err11);
 errors++;
 }
 }
+var valid0 = _errs6 === errors;
 }
 if(data.sourceHighWatermark !== undefined){
 let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -38291,6 +43314,7 @@ vErrors.push(err12);
 }
 errors++;
 }
+const _errs9 = errors;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
 const err13 = {instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -38313,9 +43337,11 @@ vErrors.push(err14);
 errors++;
 }
 }
+var valid0 = _errs8 === errors;
 }
 if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err15 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
@@ -38326,6 +43352,7 @@ vErrors.push(err15);
 }
 errors++;
 }
+const _errs11 = errors;
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
 const err16 = {instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}};
@@ -38348,12 +43375,18 @@ vErrors.push(err17);
 errors++;
 }
 }
+var valid0 = _errs10 === errors;
 }
 if(data.work !== undefined){
-if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+let data5 = data.work;
+const _errs12 = errors;
+if(!(validate198(data5, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
 vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs12 === errors;
 }
 }
 else {
@@ -38378,6 +43411,7 @@ function validate220(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38399,6 +43433,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "artifactId"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38413,6 +43448,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -38423,6 +43459,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("artifact" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}};
 if(vErrors === null){
@@ -38433,9 +43470,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.artifactId !== undefined){
-if(typeof data.artifactId !== "string"){
+let data1 = data.artifactId;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -38445,6 +43485,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -38467,6 +43509,7 @@ function validate221(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38488,6 +43531,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38502,6 +43546,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -38512,6 +43557,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("audio" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}};
 if(vErrors === null){
@@ -38522,9 +43568,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data1 = data.url;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -38534,9 +43583,13 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.mimeType !== undefined){
-if(typeof data.mimeType !== "string"){
+let data2 = data.mimeType;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err6 = {instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -38546,6 +43599,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -38568,6 +43623,7 @@ function validate222(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38589,6 +43645,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38603,6 +43660,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -38613,6 +43671,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("file" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}};
 if(vErrors === null){
@@ -38623,9 +43682,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data1 = data.url;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -38635,9 +43697,13 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.name !== undefined){
-if(typeof data.name !== "string"){
+let data2 = data.name;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -38647,9 +43713,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 if(data.mimeType !== undefined){
-if(typeof data.mimeType !== "string"){
+let data3 = data.mimeType;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
 const err7 = {instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -38659,6 +43729,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs9 = errors;
+var valid0 = _errs8 === errors;
 }
 }
 else {
@@ -38681,6 +43753,7 @@ function validate223(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38702,6 +43775,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "url"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38716,6 +43790,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -38726,6 +43801,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("image" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}};
 if(vErrors === null){
@@ -38736,9 +43812,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data1 = data.url;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -38748,6 +43827,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -38770,6 +43851,7 @@ function validate224(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38791,6 +43873,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "path"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38805,6 +43888,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -38815,6 +43899,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("localFile" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}};
 if(vErrors === null){
@@ -38825,9 +43910,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data1 = data.path;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -38837,6 +43925,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -38859,6 +43949,7 @@ function validate225(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38880,6 +43971,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "path"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38894,6 +43986,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -38904,6 +43997,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("localImage" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}};
 if(vErrors === null){
@@ -38914,9 +44008,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data1 = data.path;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -38926,6 +44023,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 }
 else {
@@ -38948,6 +44047,7 @@ function validate226(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -38979,6 +44079,7 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -38993,6 +44094,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -39003,6 +44105,7 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs3 = errors;
 if("mention" !== data0){
 const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}};
 if(vErrors === null){
@@ -39013,9 +44116,12 @@ vErrors.push(err5);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.name !== undefined){
-if(typeof data.name !== "string"){
+let data1 = data.name;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -39025,9 +44131,13 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.path !== undefined){
-if(typeof data.path !== "string"){
+let data2 = data.path;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -39037,6 +44147,8 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -39059,6 +44171,7 @@ function validate227(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -39080,6 +44193,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -39094,6 +44208,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -39104,6 +44219,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("text" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}};
 if(vErrors === null){
@@ -39114,9 +44230,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.text !== undefined){
-if(typeof data.text !== "string"){
+let data1 = data.text;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -39126,14 +44245,22 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.textElements !== undefined){
 let data2 = data.textElements;
+const _errs6 = errors;
+const _errs7 = errors;
 if(Array.isArray(data2)){
+let valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
+const _errs8 = errors;
+const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+const _errs10 = errors;
 }
 else {
 const err6 = {instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}};
@@ -39144,6 +44271,10 @@ else {
 vErrors.push(err6);
 }
 errors++;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+valid2 = false;
 }
 }
 }
@@ -39157,6 +44288,7 @@ vErrors.push(err7);
 }
 errors++;
 }
+var valid0 = _errs6 === errors;
 }
 }
 else {
@@ -39179,6 +44311,7 @@ function validate228(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -39200,6 +44333,7 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
@@ -39214,6 +44348,7 @@ errors++;
 }
 if(data.type !== undefined){
 let data0 = data.type;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -39224,6 +44359,7 @@ vErrors.push(err3);
 }
 errors++;
 }
+const _errs3 = errors;
 if("video" !== data0){
 const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}};
 if(vErrors === null){
@@ -39234,9 +44370,12 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid0 = _errs2 === errors;
 }
 if(data.url !== undefined){
-if(typeof data.url !== "string"){
+let data1 = data.url;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -39246,9 +44385,13 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs5 = errors;
+var valid0 = _errs4 === errors;
 }
 if(data.mimeType !== undefined){
-if(typeof data.mimeType !== "string"){
+let data2 = data.mimeType;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
 const err6 = {instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -39258,6 +44401,8 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs7 = errors;
+var valid0 = _errs6 === errors;
 }
 }
 else {

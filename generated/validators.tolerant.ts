@@ -16,6 +16,7 @@ function validate1(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_presentation_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -27,16 +28,21 @@ else {
 if(data.identity_id !== undefined){
 let data0 = data.identity_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate1.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate1.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -48,16 +54,21 @@ if(valid0){
 if(data.execution_id !== undefined){
 let data1 = data.execution_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate1.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate1.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -67,10 +78,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source !== undefined){
+let data2 = data.source;
 const _errs5 = errors;
-if(typeof data.source !== "string"){
+if(typeof data2 !== "string"){
 validate1.errors = [{instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -85,6 +100,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate1.errors = [{instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -96,7 +112,11 @@ if(data3 < 0 || isNaN(data3)){
 validate1.errors = [{instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -106,10 +126,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.display_name !== undefined){
+let data4 = data.display_name;
 const _errs9 = errors;
-if(typeof data.display_name !== "string"){
+if(typeof data4 !== "string"){
 validate1.errors = [{instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -118,10 +142,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.nickname !== undefined){
+let data5 = data.nickname;
 const _errs11 = errors;
-if(typeof data.nickname !== "string"){
+if(typeof data5 !== "string"){
 validate1.errors = [{instancePath:instancePath+"/nickname",schemaPath:"#/properties/nickname/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -136,6 +164,7 @@ if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFini
 validate1.errors = [{instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/type",keyword:"type",params:{type: schema1.properties.avatar_revision.type}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -147,7 +176,11 @@ if(data6 < 0 || isNaN(data6)){
 validate1.errors = [{instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -163,6 +196,7 @@ const _errs16 = errors;
 let valid1 = false;
 const _errs17 = errors;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing1;
@@ -178,8 +212,9 @@ errors++;
 }
 else {
 if(data7.role !== undefined){
+let data8 = data7.role;
 const _errs20 = errors;
-if(typeof data7.role !== "string"){
+if(typeof data8 !== "string"){
 const err1 = {instancePath:instancePath+"/role_presentation/role",schemaPath:"agent_role_presentation.json/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
@@ -189,6 +224,9 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs21 = errors;
+if(errors === _errs20){
+}
 var valid3 = _errs20 === errors;
 }
 else {
@@ -196,8 +234,9 @@ var valid3 = true;
 }
 if(valid3){
 if(data7.label !== undefined){
+let data9 = data7.label;
 const _errs22 = errors;
-if(typeof data7.label !== "string"){
+if(typeof data9 !== "string"){
 const err2 = {instancePath:instancePath+"/role_presentation/label",schemaPath:"agent_role_presentation.json/properties/label/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -207,10 +246,15 @@ vErrors.push(err2);
 }
 errors++;
 }
+const _errs23 = errors;
+if(errors === _errs22){
+}
 var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -225,6 +269,11 @@ vErrors.push(err3);
 }
 errors++;
 }
+if(errors === _errs18){
+}
+}
+var valid2 = _errs18 === errors;
+if(valid2){
 }
 var _valid0 = _errs17 === errors;
 valid1 = valid1 || _valid0;
@@ -240,8 +289,13 @@ vErrors.push(err4);
 }
 errors++;
 }
+const _errs25 = errors;
+if(errors === _errs24){
+}
 var _valid0 = _errs24 === errors;
 valid1 = valid1 || _valid0;
+if(!valid1){
+}
 }
 if(!valid1){
 const err5 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf",keyword:"anyOf",params:{}};
@@ -266,10 +320,14 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs15){
+}
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -284,6 +342,8 @@ else {
 validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate1.errors = vErrors;
 return errors === 0;
@@ -294,6 +354,7 @@ function validate0(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_actor_ref.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -309,9 +370,15 @@ if(typeof data0 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
+const vSchema0 = schema0.properties.kind.enum;
 if(!(((data0 === "user") || (data0 === "agent")) || (data0 === "system"))){
 validate0.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema0.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -322,16 +389,21 @@ if(valid0){
 if(data.identity_id !== undefined){
 let data1 = data.identity_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate0.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate0.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -343,16 +415,21 @@ if(valid0){
 if(data.execution_id !== undefined){
 let data2 = data.execution_id;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate0.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate0.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -362,15 +439,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.presentation !== undefined){
+let data3 = data.presentation;
 const _errs7 = errors;
-if(!(validate1(data.presentation, {instancePath:instancePath+"/presentation",parentData:data,parentDataProperty:"presentation",rootData}))){
+if(!(validate1(data3, {instancePath:instancePath+"/presentation",parentData:data,parentDataProperty:"presentation",rootData}))){
 vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -380,6 +462,8 @@ var valid0 = true;
 else {
 validate0.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate0.errors = vErrors;
@@ -394,6 +478,7 @@ function validate3(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_disclosure_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -403,10 +488,14 @@ return false;
 }
 else {
 if(data.text !== undefined){
+let data0 = data.text;
 const _errs1 = errors;
-if(typeof data.text !== "boolean"){
+if(typeof data0 !== "boolean"){
 validate3.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -415,10 +504,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.artifacts !== undefined){
+let data1 = data.artifacts;
 const _errs3 = errors;
-if(typeof data.artifacts !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate3.errors = [{instancePath:instancePath+"/artifacts",schemaPath:"#/properties/artifacts/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -427,10 +520,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
+let data2 = data.context;
 const _errs5 = errors;
-if(typeof data.context !== "boolean"){
+if(typeof data2 !== "boolean"){
 validate3.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -439,10 +536,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.userInput !== undefined){
+let data3 = data.userInput;
 const _errs7 = errors;
-if(typeof data.userInput !== "boolean"){
+if(typeof data3 !== "boolean"){
 validate3.errors = [{instancePath:instancePath+"/userInput",schemaPath:"#/properties/userInput/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -453,18 +554,30 @@ if(valid0){
 if(data.resultReturn !== undefined){
 let data4 = data.resultReturn;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate3.errors = [{instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema4.enum;
 if(!(((data4 === "none") || (data4 === "summary_only")) || (data4 === "full_result"))){
 validate3.errors = [{instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema4.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -475,6 +588,8 @@ var valid0 = true;
 else {
 validate3.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate3.errors = vErrors;
@@ -488,13 +603,18 @@ function validate4(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_disclosure_request.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.text !== undefined){
+let data0 = data.text;
 const _errs1 = errors;
-if(typeof data.text !== "boolean"){
+if(typeof data0 !== "boolean"){
 validate4.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -503,10 +623,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.artifacts !== undefined){
+let data1 = data.artifacts;
 const _errs3 = errors;
-if(typeof data.artifacts !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate4.errors = [{instancePath:instancePath+"/artifacts",schemaPath:"#/properties/artifacts/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -515,10 +639,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
+let data2 = data.context;
 const _errs5 = errors;
-if(typeof data.context !== "boolean"){
+if(typeof data2 !== "boolean"){
 validate4.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -527,10 +655,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.userInput !== undefined){
+let data3 = data.userInput;
 const _errs7 = errors;
-if(typeof data.userInput !== "boolean"){
+if(typeof data3 !== "boolean"){
 validate4.errors = [{instancePath:instancePath+"/userInput",schemaPath:"#/properties/userInput/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -541,18 +673,30 @@ if(valid0){
 if(data.resultReturn !== undefined){
 let data4 = data.resultReturn;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate4.errors = [{instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema4.enum;
 if(!(((data4 === "none") || (data4 === "summary_only")) || (data4 === "full_result"))){
 validate4.errors = [{instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema4.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -562,6 +706,8 @@ var valid0 = true;
 else {
 validate4.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate4.errors = vErrors;
@@ -578,9 +724,15 @@ if(typeof data !== "string"){
 validate5.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema4.enum;
 if(!(((data === "none") || (data === "summary_only")) || (data === "full_result"))){
 validate5.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema4.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate5.errors = vErrors;
 return errors === 0;
@@ -597,9 +749,15 @@ if(typeof data !== "string"){
 validate6.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema8.enum;
 if(!((((((data === "send_message") || (data === "start_agent")) || (data === "create_task")) || (data === "schedule_task")) || (data === "review_task_result")) || (data === "deliver_result"))){
 validate6.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema8.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate6.errors = vErrors;
 return errors === 0;
@@ -613,6 +771,7 @@ function validate7(data, {instancePath="", parentData, parentDataProperty, rootD
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_create_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -624,13 +783,23 @@ else {
 if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs1 = errors;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate7.errors = [{instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema10.enum;
 if(!((data0 === "execution_bound") || (data0 === "identity_bound"))){
 validate7.errors = [{instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema10.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid1 = _errs2 === errors;
+if(valid1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -641,16 +810,21 @@ if(valid0){
 if(data.source_execution_id !== undefined){
 let data1 = data.source_execution_id;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate7.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -662,16 +836,21 @@ if(valid0){
 if(data.source_capsule_id !== undefined){
 let data2 = data.source_capsule_id;
 const _errs6 = errors;
+const _errs7 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate7.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
@@ -683,16 +862,21 @@ if(valid0){
 if(data.source_thread_id !== undefined){
 let data3 = data.source_thread_id;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate7.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -704,16 +888,21 @@ if(valid0){
 if(data.source_workspace_id !== undefined){
 let data4 = data.source_workspace_id;
 const _errs10 = errors;
+const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 validate7.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -725,16 +914,21 @@ if(valid0){
 if(data.source_gateway_id !== undefined){
 let data5 = data.source_gateway_id;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 validate7.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -746,16 +940,21 @@ if(valid0){
 if(data.destination_execution_id !== undefined){
 let data6 = data.destination_execution_id;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 validate7.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
@@ -767,16 +966,21 @@ if(valid0){
 if(data.destination_capsule_id !== undefined){
 let data7 = data.destination_capsule_id;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 validate7.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
@@ -788,16 +992,21 @@ if(valid0){
 if(data.destination_thread_id !== undefined){
 let data8 = data.destination_thread_id;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
 validate7.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs18){
 }
 }
 var valid0 = _errs18 === errors;
@@ -809,16 +1018,21 @@ if(valid0){
 if(data.destination_workspace_id !== undefined){
 let data9 = data.destination_workspace_id;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(typeof data9 === "string"){
 if(func0(data9) > 256){
 validate7.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
@@ -830,16 +1044,21 @@ if(valid0){
 if(data.destination_gateway_id !== undefined){
 let data10 = data.destination_gateway_id;
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(typeof data10 === "string"){
 if(func0(data10) > 256){
 validate7.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs22){
 }
 }
 var valid0 = _errs22 === errors;
@@ -851,16 +1070,21 @@ if(valid0){
 if(data.destination_identity_id !== undefined){
 let data11 = data.destination_identity_id;
 const _errs24 = errors;
+const _errs25 = errors;
 if(errors === _errs24){
 if(typeof data11 === "string"){
 if(func0(data11) > 256){
 validate7.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs24){
 }
 }
 var valid0 = _errs24 === errors;
@@ -870,10 +1094,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_execution_profile !== undefined){
+let data12 = data.destination_execution_profile;
 const _errs26 = errors;
-if(typeof data.destination_execution_profile !== "string"){
+if(typeof data12 !== "string"){
 validate7.errors = [{instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
 }
 var valid0 = _errs26 === errors;
 }
@@ -884,25 +1112,34 @@ if(valid0){
 if(data.allowed_actions !== undefined){
 let data13 = data.allowed_actions;
 const _errs28 = errors;
+const _errs29 = errors;
 if(errors === _errs28){
 if(Array.isArray(data13)){
 var valid2 = true;
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
 const _errs30 = errors;
-if(typeof data13[i0] !== "string"){
+if(typeof data14 !== "string"){
 validate7.errors = [{instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"#/properties/allowed_actions/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs31 = errors;
+if(errors === _errs30){
 }
 var valid2 = _errs30 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/allowed_actions",schemaPath:"#/properties/allowed_actions/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs28){
 }
 }
 var valid0 = _errs28 === errors;
@@ -912,10 +1149,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.disclosure !== undefined){
+let data15 = data.disclosure;
 const _errs32 = errors;
-if(!(validate4(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
+if(!(validate4(data15, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
 vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs32 === errors;
 }
@@ -930,6 +1170,7 @@ if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFi
 validate7.errors = [{instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs34 = errors;
 if(errors === _errs33){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
@@ -941,7 +1182,11 @@ if(data16 < -9007199254740991 || isNaN(data16)){
 validate7.errors = [{instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs33){
 }
 }
 var valid0 = _errs33 === errors;
@@ -957,6 +1202,7 @@ if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFi
 validate7.errors = [{instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs36 = errors;
 if(errors === _errs35){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
@@ -968,7 +1214,11 @@ if(data17 < -9007199254740991 || isNaN(data17)){
 validate7.errors = [{instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs35){
 }
 }
 var valid0 = _errs35 === errors;
@@ -984,6 +1234,7 @@ if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFi
 validate7.errors = [{instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs38 = errors;
 if(errors === _errs37){
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 9007199254740991 || isNaN(data18)){
@@ -995,7 +1246,11 @@ if(data18 < -9007199254740991 || isNaN(data18)){
 validate7.errors = [{instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs37){
 }
 }
 var valid0 = _errs37 === errors;
@@ -1011,6 +1266,7 @@ if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFi
 validate7.errors = [{instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs40 = errors;
 if(errors === _errs39){
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 9007199254740991 || isNaN(data19)){
@@ -1022,7 +1278,11 @@ if(data19 < -9007199254740991 || isNaN(data19)){
 validate7.errors = [{instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs39){
 }
 }
 var valid0 = _errs39 === errors;
@@ -1032,10 +1292,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.expires_at !== undefined){
+let data20 = data.expires_at;
 const _errs41 = errors;
-if(typeof data.expires_at !== "string"){
+if(typeof data20 !== "string"){
 validate7.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs42 = errors;
+if(errors === _errs41){
 }
 var valid0 = _errs41 === errors;
 }
@@ -1046,16 +1310,21 @@ if(valid0){
 if(data.return_route_id !== undefined){
 let data21 = data.return_route_id;
 const _errs43 = errors;
+const _errs44 = errors;
 if(errors === _errs43){
 if(typeof data21 === "string"){
 if(func0(data21) > 256){
 validate7.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate7.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs43){
 }
 }
 var valid0 = _errs43 === errors;
@@ -1065,15 +1334,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.idempotency_key !== undefined){
+let data22 = data.idempotency_key;
 const _errs45 = errors;
-if(typeof data.idempotency_key !== "string"){
+if(typeof data22 !== "string"){
 validate7.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs46 = errors;
+if(errors === _errs45){
 }
 var valid0 = _errs45 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1102,6 +1377,8 @@ else {
 validate7.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate7.errors = vErrors;
 return errors === 0;
@@ -1117,9 +1394,15 @@ if(typeof data !== "string"){
 validate9.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema10.enum;
 if(!((data === "execution_bound") || (data === "identity_bound"))){
 validate9.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema10.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate9.errors = vErrors;
 return errors === 0;
@@ -1132,6 +1415,7 @@ function validate10(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1143,16 +1427,21 @@ else {
 if(data.source_execution_id !== undefined){
 let data0 = data.source_execution_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate10.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate10.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1162,10 +1451,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
+let data1 = data.cursor;
 const _errs3 = errors;
-if(typeof data.cursor !== "string"){
+if(typeof data1 !== "string"){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -1180,6 +1473,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate10.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 200 || isNaN(data2)){
@@ -1191,13 +1485,19 @@ if(data2 < 1 || isNaN(data2)){
 validate10.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1206,6 +1506,8 @@ var valid0 = true;
 else {
 validate10.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate10.errors = vErrors;
@@ -1221,6 +1523,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_projection.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1232,16 +1535,21 @@ else {
 if(data.route_id !== undefined){
 let data0 = data.route_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate12.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1253,13 +1561,23 @@ if(valid0){
 if(data.kind !== undefined){
 let data1 = data.kind;
 const _errs3 = errors;
+const _errs4 = errors;
 if(typeof data1 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs5 = errors;
+const vSchema0 = schema10.enum;
 if(!((data1 === "execution_bound") || (data1 === "identity_bound"))){
 validate12.errors = [{instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema10.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs4){
+}
+var valid1 = _errs4 === errors;
+if(valid1){
 }
 var valid0 = _errs3 === errors;
 }
@@ -1270,13 +1588,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs6 = errors;
+const _errs7 = errors;
 if(typeof data2 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs8 = errors;
+const vSchema1 = schema16.enum;
 if(!((((data2 === "prepared") || (data2 === "active")) || (data2 === "expired")) || (data2 === "revoked"))){
 validate12.errors = [{instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/enum",keyword:"enum",params:{allowedValues: schema16.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs7){
+}
+var valid2 = _errs7 === errors;
+if(valid2){
 }
 var valid0 = _errs6 === errors;
 }
@@ -1287,6 +1615,7 @@ if(valid0){
 if(data.allowed_actions !== undefined){
 let data3 = data.allowed_actions;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(Array.isArray(data3)){
 var valid3 = true;
@@ -1294,23 +1623,37 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data4 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema2 = schema8.enum;
 if(!((((((data4 === "send_message") || (data4 === "start_agent")) || (data4 === "create_task")) || (data4 === "schedule_task")) || (data4 === "review_task_result")) || (data4 === "deliver_result"))){
 validate12.errors = [{instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/enum",keyword:"enum",params:{allowedValues: schema8.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
+}
+var valid4 = _errs12 === errors;
+if(valid4){
 }
 var valid3 = _errs11 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/allowed_actions",schemaPath:"#/properties/allowed_actions/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -1320,10 +1663,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.disclosure !== undefined){
+let data5 = data.disclosure;
 const _errs14 = errors;
-if(!(validate3(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
+if(!(validate3(data5, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
 vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs14 === errors;
 }
@@ -1338,6 +1684,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate12.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs16 = errors;
 if(errors === _errs15){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -1349,7 +1696,11 @@ if(data6 < 1 || isNaN(data6)){
 validate12.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs15){
 }
 }
 var valid0 = _errs15 === errors;
@@ -1365,6 +1716,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate12.errors = [{instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs18 = errors;
 if(errors === _errs17){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -1376,7 +1728,11 @@ if(data7 < 1 || isNaN(data7)){
 validate12.errors = [{instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs17){
 }
 }
 var valid0 = _errs17 === errors;
@@ -1392,6 +1748,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate12.errors = [{instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs20 = errors;
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -1403,7 +1760,11 @@ if(data8 < 1 || isNaN(data8)){
 validate12.errors = [{instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs19){
 }
 }
 var valid0 = _errs19 === errors;
@@ -1419,6 +1780,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate12.errors = [{instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs22 = errors;
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -1430,7 +1792,11 @@ if(data9 < 0 || isNaN(data9)){
 validate12.errors = [{instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs21){
 }
 }
 var valid0 = _errs21 === errors;
@@ -1446,6 +1812,7 @@ if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFi
 validate12.errors = [{instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs24 = errors;
 if(errors === _errs23){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
@@ -1457,7 +1824,11 @@ if(data10 < 0 || isNaN(data10)){
 validate12.errors = [{instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs23){
 }
 }
 var valid0 = _errs23 === errors;
@@ -1467,10 +1838,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.grant_fingerprint !== undefined){
+let data11 = data.grant_fingerprint;
 const _errs25 = errors;
-if(typeof data.grant_fingerprint !== "string"){
+if(typeof data11 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/grant_fingerprint",schemaPath:"#/properties/grant_fingerprint/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs26 = errors;
+if(errors === _errs25){
 }
 var valid0 = _errs25 === errors;
 }
@@ -1485,6 +1860,9 @@ if((typeof data12 !== "string") && (data12 !== null)){
 validate12.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema14.properties.expires_at.type}}];
 return false;
 }
+const _errs28 = errors;
+if(errors === _errs27){
+}
 var valid0 = _errs27 === errors;
 }
 else {
@@ -1498,12 +1876,17 @@ if((typeof data13 !== "string") && (data13 !== null)){
 validate12.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema14.properties.return_route_id.type}}];
 return false;
 }
+const _errs30 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func0(data13) > 256){
 validate12.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs29){
 }
 }
 var valid0 = _errs29 === errors;
@@ -1515,16 +1898,21 @@ if(valid0){
 if(data.source_execution_id !== undefined){
 let data14 = data.source_execution_id;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(typeof data14 === "string"){
 if(func0(data14) > 256){
 validate12.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs31){
 }
 }
 var valid0 = _errs31 === errors;
@@ -1536,16 +1924,21 @@ if(valid0){
 if(data.source_capsule_id !== undefined){
 let data15 = data.source_capsule_id;
 const _errs33 = errors;
+const _errs34 = errors;
 if(errors === _errs33){
 if(typeof data15 === "string"){
 if(func0(data15) > 256){
 validate12.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs33){
 }
 }
 var valid0 = _errs33 === errors;
@@ -1557,16 +1950,21 @@ if(valid0){
 if(data.source_thread_id !== undefined){
 let data16 = data.source_thread_id;
 const _errs35 = errors;
+const _errs36 = errors;
 if(errors === _errs35){
 if(typeof data16 === "string"){
 if(func0(data16) > 256){
 validate12.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs35){
 }
 }
 var valid0 = _errs35 === errors;
@@ -1578,16 +1976,21 @@ if(valid0){
 if(data.source_workspace_id !== undefined){
 let data17 = data.source_workspace_id;
 const _errs37 = errors;
+const _errs38 = errors;
 if(errors === _errs37){
 if(typeof data17 === "string"){
 if(func0(data17) > 256){
 validate12.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs37){
 }
 }
 var valid0 = _errs37 === errors;
@@ -1599,16 +2002,21 @@ if(valid0){
 if(data.source_gateway_id !== undefined){
 let data18 = data.source_gateway_id;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(typeof data18 === "string"){
 if(func0(data18) > 256){
 validate12.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs39){
 }
 }
 var valid0 = _errs39 === errors;
@@ -1624,12 +2032,17 @@ if((typeof data19 !== "string") && (data19 !== null)){
 validate12.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema14.properties.destination_execution_id.type}}];
 return false;
 }
+const _errs42 = errors;
 if(errors === _errs41){
 if(typeof data19 === "string"){
 if(func0(data19) > 256){
 validate12.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs41){
 }
 }
 var valid0 = _errs41 === errors;
@@ -1645,12 +2058,17 @@ if((typeof data20 !== "string") && (data20 !== null)){
 validate12.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema14.properties.destination_capsule_id.type}}];
 return false;
 }
+const _errs44 = errors;
 if(errors === _errs43){
 if(typeof data20 === "string"){
 if(func0(data20) > 256){
 validate12.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs43){
 }
 }
 var valid0 = _errs43 === errors;
@@ -1662,16 +2080,21 @@ if(valid0){
 if(data.destination_thread_id !== undefined){
 let data21 = data.destination_thread_id;
 const _errs45 = errors;
+const _errs46 = errors;
 if(errors === _errs45){
 if(typeof data21 === "string"){
 if(func0(data21) > 256){
 validate12.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs45){
 }
 }
 var valid0 = _errs45 === errors;
@@ -1683,16 +2106,21 @@ if(valid0){
 if(data.destination_workspace_id !== undefined){
 let data22 = data.destination_workspace_id;
 const _errs47 = errors;
+const _errs48 = errors;
 if(errors === _errs47){
 if(typeof data22 === "string"){
 if(func0(data22) > 256){
 validate12.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs47){
 }
 }
 var valid0 = _errs47 === errors;
@@ -1704,16 +2132,21 @@ if(valid0){
 if(data.destination_gateway_id !== undefined){
 let data23 = data.destination_gateway_id;
 const _errs49 = errors;
+const _errs50 = errors;
 if(errors === _errs49){
 if(typeof data23 === "string"){
 if(func0(data23) > 256){
 validate12.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs49){
 }
 }
 var valid0 = _errs49 === errors;
@@ -1725,16 +2158,21 @@ if(valid0){
 if(data.destination_identity_id !== undefined){
 let data24 = data.destination_identity_id;
 const _errs51 = errors;
+const _errs52 = errors;
 if(errors === _errs51){
 if(typeof data24 === "string"){
 if(func0(data24) > 256){
 validate12.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate12.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs51){
 }
 }
 var valid0 = _errs51 === errors;
@@ -1744,10 +2182,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_execution_profile !== undefined){
+let data25 = data.destination_execution_profile;
 const _errs53 = errors;
-if(typeof data.destination_execution_profile !== "string"){
+if(typeof data25 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs54 = errors;
+if(errors === _errs53){
 }
 var valid0 = _errs53 === errors;
 }
@@ -1756,10 +2198,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.created_at !== undefined){
+let data26 = data.created_at;
 const _errs55 = errors;
-if(typeof data.created_at !== "string"){
+if(typeof data26 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs56 = errors;
+if(errors === _errs55){
 }
 var valid0 = _errs55 === errors;
 }
@@ -1768,10 +2214,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.updated_at !== undefined){
+let data27 = data.updated_at;
 const _errs57 = errors;
-if(typeof data.updated_at !== "string"){
+if(typeof data27 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs58 = errors;
+if(errors === _errs57){
 }
 var valid0 = _errs57 === errors;
 }
@@ -1780,15 +2230,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.idempotency_key !== undefined){
+let data28 = data.idempotency_key;
 const _errs59 = errors;
-if(typeof data.idempotency_key !== "string"){
+if(typeof data28 !== "string"){
 validate12.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs60 = errors;
+if(errors === _errs59){
 }
 var valid0 = _errs59 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1823,6 +2279,8 @@ else {
 validate12.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate12.errors = vErrors;
 return errors === 0;
@@ -1833,6 +2291,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1844,25 +2303,33 @@ else {
 if(data.routes !== undefined){
 let data0 = data.routes;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(Array.isArray(data0)){
 var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
 const _errs3 = errors;
-if(!(validate12(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+if(!(validate12(data1, {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs3 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate11.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1878,10 +2345,15 @@ if((typeof data2 !== "string") && (data2 !== null)){
 validate11.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema13.properties.next_cursor.type}}];
 return false;
 }
+const _errs5 = errors;
+if(errors === _errs4){
+}
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1889,6 +2361,8 @@ var valid0 = true;
 else {
 validate11.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate11.errors = vErrors;
@@ -1904,6 +2378,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -1915,16 +2390,21 @@ else {
 if(data.route_id !== undefined){
 let data0 = data.route_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate15.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate15.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -1940,6 +2420,7 @@ if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinit
 validate15.errors = [{instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
@@ -1951,7 +2432,11 @@ if(data1 < 1 || isNaN(data1)){
 validate15.errors = [{instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -1961,10 +2446,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data2 = data.reason;
 const _errs5 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data2 !== "string"){
 validate15.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -1973,15 +2462,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.idempotency_key !== undefined){
+let data3 = data.idempotency_key;
 const _errs7 = errors;
-if(typeof data.idempotency_key !== "string"){
+if(typeof data3 !== "string"){
 validate15.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -1991,6 +2486,8 @@ var valid0 = true;
 else {
 validate15.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate15.errors = vErrors;
@@ -2007,9 +2504,15 @@ if(typeof data !== "string"){
 validate16.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema16.enum;
 if(!((((data === "prepared") || (data === "active")) || (data === "expired")) || (data === "revoked"))){
 validate16.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema16.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate16.errors = vErrors;
 return errors === 0;
@@ -2023,6 +2526,7 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/agent_role_presentation.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2032,10 +2536,14 @@ return false;
 }
 else {
 if(data.role !== undefined){
+let data0 = data.role;
 const _errs1 = errors;
-if(typeof data.role !== "string"){
+if(typeof data0 !== "string"){
 validate17.errors = [{instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -2044,15 +2552,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.label !== undefined){
+let data1 = data.label;
 const _errs3 = errors;
-if(typeof data.label !== "string"){
+if(typeof data1 !== "string"){
 validate17.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2060,6 +2574,8 @@ var valid0 = true;
 else {
 validate17.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate17.errors = vErrors;
@@ -2073,13 +2589,18 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/cli_runtime_options.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.sandbox !== undefined){
+let data0 = data.sandbox;
 const _errs1 = errors;
-if(typeof data.sandbox !== "string"){
+if(typeof data0 !== "string"){
 validate18.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -2088,10 +2609,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.effort !== undefined){
+let data1 = data.effort;
 const _errs3 = errors;
-if(typeof data.effort !== "string"){
+if(typeof data1 !== "string"){
 validate18.errors = [{instancePath:instancePath+"/effort",schemaPath:"#/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -2100,10 +2625,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.personality !== undefined){
+let data2 = data.personality;
 const _errs5 = errors;
-if(typeof data.personality !== "string"){
+if(typeof data2 !== "string"){
 validate18.errors = [{instancePath:instancePath+"/personality",schemaPath:"#/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -2112,10 +2641,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.summary !== undefined){
+let data3 = data.summary;
 const _errs7 = errors;
-if(typeof data.summary !== "string"){
+if(typeof data3 !== "string"){
 validate18.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -2124,15 +2657,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.steer_if_active !== undefined){
+let data4 = data.steer_if_active;
 const _errs9 = errors;
-if(typeof data.steer_if_active !== "boolean"){
+if(typeof data4 !== "boolean"){
 validate18.errors = [{instancePath:instancePath+"/steer_if_active",schemaPath:"#/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2142,6 +2681,8 @@ var valid0 = true;
 else {
 validate18.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate18.errors = vErrors;
@@ -2156,6 +2697,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/context_compressed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2167,16 +2709,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate19.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate19.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -2188,16 +2735,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate19.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate19.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -2213,6 +2765,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate19.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -2224,7 +2777,11 @@ if(data2 < 1 || isNaN(data2)){
 validate19.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -2236,13 +2793,23 @@ if(valid0){
 if(data.reason !== undefined){
 let data3 = data.reason;
 const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 validate19.errors = [{instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema0 = schema23.enum;
 if(!((data3 === "summarized") || (data3 === "truncated"))){
 validate19.errors = [{instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema23.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid1 = _errs8 === errors;
+if(valid1){
 }
 var valid0 = _errs7 === errors;
 }
@@ -2257,6 +2824,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate19.errors = [{instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs11 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -2268,7 +2836,11 @@ if(data4 < 0 || isNaN(data4)){
 validate19.errors = [{instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -2284,6 +2856,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate19.errors = [{instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -2295,7 +2868,11 @@ if(data5 < 0 || isNaN(data5)){
 validate19.errors = [{instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -2305,15 +2882,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.summary_preview !== undefined){
+let data6 = data.summary_preview;
 const _errs14 = errors;
-if(typeof data.summary_preview !== "string"){
+if(typeof data6 !== "string"){
 validate19.errors = [{instancePath:instancePath+"/summary_preview",schemaPath:"#/properties/summary_preview/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2327,6 +2910,8 @@ else {
 validate19.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate19.errors = vErrors;
 return errors === 0;
@@ -2339,6 +2924,7 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/context_compressing_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2350,16 +2936,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate20.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate20.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -2371,16 +2962,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate20.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate20.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -2396,6 +2992,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate20.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -2407,7 +3004,11 @@ if(data2 < 1 || isNaN(data2)){
 validate20.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -2419,13 +3020,23 @@ if(valid0){
 if(data.reason !== undefined){
 let data3 = data.reason;
 const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema0 = schema23.enum;
 if(!((data3 === "summarized") || (data3 === "truncated"))){
 validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema23.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid1 = _errs8 === errors;
+if(valid1){
 }
 var valid0 = _errs7 === errors;
 }
@@ -2440,6 +3051,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate20.errors = [{instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs11 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -2451,7 +3063,11 @@ if(data4 < 0 || isNaN(data4)){
 validate20.errors = [{instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -2467,6 +3083,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate20.errors = [{instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -2478,13 +3095,19 @@ if(data5 < 0 || isNaN(data5)){
 validate20.errors = [{instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2496,6 +3119,8 @@ var valid0 = true;
 else {
 validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate20.errors = vErrors;
@@ -2512,9 +3137,15 @@ if(typeof data !== "string"){
 validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema23.enum;
 if(!((data === "summarized") || (data === "truncated"))){
 validate21.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema23.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate21.errors = vErrors;
 return errors === 0;
@@ -2530,6 +3161,8 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2541,9 +3174,14 @@ else {
 if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
+const vSchema0 = schema27.properties.type.enum;
 if(!(((data0 === "apiProvider") || (data0 === "cliAgentRuntime")) || (data0 === "acpAgentRuntime"))){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema27.properties.type.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -2551,10 +3189,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "apiProvider"){
+if(false){
+}
+else if(tag0 === "apiProvider"){
+const _errs3 = errors;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -2570,9 +3213,14 @@ if(typeof data1 !== "string"){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"execution_backend_api_provider.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
 if("apiProvider" !== data1){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"execution_backend_api_provider.json/properties/type/const",keyword:"const",params:{allowedValue: "apiProvider"}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
 }
 var valid4 = _errs6 === errors;
 }
@@ -2581,15 +3229,21 @@ var valid4 = true;
 }
 if(valid4){
 if(data.provider !== undefined){
+let data2 = data.provider;
 const _errs8 = errors;
-if(typeof data.provider !== "string"){
+if(typeof data2 !== "string"){
 validate22.errors = [{instancePath:instancePath+"/provider",schemaPath:"execution_backend_api_provider.json/properties/provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid4 = _errs8 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -2598,10 +3252,19 @@ else {
 validate22.errors = [{instancePath,schemaPath:"execution_backend_api_provider.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs4){
 }
+}
+var valid3 = _errs4 === errors;
+if(valid3){
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "cliAgentRuntime"){
+const _errs10 = errors;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -2617,9 +3280,14 @@ if(typeof data3 !== "string"){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"execution_backend_cli_agent_runtime.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs14 = errors;
 if("cliAgentRuntime" !== data3){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"execution_backend_cli_agent_runtime.json/properties/type/const",keyword:"const",params:{allowedValue: "cliAgentRuntime"}}];
 return false;
+}
+else {
+}
+if(errors === _errs13){
 }
 var valid7 = _errs13 === errors;
 }
@@ -2630,16 +3298,21 @@ if(valid7){
 if(data.runtime_id !== undefined){
 let data4 = data.runtime_id;
 const _errs15 = errors;
+const _errs16 = errors;
 if(errors === _errs15){
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 validate22.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate22.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs15){
 }
 }
 var valid7 = _errs15 === errors;
@@ -2649,15 +3322,21 @@ var valid7 = true;
 }
 if(valid7){
 if(data.runtime_kind !== undefined){
+let data5 = data.runtime_kind;
 const _errs17 = errors;
-if(typeof data.runtime_kind !== "string"){
+if(typeof data5 !== "string"){
 validate22.errors = [{instancePath:instancePath+"/runtime_kind",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_kind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid7 = _errs17 === errors;
 }
 else {
 var valid7 = true;
+}
+if(valid7){
 }
 }
 }
@@ -2667,10 +3346,19 @@ else {
 validate22.errors = [{instancePath,schemaPath:"execution_backend_cli_agent_runtime.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs11){
 }
+}
+var valid6 = _errs11 === errors;
+if(valid6){
+}
+var valid5 = _errs10 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "acpAgentRuntime"){
+const _errs19 = errors;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
@@ -2686,9 +3374,14 @@ if(typeof data6 !== "string"){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs23 = errors;
 if("acpAgentRuntime" !== data6){
 validate22.errors = [{instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/const",keyword:"const",params:{allowedValue: "acpAgentRuntime"}}];
 return false;
+}
+else {
+}
+if(errors === _errs22){
 }
 var valid10 = _errs22 === errors;
 }
@@ -2699,22 +3392,29 @@ if(valid10){
 if(data.runtime_id !== undefined){
 let data7 = data.runtime_id;
 const _errs24 = errors;
+const _errs25 = errors;
 if(errors === _errs24){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 validate22.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate22.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs24){
 }
 }
 var valid10 = _errs24 === errors;
 }
 else {
 var valid10 = true;
+}
+if(valid10){
 }
 }
 }
@@ -2723,7 +3423,14 @@ else {
 validate22.errors = [{instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs20){
 }
+}
+var valid9 = _errs20 === errors;
+if(valid9){
+}
+var valid8 = _errs19 === errors;
+valid1 = valid8;
 }
 else {
 validate22.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}}];
@@ -2734,12 +3441,16 @@ else {
 validate22.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}}];
 return false;
 }
+if(valid1){
+}
 }
 }
 }
 else {
 validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate22.errors = vErrors;
@@ -2752,6 +3463,7 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2767,9 +3479,14 @@ if(typeof data0 !== "string"){
 validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("acpAgentRuntime" !== data0){
 validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "acpAgentRuntime"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -2780,16 +3497,21 @@ if(valid0){
 if(data.runtime_id !== undefined){
 let data1 = data.runtime_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate23.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate23.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -2797,12 +3519,16 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+}
 }
 }
 }
 else {
 validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate23.errors = vErrors;
@@ -2815,6 +3541,7 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_api_provider.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2830,9 +3557,14 @@ if(typeof data0 !== "string"){
 validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("apiProvider" !== data0){
 validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "apiProvider"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -2841,15 +3573,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.provider !== undefined){
+let data1 = data.provider;
 const _errs3 = errors;
-if(typeof data.provider !== "string"){
+if(typeof data1 !== "string"){
 validate24.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2857,6 +3595,8 @@ var valid0 = true;
 else {
 validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate24.errors = vErrors;
@@ -2869,6 +3609,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -2884,9 +3625,14 @@ if(typeof data0 !== "string"){
 validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("cliAgentRuntime" !== data0){
 validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "cliAgentRuntime"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -2897,16 +3643,21 @@ if(valid0){
 if(data.runtime_id !== undefined){
 let data1 = data.runtime_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate25.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate25.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -2916,15 +3667,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.runtime_kind !== undefined){
+let data2 = data.runtime_kind;
 const _errs5 = errors;
-if(typeof data.runtime_kind !== "string"){
+if(typeof data2 !== "string"){
 validate25.errors = [{instancePath:instancePath+"/runtime_kind",schemaPath:"#/properties/runtime_kind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -2933,6 +3690,8 @@ var valid0 = true;
 else {
 validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate25.errors = vErrors;
@@ -2952,13 +3711,18 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.default_provider !== undefined){
+let data0 = data.default_provider;
 const _errs1 = errors;
-if(typeof data.default_provider !== "string"){
+if(typeof data0 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/default_provider",schemaPath:"#/properties/default_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -2967,10 +3731,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.default_model !== undefined){
+let data1 = data.default_model;
 const _errs3 = errors;
-if(typeof data.default_model !== "string"){
+if(typeof data1 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -2981,11 +3749,13 @@ if(valid0){
 if(data.providers !== undefined){
 let data2 = data.providers;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.openai !== undefined){
 let data3 = data2.openai;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing0;
@@ -2997,16 +3767,21 @@ else {
 if(data3.base_url !== undefined){
 let data4 = data3.base_url;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 validate26.errors = [{instancePath:instancePath+"/providers/openai/base_url",schemaPath:"#/properties/providers/properties/openai/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai/base_url",schemaPath:"#/properties/providers/properties/openai/properties/base_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid2 = _errs9 === errors;
@@ -3018,16 +3793,21 @@ if(valid2){
 if(data3.model !== undefined){
 let data5 = data3.model;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(func0(data5) < 1){
 validate26.errors = [{instancePath:instancePath+"/providers/openai/model",schemaPath:"#/properties/providers/properties/openai/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai/model",schemaPath:"#/properties/providers/properties/openai/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid2 = _errs11 === errors;
@@ -3039,22 +3819,29 @@ if(valid2){
 if(data3.api_key_env !== undefined){
 let data6 = data3.api_key_env;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(typeof data6 === "string"){
 if(func0(data6) < 1){
 validate26.errors = [{instancePath:instancePath+"/providers/openai/api_key_env",schemaPath:"#/properties/providers/properties/openai/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai/api_key_env",schemaPath:"#/properties/providers/properties/openai/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs13){
 }
 }
 var valid2 = _errs13 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -3063,6 +3850,8 @@ var valid2 = true;
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai",schemaPath:"#/properties/providers/properties/openai/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid1 = _errs7 === errors;
@@ -3075,6 +3864,7 @@ if(data2.retry !== undefined){
 let data7 = data2.retry;
 const _errs15 = errors;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.max_attempts !== undefined){
@@ -3084,6 +3874,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate26.errors = [{instancePath:instancePath+"/providers/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs19 = errors;
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -3095,7 +3886,11 @@ if(data8 < 1 || isNaN(data8)){
 validate26.errors = [{instancePath:instancePath+"/providers/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs18){
 }
 }
 var valid4 = _errs18 === errors;
@@ -3111,6 +3906,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate26.errors = [{instancePath:instancePath+"/providers/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs21 = errors;
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -3122,7 +3918,11 @@ if(data9 < 0 || isNaN(data9)){
 validate26.errors = [{instancePath:instancePath+"/providers/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs20){
 }
 }
 var valid4 = _errs20 === errors;
@@ -3134,16 +3934,21 @@ if(valid4){
 if(data7.backoff_multiplier !== undefined){
 let data10 = data7.backoff_multiplier;
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 1 || isNaN(data10)){
 validate26.errors = [{instancePath:instancePath+"/providers/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}}];
 return false;
+}
+if(errors === _errs22){
 }
 }
 var valid4 = _errs22 === errors;
@@ -3159,6 +3964,7 @@ if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/providers/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs25 = errors;
 if(errors === _errs24){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
@@ -3170,13 +3976,19 @@ if(data11 < 0 || isNaN(data11)){
 validate26.errors = [{instancePath:instancePath+"/providers/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs24){
 }
 }
 var valid4 = _errs24 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -3186,6 +3998,11 @@ else {
 validate26.errors = [{instancePath:instancePath+"/providers/retry",schemaPath:"gateway_retry_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs16){
+}
+}
+var valid3 = _errs16 === errors;
+if(valid3){
 }
 var valid1 = _errs15 === errors;
 }
@@ -3196,6 +4013,7 @@ if(valid1){
 if(data2.openai_compatible !== undefined){
 let data12 = data2.openai_compatible;
 const _errs26 = errors;
+const _errs27 = errors;
 if(errors === _errs26){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 for(const key0 in data12){
@@ -3211,6 +4029,10 @@ vErrors.push(err0);
 }
 errors++;
 }
+else {
+}
+}
+if(errors === _errs28){
 }
 var valid5 = _errs28 === errors;
 if(!valid5){
@@ -3228,9 +4050,11 @@ break;
 }
 }
 if(valid5){
+const _errs29 = errors;
 for(const key1 in data12){
 let data13 = data12[key1];
 const _errs30 = errors;
+const _errs31 = errors;
 if(errors === _errs30){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing1;
@@ -3242,16 +4066,21 @@ else {
 if(data13.base_url !== undefined){
 let data14 = data13.base_url;
 const _errs32 = errors;
+const _errs33 = errors;
 if(errors === _errs32){
 if(typeof data14 === "string"){
 if(func0(data14) < 1){
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs32){
 }
 }
 var valid7 = _errs32 === errors;
@@ -3263,16 +4092,21 @@ if(valid7){
 if(data13.model !== undefined){
 let data15 = data13.model;
 const _errs34 = errors;
+const _errs35 = errors;
 if(errors === _errs34){
 if(typeof data15 === "string"){
 if(func0(data15) < 1){
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs34){
 }
 }
 var valid7 = _errs34 === errors;
@@ -3284,22 +4118,29 @@ if(valid7){
 if(data13.api_key_env !== undefined){
 let data16 = data13.api_key_env;
 const _errs36 = errors;
+const _errs37 = errors;
 if(errors === _errs36){
 if(typeof data16 === "string"){
 if(func0(data16) < 1){
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs36){
 }
 }
 var valid7 = _errs36 === errors;
 }
 else {
 var valid7 = true;
+}
+if(valid7){
 }
 }
 }
@@ -3309,11 +4150,15 @@ else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs30){
+}
 }
 var valid6 = _errs30 === errors;
 if(!valid6){
 break;
 }
+}
+if(_errs29 === errors){
 }
 }
 }
@@ -3321,11 +4166,15 @@ else {
 validate26.errors = [{instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs26){
+}
 }
 var valid1 = _errs26 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
 }
 }
 }
@@ -3333,6 +4182,8 @@ var valid1 = true;
 else {
 validate26.errors = [{instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -3344,21 +4195,27 @@ if(valid0){
 if(data.tools !== undefined){
 let data17 = data.tools;
 const _errs38 = errors;
+const _errs39 = errors;
 if(errors === _errs38){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.default_cwd !== undefined){
 let data18 = data17.default_cwd;
 const _errs40 = errors;
+const _errs41 = errors;
 if(errors === _errs40){
 if(typeof data18 === "string"){
 if(func0(data18) < 1){
 validate26.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs40){
 }
 }
 var valid8 = _errs40 === errors;
@@ -3374,6 +4231,7 @@ if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs43 = errors;
 if(errors === _errs42){
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 9007199254740991 || isNaN(data19)){
@@ -3385,7 +4243,11 @@ if(data19 < 1 || isNaN(data19)){
 validate26.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs42){
 }
 }
 var valid8 = _errs42 === errors;
@@ -3401,6 +4263,7 @@ if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs45 = errors;
 if(errors === _errs44){
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 > 9007199254740991 || isNaN(data20)){
@@ -3412,7 +4275,11 @@ if(data20 < 1 || isNaN(data20)){
 validate26.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs44){
 }
 }
 var valid8 = _errs44 === errors;
@@ -3428,6 +4295,7 @@ if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs47 = errors;
 if(errors === _errs46){
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 9007199254740991 || isNaN(data21)){
@@ -3439,7 +4307,11 @@ if(data21 < 1 || isNaN(data21)){
 validate26.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs46){
 }
 }
 var valid8 = _errs46 === errors;
@@ -3455,6 +4327,7 @@ if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs49 = errors;
 if(errors === _errs48){
 if((typeof data22 == "number") && (isFinite(data22))){
 if(data22 > 9007199254740991 || isNaN(data22)){
@@ -3466,7 +4339,11 @@ if(data22 < 1 || isNaN(data22)){
 validate26.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs48){
 }
 }
 var valid8 = _errs48 === errors;
@@ -3478,6 +4355,7 @@ if(valid8){
 if(data17.execution_windows !== undefined){
 let data23 = data17.execution_windows;
 const _errs50 = errors;
+const _errs51 = errors;
 if(errors === _errs50){
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 if(data23.max_agent_rounds_per_window !== undefined){
@@ -3487,6 +4365,7 @@ if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs53 = errors;
 if(errors === _errs52){
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 9007199254740991 || isNaN(data24)){
@@ -3498,7 +4377,11 @@ if(data24 < 1 || isNaN(data24)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs52){
 }
 }
 var valid9 = _errs52 === errors;
@@ -3514,6 +4397,7 @@ if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs55 = errors;
 if(errors === _errs54){
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 9007199254740991 || isNaN(data25)){
@@ -3525,7 +4409,11 @@ if(data25 < 1 || isNaN(data25)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs54){
 }
 }
 var valid9 = _errs54 === errors;
@@ -3541,6 +4429,7 @@ if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs57 = errors;
 if(errors === _errs56){
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 9007199254740991 || isNaN(data26)){
@@ -3552,7 +4441,11 @@ if(data26 < 1 || isNaN(data26)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs56){
 }
 }
 var valid9 = _errs56 === errors;
@@ -3568,6 +4461,7 @@ if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs59 = errors;
 if(errors === _errs58){
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 > 9007199254740991 || isNaN(data27)){
@@ -3579,7 +4473,11 @@ if(data27 < 1 || isNaN(data27)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs58){
 }
 }
 var valid9 = _errs58 === errors;
@@ -3591,6 +4489,7 @@ if(valid9){
 if(data23.total !== undefined){
 let data28 = data23.total;
 const _errs60 = errors;
+const _errs61 = errors;
 if(errors === _errs60){
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.max_agent_rounds !== undefined){
@@ -3600,6 +4499,7 @@ if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs63 = errors;
 if(errors === _errs62){
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 9007199254740991 || isNaN(data29)){
@@ -3611,7 +4511,11 @@ if(data29 < 1 || isNaN(data29)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs62){
 }
 }
 var valid10 = _errs62 === errors;
@@ -3627,6 +4531,7 @@ if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs65 = errors;
 if(errors === _errs64){
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 > 9007199254740991 || isNaN(data30)){
@@ -3638,7 +4543,11 @@ if(data30 < 1 || isNaN(data30)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs64){
 }
 }
 var valid10 = _errs64 === errors;
@@ -3654,6 +4563,7 @@ if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs67 = errors;
 if(errors === _errs66){
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 > 9007199254740991 || isNaN(data31)){
@@ -3665,7 +4575,11 @@ if(data31 < 1 || isNaN(data31)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs66){
 }
 }
 var valid10 = _errs66 === errors;
@@ -3681,6 +4595,7 @@ if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs69 = errors;
 if(errors === _errs68){
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 > 9007199254740991 || isNaN(data32)){
@@ -3692,13 +4607,19 @@ if(data32 < 1 || isNaN(data32)){
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs68){
 }
 }
 var valid10 = _errs68 === errors;
 }
 else {
 var valid10 = true;
+}
+if(valid10){
 }
 }
 }
@@ -3708,11 +4629,15 @@ else {
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs60){
+}
 }
 var valid9 = _errs60 === errors;
 }
 else {
 var valid9 = true;
+}
+if(valid9){
 }
 }
 }
@@ -3722,6 +4647,8 @@ var valid9 = true;
 else {
 validate26.errors = [{instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs50){
 }
 }
 var valid8 = _errs50 === errors;
@@ -3734,6 +4661,7 @@ if(data17.retry !== undefined){
 let data33 = data17.retry;
 const _errs70 = errors;
 const _errs71 = errors;
+const _errs72 = errors;
 if(errors === _errs71){
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.max_attempts !== undefined){
@@ -3743,6 +4671,7 @@ if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs74 = errors;
 if(errors === _errs73){
 if((typeof data34 == "number") && (isFinite(data34))){
 if(data34 > 9007199254740991 || isNaN(data34)){
@@ -3754,7 +4683,11 @@ if(data34 < 1 || isNaN(data34)){
 validate26.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs73){
 }
 }
 var valid12 = _errs73 === errors;
@@ -3770,6 +4703,7 @@ if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs76 = errors;
 if(errors === _errs75){
 if((typeof data35 == "number") && (isFinite(data35))){
 if(data35 > 9007199254740991 || isNaN(data35)){
@@ -3781,7 +4715,11 @@ if(data35 < 0 || isNaN(data35)){
 validate26.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs75){
 }
 }
 var valid12 = _errs75 === errors;
@@ -3793,16 +4731,21 @@ if(valid12){
 if(data33.backoff_multiplier !== undefined){
 let data36 = data33.backoff_multiplier;
 const _errs77 = errors;
+const _errs78 = errors;
 if(errors === _errs77){
 if((typeof data36 == "number") && (isFinite(data36))){
 if(data36 < 1 || isNaN(data36)){
 validate26.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}}];
 return false;
+}
+if(errors === _errs77){
 }
 }
 var valid12 = _errs77 === errors;
@@ -3818,6 +4761,7 @@ if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs80 = errors;
 if(errors === _errs79){
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 > 9007199254740991 || isNaN(data37)){
@@ -3829,13 +4773,19 @@ if(data37 < 0 || isNaN(data37)){
 validate26.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs79){
 }
 }
 var valid12 = _errs79 === errors;
 }
 else {
 var valid12 = true;
+}
+if(valid12){
 }
 }
 }
@@ -3845,6 +4795,11 @@ else {
 validate26.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs71){
+}
+}
+var valid11 = _errs71 === errors;
+if(valid11){
 }
 var valid8 = _errs70 === errors;
 }
@@ -3855,6 +4810,7 @@ if(valid8){
 if(data17.env_passthrough !== undefined){
 let data38 = data17.env_passthrough;
 const _errs81 = errors;
+const _errs82 = errors;
 if(errors === _errs81){
 if(Array.isArray(data38)){
 var valid13 = true;
@@ -3862,16 +4818,21 @@ const len0 = data38.length;
 for(let i0=0; i0<len0; i0++){
 let data39 = data38[i0];
 const _errs83 = errors;
+const _errs84 = errors;
 if(errors === _errs83){
 if(typeof data39 === "string"){
 if(!pattern1.test(data39)){
 validate26.errors = [{instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs83){
 }
 }
 var valid13 = _errs83 === errors;
@@ -3879,16 +4840,22 @@ if(!valid13){
 break;
 }
 }
+if(valid13){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/tools/env_passthrough",schemaPath:"#/properties/tools/properties/env_passthrough/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs81){
 }
 }
 var valid8 = _errs81 === errors;
 }
 else {
 var valid8 = true;
+}
+if(valid8){
 }
 }
 }
@@ -3902,6 +4869,8 @@ else {
 validate26.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs38){
+}
 }
 var valid0 = _errs38 === errors;
 }
@@ -3912,6 +4881,7 @@ if(valid0){
 if(data.mcp_servers !== undefined){
 let data40 = data.mcp_servers;
 const _errs85 = errors;
+const _errs86 = errors;
 if(errors === _errs85){
 if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
 for(const key2 in data40){
@@ -3927,6 +4897,10 @@ vErrors.push(err2);
 }
 errors++;
 }
+else {
+}
+}
+if(errors === _errs87){
 }
 var valid14 = _errs87 === errors;
 if(!valid14){
@@ -3944,24 +4918,31 @@ break;
 }
 }
 if(valid14){
+const _errs88 = errors;
 for(const key3 in data40){
 let data41 = data40[key3];
 const _errs89 = errors;
+const _errs90 = errors;
 if(errors === _errs89){
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.command !== undefined){
 let data42 = data41.command;
 const _errs91 = errors;
+const _errs92 = errors;
 if(errors === _errs91){
 if(typeof data42 === "string"){
 if(func0(data42) < 1){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs91){
 }
 }
 var valid16 = _errs91 === errors;
@@ -3973,25 +4954,34 @@ if(valid16){
 if(data41.args !== undefined){
 let data43 = data41.args;
 const _errs93 = errors;
+const _errs94 = errors;
 if(errors === _errs93){
 if(Array.isArray(data43)){
 var valid17 = true;
 const len1 = data43.length;
 for(let i1=0; i1<len1; i1++){
+let data44 = data43[i1];
 const _errs95 = errors;
-if(typeof data43[i1] !== "string"){
+if(typeof data44 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i1,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs96 = errors;
+if(errors === _errs95){
 }
 var valid17 = _errs95 === errors;
 if(!valid17){
 break;
 }
 }
+if(valid17){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs93){
 }
 }
 var valid16 = _errs93 === errors;
@@ -4003,23 +4993,33 @@ if(valid16){
 if(data41.env !== undefined){
 let data45 = data41.env;
 const _errs97 = errors;
+const _errs98 = errors;
 if(errors === _errs97){
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+const _errs99 = errors;
 for(const key4 in data45){
+let data46 = data45[key4];
 const _errs100 = errors;
-if(typeof data45[key4] !== "string"){
+if(typeof data46 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs101 = errors;
+if(errors === _errs100){
 }
 var valid18 = _errs100 === errors;
 if(!valid18){
 break;
 }
 }
+if(_errs99 === errors){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs97){
 }
 }
 var valid16 = _errs97 === errors;
@@ -4031,16 +5031,21 @@ if(valid16){
 if(data41.cwd !== undefined){
 let data47 = data41.cwd;
 const _errs102 = errors;
+const _errs103 = errors;
 if(errors === _errs102){
 if(typeof data47 === "string"){
 if(func0(data47) < 1){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs102){
 }
 }
 var valid16 = _errs102 === errors;
@@ -4052,16 +5057,21 @@ if(valid16){
 if(data41.url !== undefined){
 let data48 = data41.url;
 const _errs104 = errors;
+const _errs105 = errors;
 if(errors === _errs104){
 if(typeof data48 === "string"){
 if(func0(data48) < 1){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs104){
 }
 }
 var valid16 = _errs104 === errors;
@@ -4073,23 +5083,33 @@ if(valid16){
 if(data41.headers !== undefined){
 let data49 = data41.headers;
 const _errs106 = errors;
+const _errs107 = errors;
 if(errors === _errs106){
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+const _errs108 = errors;
 for(const key5 in data49){
+let data50 = data49[key5];
 const _errs109 = errors;
-if(typeof data49[key5] !== "string"){
+if(typeof data50 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs110 = errors;
+if(errors === _errs109){
 }
 var valid19 = _errs109 === errors;
 if(!valid19){
 break;
 }
 }
+if(_errs108 === errors){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs106){
 }
 }
 var valid16 = _errs106 === errors;
@@ -4101,16 +5121,21 @@ if(valid16){
 if(data41.scope !== undefined){
 let data51 = data41.scope;
 const _errs111 = errors;
+const _errs112 = errors;
 if(errors === _errs111){
 if(typeof data51 === "string"){
 if(func0(data51) < 1){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs111){
 }
 }
 var valid16 = _errs111 === errors;
@@ -4126,6 +5151,7 @@ if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs114 = errors;
 if(errors === _errs113){
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 > 9007199254740991 || isNaN(data52)){
@@ -4137,7 +5163,11 @@ if(data52 < 1 || isNaN(data52)){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs113){
 }
 }
 var valid16 = _errs113 === errors;
@@ -4153,6 +5183,7 @@ if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs116 = errors;
 if(errors === _errs115){
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 > 9007199254740991 || isNaN(data53)){
@@ -4164,7 +5195,11 @@ if(data53 < 1 || isNaN(data53)){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs115){
 }
 }
 var valid16 = _errs115 === errors;
@@ -4174,15 +5209,21 @@ var valid16 = true;
 }
 if(valid16){
 if(data41.trusted !== undefined){
+let data54 = data41.trusted;
 const _errs117 = errors;
-if(typeof data41.trusted !== "boolean"){
+if(typeof data54 !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/trusted",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/trusted/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs118 = errors;
+if(errors === _errs117){
 }
 var valid16 = _errs117 === errors;
 }
 else {
 var valid16 = true;
+}
+if(valid16){
 }
 }
 }
@@ -4198,17 +5239,23 @@ else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs89){
+}
 }
 var valid15 = _errs89 === errors;
 if(!valid15){
 break;
 }
 }
+if(_errs88 === errors){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs85){
 }
 }
 var valid0 = _errs85 === errors;
@@ -4220,11 +5267,13 @@ if(valid0){
 if(data.skills !== undefined){
 let data55 = data.skills;
 const _errs119 = errors;
+const _errs120 = errors;
 if(errors === _errs119){
 if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
 if(data55.folders !== undefined){
 let data56 = data55.folders;
 const _errs121 = errors;
+const _errs122 = errors;
 if(errors === _errs121){
 if(Array.isArray(data56)){
 var valid21 = true;
@@ -4232,6 +5281,7 @@ const len2 = data56.length;
 for(let i2=0; i2<len2; i2++){
 let data57 = data56[i2];
 const _errs123 = errors;
+const _errs124 = errors;
 if(errors === _errs123){
 if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
 let missing2;
@@ -4243,16 +5293,21 @@ else {
 if(data57.path !== undefined){
 let data58 = data57.path;
 const _errs125 = errors;
+const _errs126 = errors;
 if(errors === _errs125){
 if(typeof data58 === "string"){
 if(func0(data58) < 1){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs125){
 }
 }
 var valid22 = _errs125 === errors;
@@ -4264,6 +5319,7 @@ if(valid22){
 if(data57.source_kind !== undefined){
 let data59 = data57.source_kind;
 const _errs127 = errors;
+const _errs128 = errors;
 if(errors === _errs127){
 if(typeof data59 === "string"){
 if(func0(data59) < 1){
@@ -4275,17 +5331,23 @@ if(!pattern3.test(data59)){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+if(errors === _errs127){
+}
 }
 var valid22 = _errs127 === errors;
 }
 else {
 var valid22 = true;
+}
+if(valid22){
 }
 }
 }
@@ -4294,23 +5356,37 @@ else {
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs123){
+}
 }
 var valid21 = _errs123 === errors;
 if(!valid21){
 break;
 }
 }
+if(valid21){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
+if(errors === _errs121){
 }
+}
+var valid20 = _errs121 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs119){
 }
 }
 var valid0 = _errs119 === errors;
@@ -4322,6 +5398,7 @@ if(valid0){
 if(data.acp_agents !== undefined){
 let data60 = data.acp_agents;
 const _errs129 = errors;
+const _errs130 = errors;
 if(errors === _errs129){
 if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
 for(const key6 in data60){
@@ -4337,6 +5414,10 @@ vErrors.push(err4);
 }
 errors++;
 }
+else {
+}
+}
+if(errors === _errs131){
 }
 var valid23 = _errs131 === errors;
 if(!valid23){
@@ -4354,9 +5435,11 @@ break;
 }
 }
 if(valid23){
+const _errs132 = errors;
 for(const key7 in data60){
 let data61 = data60[key7];
 const _errs133 = errors;
+const _errs134 = errors;
 if(errors === _errs133){
 if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
 let missing3;
@@ -4368,16 +5451,21 @@ else {
 if(data61.command !== undefined){
 let data62 = data61.command;
 const _errs135 = errors;
+const _errs136 = errors;
 if(errors === _errs135){
 if(typeof data62 === "string"){
 if(func0(data62) < 1){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs135){
 }
 }
 var valid25 = _errs135 === errors;
@@ -4389,25 +5477,34 @@ if(valid25){
 if(data61.args !== undefined){
 let data63 = data61.args;
 const _errs137 = errors;
+const _errs138 = errors;
 if(errors === _errs137){
 if(Array.isArray(data63)){
 var valid26 = true;
 const len3 = data63.length;
 for(let i3=0; i3<len3; i3++){
+let data64 = data63[i3];
 const _errs139 = errors;
-if(typeof data63[i3] !== "string"){
+if(typeof data64 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs140 = errors;
+if(errors === _errs139){
 }
 var valid26 = _errs139 === errors;
 if(!valid26){
 break;
 }
 }
+if(valid26){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs137){
 }
 }
 var valid25 = _errs137 === errors;
@@ -4419,23 +5516,33 @@ if(valid25){
 if(data61.env !== undefined){
 let data65 = data61.env;
 const _errs141 = errors;
+const _errs142 = errors;
 if(errors === _errs141){
 if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+const _errs143 = errors;
 for(const key8 in data65){
+let data66 = data65[key8];
 const _errs144 = errors;
-if(typeof data65[key8] !== "string"){
+if(typeof data66 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs145 = errors;
+if(errors === _errs144){
 }
 var valid27 = _errs144 === errors;
 if(!valid27){
 break;
 }
 }
+if(_errs143 === errors){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs141){
 }
 }
 var valid25 = _errs141 === errors;
@@ -4451,6 +5558,7 @@ if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs147 = errors;
 if(errors === _errs146){
 if((typeof data67 == "number") && (isFinite(data67))){
 if(data67 > 9007199254740991 || isNaN(data67)){
@@ -4462,13 +5570,19 @@ if(data67 < 1 || isNaN(data67)){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs146){
 }
 }
 var valid25 = _errs146 === errors;
 }
 else {
 var valid25 = true;
+}
+if(valid25){
 }
 }
 }
@@ -4479,17 +5593,23 @@ else {
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs133){
+}
 }
 var valid24 = _errs133 === errors;
 if(!valid24){
 break;
 }
 }
+if(_errs132 === errors){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs129){
 }
 }
 var valid0 = _errs129 === errors;
@@ -4501,6 +5621,7 @@ if(valid0){
 if(data.cli_runtimes !== undefined){
 let data68 = data.cli_runtimes;
 const _errs148 = errors;
+const _errs149 = errors;
 if(errors === _errs148){
 if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
 for(const key9 in data68){
@@ -4516,6 +5637,10 @@ vErrors.push(err6);
 }
 errors++;
 }
+else {
+}
+}
+if(errors === _errs150){
 }
 var valid28 = _errs150 === errors;
 if(!valid28){
@@ -4533,9 +5658,11 @@ break;
 }
 }
 if(valid28){
+const _errs151 = errors;
 for(const key10 in data68){
 let data69 = data68[key10];
 const _errs152 = errors;
+const _errs153 = errors;
 if(errors === _errs152){
 if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
 let missing4;
@@ -4551,9 +5678,15 @@ if(typeof data70 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs155 = errors;
+const vSchema0 = schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum;
 if(!(data70 === "codex")){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs154){
 }
 var valid30 = _errs154 === errors;
 }
@@ -4564,16 +5697,21 @@ if(valid30){
 if(data69.command !== undefined){
 let data71 = data69.command;
 const _errs156 = errors;
+const _errs157 = errors;
 if(errors === _errs156){
 if(typeof data71 === "string"){
 if(func0(data71) < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs156){
 }
 }
 var valid30 = _errs156 === errors;
@@ -4585,25 +5723,34 @@ if(valid30){
 if(data69.args !== undefined){
 let data72 = data69.args;
 const _errs158 = errors;
+const _errs159 = errors;
 if(errors === _errs158){
 if(Array.isArray(data72)){
 var valid31 = true;
 const len4 = data72.length;
 for(let i4=0; i4<len4; i4++){
+let data73 = data72[i4];
 const _errs160 = errors;
-if(typeof data72[i4] !== "string"){
+if(typeof data73 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs161 = errors;
+if(errors === _errs160){
 }
 var valid31 = _errs160 === errors;
 if(!valid31){
 break;
 }
 }
+if(valid31){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs158){
 }
 }
 var valid30 = _errs158 === errors;
@@ -4615,16 +5762,21 @@ if(valid30){
 if(data69.base_url !== undefined){
 let data74 = data69.base_url;
 const _errs162 = errors;
+const _errs163 = errors;
 if(errors === _errs162){
 if(typeof data74 === "string"){
 if(func0(data74) < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs162){
 }
 }
 var valid30 = _errs162 === errors;
@@ -4636,16 +5788,21 @@ if(valid30){
 if(data69.model !== undefined){
 let data75 = data69.model;
 const _errs164 = errors;
+const _errs165 = errors;
 if(errors === _errs164){
 if(typeof data75 === "string"){
 if(func0(data75) < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs164){
 }
 }
 var valid30 = _errs164 === errors;
@@ -4657,16 +5814,21 @@ if(valid30){
 if(data69.api_key_env !== undefined){
 let data76 = data69.api_key_env;
 const _errs166 = errors;
+const _errs167 = errors;
 if(errors === _errs166){
 if(typeof data76 === "string"){
 if(func0(data76) < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs166){
 }
 }
 var valid30 = _errs166 === errors;
@@ -4678,16 +5840,21 @@ if(valid30){
 if(data69.codex_home !== undefined){
 let data77 = data69.codex_home;
 const _errs168 = errors;
+const _errs169 = errors;
 if(errors === _errs168){
 if(typeof data77 === "string"){
 if(func0(data77) < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs168){
 }
 }
 var valid30 = _errs168 === errors;
@@ -4703,6 +5870,7 @@ if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs171 = errors;
 if(errors === _errs170){
 if((typeof data78 == "number") && (isFinite(data78))){
 if(data78 > 9007199254740991 || isNaN(data78)){
@@ -4714,13 +5882,19 @@ if(data78 < 1 || isNaN(data78)){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs170){
 }
 }
 var valid30 = _errs170 === errors;
 }
 else {
 var valid30 = true;
+}
+if(valid30){
 }
 }
 }
@@ -4735,17 +5909,23 @@ else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs152){
+}
 }
 var valid29 = _errs152 === errors;
 if(!valid29){
 break;
 }
 }
+if(_errs151 === errors){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs148){
 }
 }
 var valid0 = _errs148 === errors;
@@ -4757,6 +5937,7 @@ if(valid0){
 if(data.limits !== undefined){
 let data79 = data.limits;
 const _errs172 = errors;
+const _errs173 = errors;
 if(errors === _errs172){
 if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
 if(data79.max_frame_bytes !== undefined){
@@ -4766,6 +5947,7 @@ if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs175 = errors;
 if(errors === _errs174){
 if((typeof data80 == "number") && (isFinite(data80))){
 if(data80 > 9007199254740991 || isNaN(data80)){
@@ -4777,7 +5959,11 @@ if(data80 < 1024 || isNaN(data80)){
 validate26.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs174){
 }
 }
 var valid32 = _errs174 === errors;
@@ -4793,6 +5979,7 @@ if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs177 = errors;
 if(errors === _errs176){
 if((typeof data81 == "number") && (isFinite(data81))){
 if(data81 > 9007199254740991 || isNaN(data81)){
@@ -4804,7 +5991,11 @@ if(data81 < 1 || isNaN(data81)){
 validate26.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs176){
 }
 }
 var valid32 = _errs176 === errors;
@@ -4820,6 +6011,7 @@ if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs179 = errors;
 if(errors === _errs178){
 if((typeof data82 == "number") && (isFinite(data82))){
 if(data82 > 9007199254740991 || isNaN(data82)){
@@ -4831,7 +6023,11 @@ if(data82 < 1 || isNaN(data82)){
 validate26.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs178){
 }
 }
 var valid32 = _errs178 === errors;
@@ -4847,6 +6043,7 @@ if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs181 = errors;
 if(errors === _errs180){
 if((typeof data83 == "number") && (isFinite(data83))){
 if(data83 > 9007199254740991 || isNaN(data83)){
@@ -4858,7 +6055,11 @@ if(data83 < 0 || isNaN(data83)){
 validate26.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs180){
 }
 }
 var valid32 = _errs180 === errors;
@@ -4874,6 +6075,7 @@ if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs183 = errors;
 if(errors === _errs182){
 if((typeof data84 == "number") && (isFinite(data84))){
 if(data84 > 9007199254740991 || isNaN(data84)){
@@ -4885,13 +6087,19 @@ if(data84 < 1 || isNaN(data84)){
 validate26.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs182){
 }
 }
 var valid32 = _errs182 === errors;
 }
 else {
 var valid32 = true;
+}
+if(valid32){
 }
 }
 }
@@ -4901,6 +6109,8 @@ var valid32 = true;
 else {
 validate26.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs172){
 }
 }
 var valid0 = _errs172 === errors;
@@ -4912,6 +6122,7 @@ if(valid0){
 if(data.permissions !== undefined){
 let data85 = data.permissions;
 const _errs184 = errors;
+const _errs185 = errors;
 if(errors === _errs184){
 if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
 if(data85.request_timeout_ms !== undefined){
@@ -4921,6 +6132,7 @@ if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs187 = errors;
 if(errors === _errs186){
 if((typeof data86 == "number") && (isFinite(data86))){
 if(data86 > 9007199254740991 || isNaN(data86)){
@@ -4932,7 +6144,11 @@ if(data86 < 1 || isNaN(data86)){
 validate26.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs186){
 }
 }
 var valid33 = _errs186 === errors;
@@ -4942,10 +6158,14 @@ var valid33 = true;
 }
 if(valid33){
 if(data85.require_resolve_token !== undefined){
+let data87 = data85.require_resolve_token;
 const _errs188 = errors;
-if(typeof data85.require_resolve_token !== "boolean"){
+if(typeof data87 !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs189 = errors;
+if(errors === _errs188){
 }
 var valid33 = _errs188 === errors;
 }
@@ -4956,6 +6176,7 @@ if(valid33){
 if(data85.allowed_paths !== undefined){
 let data88 = data85.allowed_paths;
 const _errs190 = errors;
+const _errs191 = errors;
 if(errors === _errs190){
 if(Array.isArray(data88)){
 var valid34 = true;
@@ -4963,16 +6184,21 @@ const len5 = data88.length;
 for(let i5=0; i5<len5; i5++){
 let data89 = data88[i5];
 const _errs192 = errors;
+const _errs193 = errors;
 if(errors === _errs192){
 if(typeof data89 === "string"){
 if(func0(data89) < 1){
 validate26.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs192){
 }
 }
 var valid34 = _errs192 === errors;
@@ -4980,10 +6206,14 @@ if(!valid34){
 break;
 }
 }
+if(valid34){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs190){
 }
 }
 var valid33 = _errs190 === errors;
@@ -4995,22 +6225,29 @@ if(valid33){
 if(data85.resolve_token_secret !== undefined){
 let data90 = data85.resolve_token_secret;
 const _errs194 = errors;
+const _errs195 = errors;
 if(errors === _errs194){
 if(typeof data90 === "string"){
 if(func0(data90) < 16){
 validate26.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs194){
 }
 }
 var valid33 = _errs194 === errors;
 }
 else {
 var valid33 = true;
+}
+if(valid33){
 }
 }
 }
@@ -5019,6 +6256,8 @@ var valid33 = true;
 else {
 validate26.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs184){
 }
 }
 var valid0 = _errs184 === errors;
@@ -5030,6 +6269,7 @@ if(valid0){
 if(data.questions !== undefined){
 let data91 = data.questions;
 const _errs196 = errors;
+const _errs197 = errors;
 if(errors === _errs196){
 if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
 if(data91.timeout_ms !== undefined){
@@ -5039,6 +6279,7 @@ if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFi
 validate26.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs199 = errors;
 if(errors === _errs198){
 if((typeof data92 == "number") && (isFinite(data92))){
 if(data92 > 2147483647 || isNaN(data92)){
@@ -5050,14 +6291,26 @@ if(data92 < 1 || isNaN(data92)){
 validate26.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
 }
 }
+if(errors === _errs198){
+}
+}
+var valid35 = _errs198 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs196){
 }
 }
 var valid0 = _errs196 === errors;
@@ -5069,6 +6322,7 @@ if(valid0){
 if(data.wallet !== undefined){
 let data93 = data.wallet;
 const _errs200 = errors;
+const _errs201 = errors;
 if(errors === _errs200){
 if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
 if(data93.state !== undefined){
@@ -5078,9 +6332,15 @@ if(typeof data94 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs203 = errors;
+const vSchema1 = schema34.properties.wallet.properties.state.enum;
 if(!(((data94 === "none") || (data94 === "usable")) || (data94 === "unusable"))){
 validate26.errors = [{instancePath:instancePath+"/wallet/state",schemaPath:"#/properties/wallet/properties/state/enum",keyword:"enum",params:{allowedValues: schema34.properties.wallet.properties.state.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs202){
 }
 var valid36 = _errs202 === errors;
 }
@@ -5091,16 +6351,21 @@ if(valid36){
 if(data93.link_url !== undefined){
 let data95 = data93.link_url;
 const _errs204 = errors;
+const _errs205 = errors;
 if(errors === _errs204){
 if(typeof data95 === "string"){
 if(!pattern6.test(data95)){
 validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/wallet/link_url",schemaPath:"#/properties/wallet/properties/link_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs204){
 }
 }
 var valid36 = _errs204 === errors;
@@ -5112,16 +6377,21 @@ if(valid36){
 if(data93.update_url !== undefined){
 let data96 = data93.update_url;
 const _errs206 = errors;
+const _errs207 = errors;
 if(errors === _errs206){
 if(typeof data96 === "string"){
 if(!pattern6.test(data96)){
 validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/wallet/update_url",schemaPath:"#/properties/wallet/properties/update_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs206){
 }
 }
 var valid36 = _errs206 === errors;
@@ -5133,22 +6403,29 @@ if(valid36){
 if(data93.revoke_url !== undefined){
 let data97 = data93.revoke_url;
 const _errs208 = errors;
+const _errs209 = errors;
 if(errors === _errs208){
 if(typeof data97 === "string"){
 if(!pattern6.test(data97)){
 validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/pattern",keyword:"pattern",params:{pattern: "^https?://"}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/wallet/revoke_url",schemaPath:"#/properties/wallet/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs208){
 }
 }
 var valid36 = _errs208 === errors;
 }
 else {
 var valid36 = true;
+}
+if(valid36){
 }
 }
 }
@@ -5157,6 +6434,8 @@ var valid36 = true;
 else {
 validate26.errors = [{instancePath:instancePath+"/wallet",schemaPath:"#/properties/wallet/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs200){
 }
 }
 var valid0 = _errs200 === errors;
@@ -5168,6 +6447,7 @@ if(valid0){
 if(data.gateway_id !== undefined){
 let data98 = data.gateway_id;
 const _errs210 = errors;
+const _errs211 = errors;
 if(errors === _errs210){
 if(typeof data98 === "string"){
 if(func0(data98) > 256){
@@ -5179,11 +6459,15 @@ if(func0(data98) < 1){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs210){
 }
 }
 var valid0 = _errs210 === errors;
@@ -5195,16 +6479,21 @@ if(valid0){
 if(data.store !== undefined){
 let data99 = data.store;
 const _errs212 = errors;
+const _errs213 = errors;
 if(errors === _errs212){
 if(typeof data99 === "string"){
 if(func0(data99) < 1){
 validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs212){
 }
 }
 var valid0 = _errs212 === errors;
@@ -5220,6 +6509,7 @@ if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (i
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs215 = errors;
 if(errors === _errs214){
 if((typeof data100 == "number") && (isFinite(data100))){
 if(data100 > 9007199254740991 || isNaN(data100)){
@@ -5231,7 +6521,11 @@ if(data100 < 100 || isNaN(data100)){
 validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs214){
 }
 }
 var valid0 = _errs214 === errors;
@@ -5243,6 +6537,7 @@ if(valid0){
 if(data.routes !== undefined){
 let data101 = data.routes;
 const _errs216 = errors;
+const _errs217 = errors;
 if(errors === _errs216){
 if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
 if(data101.max_hops !== undefined){
@@ -5252,6 +6547,7 @@ if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (i
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs219 = errors;
 if(errors === _errs218){
 if((typeof data102 == "number") && (isFinite(data102))){
 if(data102 > 9007199254740991 || isNaN(data102)){
@@ -5263,7 +6559,11 @@ if(data102 < 0 || isNaN(data102)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs218){
 }
 }
 var valid37 = _errs218 === errors;
@@ -5279,6 +6579,7 @@ if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (i
 validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs221 = errors;
 if(errors === _errs220){
 if((typeof data103 == "number") && (isFinite(data103))){
 if(data103 > 9007199254740991 || isNaN(data103)){
@@ -5290,7 +6591,11 @@ if(data103 < 1 || isNaN(data103)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs220){
 }
 }
 var valid37 = _errs220 === errors;
@@ -5298,11 +6603,15 @@ var valid37 = _errs220 === errors;
 else {
 var valid37 = true;
 }
+if(valid37){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs216){
 }
 }
 var valid0 = _errs216 === errors;
@@ -5314,11 +6623,13 @@ if(valid0){
 if(data.agent !== undefined){
 let data104 = data.agent;
 const _errs222 = errors;
+const _errs223 = errors;
 if(errors === _errs222){
 if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
 if(data104.identity_id !== undefined){
 let data105 = data104.identity_id;
 const _errs224 = errors;
+const _errs225 = errors;
 if(errors === _errs224){
 if(typeof data105 === "string"){
 if(func0(data105) > 256){
@@ -5330,11 +6641,15 @@ if(func0(data105) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs224){
 }
 }
 var valid38 = _errs224 === errors;
@@ -5346,16 +6661,21 @@ if(valid38){
 if(data104.display_name !== undefined){
 let data106 = data104.display_name;
 const _errs226 = errors;
+const _errs227 = errors;
 if(errors === _errs226){
 if(typeof data106 === "string"){
 if(func0(data106) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs226){
 }
 }
 var valid38 = _errs226 === errors;
@@ -5367,16 +6687,21 @@ if(valid38){
 if(data104.nickname !== undefined){
 let data107 = data104.nickname;
 const _errs228 = errors;
+const _errs229 = errors;
 if(errors === _errs228){
 if(typeof data107 === "string"){
 if(func0(data107) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs228){
 }
 }
 var valid38 = _errs228 === errors;
@@ -5392,6 +6717,7 @@ if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (i
 validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs231 = errors;
 if(errors === _errs230){
 if((typeof data108 == "number") && (isFinite(data108))){
 if(data108 > 9007199254740991 || isNaN(data108)){
@@ -5403,7 +6729,11 @@ if(data108 < 0 || isNaN(data108)){
 validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs230){
 }
 }
 var valid38 = _errs230 === errors;
@@ -5419,6 +6749,7 @@ if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (i
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs233 = errors;
 if(errors === _errs232){
 if((typeof data109 == "number") && (isFinite(data109))){
 if(data109 > 9007199254740991 || isNaN(data109)){
@@ -5430,7 +6761,11 @@ if(data109 < 0 || isNaN(data109)){
 validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs232){
 }
 }
 var valid38 = _errs232 === errors;
@@ -5442,22 +6777,29 @@ if(valid38){
 if(data104.role !== undefined){
 let data110 = data104.role;
 const _errs234 = errors;
+const _errs235 = errors;
 if(errors === _errs234){
 if(typeof data110 === "string"){
 if(func0(data110) < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs234){
 }
 }
 var valid38 = _errs234 === errors;
 }
 else {
 var valid38 = true;
+}
+if(valid38){
 }
 }
 }
@@ -5469,6 +6811,8 @@ else {
 validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs222){
+}
 }
 var valid0 = _errs222 === errors;
 }
@@ -5479,6 +6823,7 @@ if(valid0){
 if(data.context !== undefined){
 let data111 = data.context;
 const _errs236 = errors;
+const _errs237 = errors;
 if(errors === _errs236){
 if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
 if(data111.max_history_tokens !== undefined){
@@ -5488,6 +6833,7 @@ if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (i
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs239 = errors;
 if(errors === _errs238){
 if((typeof data112 == "number") && (isFinite(data112))){
 if(data112 > 9007199254740991 || isNaN(data112)){
@@ -5499,7 +6845,11 @@ if(data112 < 1 || isNaN(data112)){
 validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs238){
 }
 }
 var valid39 = _errs238 === errors;
@@ -5515,6 +6865,7 @@ if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (i
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs241 = errors;
 if(errors === _errs240){
 if((typeof data113 == "number") && (isFinite(data113))){
 if(data113 > 9007199254740991 || isNaN(data113)){
@@ -5526,7 +6877,11 @@ if(data113 < 1 || isNaN(data113)){
 validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs240){
 }
 }
 var valid39 = _errs240 === errors;
@@ -5534,11 +6889,15 @@ var valid39 = _errs240 === errors;
 else {
 var valid39 = true;
 }
+if(valid39){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs236){
 }
 }
 var valid0 = _errs236 === errors;
@@ -5550,13 +6909,18 @@ if(valid0){
 if(data.sandbox !== undefined){
 let data114 = data.sandbox;
 const _errs242 = errors;
+const _errs243 = errors;
 if(errors === _errs242){
 if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
 if(data114.required !== undefined){
+let data115 = data114.required;
 const _errs244 = errors;
-if(typeof data114.required !== "boolean"){
+if(typeof data115 !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs245 = errors;
+if(errors === _errs244){
 }
 var valid40 = _errs244 === errors;
 }
@@ -5567,16 +6931,21 @@ if(valid40){
 if(data114.bwrap_path !== undefined){
 let data116 = data114.bwrap_path;
 const _errs246 = errors;
+const _errs247 = errors;
 if(errors === _errs246){
 if(typeof data116 === "string"){
 if(func0(data116) < 1){
 validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs246){
 }
 }
 var valid40 = _errs246 === errors;
@@ -5584,11 +6953,15 @@ var valid40 = _errs246 === errors;
 else {
 var valid40 = true;
 }
+if(valid40){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs242){
 }
 }
 var valid0 = _errs242 === errors;
@@ -5600,11 +6973,13 @@ if(valid0){
 if(data.network !== undefined){
 let data117 = data.network;
 const _errs248 = errors;
+const _errs249 = errors;
 if(errors === _errs248){
 if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
 if(data117.allow_domains !== undefined){
 let data118 = data117.allow_domains;
 const _errs250 = errors;
+const _errs251 = errors;
 if(errors === _errs250){
 if(Array.isArray(data118)){
 var valid42 = true;
@@ -5612,6 +6987,7 @@ const len6 = data118.length;
 for(let i6=0; i6<len6; i6++){
 let data119 = data118[i6];
 const _errs252 = errors;
+const _errs253 = errors;
 if(errors === _errs252){
 if(typeof data119 === "string"){
 if(func0(data119) > 260){
@@ -5623,11 +6999,15 @@ if(func0(data119) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs252){
 }
 }
 var valid42 = _errs252 === errors;
@@ -5635,10 +7015,14 @@ if(!valid42){
 break;
 }
 }
+if(valid42){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains",schemaPath:"#/properties/network/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs250){
 }
 }
 var valid41 = _errs250 === errors;
@@ -5650,6 +7034,7 @@ if(valid41){
 if(data117.deny_domains !== undefined){
 let data120 = data117.deny_domains;
 const _errs254 = errors;
+const _errs255 = errors;
 if(errors === _errs254){
 if(Array.isArray(data120)){
 var valid43 = true;
@@ -5657,6 +7042,7 @@ const len7 = data120.length;
 for(let i7=0; i7<len7; i7++){
 let data121 = data120[i7];
 const _errs256 = errors;
+const _errs257 = errors;
 if(errors === _errs256){
 if(typeof data121 === "string"){
 if(func0(data121) > 260){
@@ -5668,11 +7054,15 @@ if(func0(data121) < 1){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs256){
 }
 }
 var valid43 = _errs256 === errors;
@@ -5680,10 +7070,14 @@ if(!valid43){
 break;
 }
 }
+if(valid43){
+}
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPath:"#/properties/network/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs254){
 }
 }
 var valid41 = _errs254 === errors;
@@ -5691,17 +7085,23 @@ var valid41 = _errs254 === errors;
 else {
 var valid41 = true;
 }
+if(valid41){
+}
 }
 }
 else {
 validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs248){
+}
 }
 var valid0 = _errs248 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5727,6 +7127,8 @@ else {
 validate26.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate26.errors = vErrors;
 return errors === 0;
@@ -5738,6 +7140,7 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/gateway_retry_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.max_attempts !== undefined){
@@ -5747,6 +7150,7 @@ if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinit
 validate27.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
@@ -5758,7 +7162,11 @@ if(data0 < 1 || isNaN(data0)){
 validate27.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -5774,6 +7182,7 @@ if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinit
 validate27.errors = [{instancePath:instancePath+"/initial_delay_ms",schemaPath:"#/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
@@ -5785,7 +7194,11 @@ if(data1 < 0 || isNaN(data1)){
 validate27.errors = [{instancePath:instancePath+"/initial_delay_ms",schemaPath:"#/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -5797,16 +7210,21 @@ if(valid0){
 if(data.backoff_multiplier !== undefined){
 let data2 = data.backoff_multiplier;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
 validate27.errors = [{instancePath:instancePath+"/backoff_multiplier",schemaPath:"#/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate27.errors = [{instancePath:instancePath+"/backoff_multiplier",schemaPath:"#/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -5822,6 +7240,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate27.errors = [{instancePath:instancePath+"/max_delay_ms",schemaPath:"#/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -5833,13 +7252,19 @@ if(data3 < 0 || isNaN(data3)){
 validate27.errors = [{instancePath:instancePath+"/max_delay_ms",schemaPath:"#/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -5848,6 +7273,8 @@ var valid0 = true;
 else {
 validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate27.errors = vErrors;
@@ -5874,6 +7301,8 @@ function validate31(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/user_input.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -5885,9 +7314,14 @@ else {
 if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
+const vSchema0 = schema42.properties.type.enum;
 if(!(((((((((data0 === "text") || (data0 === "localFile")) || (data0 === "localImage")) || (data0 === "image")) || (data0 === "artifact")) || (data0 === "mention")) || (data0 === "file")) || (data0 === "audio")) || (data0 === "video"))){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -5895,10 +7329,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "text"){
+if(false){
+}
+else if(tag0 === "text"){
+const _errs3 = errors;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -5914,9 +7353,14 @@ if(typeof data1 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_text.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
 if("text" !== data1){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_text.json/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
 }
 var valid4 = _errs6 === errors;
 }
@@ -5925,10 +7369,14 @@ var valid4 = true;
 }
 if(valid4){
 if(data.text !== undefined){
+let data2 = data.text;
 const _errs8 = errors;
-if(typeof data.text !== "string"){
+if(typeof data2 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/text",schemaPath:"user_input_text.json/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid4 = _errs8 === errors;
 }
@@ -5939,6 +7387,7 @@ if(valid4){
 if(data.textElements !== undefined){
 let data3 = data.textElements;
 const _errs10 = errors;
+const _errs11 = errors;
 if(errors === _errs10){
 if(Array.isArray(data3)){
 var valid5 = true;
@@ -5946,12 +7395,16 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+const _errs14 = errors;
 }
 else {
 validate31.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"user_input_text.json/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid5 = _errs12 === errors;
@@ -5959,16 +7412,22 @@ if(!valid5){
 break;
 }
 }
+if(valid5){
+}
 }
 else {
 validate31.errors = [{instancePath:instancePath+"/textElements",schemaPath:"user_input_text.json/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs10){
 }
 }
 var valid4 = _errs10 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -5978,10 +7437,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_text.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs4){
 }
+}
+var valid3 = _errs4 === errors;
+if(valid3){
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "localFile"){
+const _errs15 = errors;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -5997,9 +7465,14 @@ if(typeof data5 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_local_file.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs19 = errors;
 if("localFile" !== data5){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_local_file.json/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
 return false;
+}
+else {
+}
+if(errors === _errs18){
 }
 var valid8 = _errs18 === errors;
 }
@@ -6008,15 +7481,21 @@ var valid8 = true;
 }
 if(valid8){
 if(data.path !== undefined){
+let data6 = data.path;
 const _errs20 = errors;
-if(typeof data.path !== "string"){
+if(typeof data6 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/path",schemaPath:"user_input_local_file.json/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs21 = errors;
+if(errors === _errs20){
 }
 var valid8 = _errs20 === errors;
 }
 else {
 var valid8 = true;
+}
+if(valid8){
 }
 }
 }
@@ -6025,10 +7504,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_local_file.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs16){
 }
+}
+var valid7 = _errs16 === errors;
+if(valid7){
+}
+var valid6 = _errs15 === errors;
+valid1 = valid6;
 }
 else if(tag0 === "localImage"){
+const _errs22 = errors;
 const _errs23 = errors;
+const _errs24 = errors;
 if(errors === _errs23){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
@@ -6044,9 +7532,14 @@ if(typeof data7 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_local_image.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs26 = errors;
 if("localImage" !== data7){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_local_image.json/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
 return false;
+}
+else {
+}
+if(errors === _errs25){
 }
 var valid11 = _errs25 === errors;
 }
@@ -6055,15 +7548,21 @@ var valid11 = true;
 }
 if(valid11){
 if(data.path !== undefined){
+let data8 = data.path;
 const _errs27 = errors;
-if(typeof data.path !== "string"){
+if(typeof data8 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/path",schemaPath:"user_input_local_image.json/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs28 = errors;
+if(errors === _errs27){
 }
 var valid11 = _errs27 === errors;
 }
 else {
 var valid11 = true;
+}
+if(valid11){
 }
 }
 }
@@ -6072,10 +7571,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_local_image.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs23){
 }
+}
+var valid10 = _errs23 === errors;
+if(valid10){
+}
+var valid9 = _errs22 === errors;
+valid1 = valid9;
 }
 else if(tag0 === "image"){
+const _errs29 = errors;
 const _errs30 = errors;
+const _errs31 = errors;
 if(errors === _errs30){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing4;
@@ -6091,9 +7599,14 @@ if(typeof data9 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_image.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs33 = errors;
 if("image" !== data9){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_image.json/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
 return false;
+}
+else {
+}
+if(errors === _errs32){
 }
 var valid14 = _errs32 === errors;
 }
@@ -6102,15 +7615,21 @@ var valid14 = true;
 }
 if(valid14){
 if(data.url !== undefined){
+let data10 = data.url;
 const _errs34 = errors;
-if(typeof data.url !== "string"){
+if(typeof data10 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/url",schemaPath:"user_input_image.json/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs35 = errors;
+if(errors === _errs34){
 }
 var valid14 = _errs34 === errors;
 }
 else {
 var valid14 = true;
+}
+if(valid14){
 }
 }
 }
@@ -6119,10 +7638,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_image.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs30){
 }
+}
+var valid13 = _errs30 === errors;
+if(valid13){
+}
+var valid12 = _errs29 === errors;
+valid1 = valid12;
 }
 else if(tag0 === "artifact"){
+const _errs36 = errors;
 const _errs37 = errors;
+const _errs38 = errors;
 if(errors === _errs37){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing5;
@@ -6138,9 +7666,14 @@ if(typeof data11 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_artifact.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs40 = errors;
 if("artifact" !== data11){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_artifact.json/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
 return false;
+}
+else {
+}
+if(errors === _errs39){
 }
 var valid17 = _errs39 === errors;
 }
@@ -6149,15 +7682,21 @@ var valid17 = true;
 }
 if(valid17){
 if(data.artifactId !== undefined){
+let data12 = data.artifactId;
 const _errs41 = errors;
-if(typeof data.artifactId !== "string"){
+if(typeof data12 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"user_input_artifact.json/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs42 = errors;
+if(errors === _errs41){
 }
 var valid17 = _errs41 === errors;
 }
 else {
 var valid17 = true;
+}
+if(valid17){
 }
 }
 }
@@ -6166,10 +7705,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_artifact.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs37){
 }
+}
+var valid16 = _errs37 === errors;
+if(valid16){
+}
+var valid15 = _errs36 === errors;
+valid1 = valid15;
 }
 else if(tag0 === "mention"){
+const _errs43 = errors;
 const _errs44 = errors;
+const _errs45 = errors;
 if(errors === _errs44){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing6;
@@ -6185,9 +7733,14 @@ if(typeof data13 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_mention.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs47 = errors;
 if("mention" !== data13){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_mention.json/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
 return false;
+}
+else {
+}
+if(errors === _errs46){
 }
 var valid20 = _errs46 === errors;
 }
@@ -6196,10 +7749,14 @@ var valid20 = true;
 }
 if(valid20){
 if(data.name !== undefined){
+let data14 = data.name;
 const _errs48 = errors;
-if(typeof data.name !== "string"){
+if(typeof data14 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/name",schemaPath:"user_input_mention.json/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs49 = errors;
+if(errors === _errs48){
 }
 var valid20 = _errs48 === errors;
 }
@@ -6208,15 +7765,21 @@ var valid20 = true;
 }
 if(valid20){
 if(data.path !== undefined){
+let data15 = data.path;
 const _errs50 = errors;
-if(typeof data.path !== "string"){
+if(typeof data15 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/path",schemaPath:"user_input_mention.json/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs51 = errors;
+if(errors === _errs50){
 }
 var valid20 = _errs50 === errors;
 }
 else {
 var valid20 = true;
+}
+if(valid20){
 }
 }
 }
@@ -6226,10 +7789,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_mention.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs44){
 }
+}
+var valid19 = _errs44 === errors;
+if(valid19){
+}
+var valid18 = _errs43 === errors;
+valid1 = valid18;
 }
 else if(tag0 === "file"){
+const _errs52 = errors;
 const _errs53 = errors;
+const _errs54 = errors;
 if(errors === _errs53){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing7;
@@ -6245,9 +7817,14 @@ if(typeof data16 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_file.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs56 = errors;
 if("file" !== data16){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_file.json/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
 return false;
+}
+else {
+}
+if(errors === _errs55){
 }
 var valid23 = _errs55 === errors;
 }
@@ -6256,10 +7833,14 @@ var valid23 = true;
 }
 if(valid23){
 if(data.url !== undefined){
+let data17 = data.url;
 const _errs57 = errors;
-if(typeof data.url !== "string"){
+if(typeof data17 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/url",schemaPath:"user_input_file.json/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs58 = errors;
+if(errors === _errs57){
 }
 var valid23 = _errs57 === errors;
 }
@@ -6268,10 +7849,14 @@ var valid23 = true;
 }
 if(valid23){
 if(data.name !== undefined){
+let data18 = data.name;
 const _errs59 = errors;
-if(typeof data.name !== "string"){
+if(typeof data18 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/name",schemaPath:"user_input_file.json/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs60 = errors;
+if(errors === _errs59){
 }
 var valid23 = _errs59 === errors;
 }
@@ -6280,15 +7865,21 @@ var valid23 = true;
 }
 if(valid23){
 if(data.mimeType !== undefined){
+let data19 = data.mimeType;
 const _errs61 = errors;
-if(typeof data.mimeType !== "string"){
+if(typeof data19 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"user_input_file.json/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs62 = errors;
+if(errors === _errs61){
 }
 var valid23 = _errs61 === errors;
 }
 else {
 var valid23 = true;
+}
+if(valid23){
 }
 }
 }
@@ -6299,10 +7890,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_file.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs53){
 }
+}
+var valid22 = _errs53 === errors;
+if(valid22){
+}
+var valid21 = _errs52 === errors;
+valid1 = valid21;
 }
 else if(tag0 === "audio"){
+const _errs63 = errors;
 const _errs64 = errors;
+const _errs65 = errors;
 if(errors === _errs64){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing8;
@@ -6318,9 +7918,14 @@ if(typeof data20 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_audio.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs67 = errors;
 if("audio" !== data20){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_audio.json/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
 return false;
+}
+else {
+}
+if(errors === _errs66){
 }
 var valid26 = _errs66 === errors;
 }
@@ -6329,10 +7934,14 @@ var valid26 = true;
 }
 if(valid26){
 if(data.url !== undefined){
+let data21 = data.url;
 const _errs68 = errors;
-if(typeof data.url !== "string"){
+if(typeof data21 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/url",schemaPath:"user_input_audio.json/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs69 = errors;
+if(errors === _errs68){
 }
 var valid26 = _errs68 === errors;
 }
@@ -6341,15 +7950,21 @@ var valid26 = true;
 }
 if(valid26){
 if(data.mimeType !== undefined){
+let data22 = data.mimeType;
 const _errs70 = errors;
-if(typeof data.mimeType !== "string"){
+if(typeof data22 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"user_input_audio.json/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs71 = errors;
+if(errors === _errs70){
 }
 var valid26 = _errs70 === errors;
 }
 else {
 var valid26 = true;
+}
+if(valid26){
 }
 }
 }
@@ -6359,10 +7974,19 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_audio.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs64){
 }
+}
+var valid25 = _errs64 === errors;
+if(valid25){
+}
+var valid24 = _errs63 === errors;
+valid1 = valid24;
 }
 else if(tag0 === "video"){
+const _errs72 = errors;
 const _errs73 = errors;
+const _errs74 = errors;
 if(errors === _errs73){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing9;
@@ -6378,9 +8002,14 @@ if(typeof data23 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_video.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs76 = errors;
 if("video" !== data23){
 validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"user_input_video.json/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
 return false;
+}
+else {
+}
+if(errors === _errs75){
 }
 var valid29 = _errs75 === errors;
 }
@@ -6389,10 +8018,14 @@ var valid29 = true;
 }
 if(valid29){
 if(data.url !== undefined){
+let data24 = data.url;
 const _errs77 = errors;
-if(typeof data.url !== "string"){
+if(typeof data24 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/url",schemaPath:"user_input_video.json/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs78 = errors;
+if(errors === _errs77){
 }
 var valid29 = _errs77 === errors;
 }
@@ -6401,15 +8034,21 @@ var valid29 = true;
 }
 if(valid29){
 if(data.mimeType !== undefined){
+let data25 = data.mimeType;
 const _errs79 = errors;
-if(typeof data.mimeType !== "string"){
+if(typeof data25 !== "string"){
 validate31.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"user_input_video.json/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs80 = errors;
+if(errors === _errs79){
 }
 var valid29 = _errs79 === errors;
 }
 else {
 var valid29 = true;
+}
+if(valid29){
 }
 }
 }
@@ -6419,7 +8058,14 @@ else {
 validate31.errors = [{instancePath,schemaPath:"user_input_video.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs73){
 }
+}
+var valid28 = _errs73 === errors;
+if(valid28){
+}
+var valid27 = _errs72 === errors;
+valid1 = valid27;
 }
 else {
 validate31.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}}];
@@ -6430,12 +8076,16 @@ else {
 validate31.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}}];
 return false;
 }
+if(valid1){
+}
 }
 }
 }
 else {
 validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate31.errors = vErrors;
@@ -6452,6 +8102,8 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_kind.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -6463,9 +8115,14 @@ else {
 if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
+const vSchema0 = schema53.properties.type.enum;
 if(!(((data0 === "skill") || (data0 === "mcpServer")) || (data0 === "mcpTool"))){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema53.properties.type.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -6473,10 +8130,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "skill"){
+if(false){
+}
+else if(tag0 === "skill"){
+const _errs3 = errors;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -6492,9 +8154,14 @@ if(typeof data1 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"turn_capability_skill.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
 if("skill" !== data1){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"turn_capability_skill.json/properties/type/const",keyword:"const",params:{allowedValue: "skill"}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
 }
 var valid4 = _errs6 === errors;
 }
@@ -6503,10 +8170,14 @@ var valid4 = true;
 }
 if(valid4){
 if(data.slug !== undefined){
+let data2 = data.slug;
 const _errs8 = errors;
-if(typeof data.slug !== "string"){
+if(typeof data2 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/slug",schemaPath:"turn_capability_skill.json/properties/slug/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid4 = _errs8 === errors;
 }
@@ -6515,15 +8186,21 @@ var valid4 = true;
 }
 if(valid4){
 if(data.sourceKind !== undefined){
+let data3 = data.sourceKind;
 const _errs10 = errors;
-if(typeof data.sourceKind !== "string"){
+if(typeof data3 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/sourceKind",schemaPath:"turn_capability_skill.json/properties/sourceKind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid4 = _errs10 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -6533,10 +8210,19 @@ else {
 validate34.errors = [{instancePath,schemaPath:"turn_capability_skill.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs4){
 }
+}
+var valid3 = _errs4 === errors;
+if(valid3){
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "mcpServer"){
+const _errs12 = errors;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -6552,9 +8238,14 @@ if(typeof data4 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_server.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs16 = errors;
 if("mcpServer" !== data4){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_server.json/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}}];
 return false;
+}
+else {
+}
+if(errors === _errs15){
 }
 var valid7 = _errs15 === errors;
 }
@@ -6563,10 +8254,14 @@ var valid7 = true;
 }
 if(valid7){
 if(data.name !== undefined){
+let data5 = data.name;
 const _errs17 = errors;
-if(typeof data.name !== "string"){
+if(typeof data5 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/name",schemaPath:"turn_capability_mcp_server.json/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid7 = _errs17 === errors;
 }
@@ -6575,15 +8270,21 @@ var valid7 = true;
 }
 if(valid7){
 if(data.scopeKind !== undefined){
+let data6 = data.scopeKind;
 const _errs19 = errors;
-if(typeof data.scopeKind !== "string"){
+if(typeof data6 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"turn_capability_mcp_server.json/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs20 = errors;
+if(errors === _errs19){
 }
 var valid7 = _errs19 === errors;
 }
 else {
 var valid7 = true;
+}
+if(valid7){
 }
 }
 }
@@ -6593,10 +8294,19 @@ else {
 validate34.errors = [{instancePath,schemaPath:"turn_capability_mcp_server.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs13){
 }
+}
+var valid6 = _errs13 === errors;
+if(valid6){
+}
+var valid5 = _errs12 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "mcpTool"){
+const _errs21 = errors;
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
@@ -6612,9 +8322,14 @@ if(typeof data7 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_tool.json/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs25 = errors;
 if("mcpTool" !== data7){
 validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"turn_capability_mcp_tool.json/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}}];
 return false;
+}
+else {
+}
+if(errors === _errs24){
 }
 var valid10 = _errs24 === errors;
 }
@@ -6623,10 +8338,14 @@ var valid10 = true;
 }
 if(valid10){
 if(data.serverName !== undefined){
+let data8 = data.serverName;
 const _errs26 = errors;
-if(typeof data.serverName !== "string"){
+if(typeof data8 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/serverName",schemaPath:"turn_capability_mcp_tool.json/properties/serverName/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
 }
 var valid10 = _errs26 === errors;
 }
@@ -6635,10 +8354,14 @@ var valid10 = true;
 }
 if(valid10){
 if(data.rawToolName !== undefined){
+let data9 = data.rawToolName;
 const _errs28 = errors;
-if(typeof data.rawToolName !== "string"){
+if(typeof data9 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/rawToolName",schemaPath:"turn_capability_mcp_tool.json/properties/rawToolName/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs29 = errors;
+if(errors === _errs28){
 }
 var valid10 = _errs28 === errors;
 }
@@ -6647,15 +8370,21 @@ var valid10 = true;
 }
 if(valid10){
 if(data.scopeKind !== undefined){
+let data10 = data.scopeKind;
 const _errs30 = errors;
-if(typeof data.scopeKind !== "string"){
+if(typeof data10 !== "string"){
 validate34.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"turn_capability_mcp_tool.json/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs31 = errors;
+if(errors === _errs30){
 }
 var valid10 = _errs30 === errors;
 }
 else {
 var valid10 = true;
+}
+if(valid10){
 }
 }
 }
@@ -6666,7 +8395,14 @@ else {
 validate34.errors = [{instancePath,schemaPath:"turn_capability_mcp_tool.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs22){
 }
+}
+var valid9 = _errs22 === errors;
+if(valid9){
+}
+var valid8 = _errs21 === errors;
+valid1 = valid8;
 }
 else {
 validate34.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}}];
@@ -6677,12 +8413,16 @@ else {
 validate34.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}}];
 return false;
 }
+if(valid1){
+}
 }
 }
 }
 else {
 validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate34.errors = vErrors;
@@ -6694,6 +8434,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -6705,16 +8446,21 @@ else {
 if(data.id !== undefined){
 let data0 = data.id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate33.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate33.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -6724,10 +8470,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.label !== undefined){
+let data1 = data.label;
 const _errs3 = errors;
-if(typeof data.label !== "string"){
+if(typeof data1 !== "string"){
 validate33.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -6736,15 +8486,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.kind !== undefined){
+let data2 = data.kind;
 const _errs5 = errors;
-if(!(validate34(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+if(!(validate34(data2, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -6753,6 +8508,8 @@ var valid0 = true;
 else {
 validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate33.errors = vErrors;
@@ -6764,6 +8521,7 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_user_message.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -6779,9 +8537,14 @@ if(typeof data0 !== "string"){
 validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("userMessage" !== data0){
 validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "userMessage"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -6792,16 +8555,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate30.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate30.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -6813,13 +8581,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate30.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate30.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -6830,25 +8608,33 @@ if(valid0){
 if(data.content !== undefined){
 let data3 = data.content;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
 var valid2 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
 const _errs10 = errors;
-if(!(validate31(data3[i0], {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+if(!(validate31(data4, {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs10 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate30.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -6860,31 +8646,41 @@ if(valid0){
 if(data.capabilities !== undefined){
 let data5 = data.capabilities;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(Array.isArray(data5)){
 var valid3 = true;
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
+let data6 = data5[i1];
 const _errs13 = errors;
-if(!(validate33(data5[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData}))){
+if(!(validate33(data6, {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid3 = _errs13 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate30.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -6895,6 +8691,8 @@ var valid0 = true;
 else {
 validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate30.errors = vErrors;
@@ -6907,6 +8705,7 @@ function validate37(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_agent_message.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -6922,9 +8721,14 @@ if(typeof data0 !== "string"){
 validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("agentMessage" !== data0){
 validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "agentMessage"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -6935,16 +8739,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate37.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate37.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -6956,13 +8765,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate37.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate37.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -6977,6 +8796,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate37.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -6988,7 +8808,11 @@ if(data3 < 1 || isNaN(data3)){
 validate37.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -6998,10 +8822,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.text !== undefined){
+let data4 = data.text;
 const _errs10 = errors;
-if(typeof data.text !== "string"){
+if(typeof data4 !== "string"){
 validate37.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -7012,12 +8840,16 @@ if(valid0){
 if(data.markdown_ast !== undefined){
 let data5 = data.markdown_ast;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+const _errs14 = errors;
 }
 else {
 validate37.errors = [{instancePath:instancePath+"/markdown_ast",schemaPath:"#/properties/markdown_ast/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -7027,15 +8859,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.partial !== undefined){
+let data6 = data.partial;
 const _errs15 = errors;
-if(typeof data.partial !== "boolean"){
+if(typeof data6 !== "boolean"){
 validate37.errors = [{instancePath:instancePath+"/partial",schemaPath:"#/properties/partial/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs16 = errors;
+if(errors === _errs15){
 }
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7049,6 +8887,8 @@ else {
 validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate37.errors = vErrors;
 return errors === 0;
@@ -7060,6 +8900,7 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_reasoning.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -7075,9 +8916,14 @@ if(typeof data0 !== "string"){
 validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("reasoning" !== data0){
 validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -7088,16 +8934,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate38.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate38.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -7109,13 +8960,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate38.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate38.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -7130,6 +8991,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate38.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -7141,7 +9003,11 @@ if(data3 < 1 || isNaN(data3)){
 validate38.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -7151,15 +9017,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.text !== undefined){
+let data4 = data.text;
 const _errs10 = errors;
-if(typeof data.text !== "string"){
+if(typeof data4 !== "string"){
 validate38.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7170,6 +9042,8 @@ var valid0 = true;
 else {
 validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate38.errors = vErrors;
@@ -7182,6 +9056,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_system_event.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -7197,9 +9072,14 @@ if(typeof data0 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("systemEvent" !== data0){
 validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "systemEvent"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -7210,16 +9090,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate39.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate39.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -7231,13 +9116,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate39.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -7252,9 +9147,15 @@ if(typeof data3 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema1 = schema61.properties.level.enum;
 if(!(((data3 === "info") || (data3 === "warning")) || (data3 === "error"))){
 validate39.errors = [{instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema61.properties.level.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
@@ -7263,10 +9164,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.message !== undefined){
+let data4 = data.message;
 const _errs10 = errors;
-if(typeof data.message !== "string"){
+if(typeof data4 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -7275,15 +9180,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.code !== undefined){
+let data5 = data.code;
 const _errs12 = errors;
-if(typeof data.code !== "string"){
+if(typeof data5 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7295,6 +9206,8 @@ var valid0 = true;
 else {
 validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate39.errors = vErrors;
@@ -7308,6 +9221,7 @@ function validate40(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_task.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -7323,9 +9237,14 @@ if(typeof data0 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("task" !== data0){
 validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "task"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -7336,16 +9255,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate40.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate40.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -7357,13 +9281,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate40.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -7378,6 +9312,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate40.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -7389,7 +9324,11 @@ if(data3 < 1 || isNaN(data3)){
 validate40.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -7399,10 +9338,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.prompt !== undefined){
+let data4 = data.prompt;
 const _errs10 = errors;
-if(typeof data.prompt !== "string"){
+if(typeof data4 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -7413,16 +9356,21 @@ if(valid0){
 if(data.child_thread_id !== undefined){
 let data5 = data.child_thread_id;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 validate40.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate40.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -7434,16 +9382,21 @@ if(valid0){
 if(data.child_turn_id !== undefined){
 let data6 = data.child_turn_id;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 validate40.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate40.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
@@ -7455,16 +9408,21 @@ if(valid0){
 if(data.route_id !== undefined){
 let data7 = data.route_id;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 validate40.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate40.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
@@ -7474,10 +9432,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.result !== undefined){
+let data8 = data.result;
 const _errs18 = errors;
-if(typeof data.result !== "string"){
+if(typeof data8 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid0 = _errs18 === errors;
 }
@@ -7486,10 +9448,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.actor !== undefined){
+let data9 = data.actor;
 const _errs20 = errors;
-if(!(validate0(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
+if(!(validate0(data9, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
 vErrors = vErrors === null ? validate0.errors : vErrors.concat(validate0.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs20 === errors;
 }
@@ -7500,16 +9465,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data10 = data.tool_call_id;
 const _errs21 = errors;
+const _errs22 = errors;
 if(errors === _errs21){
 if(typeof data10 === "string"){
 if(func0(data10) > 256){
 validate40.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate40.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs21){
 }
 }
 var valid0 = _errs21 === errors;
@@ -7522,6 +9492,7 @@ if(data.error !== undefined){
 let data11 = data.error;
 const _errs23 = errors;
 const _errs24 = errors;
+const _errs25 = errors;
 if(errors === _errs24){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 let missing1;
@@ -7531,10 +9502,14 @@ return false;
 }
 else {
 if(data11.message !== undefined){
+let data12 = data11.message;
 const _errs26 = errors;
-if(typeof data11.message !== "string"){
+if(typeof data12 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
 }
 var valid3 = _errs26 === errors;
 }
@@ -7543,15 +9518,21 @@ var valid3 = true;
 }
 if(valid3){
 if(data11.retryable !== undefined){
+let data13 = data11.retryable;
 const _errs28 = errors;
-if(typeof data11.retryable !== "boolean"){
+if(typeof data13 !== "boolean"){
 validate40.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs29 = errors;
+if(errors === _errs28){
 }
 var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -7560,11 +9541,18 @@ else {
 validate40.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs24){
+}
+}
+var valid2 = _errs24 === errors;
+if(valid2){
 }
 var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -7583,6 +9571,8 @@ else {
 validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate40.errors = vErrors;
 return errors === 0;
@@ -7596,6 +9586,7 @@ function validate42(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_command_execution.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -7611,9 +9602,14 @@ if(typeof data0 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("commandExecution" !== data0){
 validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "commandExecution"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -7624,16 +9620,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate42.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate42.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -7645,13 +9646,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate42.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -7666,6 +9677,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate42.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -7677,7 +9689,11 @@ if(data3 < 1 || isNaN(data3)){
 validate42.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -7687,10 +9703,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.command !== undefined){
+let data4 = data.command;
 const _errs10 = errors;
-if(typeof data.command !== "string"){
+if(typeof data4 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -7699,10 +9719,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cwd !== undefined){
+let data5 = data.cwd;
 const _errs12 = errors;
-if(typeof data.cwd !== "string"){
+if(typeof data5 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
@@ -7711,10 +9735,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.stdout !== undefined){
+let data6 = data.stdout;
 const _errs14 = errors;
-if(typeof data.stdout !== "string"){
+if(typeof data6 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
@@ -7723,10 +9751,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.stderr !== undefined){
+let data7 = data.stderr;
 const _errs16 = errors;
-if(typeof data.stderr !== "string"){
+if(typeof data7 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
 }
 var valid0 = _errs16 === errors;
 }
@@ -7741,6 +9773,7 @@ if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFini
 validate42.errors = [{instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema66.properties.exit_code.type}}];
 return false;
 }
+const _errs19 = errors;
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -7752,7 +9785,11 @@ if(data8 < -9007199254740991 || isNaN(data8)){
 validate42.errors = [{instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs18){
 }
 }
 var valid0 = _errs18 === errors;
@@ -7768,6 +9805,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate42.errors = [{instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs21 = errors;
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -7779,7 +9817,11 @@ if(data9 < 0 || isNaN(data9)){
 validate42.errors = [{instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
@@ -7789,10 +9831,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.timed_out !== undefined){
+let data10 = data.timed_out;
 const _errs22 = errors;
-if(typeof data.timed_out !== "boolean"){
+if(typeof data10 !== "boolean"){
 validate42.errors = [{instancePath:instancePath+"/timed_out",schemaPath:"#/properties/timed_out/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs23 = errors;
+if(errors === _errs22){
 }
 var valid0 = _errs22 === errors;
 }
@@ -7803,16 +9849,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data11 = data.tool_call_id;
 const _errs24 = errors;
+const _errs25 = errors;
 if(errors === _errs24){
 if(typeof data11 === "string"){
 if(func0(data11) > 256){
 validate42.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate42.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs24){
 }
 }
 var valid0 = _errs24 === errors;
@@ -7824,12 +9875,16 @@ if(valid0){
 if(data.arguments !== undefined){
 let data12 = data.arguments;
 const _errs26 = errors;
+const _errs27 = errors;
 if(errors === _errs26){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+const _errs28 = errors;
 }
 else {
 validate42.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs26){
 }
 }
 var valid0 = _errs26 === errors;
@@ -7842,6 +9897,7 @@ if(data.output_policy !== undefined){
 let data13 = data.output_policy;
 const _errs29 = errors;
 const _errs30 = errors;
+const _errs31 = errors;
 if(errors === _errs30){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing1;
@@ -7857,6 +9913,7 @@ if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFi
 validate42.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs33 = errors;
 if(errors === _errs32){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
@@ -7868,7 +9925,11 @@ if(data14 < 0 || isNaN(data14)){
 validate42.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs32){
 }
 }
 var valid3 = _errs32 === errors;
@@ -7878,10 +9939,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data13.truncated !== undefined){
+let data15 = data13.truncated;
 const _errs34 = errors;
-if(typeof data13.truncated !== "boolean"){
+if(typeof data15 !== "boolean"){
 validate42.errors = [{instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs35 = errors;
+if(errors === _errs34){
 }
 var valid3 = _errs34 === errors;
 }
@@ -7896,6 +9961,7 @@ if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFi
 validate42.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs37 = errors;
 if(errors === _errs36){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
@@ -7907,13 +9973,19 @@ if(data16 < 0 || isNaN(data16)){
 validate42.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs36){
 }
 }
 var valid3 = _errs36 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -7923,6 +9995,11 @@ else {
 validate42.errors = [{instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs30){
+}
+}
+var valid2 = _errs30 === errors;
+if(valid2){
 }
 var valid0 = _errs29 === errors;
 }
@@ -7934,6 +10011,7 @@ if(data.error !== undefined){
 let data17 = data.error;
 const _errs38 = errors;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 let missing2;
@@ -7943,10 +10021,14 @@ return false;
 }
 else {
 if(data17.message !== undefined){
+let data18 = data17.message;
 const _errs41 = errors;
-if(typeof data17.message !== "string"){
+if(typeof data18 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs42 = errors;
+if(errors === _errs41){
 }
 var valid5 = _errs41 === errors;
 }
@@ -7955,15 +10037,21 @@ var valid5 = true;
 }
 if(valid5){
 if(data17.retryable !== undefined){
+let data19 = data17.retryable;
 const _errs43 = errors;
-if(typeof data17.retryable !== "boolean"){
+if(typeof data19 !== "boolean"){
 validate42.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs44 = errors;
+if(errors === _errs43){
 }
 var valid5 = _errs43 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -7972,6 +10060,11 @@ else {
 validate42.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs39){
+}
+}
+var valid4 = _errs39 === errors;
+if(valid4){
 }
 var valid0 = _errs38 === errors;
 }
@@ -7982,12 +10075,16 @@ if(valid0){
 if(data.recovery_policy !== undefined){
 let data20 = data.recovery_policy;
 const _errs45 = errors;
+const _errs46 = errors;
 if(errors === _errs45){
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+const _errs47 = errors;
 }
 else {
 validate42.errors = [{instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs45){
 }
 }
 var valid0 = _errs45 === errors;
@@ -7999,12 +10096,16 @@ if(valid0){
 if(data.recovery !== undefined){
 let data21 = data.recovery;
 const _errs48 = errors;
+const _errs49 = errors;
 if(errors === _errs48){
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+const _errs50 = errors;
 }
 else {
 validate42.errors = [{instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs48){
 }
 }
 var valid0 = _errs48 === errors;
@@ -8016,13 +10117,23 @@ if(valid0){
 if(data.outcome !== undefined){
 let data22 = data.outcome;
 const _errs51 = errors;
+const _errs52 = errors;
 if(typeof data22 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs53 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data22 === "success") || (data22 === "error")) || (data22 === "declined")) || (data22 === "timed_out")) || (data22 === "cancelled"))){
 validate42.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs52){
+}
+var valid6 = _errs52 === errors;
+if(valid6){
 }
 var valid0 = _errs51 === errors;
 }
@@ -8031,15 +10142,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_result !== undefined){
+let data23 = data.tool_result;
 const _errs54 = errors;
-if(typeof data.tool_result !== "string"){
+if(typeof data23 !== "string"){
 validate42.errors = [{instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs55 = errors;
+if(errors === _errs54){
 }
 var valid0 = _errs54 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -8065,6 +10182,8 @@ else {
 validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate42.errors = vErrors;
 return errors === 0;
@@ -8076,6 +10195,7 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_file_change.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -8091,9 +10211,14 @@ if(typeof data0 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("fileChange" !== data0){
 validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "fileChange"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -8104,16 +10229,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate43.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate43.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -8125,13 +10255,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate43.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -8146,6 +10286,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate43.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -8157,7 +10298,11 @@ if(data3 < 1 || isNaN(data3)){
 validate43.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -8167,10 +10312,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.path !== undefined){
+let data4 = data.path;
 const _errs10 = errors;
-if(typeof data.path !== "string"){
+if(typeof data4 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -8185,9 +10334,15 @@ if(typeof data5 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema1 = schema71.properties.change_kind.enum;
 if(!(((data5 === "add") || (data5 === "modify")) || (data5 === "delete"))){
 validate43.errors = [{instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema71.properties.change_kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
@@ -8196,10 +10351,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.diff !== undefined){
+let data6 = data.diff;
 const _errs14 = errors;
-if(typeof data.diff !== "string"){
+if(typeof data6 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/diff",schemaPath:"#/properties/diff/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
@@ -8208,10 +10367,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
+let data7 = data.output;
 const _errs16 = errors;
-if(typeof data.output !== "string"){
+if(typeof data7 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
 }
 var valid0 = _errs16 === errors;
 }
@@ -8222,16 +10385,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data8 = data.tool_call_id;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
 validate43.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate43.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs18){
 }
 }
 var valid0 = _errs18 === errors;
@@ -8243,12 +10411,16 @@ if(valid0){
 if(data.arguments !== undefined){
 let data9 = data.arguments;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs22 = errors;
 }
 else {
 validate43.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
@@ -8261,6 +10433,7 @@ if(data.output_policy !== undefined){
 let data10 = data.output_policy;
 const _errs23 = errors;
 const _errs24 = errors;
+const _errs25 = errors;
 if(errors === _errs24){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 let missing1;
@@ -8276,6 +10449,7 @@ if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFi
 validate43.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs27 = errors;
 if(errors === _errs26){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
@@ -8287,7 +10461,11 @@ if(data11 < 0 || isNaN(data11)){
 validate43.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs26){
 }
 }
 var valid3 = _errs26 === errors;
@@ -8297,10 +10475,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data10.truncated !== undefined){
+let data12 = data10.truncated;
 const _errs28 = errors;
-if(typeof data10.truncated !== "boolean"){
+if(typeof data12 !== "boolean"){
 validate43.errors = [{instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs29 = errors;
+if(errors === _errs28){
 }
 var valid3 = _errs28 === errors;
 }
@@ -8315,6 +10497,7 @@ if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFi
 validate43.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs31 = errors;
 if(errors === _errs30){
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
@@ -8326,13 +10509,19 @@ if(data13 < 0 || isNaN(data13)){
 validate43.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs30){
 }
 }
 var valid3 = _errs30 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -8342,6 +10531,11 @@ else {
 validate43.errors = [{instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs24){
+}
+}
+var valid2 = _errs24 === errors;
+if(valid2){
 }
 var valid0 = _errs23 === errors;
 }
@@ -8353,6 +10547,7 @@ if(data.error !== undefined){
 let data14 = data.error;
 const _errs32 = errors;
 const _errs33 = errors;
+const _errs34 = errors;
 if(errors === _errs33){
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 let missing2;
@@ -8362,10 +10557,14 @@ return false;
 }
 else {
 if(data14.message !== undefined){
+let data15 = data14.message;
 const _errs35 = errors;
-if(typeof data14.message !== "string"){
+if(typeof data15 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs36 = errors;
+if(errors === _errs35){
 }
 var valid5 = _errs35 === errors;
 }
@@ -8374,15 +10573,21 @@ var valid5 = true;
 }
 if(valid5){
 if(data14.retryable !== undefined){
+let data16 = data14.retryable;
 const _errs37 = errors;
-if(typeof data14.retryable !== "boolean"){
+if(typeof data16 !== "boolean"){
 validate43.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs38 = errors;
+if(errors === _errs37){
 }
 var valid5 = _errs37 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -8391,6 +10596,11 @@ else {
 validate43.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs33){
+}
+}
+var valid4 = _errs33 === errors;
+if(valid4){
 }
 var valid0 = _errs32 === errors;
 }
@@ -8401,12 +10611,16 @@ if(valid0){
 if(data.recovery_policy !== undefined){
 let data17 = data.recovery_policy;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs41 = errors;
 }
 else {
 validate43.errors = [{instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs39){
 }
 }
 var valid0 = _errs39 === errors;
@@ -8418,12 +10632,16 @@ if(valid0){
 if(data.recovery !== undefined){
 let data18 = data.recovery;
 const _errs42 = errors;
+const _errs43 = errors;
 if(errors === _errs42){
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs44 = errors;
 }
 else {
 validate43.errors = [{instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs42){
 }
 }
 var valid0 = _errs42 === errors;
@@ -8435,13 +10653,23 @@ if(valid0){
 if(data.outcome !== undefined){
 let data19 = data.outcome;
 const _errs45 = errors;
+const _errs46 = errors;
 if(typeof data19 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs47 = errors;
+const vSchema2 = schema70.enum;
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
 validate43.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs46){
+}
+var valid6 = _errs46 === errors;
+if(valid6){
 }
 var valid0 = _errs45 === errors;
 }
@@ -8450,15 +10678,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_result !== undefined){
+let data20 = data.tool_result;
 const _errs48 = errors;
-if(typeof data.tool_result !== "string"){
+if(typeof data20 !== "string"){
 validate43.errors = [{instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs49 = errors;
+if(errors === _errs48){
 }
 var valid0 = _errs48 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -8481,6 +10715,8 @@ else {
 validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate43.errors = vErrors;
 return errors === 0;
@@ -8492,6 +10728,7 @@ function validate44(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -8507,9 +10744,14 @@ if(typeof data0 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("webSearch" !== data0){
 validate44.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webSearch"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -8520,16 +10762,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate44.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -8541,13 +10788,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate44.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -8562,6 +10819,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate44.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -8573,7 +10831,11 @@ if(data3 < 1 || isNaN(data3)){
 validate44.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -8583,10 +10845,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.query !== undefined){
+let data4 = data.query;
 const _errs10 = errors;
-if(typeof data.query !== "string"){
+if(typeof data4 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -8597,6 +10863,7 @@ if(valid0){
 if(data.results !== undefined){
 let data5 = data.results;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(Array.isArray(data5)){
 var valid2 = true;
@@ -8604,12 +10871,16 @@ const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
 let data6 = data5[i0];
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+const _errs16 = errors;
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid2 = _errs14 === errors;
@@ -8617,10 +10888,14 @@ if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -8632,16 +10907,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data7 = data.tool_call_id;
 const _errs17 = errors;
+const _errs18 = errors;
 if(errors === _errs17){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 validate44.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs17){
 }
 }
 var valid0 = _errs17 === errors;
@@ -8653,12 +10933,16 @@ if(valid0){
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 const _errs19 = errors;
+const _errs20 = errors;
 if(errors === _errs19){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+const _errs21 = errors;
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs19){
 }
 }
 var valid0 = _errs19 === errors;
@@ -8671,6 +10955,7 @@ if(data.output_policy !== undefined){
 let data9 = data.output_policy;
 const _errs22 = errors;
 const _errs23 = errors;
+const _errs24 = errors;
 if(errors === _errs23){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing1;
@@ -8686,6 +10971,7 @@ if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFi
 validate44.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs26 = errors;
 if(errors === _errs25){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
@@ -8697,7 +10983,11 @@ if(data10 < 0 || isNaN(data10)){
 validate44.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs25){
 }
 }
 var valid4 = _errs25 === errors;
@@ -8707,10 +10997,14 @@ var valid4 = true;
 }
 if(valid4){
 if(data9.truncated !== undefined){
+let data11 = data9.truncated;
 const _errs27 = errors;
-if(typeof data9.truncated !== "boolean"){
+if(typeof data11 !== "boolean"){
 validate44.errors = [{instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs28 = errors;
+if(errors === _errs27){
 }
 var valid4 = _errs27 === errors;
 }
@@ -8725,6 +11019,7 @@ if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFi
 validate44.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs30 = errors;
 if(errors === _errs29){
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
@@ -8736,13 +11031,19 @@ if(data12 < 0 || isNaN(data12)){
 validate44.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs29){
 }
 }
 var valid4 = _errs29 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -8752,6 +11053,11 @@ else {
 validate44.errors = [{instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs23){
+}
+}
+var valid3 = _errs23 === errors;
+if(valid3){
 }
 var valid0 = _errs22 === errors;
 }
@@ -8763,6 +11069,7 @@ if(data.error !== undefined){
 let data13 = data.error;
 const _errs31 = errors;
 const _errs32 = errors;
+const _errs33 = errors;
 if(errors === _errs32){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing2;
@@ -8772,10 +11079,14 @@ return false;
 }
 else {
 if(data13.message !== undefined){
+let data14 = data13.message;
 const _errs34 = errors;
-if(typeof data13.message !== "string"){
+if(typeof data14 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs35 = errors;
+if(errors === _errs34){
 }
 var valid6 = _errs34 === errors;
 }
@@ -8784,15 +11095,21 @@ var valid6 = true;
 }
 if(valid6){
 if(data13.retryable !== undefined){
+let data15 = data13.retryable;
 const _errs36 = errors;
-if(typeof data13.retryable !== "boolean"){
+if(typeof data15 !== "boolean"){
 validate44.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs37 = errors;
+if(errors === _errs36){
 }
 var valid6 = _errs36 === errors;
 }
 else {
 var valid6 = true;
+}
+if(valid6){
 }
 }
 }
@@ -8801,6 +11118,11 @@ else {
 validate44.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs32){
+}
+}
+var valid5 = _errs32 === errors;
+if(valid5){
 }
 var valid0 = _errs31 === errors;
 }
@@ -8811,12 +11133,16 @@ if(valid0){
 if(data.recovery_policy !== undefined){
 let data16 = data.recovery_policy;
 const _errs38 = errors;
+const _errs39 = errors;
 if(errors === _errs38){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+const _errs40 = errors;
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs38){
 }
 }
 var valid0 = _errs38 === errors;
@@ -8828,12 +11154,16 @@ if(valid0){
 if(data.recovery !== undefined){
 let data17 = data.recovery;
 const _errs41 = errors;
+const _errs42 = errors;
 if(errors === _errs41){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs43 = errors;
 }
 else {
 validate44.errors = [{instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs41){
 }
 }
 var valid0 = _errs41 === errors;
@@ -8845,13 +11175,23 @@ if(valid0){
 if(data.outcome !== undefined){
 let data18 = data.outcome;
 const _errs44 = errors;
+const _errs45 = errors;
 if(typeof data18 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs46 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
 validate44.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs45){
+}
+var valid7 = _errs45 === errors;
+if(valid7){
 }
 var valid0 = _errs44 === errors;
 }
@@ -8860,15 +11200,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_result !== undefined){
+let data19 = data.tool_result;
 const _errs47 = errors;
-if(typeof data.tool_result !== "string"){
+if(typeof data19 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs48 = errors;
+if(errors === _errs47){
 }
 var valid0 = _errs47 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -8889,6 +11235,8 @@ else {
 validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate44.errors = vErrors;
 return errors === 0;
@@ -8900,6 +11248,7 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -8915,9 +11264,14 @@ if(typeof data0 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("webFetch" !== data0){
 validate45.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webFetch"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -8928,16 +11282,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate45.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate45.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -8949,13 +11308,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate45.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -8970,6 +11339,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate45.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -8981,7 +11351,11 @@ if(data3 < 1 || isNaN(data3)){
 validate45.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -8991,10 +11365,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined){
+let data4 = data.url;
 const _errs10 = errors;
-if(typeof data.url !== "string"){
+if(typeof data4 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -9009,6 +11387,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate45.errors = [{instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 599 || isNaN(data5)){
@@ -9020,7 +11399,11 @@ if(data5 < 100 || isNaN(data5)){
 validate45.errors = [{instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -9030,10 +11413,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.content_type !== undefined){
+let data6 = data.content_type;
 const _errs14 = errors;
-if(typeof data.content_type !== "string"){
+if(typeof data6 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
@@ -9048,6 +11435,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate45.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs17 = errors;
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -9059,7 +11447,11 @@ if(data7 < 0 || isNaN(data7)){
 validate45.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
@@ -9069,10 +11461,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.content !== undefined){
+let data8 = data.content;
 const _errs18 = errors;
-if(typeof data.content !== "string"){
+if(typeof data8 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid0 = _errs18 === errors;
 }
@@ -9083,16 +11479,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data9 = data.tool_call_id;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(typeof data9 === "string"){
 if(func0(data9) > 256){
 validate45.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate45.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
@@ -9104,12 +11505,16 @@ if(valid0){
 if(data.arguments !== undefined){
 let data10 = data.arguments;
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+const _errs24 = errors;
 }
 else {
 validate45.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs22){
 }
 }
 var valid0 = _errs22 === errors;
@@ -9122,6 +11527,7 @@ if(data.output_policy !== undefined){
 let data11 = data.output_policy;
 const _errs25 = errors;
 const _errs26 = errors;
+const _errs27 = errors;
 if(errors === _errs26){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 let missing1;
@@ -9137,6 +11543,7 @@ if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFi
 validate45.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs29 = errors;
 if(errors === _errs28){
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
@@ -9148,7 +11555,11 @@ if(data12 < 0 || isNaN(data12)){
 validate45.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs28){
 }
 }
 var valid3 = _errs28 === errors;
@@ -9158,10 +11569,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data11.truncated !== undefined){
+let data13 = data11.truncated;
 const _errs30 = errors;
-if(typeof data11.truncated !== "boolean"){
+if(typeof data13 !== "boolean"){
 validate45.errors = [{instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs31 = errors;
+if(errors === _errs30){
 }
 var valid3 = _errs30 === errors;
 }
@@ -9176,6 +11591,7 @@ if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFi
 validate45.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs33 = errors;
 if(errors === _errs32){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
@@ -9187,13 +11603,19 @@ if(data14 < 0 || isNaN(data14)){
 validate45.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs32){
 }
 }
 var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -9203,6 +11625,11 @@ else {
 validate45.errors = [{instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs26){
+}
+}
+var valid2 = _errs26 === errors;
+if(valid2){
 }
 var valid0 = _errs25 === errors;
 }
@@ -9214,6 +11641,7 @@ if(data.error !== undefined){
 let data15 = data.error;
 const _errs34 = errors;
 const _errs35 = errors;
+const _errs36 = errors;
 if(errors === _errs35){
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 let missing2;
@@ -9223,10 +11651,14 @@ return false;
 }
 else {
 if(data15.message !== undefined){
+let data16 = data15.message;
 const _errs37 = errors;
-if(typeof data15.message !== "string"){
+if(typeof data16 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs38 = errors;
+if(errors === _errs37){
 }
 var valid5 = _errs37 === errors;
 }
@@ -9235,15 +11667,21 @@ var valid5 = true;
 }
 if(valid5){
 if(data15.retryable !== undefined){
+let data17 = data15.retryable;
 const _errs39 = errors;
-if(typeof data15.retryable !== "boolean"){
+if(typeof data17 !== "boolean"){
 validate45.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs40 = errors;
+if(errors === _errs39){
 }
 var valid5 = _errs39 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -9252,6 +11690,11 @@ else {
 validate45.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs35){
+}
+}
+var valid4 = _errs35 === errors;
+if(valid4){
 }
 var valid0 = _errs34 === errors;
 }
@@ -9262,12 +11705,16 @@ if(valid0){
 if(data.recovery_policy !== undefined){
 let data18 = data.recovery_policy;
 const _errs41 = errors;
+const _errs42 = errors;
 if(errors === _errs41){
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs43 = errors;
 }
 else {
 validate45.errors = [{instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs41){
 }
 }
 var valid0 = _errs41 === errors;
@@ -9279,12 +11726,16 @@ if(valid0){
 if(data.recovery !== undefined){
 let data19 = data.recovery;
 const _errs44 = errors;
+const _errs45 = errors;
 if(errors === _errs44){
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+const _errs46 = errors;
 }
 else {
 validate45.errors = [{instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs44){
 }
 }
 var valid0 = _errs44 === errors;
@@ -9296,13 +11747,23 @@ if(valid0){
 if(data.outcome !== undefined){
 let data20 = data.outcome;
 const _errs47 = errors;
+const _errs48 = errors;
 if(typeof data20 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs49 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data20 === "success") || (data20 === "error")) || (data20 === "declined")) || (data20 === "timed_out")) || (data20 === "cancelled"))){
 validate45.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs48){
+}
+var valid6 = _errs48 === errors;
+if(valid6){
 }
 var valid0 = _errs47 === errors;
 }
@@ -9311,15 +11772,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_result !== undefined){
+let data21 = data.tool_result;
 const _errs50 = errors;
-if(typeof data.tool_result !== "string"){
+if(typeof data21 !== "string"){
 validate45.errors = [{instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs51 = errors;
+if(errors === _errs50){
 }
 var valid0 = _errs50 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -9343,6 +11810,8 @@ else {
 validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate45.errors = vErrors;
 return errors === 0;
@@ -9354,6 +11823,7 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -9369,9 +11839,14 @@ if(typeof data0 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("download" !== data0){
 validate46.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "download"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -9382,16 +11857,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate46.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate46.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -9403,13 +11883,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate46.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -9424,6 +11914,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate46.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -9435,7 +11926,11 @@ if(data3 < 1 || isNaN(data3)){
 validate46.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -9445,10 +11940,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined){
+let data4 = data.url;
 const _errs10 = errors;
-if(typeof data.url !== "string"){
+if(typeof data4 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -9457,10 +11956,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.path !== undefined){
+let data5 = data.path;
 const _errs12 = errors;
-if(typeof data.path !== "string"){
+if(typeof data5 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
@@ -9475,6 +11978,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate46.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs15 = errors;
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -9486,7 +11990,11 @@ if(data6 < 0 || isNaN(data6)){
 validate46.errors = [{instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
@@ -9498,16 +12006,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data7 = data.tool_call_id;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 validate46.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate46.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
@@ -9519,12 +12032,16 @@ if(valid0){
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+const _errs20 = errors;
 }
 else {
 validate46.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs18){
 }
 }
 var valid0 = _errs18 === errors;
@@ -9537,6 +12054,7 @@ if(data.output_policy !== undefined){
 let data9 = data.output_policy;
 const _errs21 = errors;
 const _errs22 = errors;
+const _errs23 = errors;
 if(errors === _errs22){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing1;
@@ -9552,6 +12070,7 @@ if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFi
 validate46.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs25 = errors;
 if(errors === _errs24){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
@@ -9563,7 +12082,11 @@ if(data10 < 0 || isNaN(data10)){
 validate46.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs24){
 }
 }
 var valid3 = _errs24 === errors;
@@ -9573,10 +12096,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data9.truncated !== undefined){
+let data11 = data9.truncated;
 const _errs26 = errors;
-if(typeof data9.truncated !== "boolean"){
+if(typeof data11 !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
 }
 var valid3 = _errs26 === errors;
 }
@@ -9591,6 +12118,7 @@ if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFi
 validate46.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs29 = errors;
 if(errors === _errs28){
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
@@ -9602,13 +12130,19 @@ if(data12 < 0 || isNaN(data12)){
 validate46.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs28){
 }
 }
 var valid3 = _errs28 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -9618,6 +12152,11 @@ else {
 validate46.errors = [{instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs22){
+}
+}
+var valid2 = _errs22 === errors;
+if(valid2){
 }
 var valid0 = _errs21 === errors;
 }
@@ -9629,6 +12168,7 @@ if(data.error !== undefined){
 let data13 = data.error;
 const _errs30 = errors;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing2;
@@ -9638,10 +12178,14 @@ return false;
 }
 else {
 if(data13.message !== undefined){
+let data14 = data13.message;
 const _errs33 = errors;
-if(typeof data13.message !== "string"){
+if(typeof data14 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs34 = errors;
+if(errors === _errs33){
 }
 var valid5 = _errs33 === errors;
 }
@@ -9650,15 +12194,21 @@ var valid5 = true;
 }
 if(valid5){
 if(data13.retryable !== undefined){
+let data15 = data13.retryable;
 const _errs35 = errors;
-if(typeof data13.retryable !== "boolean"){
+if(typeof data15 !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs36 = errors;
+if(errors === _errs35){
 }
 var valid5 = _errs35 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -9667,6 +12217,11 @@ else {
 validate46.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs31){
+}
+}
+var valid4 = _errs31 === errors;
+if(valid4){
 }
 var valid0 = _errs30 === errors;
 }
@@ -9677,12 +12232,16 @@ if(valid0){
 if(data.recovery_policy !== undefined){
 let data16 = data.recovery_policy;
 const _errs37 = errors;
+const _errs38 = errors;
 if(errors === _errs37){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+const _errs39 = errors;
 }
 else {
 validate46.errors = [{instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs37){
 }
 }
 var valid0 = _errs37 === errors;
@@ -9694,12 +12253,16 @@ if(valid0){
 if(data.recovery !== undefined){
 let data17 = data.recovery;
 const _errs40 = errors;
+const _errs41 = errors;
 if(errors === _errs40){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs42 = errors;
 }
 else {
 validate46.errors = [{instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs40){
 }
 }
 var valid0 = _errs40 === errors;
@@ -9711,13 +12274,23 @@ if(valid0){
 if(data.outcome !== undefined){
 let data18 = data.outcome;
 const _errs43 = errors;
+const _errs44 = errors;
 if(typeof data18 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs45 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
 validate46.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs44){
+}
+var valid6 = _errs44 === errors;
+if(valid6){
 }
 var valid0 = _errs43 === errors;
 }
@@ -9726,15 +12299,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_result !== undefined){
+let data19 = data.tool_result;
 const _errs46 = errors;
-if(typeof data.tool_result !== "string"){
+if(typeof data19 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs47 = errors;
+if(errors === _errs46){
 }
 var valid0 = _errs46 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -9756,6 +12335,8 @@ else {
 validate46.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate46.errors = vErrors;
 return errors === 0;
@@ -9767,6 +12348,7 @@ function validate47(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -9782,9 +12364,14 @@ if(typeof data0 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("dynamicToolCall" !== data0){
 validate47.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "dynamicToolCall"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -9795,16 +12382,21 @@ if(valid0){
 if(data.id !== undefined){
 let data1 = data.id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate47.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate47.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -9816,13 +12408,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate47.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -9837,6 +12439,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate47.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs9 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -9848,7 +12451,11 @@ if(data3 < 1 || isNaN(data3)){
 validate47.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -9858,10 +12465,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_name !== undefined){
+let data4 = data.tool_name;
 const _errs10 = errors;
-if(typeof data.tool_name !== "string"){
+if(typeof data4 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
@@ -9870,10 +12481,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.server_name !== undefined){
+let data5 = data.server_name;
 const _errs12 = errors;
-if(typeof data.server_name !== "string"){
+if(typeof data5 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/server_name",schemaPath:"#/properties/server_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
@@ -9882,10 +12497,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.progress !== undefined){
+let data6 = data.progress;
 const _errs14 = errors;
-if(typeof data.progress !== "string"){
+if(typeof data6 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
@@ -9894,10 +12513,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
+let data7 = data.output;
 const _errs16 = errors;
-if(typeof data.output !== "string"){
+if(typeof data7 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
 }
 var valid0 = _errs16 === errors;
 }
@@ -9908,16 +12531,21 @@ if(valid0){
 if(data.tool_call_id !== undefined){
 let data8 = data.tool_call_id;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
 validate47.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate47.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs18){
 }
 }
 var valid0 = _errs18 === errors;
@@ -9929,12 +12557,16 @@ if(valid0){
 if(data.arguments !== undefined){
 let data9 = data.arguments;
 const _errs20 = errors;
+const _errs21 = errors;
 if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs22 = errors;
 }
 else {
 validate47.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
@@ -9947,6 +12579,7 @@ if(data.output_policy !== undefined){
 let data10 = data.output_policy;
 const _errs23 = errors;
 const _errs24 = errors;
+const _errs25 = errors;
 if(errors === _errs24){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 let missing1;
@@ -9962,6 +12595,7 @@ if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFi
 validate47.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs27 = errors;
 if(errors === _errs26){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
@@ -9973,7 +12607,11 @@ if(data11 < 0 || isNaN(data11)){
 validate47.errors = [{instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs26){
 }
 }
 var valid3 = _errs26 === errors;
@@ -9983,10 +12621,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data10.truncated !== undefined){
+let data12 = data10.truncated;
 const _errs28 = errors;
-if(typeof data10.truncated !== "boolean"){
+if(typeof data12 !== "boolean"){
 validate47.errors = [{instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs29 = errors;
+if(errors === _errs28){
 }
 var valid3 = _errs28 === errors;
 }
@@ -10001,6 +12643,7 @@ if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFi
 validate47.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs31 = errors;
 if(errors === _errs30){
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
@@ -10012,13 +12655,19 @@ if(data13 < 0 || isNaN(data13)){
 validate47.errors = [{instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs30){
 }
 }
 var valid3 = _errs30 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -10028,6 +12677,11 @@ else {
 validate47.errors = [{instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs24){
+}
+}
+var valid2 = _errs24 === errors;
+if(valid2){
 }
 var valid0 = _errs23 === errors;
 }
@@ -10039,6 +12693,7 @@ if(data.error !== undefined){
 let data14 = data.error;
 const _errs32 = errors;
 const _errs33 = errors;
+const _errs34 = errors;
 if(errors === _errs33){
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 let missing2;
@@ -10048,10 +12703,14 @@ return false;
 }
 else {
 if(data14.message !== undefined){
+let data15 = data14.message;
 const _errs35 = errors;
-if(typeof data14.message !== "string"){
+if(typeof data15 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs36 = errors;
+if(errors === _errs35){
 }
 var valid5 = _errs35 === errors;
 }
@@ -10060,15 +12719,21 @@ var valid5 = true;
 }
 if(valid5){
 if(data14.retryable !== undefined){
+let data16 = data14.retryable;
 const _errs37 = errors;
-if(typeof data14.retryable !== "boolean"){
+if(typeof data16 !== "boolean"){
 validate47.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs38 = errors;
+if(errors === _errs37){
 }
 var valid5 = _errs37 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -10077,6 +12742,11 @@ else {
 validate47.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs33){
+}
+}
+var valid4 = _errs33 === errors;
+if(valid4){
 }
 var valid0 = _errs32 === errors;
 }
@@ -10087,12 +12757,16 @@ if(valid0){
 if(data.recovery_policy !== undefined){
 let data17 = data.recovery_policy;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs41 = errors;
 }
 else {
 validate47.errors = [{instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs39){
 }
 }
 var valid0 = _errs39 === errors;
@@ -10104,12 +12778,16 @@ if(valid0){
 if(data.recovery !== undefined){
 let data18 = data.recovery;
 const _errs42 = errors;
+const _errs43 = errors;
 if(errors === _errs42){
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs44 = errors;
 }
 else {
 validate47.errors = [{instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs42){
 }
 }
 var valid0 = _errs42 === errors;
@@ -10121,13 +12799,23 @@ if(valid0){
 if(data.outcome !== undefined){
 let data19 = data.outcome;
 const _errs45 = errors;
+const _errs46 = errors;
 if(typeof data19 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs47 = errors;
+const vSchema1 = schema70.enum;
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
 validate47.errors = [{instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs46){
+}
+var valid6 = _errs46 === errors;
+if(valid6){
 }
 var valid0 = _errs45 === errors;
 }
@@ -10136,15 +12824,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_result !== undefined){
+let data20 = data.tool_result;
 const _errs48 = errors;
-if(typeof data.tool_result !== "string"){
+if(typeof data20 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs49 = errors;
+if(errors === _errs48){
 }
 var valid0 = _errs48 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -10167,6 +12861,8 @@ else {
 validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate47.errors = vErrors;
 return errors === 0;
@@ -10177,6 +12873,8 @@ function validate29(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_item.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -10188,9 +12886,14 @@ else {
 if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
+const vSchema0 = schema39.properties.type.enum;
 if(!(((((((((((data0 === "userMessage") || (data0 === "agentMessage")) || (data0 === "reasoning")) || (data0 === "systemEvent")) || (data0 === "task")) || (data0 === "commandExecution")) || (data0 === "fileChange")) || (data0 === "webSearch")) || (data0 === "webFetch")) || (data0 === "download")) || (data0 === "dynamicToolCall"))){
 validate29.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema39.properties.type.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -10198,73 +12901,131 @@ else {
 var valid0 = true;
 }
 if(valid0){
+let valid1 = false;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
-if(tag0 === "userMessage"){
+if(false){
+}
+else if(tag0 === "userMessage"){
+const _errs3 = errors;
 if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "agentMessage"){
+const _errs4 = errors;
 if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid3 = _errs4 === errors;
+valid1 = valid3;
 }
 else if(tag0 === "reasoning"){
+const _errs5 = errors;
 if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid4 = _errs5 === errors;
+valid1 = valid4;
 }
 else if(tag0 === "systemEvent"){
+const _errs6 = errors;
 if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid5 = _errs6 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "task"){
+const _errs7 = errors;
 if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid6 = _errs7 === errors;
+valid1 = valid6;
 }
 else if(tag0 === "commandExecution"){
+const _errs8 = errors;
 if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid7 = _errs8 === errors;
+valid1 = valid7;
 }
 else if(tag0 === "fileChange"){
+const _errs9 = errors;
 if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid8 = _errs9 === errors;
+valid1 = valid8;
 }
 else if(tag0 === "webSearch"){
+const _errs10 = errors;
 if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid9 = _errs10 === errors;
+valid1 = valid9;
 }
 else if(tag0 === "webFetch"){
+const _errs11 = errors;
 if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid10 = _errs11 === errors;
+valid1 = valid10;
 }
 else if(tag0 === "download"){
+const _errs12 = errors;
 if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid11 = _errs12 === errors;
+valid1 = valid11;
 }
 else if(tag0 === "dynamicToolCall"){
+const _errs13 = errors;
 if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
 vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid12 = _errs13 === errors;
+valid1 = valid12;
 }
 else {
 validate29.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}}];
@@ -10275,12 +13036,16 @@ else {
 validate29.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}}];
 return false;
 }
+if(valid1){
+}
 }
 }
 }
 else {
 validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate29.errors = vErrors;
@@ -10292,6 +13057,7 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -10303,16 +13069,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate28.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate28.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -10324,16 +13095,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate28.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate28.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -10349,6 +13125,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate28.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -10360,7 +13137,11 @@ if(data2 < 1 || isNaN(data2)){
 validate28.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -10372,16 +13153,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate28.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate28.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -10391,15 +13177,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item !== undefined){
+let data4 = data.item;
 const _errs9 = errors;
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+if(!(validate29(data4, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -10410,6 +13201,8 @@ var valid0 = true;
 else {
 validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate28.errors = vErrors;
@@ -10424,6 +13217,7 @@ function validate60(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_delta_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -10435,16 +13229,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate60.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate60.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -10456,16 +13255,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate60.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate60.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -10481,6 +13285,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate60.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -10492,7 +13297,11 @@ if(data2 < 1 || isNaN(data2)){
 validate60.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -10504,16 +13313,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -10525,13 +13339,23 @@ if(valid0){
 if(data.stream !== undefined){
 let data4 = data.stream;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate60.errors = [{instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema97.enum;
 if(!((((((data4 === "agent_message") || (data4 === "stdout")) || (data4 === "stderr")) || (data4 === "tool_progress")) || (data4 === "file_change")) || (data4 === "generic"))){
 validate60.errors = [{instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema97.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
@@ -10540,15 +13364,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.delta !== undefined){
+let data5 = data.delta;
 const _errs12 = errors;
-if(typeof data.delta !== "string"){
+if(typeof data5 !== "string"){
 validate60.errors = [{instancePath:instancePath+"/delta",schemaPath:"#/properties/delta/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -10560,6 +13390,8 @@ var valid0 = true;
 else {
 validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate60.errors = vErrors;
@@ -10576,9 +13408,15 @@ if(typeof data !== "string"){
 validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema97.enum;
 if(!((((((data === "agent_message") || (data === "stdout")) || (data === "stderr")) || (data === "tool_progress")) || (data === "file_change")) || (data === "generic"))){
 validate61.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate61.errors = vErrors;
 return errors === 0;
@@ -10591,6 +13429,7 @@ function validate62(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_attached_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -10602,16 +13441,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate62.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate62.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -10623,16 +13467,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate62.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate62.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -10648,6 +13497,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate62.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -10659,7 +13509,11 @@ if(data2 < 1 || isNaN(data2)){
 validate62.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -10671,16 +13525,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate62.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate62.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -10692,16 +13551,21 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data4 = data.recovery_job_id;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 validate62.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate62.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -10717,6 +13581,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate62.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -10728,13 +13593,19 @@ if(data5 < 1 || isNaN(data5)){
 validate62.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -10746,6 +13617,8 @@ var valid0 = true;
 else {
 validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate62.errors = vErrors;
@@ -10759,6 +13632,7 @@ function validate63(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -10770,16 +13644,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate63.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate63.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -10791,16 +13670,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate63.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate63.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -10816,6 +13700,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate63.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -10827,7 +13712,11 @@ if(data2 < 1 || isNaN(data2)){
 validate63.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -10839,16 +13728,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate63.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate63.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -10864,6 +13758,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate63.errors = [{instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -10875,7 +13770,11 @@ if(data4 < 1 || isNaN(data4)){
 validate63.errors = [{instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -10885,10 +13784,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined){
+let data5 = data.error;
 const _errs11 = errors;
-if(typeof data.error !== "string"){
+if(typeof data5 !== "string"){
 validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -10903,18 +13806,25 @@ if((typeof data6 !== "string") && (data6 !== null)){
 validate63.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema100.properties.recovery_job_id.type}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 validate63.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -10927,6 +13837,8 @@ var valid0 = true;
 else {
 validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate63.errors = vErrors;
@@ -10944,9 +13856,15 @@ if(typeof data !== "string"){
 validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema101.enum;
 if(!(((((data === "timeout") || (data === "provider_failure")) || (data === "tool_failure")) || (data === "runtime_shutdown")) || (data === "execution_window_exhausted"))){
 validate64.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate64.errors = vErrors;
 return errors === 0;
@@ -10960,6 +13878,7 @@ function validate65(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -10971,16 +13890,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate65.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate65.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -10992,16 +13916,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate65.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate65.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -11017,6 +13946,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate65.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -11028,7 +13958,11 @@ if(data2 < 1 || isNaN(data2)){
 validate65.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -11040,16 +13974,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate65.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate65.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -11061,16 +14000,21 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data4 = data.recovery_job_id;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 validate65.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate65.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -11082,13 +14026,23 @@ if(valid0){
 if(data.reason !== undefined){
 let data5 = data.reason;
 const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data5 !== "string"){
 validate65.errors = [{instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema0 = schema101.enum;
 if(!(((((data5 === "timeout") || (data5 === "provider_failure")) || (data5 === "tool_failure")) || (data5 === "runtime_shutdown")) || (data5 === "execution_window_exhausted"))){
 validate65.errors = [{instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
+}
+var valid1 = _errs12 === errors;
+if(valid1){
 }
 var valid0 = _errs11 === errors;
 }
@@ -11099,18 +14053,30 @@ if(valid0){
 if(data.exhaustion_reason !== undefined){
 let data6 = data.exhaustion_reason;
 const _errs14 = errors;
+const _errs15 = errors;
 if(typeof data6 !== "string"){
 validate65.errors = [{instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs16 = errors;
+const vSchema1 = schema104.enum;
 if(!((((((data6 === "max_agent_rounds_per_window") || (data6 === "max_tool_calls_per_window")) || (data6 === "max_wall_clock_ms_per_window")) || (data6 === "max_provider_tokens_per_window")) || (data6 === "provider_failure_continuation")) || (data6 === "runtime_shutdown_continuation"))){
 validate65.errors = [{instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs15){
+}
+var valid2 = _errs15 === errors;
+if(valid2){
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -11124,6 +14090,8 @@ else {
 validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate65.errors = vErrors;
 return errors === 0;
@@ -11136,6 +14104,7 @@ function validate66(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_succeeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -11147,16 +14116,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate66.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate66.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -11168,16 +14142,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate66.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate66.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -11193,6 +14172,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate66.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -11204,7 +14184,11 @@ if(data2 < 1 || isNaN(data2)){
 validate66.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -11216,16 +14200,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate66.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate66.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -11241,6 +14230,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate66.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -11252,7 +14242,11 @@ if(data4 < 1 || isNaN(data4)){
 validate66.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -11264,22 +14258,29 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data5 = data.recovery_job_id;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 validate66.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate66.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -11291,6 +14292,8 @@ var valid0 = true;
 else {
 validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate66.errors = vErrors;
@@ -11304,6 +14307,7 @@ function validate67(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_attempt_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -11315,16 +14319,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate67.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate67.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -11336,16 +14345,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate67.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate67.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -11361,6 +14375,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate67.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -11372,7 +14387,11 @@ if(data2 < 1 || isNaN(data2)){
 validate67.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -11384,16 +14403,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate67.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate67.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -11409,6 +14433,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate67.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -11420,13 +14445,19 @@ if(data4 < 1 || isNaN(data4)){
 validate67.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -11437,6 +14468,8 @@ var valid0 = true;
 else {
 validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate67.errors = vErrors;
@@ -11450,6 +14483,7 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -11461,16 +14495,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate68.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate68.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -11482,16 +14521,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate68.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate68.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -11507,6 +14551,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate68.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -11518,7 +14563,11 @@ if(data2 < 1 || isNaN(data2)){
 validate68.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -11530,16 +14579,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate68.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate68.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -11555,6 +14609,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate68.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -11566,7 +14621,11 @@ if(data4 < 1 || isNaN(data4)){
 validate68.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -11582,6 +14641,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate68.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -11593,7 +14653,11 @@ if(data5 < 1 || isNaN(data5)){
 validate68.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -11609,6 +14673,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate68.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -11620,7 +14685,11 @@ if(data6 < 0 || isNaN(data6)){
 validate68.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -11630,10 +14699,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.next_attempt_at !== undefined){
+let data7 = data.next_attempt_at;
 const _errs15 = errors;
-if(typeof data.next_attempt_at !== "string"){
+if(typeof data7 !== "string"){
 validate68.errors = [{instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs16 = errors;
+if(errors === _errs15){
 }
 var valid0 = _errs15 === errors;
 }
@@ -11642,15 +14715,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined){
+let data8 = data.error;
 const _errs17 = errors;
-if(typeof data.error !== "string"){
+if(typeof data8 !== "string"){
 validate68.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -11666,6 +14745,8 @@ else {
 validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate68.errors = vErrors;
 return errors === 0;
@@ -11678,6 +14759,7 @@ function validate69(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -11689,16 +14771,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate69.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate69.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -11710,16 +14797,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate69.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate69.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -11735,6 +14827,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate69.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -11746,7 +14839,11 @@ if(data2 < 1 || isNaN(data2)){
 validate69.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -11758,16 +14855,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate69.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate69.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -11777,15 +14879,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item !== undefined){
+let data4 = data.item;
 const _errs9 = errors;
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+if(!(validate29(data4, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -11796,6 +14903,8 @@ var valid0 = true;
 else {
 validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate69.errors = vErrors;
@@ -11809,6 +14918,7 @@ function validate71(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_timeout_detected_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -11820,16 +14930,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate71.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate71.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -11841,16 +14956,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate71.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate71.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -11866,6 +14986,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate71.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -11877,7 +14998,11 @@ if(data2 < 1 || isNaN(data2)){
 validate71.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -11889,16 +15014,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate71.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate71.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -11914,6 +15044,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate71.errors = [{instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -11925,7 +15056,11 @@ if(data4 < 0 || isNaN(data4)){
 validate71.errors = [{instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -11941,6 +15076,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate71.errors = [{instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -11952,7 +15088,11 @@ if(data5 < 0 || isNaN(data5)){
 validate71.errors = [{instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -11968,6 +15108,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate71.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -11979,13 +15120,19 @@ if(data6 < 1 || isNaN(data6)){
 validate71.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -11999,6 +15146,8 @@ else {
 validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate71.errors = vErrors;
 return errors === 0;
@@ -12011,6 +15160,7 @@ function validate72(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -12022,16 +15172,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate72.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate72.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -12043,16 +15198,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate72.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate72.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -12068,6 +15228,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate72.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -12079,7 +15240,11 @@ if(data2 < 1 || isNaN(data2)){
 validate72.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -12091,16 +15256,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate72.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate72.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -12110,10 +15280,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_name !== undefined){
+let data4 = data.tool_name;
 const _errs9 = errors;
-if(typeof data.tool_name !== "string"){
+if(typeof data4 !== "string"){
 validate72.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -12128,6 +15302,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate72.errors = [{instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -12139,7 +15314,11 @@ if(data5 < 1 || isNaN(data5)){
 validate72.errors = [{instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -12149,15 +15328,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined){
+let data6 = data.error;
 const _errs13 = errors;
-if(typeof data.error !== "string"){
+if(typeof data6 !== "string"){
 validate72.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -12171,6 +15356,8 @@ else {
 validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate72.errors = vErrors;
 return errors === 0;
@@ -12183,6 +15370,7 @@ function validate73(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -12194,16 +15382,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate73.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate73.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -12215,16 +15408,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate73.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate73.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -12240,6 +15438,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate73.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -12251,7 +15450,11 @@ if(data2 < 1 || isNaN(data2)){
 validate73.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -12263,16 +15466,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate73.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate73.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -12282,10 +15490,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_name !== undefined){
+let data4 = data.tool_name;
 const _errs9 = errors;
-if(typeof data.tool_name !== "string"){
+if(typeof data4 !== "string"){
 validate73.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -12300,6 +15512,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate73.errors = [{instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -12311,7 +15524,11 @@ if(data5 < 1 || isNaN(data5)){
 validate73.errors = [{instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -12327,14 +15544,22 @@ if(typeof data6 !== "string"){
 validate73.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs14 = errors;
+const vSchema0 = schema111.properties.outcome.enum;
 if(!((data6 === "succeeded") || (data6 === "failed"))){
 validate73.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema111.properties.outcome.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -12348,6 +15573,8 @@ else {
 validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate73.errors = vErrors;
 return errors === 0;
@@ -12360,6 +15587,7 @@ function validate74(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -12371,16 +15599,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate74.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate74.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -12392,16 +15625,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate74.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate74.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -12417,6 +15655,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate74.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -12428,7 +15667,11 @@ if(data2 < 1 || isNaN(data2)){
 validate74.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -12440,16 +15683,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate74.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate74.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -12459,10 +15707,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_name !== undefined){
+let data4 = data.tool_name;
 const _errs9 = errors;
-if(typeof data.tool_name !== "string"){
+if(typeof data4 !== "string"){
 validate74.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -12477,6 +15729,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate74.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -12488,7 +15741,11 @@ if(data5 < 1 || isNaN(data5)){
 validate74.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -12504,6 +15761,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate74.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -12515,7 +15773,11 @@ if(data6 < 1 || isNaN(data6)){
 validate74.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -12531,6 +15793,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate74.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs16 = errors;
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -12542,7 +15805,11 @@ if(data7 < 0 || isNaN(data7)){
 validate74.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs15){
 }
 }
 var valid0 = _errs15 === errors;
@@ -12552,15 +15819,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined){
+let data8 = data.error;
 const _errs17 = errors;
-if(typeof data.error !== "string"){
+if(typeof data8 !== "string"){
 validate74.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -12576,6 +15849,8 @@ else {
 validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate74.errors = vErrors;
 return errors === 0;
@@ -12588,6 +15863,7 @@ function validate75(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/item_updated_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -12599,16 +15875,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate75.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate75.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -12620,16 +15901,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate75.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate75.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -12645,6 +15931,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate75.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -12656,7 +15943,11 @@ if(data2 < 1 || isNaN(data2)){
 validate75.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -12668,16 +15959,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data3 = data.item_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate75.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate75.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -12687,15 +15983,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item !== undefined){
+let data4 = data.item;
 const _errs9 = errors;
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+if(!(validate29(data4, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -12706,6 +16007,8 @@ var valid0 = true;
 else {
 validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate75.errors = vErrors;
@@ -12723,9 +16026,15 @@ if(typeof data !== "string"){
 validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema114.enum;
 if(!((((((((((data === "file_read") || (data === "file_write")) || (data === "shell_command")) || (data === "network")) || (data === "mcp_read")) || (data === "mcp_write_or_unknown")) || (data === "dynamic_skill_tool")) || (data === "computer_use")) || (data === "task_subagent")) || (data === "unknown"))){
 validate77.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate77.errors = vErrors;
 return errors === 0;
@@ -12742,9 +16051,15 @@ if(typeof data !== "string"){
 validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema115.enum;
 if(!(((data === "allow") || (data === "ask")) || (data === "deny"))){
 validate78.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate78.errors = vErrors;
 return errors === 0;
@@ -12757,6 +16072,7 @@ function validate79(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -12766,10 +16082,14 @@ return false;
 }
 else {
 if(data.compiler_version !== undefined){
+let data0 = data.compiler_version;
 const _errs1 = errors;
-if(typeof data.compiler_version !== "string"){
+if(typeof data0 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/compiler_version",schemaPath:"#/properties/compiler_version/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -12778,10 +16098,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.profile !== undefined){
+let data1 = data.profile;
 const _errs3 = errors;
-if(typeof data.profile !== "string"){
+if(typeof data1 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -12792,6 +16116,7 @@ if(valid0){
 if(data.section_ids !== undefined){
 let data2 = data.section_ids;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data2)){
 var valid1 = true;
@@ -12799,16 +16124,21 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate79.errors = [{instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate79.errors = [{instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid1 = _errs7 === errors;
@@ -12816,10 +16146,14 @@ if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate79.errors = [{instancePath:instancePath+"/section_ids",schemaPath:"#/properties/section_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -12829,10 +16163,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.fingerprint_stable !== undefined){
+let data4 = data.fingerprint_stable;
 const _errs9 = errors;
-if(typeof data.fingerprint_stable !== "string"){
+if(typeof data4 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/fingerprint_stable",schemaPath:"#/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -12841,10 +16179,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.fingerprint_dynamic !== undefined){
+let data5 = data.fingerprint_dynamic;
 const _errs11 = errors;
-if(typeof data.fingerprint_dynamic !== "string"){
+if(typeof data5 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/fingerprint_dynamic",schemaPath:"#/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -12853,10 +16195,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.fingerprint_full !== undefined){
+let data6 = data.fingerprint_full;
 const _errs13 = errors;
-if(typeof data.fingerprint_full !== "string"){
+if(typeof data6 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/fingerprint_full",schemaPath:"#/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -12867,6 +16213,7 @@ if(valid0){
 if(data.diagnostics !== undefined){
 let data7 = data.diagnostics;
 const _errs15 = errors;
+const _errs16 = errors;
 if(errors === _errs15){
 if(Array.isArray(data7)){
 var valid2 = true;
@@ -12874,6 +16221,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 const _errs17 = errors;
+const _errs18 = errors;
 if(errors === _errs17){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 let missing1;
@@ -12889,9 +16237,15 @@ if(typeof data9 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs20 = errors;
+const vSchema0 = schema116.properties.diagnostics.items.properties.severity.enum;
 if(!(((data9 === "info") || (data9 === "warning")) || (data9 === "error"))){
 validate79.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema116.properties.diagnostics.items.properties.severity.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs19){
 }
 var valid3 = _errs19 === errors;
 }
@@ -12900,10 +16254,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data8.message !== undefined){
+let data10 = data8.message;
 const _errs21 = errors;
-if(typeof data8.message !== "string"){
+if(typeof data10 !== "string"){
 validate79.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/message",schemaPath:"#/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs22 = errors;
+if(errors === _errs21){
 }
 var valid3 = _errs21 === errors;
 }
@@ -12914,22 +16272,29 @@ if(valid3){
 if(data8.section_id !== undefined){
 let data11 = data8.section_id;
 const _errs23 = errors;
+const _errs24 = errors;
 if(errors === _errs23){
 if(typeof data11 === "string"){
 if(func0(data11) > 256){
 validate79.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate79.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs23){
 }
 }
 var valid3 = _errs23 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -12939,22 +16304,30 @@ else {
 validate79.errors = [{instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs17){
+}
 }
 var valid2 = _errs17 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate79.errors = [{instancePath:instancePath+"/diagnostics",schemaPath:"#/properties/diagnostics/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs15){
 }
 }
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -12967,6 +16340,8 @@ var valid0 = true;
 else {
 validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate79.errors = vErrors;
@@ -12981,6 +16356,7 @@ function validate80(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -12992,16 +16368,21 @@ else {
 if(data.id !== undefined){
 let data0 = data.id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate80.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate80.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -13013,16 +16394,21 @@ if(valid0){
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate80.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate80.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -13032,10 +16418,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cwd !== undefined){
+let data2 = data.cwd;
 const _errs5 = errors;
-if(typeof data.cwd !== "string"){
+if(typeof data2 !== "string"){
 validate80.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -13044,10 +16434,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model_provider !== undefined){
+let data3 = data.model_provider;
 const _errs7 = errors;
-if(typeof data.model_provider !== "string"){
+if(typeof data3 !== "string"){
 validate80.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -13056,10 +16450,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model !== undefined){
+let data4 = data.model;
 const _errs9 = errors;
-if(typeof data.model !== "string"){
+if(typeof data4 !== "string"){
 validate80.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -13070,13 +16468,23 @@ if(valid0){
 if(data.mode !== undefined){
 let data5 = data.mode;
 const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data5 !== "string"){
 validate80.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema0 = schema118.enum;
 if(!((data5 === "Chat") || (data5 === "Agent"))){
 validate80.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
+}
+var valid1 = _errs12 === errors;
+if(valid1){
 }
 var valid0 = _errs11 === errors;
 }
@@ -13085,10 +16493,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.created_at !== undefined){
+let data6 = data.created_at;
 const _errs14 = errors;
-if(typeof data.created_at !== "string"){
+if(typeof data6 !== "string"){
 validate80.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
@@ -13099,22 +16511,29 @@ if(valid0){
 if(data.active_turn_id !== undefined){
 let data7 = data.active_turn_id;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
 validate80.errors = [{instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate80.errors = [{instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -13129,6 +16548,8 @@ else {
 validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate80.errors = vErrors;
 return errors === 0;
@@ -13141,6 +16562,7 @@ function validate81(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13152,24 +16574,37 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate81.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate81.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+if(errors === _errs1){
 }
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate81.errors = vErrors;
@@ -13183,6 +16618,7 @@ function validate82(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13192,16 +16628,28 @@ return false;
 }
 else {
 if(data.thread !== undefined){
-if(!(validate80(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
+let data0 = data.thread;
+const _errs1 = errors;
+if(!(validate80(data0, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate82.errors = vErrors;
@@ -13215,21 +16663,27 @@ function validate84(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workspace_id !== undefined){
 let data0 = data.workspace_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate84.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate84.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -13239,10 +16693,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cwd !== undefined){
+let data1 = data.cwd;
 const _errs3 = errors;
-if(typeof data.cwd !== "string"){
+if(typeof data1 !== "string"){
 validate84.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -13251,10 +16709,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model_provider !== undefined){
+let data2 = data.model_provider;
 const _errs5 = errors;
-if(typeof data.model_provider !== "string"){
+if(typeof data2 !== "string"){
 validate84.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -13263,10 +16725,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model !== undefined){
+let data3 = data.model;
 const _errs7 = errors;
-if(typeof data.model !== "string"){
+if(typeof data3 !== "string"){
 validate84.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -13277,18 +16743,30 @@ if(valid0){
 if(data.mode !== undefined){
 let data4 = data.mode;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate84.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema118.enum;
 if(!((data4 === "Chat") || (data4 === "Agent"))){
 validate84.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -13298,6 +16776,8 @@ var valid0 = true;
 else {
 validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate84.errors = vErrors;
@@ -13311,6 +16791,7 @@ function validate85(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13320,16 +16801,28 @@ return false;
 }
 else {
 if(data.thread !== undefined){
-if(!(validate80(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
+let data0 = data.thread;
+const _errs1 = errors;
+if(!(validate80(data0, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
 vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate85.errors = vErrors;
@@ -13344,6 +16837,7 @@ function validate87(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_block.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13353,10 +16847,14 @@ return false;
 }
 else {
 if(data.blockId !== undefined){
+let data0 = data.blockId;
 const _errs1 = errors;
-if(typeof data.blockId !== "string"){
+if(typeof data0 !== "string"){
 validate87.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -13371,9 +16869,15 @@ if(typeof data1 !== "string"){
 validate87.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs4 = errors;
+const vSchema0 = schema124.properties.kind.enum;
 if(!(data1 === "turn_work")){
 validate87.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema124.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -13382,10 +16886,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data2 = data.turnId;
 const _errs5 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data2 !== "string"){
 validate87.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -13396,13 +16904,23 @@ if(valid0){
 if(data.status !== undefined){
 let data3 = data.status;
 const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 validate87.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema1 = schema125.enum;
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
 validate87.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid1 = _errs8 === errors;
+if(valid1){
 }
 var valid0 = _errs7 === errors;
 }
@@ -13417,6 +16935,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate87.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs11 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -13428,7 +16947,11 @@ if(data4 < 0 || isNaN(data4)){
 validate87.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
@@ -13444,6 +16967,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate87.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -13455,7 +16979,11 @@ if(data5 < 0 || isNaN(data5)){
 validate87.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -13471,6 +16999,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate87.errors = [{instancePath:instancePath+"/completedAtUnixMicros",schemaPath:"#/properties/completedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs15 = errors;
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -13482,7 +17011,11 @@ if(data6 < 0 || isNaN(data6)){
 validate87.errors = [{instancePath:instancePath+"/completedAtUnixMicros",schemaPath:"#/properties/completedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
@@ -13492,10 +17025,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.userText !== undefined){
+let data7 = data.userText;
 const _errs16 = errors;
-if(typeof data.userText !== "string"){
+if(typeof data7 !== "string"){
 validate87.errors = [{instancePath:instancePath+"/userText",schemaPath:"#/properties/userText/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
 }
 var valid0 = _errs16 === errors;
 }
@@ -13504,10 +17041,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.summary !== undefined){
+let data8 = data.summary;
 const _errs18 = errors;
-if(typeof data.summary !== "string"){
+if(typeof data8 !== "string"){
 validate87.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid0 = _errs18 === errors;
 }
@@ -13522,6 +17063,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate87.errors = [{instancePath:instancePath+"/workItemCount",schemaPath:"#/properties/workItemCount/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs21 = errors;
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -13533,13 +17075,19 @@ if(data9 < 0 || isNaN(data9)){
 validate87.errors = [{instancePath:instancePath+"/workItemCount",schemaPath:"#/properties/workItemCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs20){
 }
 }
 var valid0 = _errs20 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -13556,6 +17104,8 @@ else {
 validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate87.errors = vErrors;
 return errors === 0;
@@ -13568,6 +17118,7 @@ function validate88(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13577,10 +17128,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate88.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -13591,25 +17146,34 @@ if(valid0){
 if(data.changedBlockIds !== undefined){
 let data1 = data.changedBlockIds;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs5 = errors;
-if(typeof data1[i0] !== "string"){
+if(typeof data2 !== "string"){
 validate88.errors = [{instancePath:instancePath+"/changedBlockIds/" + i0,schemaPath:"#/properties/changedBlockIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate88.errors = [{instancePath:instancePath+"/changedBlockIds",schemaPath:"#/properties/changedBlockIds/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -13619,15 +17183,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data3 = data.turnId;
 const _errs7 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data3 !== "string"){
 validate88.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -13636,6 +17206,8 @@ var valid0 = true;
 else {
 validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate88.errors = vErrors;
@@ -13649,6 +17221,7 @@ function validate89(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13658,10 +17231,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate89.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -13670,10 +17247,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
+let data1 = data.cursor;
 const _errs3 = errors;
-if(typeof data.cursor !== "string"){
+if(typeof data1 !== "string"){
 validate89.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -13688,6 +17269,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate89.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -13699,13 +17281,19 @@ if(data2 < 1 || isNaN(data2)){
 validate89.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -13714,6 +17302,8 @@ var valid0 = true;
 else {
 validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate89.errors = vErrors;
@@ -13727,6 +17317,7 @@ function validate90(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13736,10 +17327,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate90.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -13750,25 +17345,33 @@ if(valid0){
 if(data.blocks !== undefined){
 let data1 = data.blocks;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs5 = errors;
-if(!(validate87(data1[i0], {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+if(!(validate87(data2, {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate90.errors = [{instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -13780,6 +17383,7 @@ if(valid0){
 if(data.page !== undefined){
 let data3 = data.page;
 const _errs6 = errors;
+const _errs7 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
@@ -13795,6 +17399,9 @@ if((typeof data4 !== "string") && (data4 !== null)){
 validate90.errors = [{instancePath:instancePath+"/page/nextCursor",schemaPath:"#/properties/page/properties/nextCursor/type",keyword:"type",params:{type: schema128.properties.page.properties.nextCursor.type}}];
 return false;
 }
+const _errs9 = errors;
+if(errors === _errs8){
+}
 var valid2 = _errs8 === errors;
 }
 else {
@@ -13802,15 +17409,21 @@ var valid2 = true;
 }
 if(valid2){
 if(data3.hasMore !== undefined){
+let data5 = data3.hasMore;
 const _errs10 = errors;
-if(typeof data3.hasMore !== "boolean"){
+if(typeof data5 !== "boolean"){
 validate90.errors = [{instancePath:instancePath+"/page/hasMore",schemaPath:"#/properties/page/properties/hasMore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid2 = _errs10 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -13819,11 +17432,15 @@ else {
 validate90.errors = [{instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs6){
+}
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -13832,6 +17449,8 @@ var valid0 = true;
 else {
 validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate90.errors = vErrors;
@@ -13845,6 +17464,7 @@ function validate92(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/tool_permission_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -13856,13 +17476,23 @@ else {
 if(data.default_behavior !== undefined){
 let data0 = data.default_behavior;
 const _errs1 = errors;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema115.enum;
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid1 = _errs2 === errors;
+if(valid1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -13873,13 +17503,23 @@ if(valid0){
 if(data.file_read !== undefined){
 let data1 = data.file_read;
 const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs6 = errors;
+const vSchema1 = schema115.enum;
 if(!(((data1 === "allow") || (data1 === "ask")) || (data1 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs5){
+}
+var valid2 = _errs5 === errors;
+if(valid2){
 }
 var valid0 = _errs4 === errors;
 }
@@ -13890,13 +17530,23 @@ if(valid0){
 if(data.file_write !== undefined){
 let data2 = data.file_write;
 const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data2 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data2 === "allow") || (data2 === "ask")) || (data2 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid3 = _errs8 === errors;
+if(valid3){
 }
 var valid0 = _errs7 === errors;
 }
@@ -13907,13 +17557,23 @@ if(valid0){
 if(data.shell_command !== undefined){
 let data3 = data.shell_command;
 const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data3 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs12 = errors;
+const vSchema3 = schema115.enum;
 if(!(((data3 === "allow") || (data3 === "ask")) || (data3 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs11){
+}
+var valid4 = _errs11 === errors;
+if(valid4){
 }
 var valid0 = _errs10 === errors;
 }
@@ -13924,13 +17584,23 @@ if(valid0){
 if(data.network !== undefined){
 let data4 = data.network;
 const _errs13 = errors;
+const _errs14 = errors;
 if(typeof data4 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs15 = errors;
+const vSchema4 = schema115.enum;
 if(!(((data4 === "allow") || (data4 === "ask")) || (data4 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs14){
+}
+var valid5 = _errs14 === errors;
+if(valid5){
 }
 var valid0 = _errs13 === errors;
 }
@@ -13941,13 +17611,23 @@ if(valid0){
 if(data.mcp_read !== undefined){
 let data5 = data.mcp_read;
 const _errs16 = errors;
+const _errs17 = errors;
 if(typeof data5 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs18 = errors;
+const vSchema5 = schema115.enum;
 if(!(((data5 === "allow") || (data5 === "ask")) || (data5 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs17){
+}
+var valid6 = _errs17 === errors;
+if(valid6){
 }
 var valid0 = _errs16 === errors;
 }
@@ -13958,13 +17638,23 @@ if(valid0){
 if(data.mcp_write_or_unknown !== undefined){
 let data6 = data.mcp_write_or_unknown;
 const _errs19 = errors;
+const _errs20 = errors;
 if(typeof data6 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs21 = errors;
+const vSchema6 = schema115.enum;
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs20){
+}
+var valid7 = _errs20 === errors;
+if(valid7){
 }
 var valid0 = _errs19 === errors;
 }
@@ -13975,13 +17665,23 @@ if(valid0){
 if(data.dynamic_skill_tool !== undefined){
 let data7 = data.dynamic_skill_tool;
 const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data7 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs24 = errors;
+const vSchema7 = schema115.enum;
 if(!(((data7 === "allow") || (data7 === "ask")) || (data7 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs23){
+}
+var valid8 = _errs23 === errors;
+if(valid8){
 }
 var valid0 = _errs22 === errors;
 }
@@ -13992,13 +17692,23 @@ if(valid0){
 if(data.computer_use !== undefined){
 let data8 = data.computer_use;
 const _errs25 = errors;
+const _errs26 = errors;
 if(typeof data8 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs27 = errors;
+const vSchema8 = schema115.enum;
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs26){
+}
+var valid9 = _errs26 === errors;
+if(valid9){
 }
 var valid0 = _errs25 === errors;
 }
@@ -14009,13 +17719,23 @@ if(valid0){
 if(data.task_subagent !== undefined){
 let data9 = data.task_subagent;
 const _errs28 = errors;
+const _errs29 = errors;
 if(typeof data9 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs30 = errors;
+const vSchema9 = schema115.enum;
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
 validate92.errors = [{instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs29){
+}
+var valid10 = _errs29 === errors;
+if(valid10){
 }
 var valid0 = _errs28 === errors;
 }
@@ -14026,25 +17746,34 @@ if(valid0){
 if(data.allowed_tools !== undefined){
 let data10 = data.allowed_tools;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(Array.isArray(data10)){
 var valid11 = true;
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
 const _errs33 = errors;
-if(typeof data10[i0] !== "string"){
+if(typeof data11 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs34 = errors;
+if(errors === _errs33){
 }
 var valid11 = _errs33 === errors;
 if(!valid11){
 break;
 }
 }
+if(valid11){
+}
 }
 else {
 validate92.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs31){
 }
 }
 var valid0 = _errs31 === errors;
@@ -14056,25 +17785,34 @@ if(valid0){
 if(data.denied_tools !== undefined){
 let data12 = data.denied_tools;
 const _errs35 = errors;
+const _errs36 = errors;
 if(errors === _errs35){
 if(Array.isArray(data12)){
 var valid12 = true;
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
 const _errs37 = errors;
-if(typeof data12[i1] !== "string"){
+if(typeof data13 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs38 = errors;
+if(errors === _errs37){
 }
 var valid12 = _errs37 === errors;
 if(!valid12){
 break;
 }
 }
+if(valid12){
+}
 }
 else {
 validate92.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs35){
 }
 }
 var valid0 = _errs35 === errors;
@@ -14086,31 +17824,42 @@ if(valid0){
 if(data.allowed_paths !== undefined){
 let data14 = data.allowed_paths;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(Array.isArray(data14)){
 var valid13 = true;
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
+let data15 = data14[i2];
 const _errs41 = errors;
-if(typeof data14[i2] !== "string"){
+if(typeof data15 !== "string"){
 validate92.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs42 = errors;
+if(errors === _errs41){
 }
 var valid13 = _errs41 === errors;
 if(!valid13){
 break;
 }
 }
+if(valid13){
+}
 }
 else {
 validate92.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs39){
 }
 }
 var valid0 = _errs39 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -14130,6 +17879,8 @@ else {
 validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate92.errors = vErrors;
 return errors === 0;
@@ -14148,6 +17899,7 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -14159,13 +17911,23 @@ else {
 if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate95.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
 validate95.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid1 = _errs2 === errors;
+if(valid1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -14176,13 +17938,23 @@ if(valid0){
 if(data.source !== undefined){
 let data1 = data.source;
 const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data1 !== "string"){
 validate95.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs6 = errors;
+const vSchema1 = schema146.enum;
 if(!(((((data1 === "composer") || (data1 === "defaulted")) || (data1 === "inherited_from_parent_turn")) || (data1 === "task_permission_cap")) || (data1 === "system"))){
 validate95.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs5){
+}
+var valid2 = _errs5 === errors;
+if(valid2){
 }
 var valid0 = _errs4 === errors;
 }
@@ -14191,15 +17963,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.effective_policy !== undefined){
+let data2 = data.effective_policy;
 const _errs7 = errors;
-if(!(validate92(data.effective_policy, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData}))){
+if(!(validate92(data2, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -14208,6 +17985,8 @@ var valid0 = true;
 else {
 validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate95.errors = vErrors;
@@ -14229,6 +18008,7 @@ function validate101(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -14238,10 +18018,14 @@ return false;
 }
 else {
 if(data.unrestricted !== undefined){
+let data0 = data.unrestricted;
 const _errs1 = errors;
-if(typeof data.unrestricted !== "boolean"){
+if(typeof data0 !== "boolean"){
 validate101.errors = [{instancePath:instancePath+"/unrestricted",schemaPath:"#/properties/unrestricted/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -14252,6 +18036,7 @@ if(valid0){
 if(data.entries !== undefined){
 let data1 = data.entries;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data1)){
 var valid1 = true;
@@ -14260,6 +18045,7 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 const _errs5 = errors;
 const _errs6 = errors;
+const _errs7 = errors;
 if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
@@ -14269,10 +18055,14 @@ return false;
 }
 else {
 if(data2.path !== undefined){
+let data3 = data2.path;
 const _errs8 = errors;
-if(typeof data2.path !== "string"){
+if(typeof data3 !== "string"){
 validate101.errors = [{instancePath:instancePath+"/entries/" + i0+"/path",schemaPath:"turn_filesystem_sandbox_entry.json/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid3 = _errs8 === errors;
 }
@@ -14287,9 +18077,15 @@ if(typeof data4 !== "string"){
 validate101.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema151.properties.access.enum;
 if(!((data4 === "read_only") || (data4 === "read_write"))){
 validate101.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema151.properties.access.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
 }
 var valid3 = _errs10 === errors;
 }
@@ -14304,14 +18100,22 @@ if(typeof data5 !== "string"){
 validate101.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema1 = schema151.properties.kind.enum;
 if(!(((((data5 === "workspace") || (data5 === "project")) || (data5 === "app")) || (data5 === "temp")) || (data5 === "allowed_path"))){
 validate101.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema151.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
 }
 var valid3 = _errs12 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -14321,16 +18125,25 @@ else {
 validate101.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs6){
+}
+}
+var valid2 = _errs6 === errors;
+if(valid2){
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate101.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -14342,18 +18155,30 @@ if(valid0){
 if(data.outside_roots !== undefined){
 let data6 = data.outside_roots;
 const _errs14 = errors;
+const _errs15 = errors;
 if(typeof data6 !== "string"){
 validate101.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs16 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
 validate101.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs15){
+}
+var valid4 = _errs15 === errors;
+if(valid4){
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -14362,6 +18187,8 @@ var valid0 = true;
 else {
 validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate101.errors = vErrors;
@@ -14373,6 +18200,7 @@ function validate100(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -14384,13 +18212,23 @@ else {
 if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate100.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema149.enum;
 if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
 validate100.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid1 = _errs2 === errors;
+if(valid1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -14399,10 +18237,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cwd !== undefined){
+let data1 = data.cwd;
 const _errs4 = errors;
-if(typeof data.cwd !== "string"){
+if(typeof data1 !== "string"){
 validate100.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs5 = errors;
+if(errors === _errs4){
 }
 var valid0 = _errs4 === errors;
 }
@@ -14411,10 +18253,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.filesystem !== undefined){
+let data2 = data.filesystem;
 const _errs6 = errors;
-if(!(validate101(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData}))){
+if(!(validate101(data2, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData}))){
 vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs6 === errors;
 }
@@ -14429,9 +18274,15 @@ if(typeof data3 !== "string"){
 validate100.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs8 = errors;
+const vSchema1 = schema148.properties.temp_policy.enum;
 if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
 validate100.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema148.properties.temp_policy.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -14440,10 +18291,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.network_enabled !== undefined){
+let data4 = data.network_enabled;
 const _errs9 = errors;
-if(typeof data.network_enabled !== "boolean"){
+if(typeof data4 !== "boolean"){
 validate100.errors = [{instancePath:instancePath+"/network_enabled",schemaPath:"#/properties/network_enabled/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -14458,9 +18313,15 @@ if(typeof data5 !== "string"){
 validate100.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs12 = errors;
+const vSchema2 = schema148.properties.sandbox_escape.enum;
 if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
 validate100.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema148.properties.sandbox_escape.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -14475,9 +18336,15 @@ if(typeof data6 !== "string"){
 validate100.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs14 = errors;
+const vSchema3 = schema148.properties.backend_requirement.enum;
 if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
 validate100.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema148.properties.backend_requirement.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -14492,10 +18359,15 @@ if((typeof data7 !== "string") && (data7 !== null)){
 validate100.errors = [{instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema148.properties.backend_preference.type}}];
 return false;
 }
+const _errs16 = errors;
+if(errors === _errs15){
+}
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -14510,6 +18382,8 @@ else {
 validate100.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate100.errors = vErrors;
 return errors === 0;
@@ -14521,6 +18395,7 @@ function validate104(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -14532,13 +18407,23 @@ else {
 if(data.shell !== undefined){
 let data0 = data.shell;
 const _errs1 = errors;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema115.enum;
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
 validate104.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid1 = _errs2 === errors;
+if(valid1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -14549,6 +18434,7 @@ if(valid0){
 if(data.environment !== undefined){
 let data1 = data.environment;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
@@ -14564,9 +18450,15 @@ if(typeof data2 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema1 = schema153.properties.environment.properties.mode.enum;
 if(!((data2 === "inherit_all") || (data2 === "allow_list"))){
 validate104.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema153.properties.environment.properties.mode.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
 }
 var valid2 = _errs6 === errors;
 }
@@ -14577,25 +18469,34 @@ if(valid2){
 if(data1.allowed_variables !== undefined){
 let data3 = data1.allowed_variables;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
 var valid3 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
 const _errs10 = errors;
-if(typeof data3[i0] !== "string"){
+if(typeof data4 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/environment/allowed_variables/" + i0,schemaPath:"#/properties/environment/properties/allowed_variables/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid3 = _errs10 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate104.errors = [{instancePath:instancePath+"/environment/allowed_variables",schemaPath:"#/properties/environment/properties/allowed_variables/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid2 = _errs8 === errors;
@@ -14603,12 +18504,16 @@ var valid2 = _errs8 === errors;
 else {
 var valid2 = true;
 }
+if(valid2){
+}
 }
 }
 }
 else {
 validate104.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -14624,6 +18529,7 @@ if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFini
 validate104.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema153.properties.timeout_cap_ms.type}}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -14635,7 +18541,11 @@ if(data5 < 1 || isNaN(data5)){
 validate104.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
@@ -14647,6 +18557,7 @@ if(valid0){
 if(data.command_risk_rules !== undefined){
 let data6 = data.command_risk_rules;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(Array.isArray(data6)){
 var valid4 = true;
@@ -14654,6 +18565,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
@@ -14663,10 +18575,14 @@ return false;
 }
 else {
 if(data7.pattern !== undefined){
+let data8 = data7.pattern;
 const _errs18 = errors;
-if(typeof data7.pattern !== "string"){
+if(typeof data8 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/pattern",schemaPath:"#/properties/command_risk_rules/items/properties/pattern/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid5 = _errs18 === errors;
 }
@@ -14677,13 +18593,23 @@ if(valid5){
 if(data7.behavior !== undefined){
 let data9 = data7.behavior;
 const _errs20 = errors;
+const _errs21 = errors;
 if(typeof data9 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs22 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
 validate104.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs21){
+}
+var valid6 = _errs21 === errors;
+if(valid6){
 }
 var valid5 = _errs20 === errors;
 }
@@ -14692,15 +18618,21 @@ var valid5 = true;
 }
 if(valid5){
 if(data7.reason !== undefined){
+let data10 = data7.reason;
 const _errs23 = errors;
-if(typeof data7.reason !== "string"){
+if(typeof data10 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/reason",schemaPath:"#/properties/command_risk_rules/items/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs24 = errors;
+if(errors === _errs23){
 }
 var valid5 = _errs23 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -14710,22 +18642,30 @@ else {
 validate104.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs16){
+}
 }
 var valid4 = _errs16 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 else {
 validate104.errors = [{instancePath:instancePath+"/command_risk_rules",schemaPath:"#/properties/command_risk_rules/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -14735,6 +18675,8 @@ var valid0 = true;
 else {
 validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate104.errors = vErrors;
@@ -14747,6 +18689,7 @@ function validate106(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -14758,16 +18701,21 @@ else {
 if(data.parent_thread_id !== undefined){
 let data0 = data.parent_thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate106.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate106.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -14779,16 +18727,21 @@ if(valid0){
 if(data.parent_turn_id !== undefined){
 let data1 = data.parent_turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate106.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate106.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -14800,13 +18753,23 @@ if(valid0){
 if(data.parent_mode !== undefined){
 let data2 = data.parent_mode;
 const _errs5 = errors;
+const _errs6 = errors;
 if(typeof data2 !== "string"){
 validate106.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
 validate106.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -14815,10 +18778,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.capped_policy !== undefined){
+let data3 = data.capped_policy;
 const _errs8 = errors;
-if(!(validate92(data.capped_policy, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData}))){
+if(!(validate92(data3, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData}))){
 vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs8 === errors;
 }
@@ -14829,18 +18795,30 @@ if(valid0){
 if(data.source !== undefined){
 let data4 = data.source;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate106.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema1 = schema146.enum;
 if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
 validate106.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid2 = _errs10 === errors;
+if(valid2){
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -14852,6 +18830,8 @@ else {
 validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate106.errors = vErrors;
 return errors === 0;
@@ -14862,6 +18842,7 @@ function validate98(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -14871,10 +18852,13 @@ return false;
 }
 else {
 if(data.permission_profile !== undefined){
+let data0 = data.permission_profile;
 const _errs1 = errors;
-if(!(validate95(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+if(!(validate95(data0, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -14883,10 +18867,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
+let data1 = data.sandbox;
 const _errs2 = errors;
-if(!(validate100(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData}))){
+if(!(validate100(data1, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData}))){
 vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs2 === errors;
 }
@@ -14895,10 +18882,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.process !== undefined){
+let data2 = data.process;
 const _errs3 = errors;
-if(!(validate104(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData}))){
+if(!(validate104(data2, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData}))){
 vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -14910,6 +18900,7 @@ if(data.network !== undefined){
 let data3 = data.network;
 const _errs4 = errors;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
@@ -14925,9 +18916,15 @@ if(typeof data4 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs8 = errors;
+const vSchema0 = schema156.properties.mode.enum;
 if(!(((data4 === "enabled") || (data4 === "restricted")) || (data4 === "disabled"))){
 validate98.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs7){
 }
 var valid2 = _errs7 === errors;
 }
@@ -14938,25 +18935,34 @@ if(valid2){
 if(data3.allow_domains !== undefined){
 let data5 = data3.allow_domains;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(Array.isArray(data5)){
 var valid3 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
 const _errs11 = errors;
-if(typeof data5[i0] !== "string"){
+if(typeof data6 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/network/allow_domains/" + i0,schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid3 = _errs11 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/network/allow_domains",schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid2 = _errs9 === errors;
@@ -14968,31 +18974,42 @@ if(valid2){
 if(data3.deny_domains !== undefined){
 let data7 = data3.deny_domains;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(Array.isArray(data7)){
 var valid4 = true;
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
+let data8 = data7[i1];
 const _errs15 = errors;
-if(typeof data7[i1] !== "string"){
+if(typeof data8 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/network/deny_domains/" + i1,schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs16 = errors;
+if(errors === _errs15){
 }
 var valid4 = _errs15 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs13){
 }
 }
 var valid2 = _errs13 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -15002,6 +19019,11 @@ else {
 validate98.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs5){
+}
+}
+var valid1 = _errs5 === errors;
+if(valid1){
 }
 var valid0 = _errs4 === errors;
 }
@@ -15012,6 +19034,7 @@ if(valid0){
 if(data.approval !== undefined){
 let data9 = data.approval;
 const _errs17 = errors;
+const _errs18 = errors;
 if(errors === _errs17){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing2;
@@ -15023,6 +19046,7 @@ else {
 if(data9.scopes !== undefined){
 let data10 = data9.scopes;
 const _errs19 = errors;
+const _errs20 = errors;
 if(errors === _errs19){
 if(Array.isArray(data10)){
 var valid6 = true;
@@ -15030,31 +19054,53 @@ const len2 = data10.length;
 for(let i2=0; i2<len2; i2++){
 let data11 = data10[i2];
 const _errs21 = errors;
+const _errs22 = errors;
 if(typeof data11 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs23 = errors;
+const vSchema1 = schema157.enum;
 if(!((data11 === "allow_once") || (data11 === "allow_for_turn"))){
 validate98.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs22){
+}
+var valid7 = _errs22 === errors;
+if(valid7){
 }
 var valid6 = _errs21 === errors;
 if(!valid6){
 break;
 }
 }
+if(valid6){
+}
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/approval/scopes",schemaPath:"#/properties/approval/properties/scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
+if(errors === _errs19){
 }
+}
+var valid5 = _errs19 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
 }
 }
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs17){
 }
 }
 var valid0 = _errs17 === errors;
@@ -15067,6 +19113,7 @@ if(data.backend !== undefined){
 let data12 = data.backend;
 const _errs24 = errors;
 const _errs25 = errors;
+const _errs26 = errors;
 if(errors === _errs25){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
@@ -15082,9 +19129,15 @@ if(typeof data13 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs28 = errors;
+const vSchema2 = schema158.properties.kind.enum;
 if(!(((data13 === "native") || (data13 === "codex_cli")) || (data13 === "claude_cli"))){
 validate98.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs27){
 }
 var valid9 = _errs27 === errors;
 }
@@ -15099,6 +19152,9 @@ if((typeof data14 !== "string") && (data14 !== null)){
 validate98.errors = [{instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}}];
 return false;
 }
+const _errs30 = errors;
+if(errors === _errs29){
+}
 var valid9 = _errs29 === errors;
 }
 else {
@@ -15108,31 +19164,42 @@ if(valid9){
 if(data12.capabilities !== undefined){
 let data15 = data12.capabilities;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(Array.isArray(data15)){
 var valid10 = true;
 const len3 = data15.length;
 for(let i3=0; i3<len3; i3++){
+let data16 = data15[i3];
 const _errs33 = errors;
-if(typeof data15[i3] !== "string"){
+if(typeof data16 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/backend/capabilities/" + i3,schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs34 = errors;
+if(errors === _errs33){
 }
 var valid10 = _errs33 === errors;
 if(!valid10){
 break;
 }
 }
+if(valid10){
+}
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/backend/capabilities",schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs31){
 }
 }
 var valid9 = _errs31 === errors;
 }
 else {
 var valid9 = true;
+}
+if(valid9){
 }
 }
 }
@@ -15142,6 +19209,11 @@ else {
 validate98.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs25){
+}
+}
+var valid8 = _errs25 === errors;
+if(valid8){
 }
 var valid0 = _errs24 === errors;
 }
@@ -15152,6 +19224,7 @@ if(valid0){
 if(data.enforcement !== undefined){
 let data17 = data.enforcement;
 const _errs35 = errors;
+const _errs36 = errors;
 if(errors === _errs35){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 let missing4;
@@ -15163,13 +19236,23 @@ else {
 if(data17.status !== undefined){
 let data18 = data17.status;
 const _errs37 = errors;
+const _errs38 = errors;
 if(typeof data18 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs39 = errors;
+const vSchema3 = schema159.enum;
 if(!(((data18 === "active") || (data18 === "partially_active")) || (data18 === "unavailable"))){
 validate98.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema159.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs38){
+}
+var valid12 = _errs38 === errors;
+if(valid12){
 }
 var valid11 = _errs37 === errors;
 }
@@ -15180,6 +19263,7 @@ if(valid11){
 if(data17.degradations !== undefined){
 let data19 = data17.degradations;
 const _errs40 = errors;
+const _errs41 = errors;
 if(errors === _errs40){
 if(Array.isArray(data19)){
 var valid13 = true;
@@ -15188,6 +19272,7 @@ for(let i4=0; i4<len4; i4++){
 let data20 = data19[i4];
 const _errs42 = errors;
 const _errs43 = errors;
+const _errs44 = errors;
 if(errors === _errs43){
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 let missing5;
@@ -15197,10 +19282,14 @@ return false;
 }
 else {
 if(data20.capability !== undefined){
+let data21 = data20.capability;
 const _errs45 = errors;
-if(typeof data20.capability !== "string"){
+if(typeof data21 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/capability",schemaPath:"turn_security_degradation.json/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs46 = errors;
+if(errors === _errs45){
 }
 var valid15 = _errs45 === errors;
 }
@@ -15209,10 +19298,14 @@ var valid15 = true;
 }
 if(valid15){
 if(data20.reason !== undefined){
+let data22 = data20.reason;
 const _errs47 = errors;
-if(typeof data20.reason !== "string"){
+if(typeof data22 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/reason",schemaPath:"turn_security_degradation.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs48 = errors;
+if(errors === _errs47){
 }
 var valid15 = _errs47 === errors;
 }
@@ -15221,15 +19314,21 @@ var valid15 = true;
 }
 if(valid15){
 if(data20.detail !== undefined){
+let data23 = data20.detail;
 const _errs49 = errors;
-if(typeof data20.detail !== "string"){
+if(typeof data23 !== "string"){
 validate98.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/detail",schemaPath:"turn_security_degradation.json/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs50 = errors;
+if(errors === _errs49){
 }
 var valid15 = _errs49 === errors;
 }
 else {
 var valid15 = true;
+}
+if(valid15){
 }
 }
 }
@@ -15239,16 +19338,25 @@ else {
 validate98.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs43){
+}
+}
+var valid14 = _errs43 === errors;
+if(valid14){
 }
 var valid13 = _errs42 === errors;
 if(!valid13){
 break;
 }
 }
+if(valid13){
+}
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/enforcement/degradations",schemaPath:"#/properties/enforcement/properties/degradations/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs40){
 }
 }
 var valid11 = _errs40 === errors;
@@ -15256,12 +19364,16 @@ var valid11 = _errs40 === errors;
 else {
 var valid11 = true;
 }
+if(valid11){
+}
 }
 }
 }
 else {
 validate98.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs35){
 }
 }
 var valid0 = _errs35 === errors;
@@ -15271,15 +19383,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.parent_cap !== undefined){
+let data24 = data.parent_cap;
 const _errs51 = errors;
-if(!(validate106(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData}))){
+if(!(validate106(data24, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData}))){
 vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs51 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -15294,6 +19411,8 @@ else {
 validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate98.errors = vErrors;
 return errors === 0;
@@ -15304,6 +19423,7 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
 /*# sourceURL="https://turnspec.dev/schemas/turn.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -15315,16 +19435,21 @@ else {
 if(data.id !== undefined){
 let data0 = data.id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate93.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -15336,16 +19461,21 @@ if(valid0){
 if(data.thread_id !== undefined){
 let data1 = data.thread_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate93.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -15357,16 +19487,21 @@ if(valid0){
 if(data.workspace_id !== undefined){
 let data2 = data.workspace_id;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate93.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -15378,13 +19513,23 @@ if(valid0){
 if(data.status !== undefined){
 let data3 = data.status;
 const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema0 = schema125.enum;
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
 validate93.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid1 = _errs8 === errors;
+if(valid1){
 }
 var valid0 = _errs7 === errors;
 }
@@ -15395,13 +19540,23 @@ if(valid0){
 if(data.mode !== undefined){
 let data4 = data.mode;
 const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data4 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs12 = errors;
+const vSchema1 = schema118.enum;
 if(!((data4 === "Chat") || (data4 === "Agent"))){
 validate93.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs11){
+}
+var valid2 = _errs11 === errors;
+if(valid2){
 }
 var valid0 = _errs10 === errors;
 }
@@ -15410,10 +19565,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.created_at !== undefined){
+let data5 = data.created_at;
 const _errs13 = errors;
-if(typeof data.created_at !== "string"){
+if(typeof data5 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -15422,10 +19581,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.completed_at !== undefined){
+let data6 = data.completed_at;
 const _errs15 = errors;
-if(typeof data.completed_at !== "string"){
+if(typeof data6 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs16 = errors;
+if(errors === _errs15){
 }
 var valid0 = _errs15 === errors;
 }
@@ -15434,10 +19597,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model_provider !== undefined){
+let data7 = data.model_provider;
 const _errs17 = errors;
-if(typeof data.model_provider !== "string"){
+if(typeof data7 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid0 = _errs17 === errors;
 }
@@ -15446,10 +19613,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model !== undefined){
+let data8 = data.model;
 const _errs19 = errors;
-if(typeof data.model !== "string"){
+if(typeof data8 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs20 = errors;
+if(errors === _errs19){
 }
 var valid0 = _errs19 === errors;
 }
@@ -15458,10 +19629,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.execution_backend !== undefined){
+let data9 = data.execution_backend;
 const _errs21 = errors;
-if(!(validate22(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
+if(!(validate22(data9, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs21 === errors;
 }
@@ -15476,6 +19650,7 @@ const _errs23 = errors;
 let valid3 = false;
 const _errs24 = errors;
 const _errs25 = errors;
+const _errs26 = errors;
 if(errors === _errs25){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 let missing1;
@@ -15491,8 +19666,9 @@ errors++;
 }
 else {
 if(data10.compiler_version !== undefined){
+let data11 = data10.compiler_version;
 const _errs27 = errors;
-if(typeof data10.compiler_version !== "string"){
+if(typeof data11 !== "string"){
 const err1 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
@@ -15502,6 +19678,9 @@ vErrors.push(err1);
 }
 errors++;
 }
+const _errs28 = errors;
+if(errors === _errs27){
+}
 var valid5 = _errs27 === errors;
 }
 else {
@@ -15509,8 +19688,9 @@ var valid5 = true;
 }
 if(valid5){
 if(data10.profile !== undefined){
+let data12 = data10.profile;
 const _errs29 = errors;
-if(typeof data10.profile !== "string"){
+if(typeof data12 !== "string"){
 const err2 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -15519,6 +19699,9 @@ else {
 vErrors.push(err2);
 }
 errors++;
+}
+const _errs30 = errors;
+if(errors === _errs29){
 }
 var valid5 = _errs29 === errors;
 }
@@ -15529,6 +19712,7 @@ if(valid5){
 if(data10.section_ids !== undefined){
 let data13 = data10.section_ids;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(Array.isArray(data13)){
 var valid6 = true;
@@ -15536,6 +19720,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 const _errs33 = errors;
+const _errs34 = errors;
 if(errors === _errs33){
 if(typeof data14 === "string"){
 if(func0(data14) > 256){
@@ -15548,6 +19733,8 @@ vErrors.push(err3);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err4 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
@@ -15559,11 +19746,15 @@ vErrors.push(err4);
 }
 errors++;
 }
+if(errors === _errs33){
+}
 }
 var valid6 = _errs33 === errors;
 if(!valid6){
 break;
 }
+}
+if(valid6){
 }
 }
 else {
@@ -15576,6 +19767,8 @@ vErrors.push(err5);
 }
 errors++;
 }
+if(errors === _errs31){
+}
 }
 var valid5 = _errs31 === errors;
 }
@@ -15584,8 +19777,9 @@ var valid5 = true;
 }
 if(valid5){
 if(data10.fingerprint_stable !== undefined){
+let data15 = data10.fingerprint_stable;
 const _errs35 = errors;
-if(typeof data10.fingerprint_stable !== "string"){
+if(typeof data15 !== "string"){
 const err6 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -15595,6 +19789,9 @@ vErrors.push(err6);
 }
 errors++;
 }
+const _errs36 = errors;
+if(errors === _errs35){
+}
 var valid5 = _errs35 === errors;
 }
 else {
@@ -15602,8 +19799,9 @@ var valid5 = true;
 }
 if(valid5){
 if(data10.fingerprint_dynamic !== undefined){
+let data16 = data10.fingerprint_dynamic;
 const _errs37 = errors;
-if(typeof data10.fingerprint_dynamic !== "string"){
+if(typeof data16 !== "string"){
 const err7 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -15613,6 +19811,9 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs38 = errors;
+if(errors === _errs37){
+}
 var valid5 = _errs37 === errors;
 }
 else {
@@ -15620,8 +19821,9 @@ var valid5 = true;
 }
 if(valid5){
 if(data10.fingerprint_full !== undefined){
+let data17 = data10.fingerprint_full;
 const _errs39 = errors;
-if(typeof data10.fingerprint_full !== "string"){
+if(typeof data17 !== "string"){
 const err8 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -15630,6 +19832,9 @@ else {
 vErrors.push(err8);
 }
 errors++;
+}
+const _errs40 = errors;
+if(errors === _errs39){
 }
 var valid5 = _errs39 === errors;
 }
@@ -15640,6 +19845,7 @@ if(valid5){
 if(data10.diagnostics !== undefined){
 let data18 = data10.diagnostics;
 const _errs41 = errors;
+const _errs42 = errors;
 if(errors === _errs41){
 if(Array.isArray(data18)){
 var valid7 = true;
@@ -15647,6 +19853,7 @@ const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
 const _errs43 = errors;
+const _errs44 = errors;
 if(errors === _errs43){
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 let missing2;
@@ -15674,6 +19881,8 @@ vErrors.push(err10);
 }
 errors++;
 }
+const _errs46 = errors;
+const vSchema2 = schema116.properties.diagnostics.items.properties.severity.enum;
 if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
 const err11 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema116.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
@@ -15684,6 +19893,10 @@ vErrors.push(err11);
 }
 errors++;
 }
+else {
+}
+if(errors === _errs45){
+}
 var valid8 = _errs45 === errors;
 }
 else {
@@ -15691,8 +19904,9 @@ var valid8 = true;
 }
 if(valid8){
 if(data19.message !== undefined){
+let data21 = data19.message;
 const _errs47 = errors;
-if(typeof data19.message !== "string"){
+if(typeof data21 !== "string"){
 const err12 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
@@ -15701,6 +19915,9 @@ else {
 vErrors.push(err12);
 }
 errors++;
+}
+const _errs48 = errors;
+if(errors === _errs47){
 }
 var valid8 = _errs47 === errors;
 }
@@ -15711,6 +19928,7 @@ if(valid8){
 if(data19.section_id !== undefined){
 let data22 = data19.section_id;
 const _errs49 = errors;
+const _errs50 = errors;
 if(errors === _errs49){
 if(typeof data22 === "string"){
 if(func0(data22) > 256){
@@ -15723,6 +19941,8 @@ vErrors.push(err13);
 }
 errors++;
 }
+else {
+}
 }
 else {
 const err14 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
@@ -15734,11 +19954,15 @@ vErrors.push(err14);
 }
 errors++;
 }
+if(errors === _errs49){
+}
 }
 var valid8 = _errs49 === errors;
 }
 else {
 var valid8 = true;
+}
+if(valid8){
 }
 }
 }
@@ -15754,11 +19978,15 @@ vErrors.push(err15);
 }
 errors++;
 }
+if(errors === _errs43){
+}
 }
 var valid7 = _errs43 === errors;
 if(!valid7){
 break;
 }
+}
+if(valid7){
 }
 }
 else {
@@ -15771,11 +19999,15 @@ vErrors.push(err16);
 }
 errors++;
 }
+if(errors === _errs41){
+}
 }
 var valid5 = _errs41 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -15795,6 +20027,11 @@ vErrors.push(err17);
 }
 errors++;
 }
+if(errors === _errs25){
+}
+}
+var valid4 = _errs25 === errors;
+if(valid4){
 }
 var _valid0 = _errs24 === errors;
 valid3 = valid3 || _valid0;
@@ -15810,8 +20047,13 @@ vErrors.push(err18);
 }
 errors++;
 }
+const _errs52 = errors;
+if(errors === _errs51){
+}
 var _valid0 = _errs51 === errors;
 valid3 = valid3 || _valid0;
+if(!valid3){
+}
 }
 if(!valid3){
 const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
@@ -15836,6 +20078,8 @@ vErrors = null;
 }
 }
 }
+if(errors === _errs22){
+}
 var valid0 = _errs22 === errors;
 }
 else {
@@ -15843,10 +20087,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.permission_profile !== undefined){
+let data23 = data.permission_profile;
 const _errs53 = errors;
-if(!(validate95(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+if(!(validate95(data23, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs53 === errors;
 }
@@ -15855,10 +20102,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.security !== undefined){
+let data24 = data.security;
 const _errs54 = errors;
-if(!(validate98(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData}))){
+if(!(validate98(data24, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData}))){
 vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs54 === errors;
 }
@@ -15869,6 +20119,7 @@ if(valid0){
 if(data.capabilities !== undefined){
 let data25 = data.capabilities;
 const _errs55 = errors;
+const _errs56 = errors;
 if(errors === _errs55){
 if(Array.isArray(data25)){
 var valid9 = true;
@@ -15877,6 +20128,7 @@ for(let i2=0; i2<len2; i2++){
 let data26 = data25[i2];
 const _errs57 = errors;
 const _errs58 = errors;
+const _errs59 = errors;
 if(errors === _errs58){
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 let missing3;
@@ -15886,10 +20138,14 @@ return false;
 }
 else {
 if(data26.capabilityId !== undefined){
+let data27 = data26.capabilityId;
 const _errs60 = errors;
-if(typeof data26.capabilityId !== "string"){
+if(typeof data27 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs61 = errors;
+if(errors === _errs60){
 }
 var valid11 = _errs60 === errors;
 }
@@ -15904,9 +20160,15 @@ if(typeof data28 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs63 = errors;
+const vSchema3 = schema164.properties.status.enum;
 if(!((data28 === "accepted") || (data28 === "rejected"))){
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs62){
 }
 var valid11 = _errs62 === errors;
 }
@@ -15921,9 +20183,15 @@ if(typeof data29 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs65 = errors;
+const vSchema4 = schema164.properties.reason.enum;
 if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema164.properties.reason.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs64){
 }
 var valid11 = _errs64 === errors;
 }
@@ -15932,15 +20200,21 @@ var valid11 = true;
 }
 if(valid11){
 if(data26.message !== undefined){
+let data30 = data26.message;
 const _errs66 = errors;
-if(typeof data26.message !== "string"){
+if(typeof data30 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs67 = errors;
+if(errors === _errs66){
 }
 var valid11 = _errs66 === errors;
 }
 else {
 var valid11 = true;
+}
+if(valid11){
 }
 }
 }
@@ -15951,16 +20225,25 @@ else {
 validate93.errors = [{instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs58){
+}
+}
+var valid10 = _errs58 === errors;
+if(valid10){
 }
 var valid9 = _errs57 === errors;
 if(!valid9){
 break;
 }
 }
+if(valid9){
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs55){
 }
 }
 var valid0 = _errs55 === errors;
@@ -15973,6 +20256,7 @@ if(data.error !== undefined){
 let data31 = data.error;
 const _errs68 = errors;
 const _errs69 = errors;
+const _errs70 = errors;
 if(errors === _errs69){
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 let missing4;
@@ -15988,9 +20272,15 @@ if(typeof data32 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs72 = errors;
+const vSchema5 = schema165.properties.kind.enum;
 if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
 validate93.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs71){
 }
 var valid13 = _errs71 === errors;
 }
@@ -15999,10 +20289,14 @@ var valid13 = true;
 }
 if(valid13){
 if(data31.message !== undefined){
+let data33 = data31.message;
 const _errs73 = errors;
-if(typeof data31.message !== "string"){
+if(typeof data33 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs74 = errors;
+if(errors === _errs73){
 }
 var valid13 = _errs73 === errors;
 }
@@ -16011,15 +20305,21 @@ var valid13 = true;
 }
 if(valid13){
 if(data31.retryable !== undefined){
+let data34 = data31.retryable;
 const _errs75 = errors;
-if(typeof data31.retryable !== "boolean"){
+if(typeof data34 !== "boolean"){
 validate93.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs76 = errors;
+if(errors === _errs75){
 }
 var valid13 = _errs75 === errors;
 }
 else {
 var valid13 = true;
+}
+if(valid13){
 }
 }
 }
@@ -16029,6 +20329,11 @@ else {
 validate93.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs69){
+}
+}
+var valid12 = _errs69 === errors;
+if(valid12){
 }
 var valid0 = _errs68 === errors;
 }
@@ -16039,6 +20344,7 @@ if(valid0){
 if(data.blocked !== undefined){
 let data35 = data.blocked;
 const _errs77 = errors;
+const _errs78 = errors;
 if(errors === _errs77){
 if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 let missing5;
@@ -16048,10 +20354,14 @@ return false;
 }
 else {
 if(data35.reason !== undefined){
+let data36 = data35.reason;
 const _errs79 = errors;
-if(typeof data35.reason !== "string"){
+if(typeof data36 !== "string"){
 validate93.errors = [{instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs80 = errors;
+if(errors === _errs79){
 }
 var valid14 = _errs79 === errors;
 }
@@ -16062,16 +20372,21 @@ if(valid14){
 if(data35.recovery_job_id !== undefined){
 let data37 = data35.recovery_job_id;
 const _errs81 = errors;
+const _errs82 = errors;
 if(errors === _errs81){
 if(typeof data37 === "string"){
 if(func0(data37) > 256){
 validate93.errors = [{instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs81){
 }
 }
 var valid14 = _errs81 === errors;
@@ -16079,12 +20394,16 @@ var valid14 = _errs81 === errors;
 else {
 var valid14 = true;
 }
+if(valid14){
+}
 }
 }
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs77){
 }
 }
 var valid0 = _errs77 === errors;
@@ -16096,16 +20415,21 @@ if(valid0){
 if(data.parent_turn_id !== undefined){
 let data38 = data.parent_turn_id;
 const _errs83 = errors;
+const _errs84 = errors;
 if(errors === _errs83){
 if(typeof data38 === "string"){
 if(func0(data38) > 256){
 validate93.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs83){
 }
 }
 var valid0 = _errs83 === errors;
@@ -16117,16 +20441,21 @@ if(valid0){
 if(data.parent_thread_id !== undefined){
 let data39 = data.parent_thread_id;
 const _errs85 = errors;
+const _errs86 = errors;
 if(errors === _errs85){
 if(typeof data39 === "string"){
 if(func0(data39) > 256){
 validate93.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate93.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs85){
 }
 }
 var valid0 = _errs85 === errors;
@@ -16136,10 +20465,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.actor !== undefined){
+let data40 = data.actor;
 const _errs87 = errors;
-if(!(validate0(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
+if(!(validate0(data40, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
 vErrors = vErrors === null ? validate0.errors : vErrors.concat(validate0.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs87 === errors;
 }
@@ -16151,6 +20483,7 @@ if(data.usage !== undefined){
 let data41 = data.usage;
 const _errs88 = errors;
 const _errs89 = errors;
+const _errs90 = errors;
 if(errors === _errs89){
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 let missing6;
@@ -16166,6 +20499,7 @@ if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFi
 validate93.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs92 = errors;
 if(errors === _errs91){
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 > 9007199254740991 || isNaN(data42)){
@@ -16177,7 +20511,11 @@ if(data42 < 0 || isNaN(data42)){
 validate93.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs91){
 }
 }
 var valid16 = _errs91 === errors;
@@ -16193,6 +20531,7 @@ if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFi
 validate93.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs94 = errors;
 if(errors === _errs93){
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 > 9007199254740991 || isNaN(data43)){
@@ -16204,7 +20543,11 @@ if(data43 < 0 || isNaN(data43)){
 validate93.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs93){
 }
 }
 var valid16 = _errs93 === errors;
@@ -16220,6 +20563,7 @@ if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFi
 validate93.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs96 = errors;
 if(errors === _errs95){
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 > 9007199254740991 || isNaN(data44)){
@@ -16231,13 +20575,19 @@ if(data44 < 0 || isNaN(data44)){
 validate93.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs95){
 }
 }
 var valid16 = _errs95 === errors;
 }
 else {
 var valid16 = true;
+}
+if(valid16){
 }
 }
 }
@@ -16247,11 +20597,18 @@ else {
 validate93.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs89){
+}
+}
+var valid15 = _errs89 === errors;
+if(valid15){
 }
 var valid0 = _errs88 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16278,6 +20635,8 @@ else {
 validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate93.errors = vErrors;
 return errors === 0;
@@ -16290,6 +20649,7 @@ function validate111(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16301,16 +20661,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate111.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate111.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -16322,16 +20687,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate111.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate111.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -16347,6 +20717,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate111.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -16358,7 +20729,11 @@ if(data2 < 1 || isNaN(data2)){
 validate111.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -16368,10 +20743,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn !== undefined){
+let data3 = data.turn;
 const _errs7 = errors;
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -16380,10 +20758,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data4 = data.reason;
 const _errs8 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data4 !== "string"){
 validate111.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
@@ -16394,22 +20776,29 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data5 = data.recovery_job_id;
 const _errs10 = errors;
+const _errs11 = errors;
 if(errors === _errs10){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 validate111.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate111.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs10){
 }
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16421,6 +20810,8 @@ var valid0 = true;
 else {
 validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate111.errors = vErrors;
@@ -16434,6 +20825,7 @@ function validate113(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16445,16 +20837,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate113.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate113.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -16466,16 +20863,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate113.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate113.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -16485,15 +20887,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data2 = data.reason;
 const _errs5 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data2 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16502,6 +20910,8 @@ var valid0 = true;
 else {
 validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate113.errors = vErrors;
@@ -16515,6 +20925,7 @@ function validate114(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16524,16 +20935,28 @@ return false;
 }
 else {
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs1 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate114.errors = vErrors;
@@ -16550,6 +20973,7 @@ function validate116(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16565,9 +20989,14 @@ if(typeof data0 !== "string"){
 validate116.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("mcpServer" !== data0){
 validate116.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -16576,10 +21005,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined){
+let data1 = data.name;
 const _errs3 = errors;
-if(typeof data.name !== "string"){
+if(typeof data1 !== "string"){
 validate116.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -16588,15 +21021,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.scopeKind !== undefined){
+let data2 = data.scopeKind;
 const _errs5 = errors;
-if(typeof data.scopeKind !== "string"){
+if(typeof data2 !== "string"){
 validate116.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16605,6 +21044,8 @@ var valid0 = true;
 else {
 validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate116.errors = vErrors;
@@ -16617,6 +21058,7 @@ function validate117(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16632,9 +21074,14 @@ if(typeof data0 !== "string"){
 validate117.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("mcpTool" !== data0){
 validate117.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -16643,10 +21090,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.serverName !== undefined){
+let data1 = data.serverName;
 const _errs3 = errors;
-if(typeof data.serverName !== "string"){
+if(typeof data1 !== "string"){
 validate117.errors = [{instancePath:instancePath+"/serverName",schemaPath:"#/properties/serverName/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -16655,10 +21106,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.rawToolName !== undefined){
+let data2 = data.rawToolName;
 const _errs5 = errors;
-if(typeof data.rawToolName !== "string"){
+if(typeof data2 !== "string"){
 validate117.errors = [{instancePath:instancePath+"/rawToolName",schemaPath:"#/properties/rawToolName/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -16667,15 +21122,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.scopeKind !== undefined){
+let data3 = data.scopeKind;
 const _errs7 = errors;
-if(typeof data.scopeKind !== "string"){
+if(typeof data3 !== "string"){
 validate117.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16685,6 +21146,8 @@ var valid0 = true;
 else {
 validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate117.errors = vErrors;
@@ -16697,6 +21160,7 @@ function validate118(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16706,10 +21170,14 @@ return false;
 }
 else {
 if(data.capabilityId !== undefined){
+let data0 = data.capabilityId;
 const _errs1 = errors;
-if(typeof data.capabilityId !== "string"){
+if(typeof data0 !== "string"){
 validate118.errors = [{instancePath:instancePath+"/capabilityId",schemaPath:"#/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -16724,9 +21192,15 @@ if(typeof data1 !== "string"){
 validate118.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs4 = errors;
+const vSchema0 = schema164.properties.status.enum;
 if(!((data1 === "accepted") || (data1 === "rejected"))){
 validate118.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -16741,9 +21215,15 @@ if(typeof data2 !== "string"){
 validate118.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs6 = errors;
+const vSchema1 = schema164.properties.reason.enum;
 if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
 validate118.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema164.properties.reason.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -16752,15 +21232,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.message !== undefined){
+let data3 = data.message;
 const _errs7 = errors;
-if(typeof data.message !== "string"){
+if(typeof data3 !== "string"){
 validate118.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16770,6 +21256,8 @@ var valid0 = true;
 else {
 validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate118.errors = vErrors;
@@ -16782,6 +21270,7 @@ function validate119(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16797,9 +21286,14 @@ if(typeof data0 !== "string"){
 validate119.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("skill" !== data0){
 validate119.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "skill"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -16808,10 +21302,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.slug !== undefined){
+let data1 = data.slug;
 const _errs3 = errors;
-if(typeof data.slug !== "string"){
+if(typeof data1 !== "string"){
 validate119.errors = [{instancePath:instancePath+"/slug",schemaPath:"#/properties/slug/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -16820,15 +21318,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.sourceKind !== undefined){
+let data2 = data.sourceKind;
 const _errs5 = errors;
-if(typeof data.sourceKind !== "string"){
+if(typeof data2 !== "string"){
 validate119.errors = [{instancePath:instancePath+"/sourceKind",schemaPath:"#/properties/sourceKind/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -16837,6 +21341,8 @@ var valid0 = true;
 else {
 validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate119.errors = vErrors;
@@ -16850,6 +21356,7 @@ function validate120(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -16861,16 +21368,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate120.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate120.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -16882,16 +21394,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate120.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate120.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -16907,6 +21424,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate120.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -16918,7 +21436,11 @@ if(data2 < 1 || isNaN(data2)){
 validate120.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -16928,10 +21450,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn !== undefined){
+let data3 = data.turn;
 const _errs7 = errors;
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -16943,6 +21468,7 @@ if(data.usage !== undefined){
 let data4 = data.usage;
 const _errs8 = errors;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
@@ -16958,6 +21484,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate120.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -16969,7 +21496,11 @@ if(data5 < 0 || isNaN(data5)){
 validate120.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid2 = _errs11 === errors;
@@ -16985,6 +21516,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate120.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -16996,7 +21528,11 @@ if(data6 < 0 || isNaN(data6)){
 validate120.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs13){
 }
 }
 var valid2 = _errs13 === errors;
@@ -17012,6 +21548,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate120.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs16 = errors;
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -17023,13 +21560,19 @@ if(data7 < 0 || isNaN(data7)){
 validate120.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs15){
 }
 }
 var valid2 = _errs15 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -17039,11 +21582,18 @@ else {
 validate120.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs9){
+}
+}
+var valid1 = _errs9 === errors;
+if(valid1){
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -17054,6 +21604,8 @@ var valid0 = true;
 else {
 validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate120.errors = vErrors;
@@ -17070,6 +21622,7 @@ function validate122(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -17081,16 +21634,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate122.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate122.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -17102,16 +21660,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate122.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate122.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -17127,6 +21690,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate122.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -17138,7 +21702,11 @@ if(data2 < 1 || isNaN(data2)){
 validate122.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -17150,16 +21718,21 @@ if(valid0){
 if(data.window_id !== undefined){
 let data3 = data.window_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate122.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate122.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -17171,13 +21744,23 @@ if(valid0){
 if(data.reason !== undefined){
 let data4 = data.reason;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate122.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
 validate122.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
@@ -17189,6 +21772,7 @@ if(data.totals !== undefined){
 let data5 = data.totals;
 const _errs12 = errors;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
@@ -17204,6 +21788,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate122.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs16 = errors;
 if(errors === _errs15){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -17215,7 +21800,11 @@ if(data6 < 0 || isNaN(data6)){
 validate122.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs15){
 }
 }
 var valid3 = _errs15 === errors;
@@ -17231,6 +21820,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate122.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs18 = errors;
 if(errors === _errs17){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -17242,7 +21832,11 @@ if(data7 < 0 || isNaN(data7)){
 validate122.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs17){
 }
 }
 var valid3 = _errs17 === errors;
@@ -17258,6 +21852,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate122.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs20 = errors;
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -17269,7 +21864,11 @@ if(data8 < 0 || isNaN(data8)){
 validate122.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs19){
 }
 }
 var valid3 = _errs19 === errors;
@@ -17285,6 +21884,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate122.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs22 = errors;
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -17296,13 +21896,19 @@ if(data9 < 0 || isNaN(data9)){
 validate122.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs21){
 }
 }
 var valid3 = _errs21 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -17313,6 +21919,11 @@ else {
 validate122.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs13){
+}
+}
+var valid2 = _errs13 === errors;
+if(valid2){
 }
 var valid0 = _errs12 === errors;
 }
@@ -17323,22 +21934,29 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data10 = data.recovery_job_id;
 const _errs23 = errors;
+const _errs24 = errors;
 if(errors === _errs23){
 if(typeof data10 === "string"){
 if(func0(data10) > 256){
 validate122.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate122.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs23){
 }
 }
 var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -17351,6 +21969,8 @@ var valid0 = true;
 else {
 validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate122.errors = vErrors;
@@ -17365,6 +21985,7 @@ function validate123(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -17376,16 +21997,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate123.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate123.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -17397,16 +22023,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate123.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate123.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -17422,6 +22053,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate123.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -17433,7 +22065,11 @@ if(data2 < 1 || isNaN(data2)){
 validate123.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -17445,16 +22081,21 @@ if(valid0){
 if(data.window_id !== undefined){
 let data3 = data.window_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate123.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate123.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -17466,16 +22107,21 @@ if(valid0){
 if(data.checkpoint_id !== undefined){
 let data4 = data.checkpoint_id;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 validate123.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate123.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -17487,18 +22133,30 @@ if(valid0){
 if(data.status !== undefined){
 let data5 = data.status;
 const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data5 !== "string"){
 validate123.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema0 = schema180.enum;
 if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
 validate123.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
+}
+var valid1 = _errs12 === errors;
+if(valid1){
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -17510,6 +22168,8 @@ var valid0 = true;
 else {
 validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate123.errors = vErrors;
@@ -17523,6 +22183,7 @@ function validate124(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -17534,16 +22195,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate124.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate124.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -17555,16 +22221,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate124.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate124.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -17580,6 +22251,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate124.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -17591,7 +22263,11 @@ if(data2 < 1 || isNaN(data2)){
 validate124.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -17603,16 +22279,21 @@ if(valid0){
 if(data.previous_window_id !== undefined){
 let data3 = data.previous_window_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate124.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate124.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -17624,16 +22305,21 @@ if(valid0){
 if(data.window_id !== undefined){
 let data4 = data.window_id;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) > 256){
 validate124.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate124.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -17649,6 +22335,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate124.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -17660,7 +22347,11 @@ if(data5 < 0 || isNaN(data5)){
 validate124.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -17672,16 +22363,21 @@ if(valid0){
 if(data.checkpoint_id !== undefined){
 let data6 = data.checkpoint_id;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(typeof data6 === "string"){
 if(func0(data6) > 256){
 validate124.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate124.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -17693,18 +22389,30 @@ if(valid0){
 if(data.reason !== undefined){
 let data7 = data.reason;
 const _errs15 = errors;
+const _errs16 = errors;
 if(typeof data7 !== "string"){
 validate124.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs17 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
 validate124.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs16){
+}
+var valid1 = _errs16 === errors;
+if(valid1){
 }
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -17719,6 +22427,8 @@ else {
 validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate124.errors = vErrors;
 return errors === 0;
@@ -17730,6 +22440,7 @@ function validate125(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -17745,6 +22456,7 @@ if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinit
 validate125.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
@@ -17756,7 +22468,11 @@ if(data0 < 0 || isNaN(data0)){
 validate125.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -17772,6 +22488,7 @@ if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinit
 validate125.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
@@ -17783,7 +22500,11 @@ if(data1 < 0 || isNaN(data1)){
 validate125.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -17799,6 +22520,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate125.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -17810,7 +22532,11 @@ if(data2 < 0 || isNaN(data2)){
 validate125.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -17826,6 +22552,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate125.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -17837,13 +22564,19 @@ if(data3 < 0 || isNaN(data3)){
 validate125.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -17853,6 +22586,8 @@ var valid0 = true;
 else {
 validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate125.errors = vErrors;
@@ -17866,6 +22601,7 @@ function validate126(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -17877,16 +22613,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate126.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate126.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -17898,16 +22639,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate126.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate126.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -17923,6 +22669,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate126.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -17934,7 +22681,11 @@ if(data2 < 1 || isNaN(data2)){
 validate126.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -17946,16 +22697,21 @@ if(valid0){
 if(data.window_id !== undefined){
 let data3 = data.window_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate126.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate126.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -17967,13 +22723,23 @@ if(valid0){
 if(data.reason !== undefined){
 let data4 = data.reason;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate126.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
 validate126.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
@@ -17985,6 +22751,7 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs12 = errors;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
@@ -18000,6 +22767,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate126.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs16 = errors;
 if(errors === _errs15){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -18011,7 +22779,11 @@ if(data6 < 0 || isNaN(data6)){
 validate126.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs15){
 }
 }
 var valid3 = _errs15 === errors;
@@ -18027,6 +22799,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate126.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs18 = errors;
 if(errors === _errs17){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -18038,7 +22811,11 @@ if(data7 < 0 || isNaN(data7)){
 validate126.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs17){
 }
 }
 var valid3 = _errs17 === errors;
@@ -18054,6 +22831,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate126.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs20 = errors;
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -18065,7 +22843,11 @@ if(data8 < 0 || isNaN(data8)){
 validate126.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs19){
 }
 }
 var valid3 = _errs19 === errors;
@@ -18081,6 +22863,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate126.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs22 = errors;
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -18092,13 +22875,19 @@ if(data9 < 0 || isNaN(data9)){
 validate126.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs21){
 }
 }
 var valid3 = _errs21 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -18109,6 +22898,11 @@ else {
 validate126.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs13){
+}
+}
+var valid2 = _errs13 === errors;
+if(valid2){
 }
 var valid0 = _errs12 === errors;
 }
@@ -18119,18 +22913,30 @@ if(valid0){
 if(data.status !== undefined){
 let data10 = data.status;
 const _errs23 = errors;
+const _errs24 = errors;
 if(typeof data10 !== "string"){
 validate126.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs25 = errors;
+const vSchema1 = schema180.enum;
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
 validate126.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs24){
+}
+var valid4 = _errs24 === errors;
+if(valid4){
 }
 var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -18143,6 +22949,8 @@ var valid0 = true;
 else {
 validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate126.errors = vErrors;
@@ -18159,9 +22967,15 @@ if(typeof data !== "string"){
 validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema104.enum;
 if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
 validate127.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema104.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate127.errors = vErrors;
 return errors === 0;
@@ -18174,6 +22988,7 @@ function validate128(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -18189,6 +23004,7 @@ if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinit
 validate128.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
@@ -18200,7 +23016,11 @@ if(data0 < 1 || isNaN(data0)){
 validate128.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -18216,6 +23036,7 @@ if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinit
 validate128.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
@@ -18227,7 +23048,11 @@ if(data1 < 1 || isNaN(data1)){
 validate128.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -18243,6 +23068,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate128.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -18254,7 +23080,11 @@ if(data2 < 1 || isNaN(data2)){
 validate128.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -18270,6 +23100,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate128.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -18281,13 +23112,19 @@ if(data3 < 1 || isNaN(data3)){
 validate128.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -18297,6 +23134,8 @@ var valid0 = true;
 else {
 validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate128.errors = vErrors;
@@ -18310,6 +23149,7 @@ function validate129(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -18321,16 +23161,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate129.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate129.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -18342,16 +23187,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate129.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate129.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -18367,6 +23217,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate129.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -18378,7 +23229,11 @@ if(data2 < 1 || isNaN(data2)){
 validate129.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -18390,16 +23245,21 @@ if(valid0){
 if(data.window_id !== undefined){
 let data3 = data.window_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate129.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate129.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -18415,6 +23275,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate129.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -18426,7 +23287,11 @@ if(data4 < 0 || isNaN(data4)){
 validate129.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -18439,6 +23304,7 @@ if(data.limits !== undefined){
 let data5 = data.limits;
 const _errs11 = errors;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
@@ -18454,6 +23320,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate129.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs15 = errors;
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -18465,7 +23332,11 @@ if(data6 < 1 || isNaN(data6)){
 validate129.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs14){
 }
 }
 var valid2 = _errs14 === errors;
@@ -18481,6 +23352,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate129.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs17 = errors;
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -18492,7 +23364,11 @@ if(data7 < 1 || isNaN(data7)){
 validate129.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs16){
 }
 }
 var valid2 = _errs16 === errors;
@@ -18508,6 +23384,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate129.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs19 = errors;
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -18519,7 +23396,11 @@ if(data8 < 1 || isNaN(data8)){
 validate129.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs18){
 }
 }
 var valid2 = _errs18 === errors;
@@ -18535,6 +23416,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate129.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs21 = errors;
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -18546,13 +23428,19 @@ if(data9 < 1 || isNaN(data9)){
 validate129.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs20){
 }
 }
 var valid2 = _errs20 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -18563,6 +23451,11 @@ else {
 validate129.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs12){
+}
+}
+var valid1 = _errs12 === errors;
+if(valid1){
 }
 var valid0 = _errs11 === errors;
 }
@@ -18573,18 +23466,30 @@ if(valid0){
 if(data.status !== undefined){
 let data10 = data.status;
 const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data10 !== "string"){
 validate129.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs24 = errors;
+const vSchema0 = schema180.enum;
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
 validate129.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs23){
+}
+var valid3 = _errs23 === errors;
+if(valid3){
 }
 var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -18597,6 +23502,8 @@ var valid0 = true;
 else {
 validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate129.errors = vErrors;
@@ -18613,9 +23520,15 @@ if(typeof data !== "string"){
 validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema180.enum;
 if(!((((((((data === "running") || (data === "exhausted")) || (data === "checkpointed")) || (data === "continued")) || (data === "completed")) || (data === "interrupted")) || (data === "blocked")) || (data === "failed"))){
 validate130.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate130.errors = vErrors;
 return errors === 0;
@@ -18628,6 +23541,7 @@ function validate131(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -18639,16 +23553,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate131.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate131.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -18660,16 +23579,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate131.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate131.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -18685,6 +23609,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate131.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -18696,7 +23621,11 @@ if(data2 < 1 || isNaN(data2)){
 validate131.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -18706,10 +23635,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn !== undefined){
+let data3 = data.turn;
 const _errs7 = errors;
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
@@ -18721,6 +23653,7 @@ if(data.error !== undefined){
 let data4 = data.error;
 const _errs8 = errors;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
@@ -18736,9 +23669,15 @@ if(typeof data5 !== "string"){
 validate131.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs12 = errors;
+const vSchema0 = schema165.properties.kind.enum;
 if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
 validate131.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs11){
 }
 var valid2 = _errs11 === errors;
 }
@@ -18747,10 +23686,14 @@ var valid2 = true;
 }
 if(valid2){
 if(data4.message !== undefined){
+let data6 = data4.message;
 const _errs13 = errors;
-if(typeof data4.message !== "string"){
+if(typeof data6 !== "string"){
 validate131.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid2 = _errs13 === errors;
 }
@@ -18759,15 +23702,21 @@ var valid2 = true;
 }
 if(valid2){
 if(data4.retryable !== undefined){
+let data7 = data4.retryable;
 const _errs15 = errors;
-if(typeof data4.retryable !== "boolean"){
+if(typeof data7 !== "boolean"){
 validate131.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs16 = errors;
+if(errors === _errs15){
 }
 var valid2 = _errs15 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -18777,11 +23726,18 @@ else {
 validate131.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs9){
+}
+}
+var valid1 = _errs9 === errors;
+if(valid1){
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -18792,6 +23748,8 @@ var valid0 = true;
 else {
 validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate131.errors = vErrors;
@@ -18804,6 +23762,7 @@ function validate133(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -18819,9 +23778,15 @@ if(typeof data0 !== "string"){
 validate133.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
+const vSchema0 = schema165.properties.kind.enum;
 if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
 validate133.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -18830,10 +23795,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.message !== undefined){
+let data1 = data.message;
 const _errs3 = errors;
-if(typeof data.message !== "string"){
+if(typeof data1 !== "string"){
 validate133.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -18842,15 +23811,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.retryable !== undefined){
+let data2 = data.retryable;
 const _errs5 = errors;
-if(typeof data.retryable !== "boolean"){
+if(typeof data2 !== "boolean"){
 validate133.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -18859,6 +23834,8 @@ var valid0 = true;
 else {
 validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate133.errors = vErrors;
@@ -18871,6 +23848,7 @@ function validate134(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -18880,10 +23858,14 @@ return false;
 }
 else {
 if(data.path !== undefined){
+let data0 = data.path;
 const _errs1 = errors;
-if(typeof data.path !== "string"){
+if(typeof data0 !== "string"){
 validate134.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -18898,9 +23880,15 @@ if(typeof data1 !== "string"){
 validate134.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs4 = errors;
+const vSchema0 = schema151.properties.access.enum;
 if(!((data1 === "read_only") || (data1 === "read_write"))){
 validate134.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema151.properties.access.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -18915,14 +23903,22 @@ if(typeof data2 !== "string"){
 validate134.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs6 = errors;
+const vSchema1 = schema151.properties.kind.enum;
 if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
 validate134.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema151.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -18931,6 +23927,8 @@ var valid0 = true;
 else {
 validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate134.errors = vErrors;
@@ -18946,6 +23944,7 @@ function validate135(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -18957,16 +23956,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate135.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate135.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -18978,16 +23982,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate135.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate135.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -18995,12 +24004,16 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+}
 }
 }
 }
 else {
 validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate135.errors = vErrors;
@@ -19014,6 +24027,7 @@ function validate136(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19023,16 +24037,28 @@ return false;
 }
 else {
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs1 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate136.errors = vErrors;
@@ -19046,6 +24072,7 @@ function validate138(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19055,10 +24082,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -19067,10 +24098,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -19085,6 +24120,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate138.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -19096,7 +24132,11 @@ if(data2 < 1 || isNaN(data2)){
 validate138.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -19106,10 +24146,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs7 = errors;
-if(typeof data.item_id !== "string"){
+if(typeof data3 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -19118,10 +24162,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.child_agent_id !== undefined){
+let data4 = data.child_agent_id;
 const _errs9 = errors;
-if(typeof data.child_agent_id !== "string"){
+if(typeof data4 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/child_agent_id",schemaPath:"#/properties/child_agent_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -19130,10 +24178,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.child_thread_id !== undefined){
+let data5 = data.child_thread_id;
 const _errs11 = errors;
-if(typeof data.child_thread_id !== "string"){
+if(typeof data5 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -19142,10 +24194,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.child_turn_id !== undefined){
+let data6 = data.child_turn_id;
 const _errs13 = errors;
-if(typeof data.child_turn_id !== "string"){
+if(typeof data6 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -19154,10 +24210,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.route_id !== undefined){
+let data7 = data.route_id;
 const _errs15 = errors;
-if(typeof data.route_id !== "string"){
+if(typeof data7 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs16 = errors;
+if(errors === _errs15){
 }
 var valid0 = _errs15 === errors;
 }
@@ -19166,15 +24226,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data8 = data.reason;
 const _errs17 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data8 !== "string"){
 validate138.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -19190,6 +24256,8 @@ else {
 validate138.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate138.errors = vErrors;
 return errors === 0;
@@ -19204,6 +24272,8 @@ function validate139(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_delivery.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19215,9 +24285,14 @@ else {
 if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
+const vSchema0 = schema201.properties.kind.enum;
 if(!((data0 === "private") || (data0 === "redacted"))){
 validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema201.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -19225,10 +24300,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
+let valid1 = false;
 const tag0 = data.kind;
 if(typeof tag0 == "string"){
-if(tag0 === "private"){
+if(false){
+}
+else if(tag0 === "private"){
+const _errs3 = errors;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -19244,9 +24324,14 @@ if(typeof data1 !== "string"){
 validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
 if("private" !== data1){
 validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_private.json/properties/kind/const",keyword:"const",params:{allowedValue: "private"}}];
 return false;
+}
+else {
+}
+if(errors === _errs6){
 }
 var valid4 = _errs6 === errors;
 }
@@ -19257,22 +24342,29 @@ if(valid4){
 if(data.code !== undefined){
 let data2 = data.code;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func0(data2) < 1){
 validate139.errors = [{instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate139.errors = [{instancePath:instancePath+"/code",schemaPath:"turn_invite_code_private.json/properties/code/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid4 = _errs8 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -19281,10 +24373,19 @@ else {
 validate139.errors = [{instancePath,schemaPath:"turn_invite_code_private.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs4){
 }
+}
+var valid3 = _errs4 === errors;
+if(valid3){
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "redacted"){
+const _errs10 = errors;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -19295,14 +24396,26 @@ return false;
 else {
 if(data.kind !== undefined){
 let data3 = data.kind;
+const _errs13 = errors;
 if(typeof data3 !== "string"){
 validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs14 = errors;
 if("redacted" !== data3){
 validate139.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_invite_code_redacted.json/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}}];
 return false;
 }
+else {
+}
+if(errors === _errs13){
+}
+var valid7 = _errs13 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
 }
 }
 }
@@ -19310,7 +24423,14 @@ else {
 validate139.errors = [{instancePath,schemaPath:"turn_invite_code_redacted.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs11){
 }
+}
+var valid6 = _errs11 === errors;
+if(valid6){
+}
+var valid5 = _errs10 === errors;
+valid1 = valid5;
 }
 else {
 validate139.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
@@ -19321,12 +24441,16 @@ else {
 validate139.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
 return false;
 }
+if(valid1){
+}
 }
 }
 }
 else {
 validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate139.errors = vErrors;
@@ -19339,6 +24463,7 @@ function validate140(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_private.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19354,9 +24479,14 @@ if(typeof data0 !== "string"){
 validate140.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("private" !== data0){
 validate140.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "private"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -19367,16 +24497,21 @@ if(valid0){
 if(data.code !== undefined){
 let data1 = data.code;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) < 1){
 validate140.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate140.errors = [{instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -19384,12 +24519,16 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+}
 }
 }
 }
 else {
 validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate140.errors = vErrors;
@@ -19402,6 +24541,7 @@ function validate141(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_code_redacted.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19412,20 +24552,34 @@ return false;
 else {
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs1 = errors;
 if(typeof data0 !== "string"){
 validate141.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("redacted" !== data0){
 validate141.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "redacted"}}];
 return false;
 }
+else {
+}
+if(errors === _errs1){
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate141.errors = vErrors;
@@ -19439,6 +24593,7 @@ function validate142(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_invite_delivery_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19448,10 +24603,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate142.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -19460,10 +24619,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate142.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -19478,6 +24641,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -19489,7 +24653,11 @@ if(data2 < 1 || isNaN(data2)){
 validate142.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -19499,10 +24667,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs7 = errors;
-if(typeof data.item_id !== "string"){
+if(typeof data3 !== "string"){
 validate142.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -19513,16 +24685,21 @@ if(valid0){
 if(data.target_user_id !== undefined){
 let data4 = data.target_user_id;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 validate142.errors = [{instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate142.errors = [{instancePath:instancePath+"/target_user_id",schemaPath:"#/properties/target_user_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -19532,10 +24709,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.inviter_display !== undefined){
+let data5 = data.inviter_display;
 const _errs11 = errors;
-if(typeof data.inviter_display !== "string"){
+if(typeof data5 !== "string"){
 validate142.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -19544,15 +24725,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.delivery !== undefined){
+let data6 = data.delivery;
 const _errs13 = errors;
-if(!(validate139(data.delivery, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
+if(!(validate139(data6, {instancePath:instancePath+"/delivery",parentData:data,parentDataProperty:"delivery",rootData}))){
 vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -19565,6 +24751,8 @@ var valid0 = true;
 else {
 validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate142.errors = vErrors;
@@ -19588,6 +24776,7 @@ function validate144(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19603,6 +24792,7 @@ if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinit
 validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
@@ -19614,7 +24804,11 @@ if(data0 < 1 || isNaN(data0)){
 validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -19624,10 +24818,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.method !== undefined){
+let data1 = data.method;
 const _errs3 = errors;
-if(typeof data.method !== "string"){
+if(typeof data1 !== "string"){
 validate144.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -19638,12 +24836,16 @@ if(valid0){
 if(data.params !== undefined){
 let data2 = data.params;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+const _errs7 = errors;
 }
 else {
 validate144.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -19653,15 +24855,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recorded_at !== undefined){
+let data3 = data.recorded_at;
 const _errs8 = errors;
-if(typeof data.recorded_at !== "string"){
+if(typeof data3 !== "string"){
 validate144.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -19671,6 +24879,8 @@ var valid0 = true;
 else {
 validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate144.errors = vErrors;
@@ -19685,6 +24895,7 @@ function validate145(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19700,6 +24911,7 @@ if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinit
 validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
@@ -19711,7 +24923,11 @@ if(data0 < 0 || isNaN(data0)){
 validate145.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -19721,10 +24937,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.truncated !== undefined){
+let data1 = data.truncated;
 const _errs3 = errors;
-if(typeof data.truncated !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate145.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -19739,6 +24959,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -19750,13 +24971,19 @@ if(data2 < 0 || isNaN(data2)){
 validate145.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -19765,6 +24992,8 @@ var valid0 = true;
 else {
 validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate145.errors = vErrors;
@@ -19783,9 +25012,15 @@ if(typeof data !== "string"){
 validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
 validate146.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate146.errors = vErrors;
 return errors === 0;
@@ -19801,6 +25036,7 @@ function validate147(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19810,10 +25046,14 @@ return false;
 }
 else {
 if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-if(typeof data.message !== "string"){
+if(typeof data0 !== "string"){
 validate147.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -19822,15 +25062,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.retryable !== undefined){
+let data1 = data.retryable;
 const _errs3 = errors;
-if(typeof data.retryable !== "boolean"){
+if(typeof data1 !== "boolean"){
 validate147.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -19838,6 +25084,8 @@ var valid0 = true;
 else {
 validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate147.errors = vErrors;
@@ -19854,9 +25102,15 @@ if(typeof data !== "string"){
 validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema70.enum;
 if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
 validate148.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate148.errors = vErrors;
 return errors === 0;
@@ -19875,6 +25129,7 @@ function validate149(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -19886,16 +25141,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -19907,16 +25167,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -19932,6 +25197,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -19943,7 +25209,11 @@ if(data2 < 0 || isNaN(data2)){
 validate149.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -19959,6 +25229,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -19970,13 +25241,19 @@ if(data3 < 1 || isNaN(data3)){
 validate149.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -19986,6 +25263,8 @@ var valid0 = true;
 else {
 validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate149.errors = vErrors;
@@ -19999,6 +25278,7 @@ function validate150(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -20010,16 +25290,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -20031,16 +25316,21 @@ if(valid0){
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate150.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate150.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -20052,16 +25342,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data2 = data.turn_id;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -20073,6 +25368,7 @@ if(valid0){
 if(data.events !== undefined){
 let data3 = data.events;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(Array.isArray(data3)){
 var valid1 = true;
@@ -20081,6 +25377,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs9 = errors;
 const _errs10 = errors;
+const _errs11 = errors;
 if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
@@ -20096,6 +25393,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs13 = errors;
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -20107,7 +25405,11 @@ if(data5 < 1 || isNaN(data5)){
 validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs12){
 }
 }
 var valid3 = _errs12 === errors;
@@ -20117,10 +25419,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data4.method !== undefined){
+let data6 = data4.method;
 const _errs14 = errors;
-if(typeof data4.method !== "string"){
+if(typeof data6 !== "string"){
 validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid3 = _errs14 === errors;
 }
@@ -20131,12 +25437,16 @@ if(valid3){
 if(data4.params !== undefined){
 let data7 = data4.params;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+const _errs18 = errors;
 }
 else {
 validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid3 = _errs16 === errors;
@@ -20146,15 +25456,21 @@ var valid3 = true;
 }
 if(valid3){
 if(data4.recorded_at !== undefined){
+let data8 = data4.recorded_at;
 const _errs19 = errors;
-if(typeof data4.recorded_at !== "string"){
+if(typeof data8 !== "string"){
 validate150.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs20 = errors;
+if(errors === _errs19){
 }
 var valid3 = _errs19 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -20165,16 +25481,25 @@ else {
 validate150.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs10){
+}
+}
+var valid2 = _errs10 === errors;
+if(valid2){
 }
 var valid1 = _errs9 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate150.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -20190,6 +25515,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs22 = errors;
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -20201,13 +25527,19 @@ if(data9 < 0 || isNaN(data9)){
 validate150.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs21){
 }
 }
 var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -20218,6 +25550,8 @@ var valid0 = true;
 else {
 validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate150.errors = vErrors;
@@ -20231,6 +25565,7 @@ function validate151(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -20241,20 +25576,34 @@ return false;
 else {
 if(data.mode !== undefined){
 let data0 = data.mode;
+const _errs1 = errors;
 if(typeof data0 !== "string"){
 validate151.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("FullAccess" !== data0){
 validate151.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
+else {
+}
+if(errors === _errs1){
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate151.errors = vErrors;
@@ -20271,9 +25620,15 @@ if(typeof data !== "string"){
 validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema118.enum;
 if(!((data === "Chat") || (data === "Agent"))){
 validate152.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate152.errors = vErrors;
 return errors === 0;
@@ -20285,6 +25640,7 @@ function validate153(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -20300,9 +25656,15 @@ if(typeof data0 !== "string"){
 validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
+const vSchema0 = schema156.properties.mode.enum;
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
 validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -20313,25 +25675,34 @@ if(valid0){
 if(data.allow_domains !== undefined){
 let data1 = data.allow_domains;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(Array.isArray(data1)){
 var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs5 = errors;
-if(typeof data1[i0] !== "string"){
+if(typeof data2 !== "string"){
 validate153.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid1 = _errs5 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate153.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -20343,31 +25714,42 @@ if(valid0){
 if(data.deny_domains !== undefined){
 let data3 = data.deny_domains;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(Array.isArray(data3)){
 var valid2 = true;
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
 const _errs9 = errors;
-if(typeof data3[i1] !== "string"){
+if(typeof data4 !== "string"){
 validate153.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid2 = _errs9 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate153.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -20376,6 +25758,8 @@ var valid0 = true;
 else {
 validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate153.errors = vErrors;
@@ -20389,6 +25773,7 @@ function validate154(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -20400,16 +25785,21 @@ else {
 if(data.request_id !== undefined){
 let data0 = data.request_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -20421,16 +25811,21 @@ if(valid0){
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate154.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -20442,16 +25837,21 @@ if(valid0){
 if(data.thread_id !== undefined){
 let data2 = data.thread_id;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -20463,16 +25863,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data3 = data.turn_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -20484,6 +25889,7 @@ if(valid0){
 if(data.visible_thread_ids !== undefined){
 let data4 = data.visible_thread_ids;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(Array.isArray(data4)){
 var valid1 = true;
@@ -20491,16 +25897,21 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 validate154.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid1 = _errs11 === errors;
@@ -20508,10 +25919,14 @@ if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -20521,10 +25936,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_name !== undefined){
+let data6 = data.tool_name;
 const _errs13 = errors;
-if(typeof data.tool_name !== "string"){
+if(typeof data6 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -20535,13 +25954,23 @@ if(valid0){
 if(data.action !== undefined){
 let data7 = data.action;
 const _errs15 = errors;
+const _errs16 = errors;
 if(typeof data7 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs17 = errors;
+const vSchema0 = schema114.enum;
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
 validate154.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs16){
+}
+var valid2 = _errs16 === errors;
+if(valid2){
 }
 var valid0 = _errs15 === errors;
 }
@@ -20550,10 +25979,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.scope_hash !== undefined){
+let data8 = data.scope_hash;
 const _errs18 = errors;
-if(typeof data.scope_hash !== "string"){
+if(typeof data8 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid0 = _errs18 === errors;
 }
@@ -20562,10 +25995,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data9 = data.reason;
 const _errs20 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data9 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs21 = errors;
+if(errors === _errs20){
 }
 var valid0 = _errs20 === errors;
 }
@@ -20574,10 +26011,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.title !== undefined){
+let data10 = data.title;
 const _errs22 = errors;
-if(typeof data.title !== "string"){
+if(typeof data10 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs23 = errors;
+if(errors === _errs22){
 }
 var valid0 = _errs22 === errors;
 }
@@ -20586,10 +26027,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.args_json !== undefined){
+let data11 = data.args_json;
 const _errs24 = errors;
-if(typeof data.args_json !== "string"){
+if(typeof data11 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs25 = errors;
+if(errors === _errs24){
 }
 var valid0 = _errs24 === errors;
 }
@@ -20600,16 +26045,21 @@ if(valid0){
 if(data.override_reason !== undefined){
 let data12 = data.override_reason;
 const _errs26 = errors;
+const _errs27 = errors;
 if(errors === _errs26){
 if(typeof data12 === "string"){
 if(func0(data12) < 1){
 validate154.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs26){
 }
 }
 var valid0 = _errs26 === errors;
@@ -20621,6 +26071,7 @@ if(valid0){
 if(data.preview !== undefined){
 let data13 = data.preview;
 const _errs28 = errors;
+const _errs29 = errors;
 if(errors === _errs28){
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 let missing1;
@@ -20630,10 +26081,14 @@ return false;
 }
 else {
 if(data13.title !== undefined){
+let data14 = data13.title;
 const _errs30 = errors;
-if(typeof data13.title !== "string"){
+if(typeof data14 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs31 = errors;
+if(errors === _errs30){
 }
 var valid3 = _errs30 === errors;
 }
@@ -20642,15 +26097,21 @@ var valid3 = true;
 }
 if(valid3){
 if(data13.text !== undefined){
+let data15 = data13.text;
 const _errs32 = errors;
-if(typeof data13.text !== "string"){
+if(typeof data15 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs33 = errors;
+if(errors === _errs32){
 }
 var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -20658,6 +26119,8 @@ var valid3 = true;
 else {
 validate154.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs28){
 }
 }
 var valid0 = _errs28 === errors;
@@ -20667,10 +26130,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.summary !== undefined){
+let data16 = data.summary;
 const _errs34 = errors;
-if(typeof data.summary !== "string"){
+if(typeof data16 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs35 = errors;
+if(errors === _errs34){
 }
 var valid0 = _errs34 === errors;
 }
@@ -20681,12 +26148,16 @@ if(valid0){
 if(data.details !== undefined){
 let data17 = data.details;
 const _errs36 = errors;
+const _errs37 = errors;
 if(errors === _errs36){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs38 = errors;
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs36){
 }
 }
 var valid0 = _errs36 === errors;
@@ -20698,6 +26169,7 @@ if(valid0){
 if(data.allowed_scopes !== undefined){
 let data18 = data.allowed_scopes;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(Array.isArray(data18)){
 if(data18.length < 1){
@@ -20710,24 +26182,38 @@ const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
 const _errs41 = errors;
+const _errs42 = errors;
 if(typeof data19 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs43 = errors;
+const vSchema1 = schema157.enum;
 if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
 validate154.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs42){
+}
+var valid5 = _errs42 === errors;
+if(valid5){
 }
 var valid4 = _errs41 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs39){
 }
 }
 var valid0 = _errs39 === errors;
@@ -20739,25 +26225,34 @@ if(valid0){
 if(data.outside_paths !== undefined){
 let data20 = data.outside_paths;
 const _errs44 = errors;
+const _errs45 = errors;
 if(errors === _errs44){
 if(Array.isArray(data20)){
 var valid6 = true;
 const len2 = data20.length;
 for(let i2=0; i2<len2; i2++){
+let data21 = data20[i2];
 const _errs46 = errors;
-if(typeof data20[i2] !== "string"){
+if(typeof data21 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs47 = errors;
+if(errors === _errs46){
 }
 var valid6 = _errs46 === errors;
 if(!valid6){
 break;
 }
 }
+if(valid6){
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs44){
 }
 }
 var valid0 = _errs44 === errors;
@@ -20767,10 +26262,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.sandbox_escape !== undefined){
+let data22 = data.sandbox_escape;
 const _errs48 = errors;
-if(typeof data.sandbox_escape !== "boolean"){
+if(typeof data22 !== "boolean"){
 validate154.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs49 = errors;
+if(errors === _errs48){
 }
 var valid0 = _errs48 === errors;
 }
@@ -20781,16 +26280,21 @@ if(valid0){
 if(data.item_id !== undefined){
 let data23 = data.item_id;
 const _errs50 = errors;
+const _errs51 = errors;
 if(errors === _errs50){
 if(typeof data23 === "string"){
 if(func0(data23) > 256){
 validate154.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate154.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs50){
 }
 }
 var valid0 = _errs50 === errors;
@@ -20800,10 +26304,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.created_at !== undefined){
+let data24 = data.created_at;
 const _errs52 = errors;
-if(typeof data.created_at !== "string"){
+if(typeof data24 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs53 = errors;
+if(errors === _errs52){
 }
 var valid0 = _errs52 === errors;
 }
@@ -20812,10 +26320,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.expires_at !== undefined){
+let data25 = data.expires_at;
 const _errs54 = errors;
-if(typeof data.expires_at !== "string"){
+if(typeof data25 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs55 = errors;
+if(errors === _errs54){
 }
 var valid0 = _errs54 === errors;
 }
@@ -20824,15 +26336,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resolve_token !== undefined){
+let data26 = data.resolve_token;
 const _errs56 = errors;
-if(typeof data.resolve_token !== "string"){
+if(typeof data26 !== "string"){
 validate154.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs57 = errors;
+if(errors === _errs56){
 }
 var valid0 = _errs56 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -20861,6 +26379,8 @@ else {
 validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate154.errors = vErrors;
 return errors === 0;
@@ -20877,9 +26397,15 @@ if(typeof data !== "string"){
 validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema221.enum;
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
 validate155.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate155.errors = vErrors;
 return errors === 0;
@@ -20895,9 +26421,15 @@ if(typeof data !== "string"){
 validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema157.enum;
 if(!((data === "allow_once") || (data === "allow_for_turn"))){
 validate156.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate156.errors = vErrors;
 return errors === 0;
@@ -20910,6 +26442,7 @@ function validate157(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -20921,16 +26454,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate157.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate157.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -20942,16 +26480,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate157.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate157.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -20967,6 +26510,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -20978,7 +26522,11 @@ if(data2 < 1 || isNaN(data2)){
 validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -20990,16 +26538,21 @@ if(valid0){
 if(data.audit_id !== undefined){
 let data3 = data.audit_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate157.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate157.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -21015,9 +26568,15 @@ if(typeof data4 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs10 = errors;
+const vSchema0 = schema223.properties.kind.enum;
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
 validate157.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema223.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -21028,16 +26587,21 @@ if(valid0){
 if(data.request_id !== undefined){
 let data5 = data.request_id;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(func0(data5) > 256){
 validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -21047,10 +26611,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_name !== undefined){
+let data6 = data.tool_name;
 const _errs13 = errors;
-if(typeof data.tool_name !== "string"){
+if(typeof data6 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -21061,13 +26629,23 @@ if(valid0){
 if(data.action !== undefined){
 let data7 = data.action;
 const _errs15 = errors;
+const _errs16 = errors;
 if(typeof data7 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs17 = errors;
+const vSchema1 = schema114.enum;
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
 validate157.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs16){
+}
+var valid1 = _errs16 === errors;
+if(valid1){
 }
 var valid0 = _errs15 === errors;
 }
@@ -21078,13 +26656,23 @@ if(valid0){
 if(data.behavior !== undefined){
 let data8 = data.behavior;
 const _errs18 = errors;
+const _errs19 = errors;
 if(typeof data8 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs20 = errors;
+const vSchema2 = schema115.enum;
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
 validate157.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs19){
+}
+var valid2 = _errs19 === errors;
+if(valid2){
 }
 var valid0 = _errs18 === errors;
 }
@@ -21099,9 +26687,15 @@ if(typeof data9 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs22 = errors;
+const vSchema3 = schema223.properties.decided_by.enum;
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
 validate157.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema223.properties.decided_by.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs21){
 }
 var valid0 = _errs21 === errors;
 }
@@ -21110,10 +26704,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data10 = data.reason;
 const _errs23 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data10 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs24 = errors;
+if(errors === _errs23){
 }
 var valid0 = _errs23 === errors;
 }
@@ -21122,10 +26720,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.scope_hash !== undefined){
+let data11 = data.scope_hash;
 const _errs25 = errors;
-if(typeof data.scope_hash !== "string"){
+if(typeof data11 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs26 = errors;
+if(errors === _errs25){
 }
 var valid0 = _errs25 === errors;
 }
@@ -21136,13 +26738,23 @@ if(valid0){
 if(data.resolution !== undefined){
 let data12 = data.resolution;
 const _errs27 = errors;
+const _errs28 = errors;
 if(typeof data12 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs29 = errors;
+const vSchema4 = schema221.enum;
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
 validate157.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs28){
+}
+var valid3 = _errs28 === errors;
+if(valid3){
 }
 var valid0 = _errs27 === errors;
 }
@@ -21151,10 +26763,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.profile !== undefined){
+let data13 = data.profile;
 const _errs30 = errors;
-if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
+if(!(validate95(data13, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
 vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs30 === errors;
 }
@@ -21163,15 +26778,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recorded_at !== undefined){
+let data14 = data.recorded_at;
 const _errs31 = errors;
-if(typeof data.recorded_at !== "string"){
+if(typeof data14 !== "string"){
 validate157.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs32 = errors;
+if(errors === _errs31){
 }
 var valid0 = _errs31 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -21193,6 +26814,8 @@ else {
 validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate157.errors = vErrors;
 return errors === 0;
@@ -21208,9 +26831,15 @@ if(typeof data !== "string"){
 validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
 validate159.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate159.errors = vErrors;
 return errors === 0;
@@ -21223,18 +26852,29 @@ function validate160(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate160.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs3 = errors;
+const vSchema0 = schema145.enum;
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
 validate160.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
+}
+var valid1 = _errs2 === errors;
+if(valid1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -21245,25 +26885,34 @@ if(valid0){
 if(data.allowed_tools !== undefined){
 let data1 = data.allowed_tools;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 var valid2 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
 const _errs6 = errors;
-if(typeof data1[i0] !== "string"){
+if(typeof data2 !== "string"){
 validate160.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs7 = errors;
+if(errors === _errs6){
 }
 var valid2 = _errs6 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate160.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs4){
 }
 }
 var valid0 = _errs4 === errors;
@@ -21275,25 +26924,34 @@ if(valid0){
 if(data.denied_tools !== undefined){
 let data3 = data.denied_tools;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
 var valid3 = true;
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
 const _errs10 = errors;
-if(typeof data3[i1] !== "string"){
+if(typeof data4 !== "string"){
 validate160.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid3 = _errs10 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+}
 }
 else {
 validate160.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -21305,31 +26963,42 @@ if(valid0){
 if(data.allowed_paths !== undefined){
 let data5 = data.allowed_paths;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(Array.isArray(data5)){
 var valid4 = true;
 const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
+let data6 = data5[i2];
 const _errs14 = errors;
-if(typeof data5[i2] !== "string"){
+if(typeof data6 !== "string"){
 validate160.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid4 = _errs14 === errors;
 if(!valid4){
 break;
 }
 }
+if(valid4){
+}
 }
 else {
 validate160.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs12){
 }
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -21338,6 +27007,8 @@ var valid0 = true;
 else {
 validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate160.errors = vErrors;
@@ -21356,9 +27027,15 @@ if(typeof data !== "string"){
 validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema146.enum;
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
 validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate161.errors = vErrors;
 return errors === 0;
@@ -21371,6 +27048,7 @@ function validate162(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -21382,16 +27060,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -21403,16 +27086,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -21428,6 +27116,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -21439,7 +27128,11 @@ if(data2 < 1 || isNaN(data2)){
 validate162.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -21449,15 +27142,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.request !== undefined){
+let data3 = data.request;
 const _errs7 = errors;
-if(!(validate154(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
+if(!(validate154(data3, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
 vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -21467,6 +27165,8 @@ var valid0 = true;
 else {
 validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate162.errors = vErrors;
@@ -21480,6 +27180,7 @@ function validate164(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -21491,16 +27192,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -21512,16 +27218,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -21537,6 +27248,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -21548,7 +27260,11 @@ if(data2 < 1 || isNaN(data2)){
 validate164.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -21560,16 +27276,21 @@ if(valid0){
 if(data.request_id !== undefined){
 let data3 = data.request_id;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
 validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -21581,13 +27302,23 @@ if(valid0){
 if(data.resolution !== undefined){
 let data4 = data.resolution;
 const _errs9 = errors;
+const _errs10 = errors;
 if(typeof data4 !== "string"){
 validate164.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs11 = errors;
+const vSchema0 = schema221.enum;
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
 validate164.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs10){
+}
+var valid1 = _errs10 === errors;
+if(valid1){
 }
 var valid0 = _errs9 === errors;
 }
@@ -21596,10 +27327,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resolved_at !== undefined){
+let data5 = data.resolved_at;
 const _errs12 = errors;
-if(typeof data.resolved_at !== "string"){
+if(typeof data5 !== "string"){
 validate164.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
@@ -21608,15 +27343,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.scope_hash !== undefined){
+let data6 = data.scope_hash;
 const _errs14 = errors;
-if(typeof data.scope_hash !== "string"){
+if(typeof data6 !== "string"){
 validate164.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -21630,6 +27371,8 @@ else {
 validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate164.errors = vErrors;
 return errors === 0;
@@ -21642,6 +27385,7 @@ function validate165(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -21653,16 +27397,21 @@ else {
 if(data.request_id !== undefined){
 let data0 = data.request_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -21678,9 +27427,15 @@ if(typeof data1 !== "string"){
 validate165.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs4 = errors;
+const vSchema0 = schema234.properties.resolution.enum;
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
 validate165.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema234.properties.resolution.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -21689,15 +27444,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resolve_token !== undefined){
+let data2 = data.resolve_token;
 const _errs5 = errors;
-if(typeof data.resolve_token !== "string"){
+if(typeof data2 !== "string"){
 validate165.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -21706,6 +27467,8 @@ var valid0 = true;
 else {
 validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate165.errors = vErrors;
@@ -21719,6 +27482,7 @@ function validate166(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -21730,16 +27494,21 @@ else {
 if(data.request_id !== undefined){
 let data0 = data.request_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate166.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate166.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -21751,16 +27520,21 @@ if(valid0){
 if(data.thread_id !== undefined){
 let data1 = data.thread_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate166.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate166.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -21772,16 +27546,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data2 = data.turn_id;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate166.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate166.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -21793,13 +27572,23 @@ if(valid0){
 if(data.resolution !== undefined){
 let data3 = data.resolution;
 const _errs7 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
 validate166.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs9 = errors;
+const vSchema0 = schema221.enum;
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
 validate166.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema221.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs8){
+}
+var valid1 = _errs8 === errors;
+if(valid1){
 }
 var valid0 = _errs7 === errors;
 }
@@ -21808,15 +27597,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resolved_at !== undefined){
+let data4 = data.resolved_at;
 const _errs10 = errors;
-if(typeof data.resolved_at !== "string"){
+if(typeof data4 !== "string"){
 validate166.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -21827,6 +27622,8 @@ var valid0 = true;
 else {
 validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate166.errors = vErrors;
@@ -21840,6 +27637,7 @@ function validate167(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_private_delivery.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -21851,24 +27649,37 @@ else {
 if(data.inviter_display !== undefined){
 let data0 = data.inviter_display;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate167.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate167.errors = [{instancePath:instancePath+"/inviter_display",schemaPath:"#/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+if(errors === _errs1){
 }
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate167.errors = vErrors;
@@ -21885,6 +27696,7 @@ function validate168(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -21894,10 +27706,14 @@ return false;
 }
 else {
 if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
-if(typeof data.call_id !== "string"){
+if(typeof data0 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -21912,6 +27728,7 @@ if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinit
 validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 2 || isNaN(data1)){
@@ -21923,7 +27740,11 @@ if(data1 < 0 || isNaN(data1)){
 validate168.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -21935,16 +27756,21 @@ if(valid0){
 if(data.header !== undefined){
 let data2 = data.header;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) < 1){
 validate168.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate168.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -21956,16 +27782,21 @@ if(valid0){
 if(data.question !== undefined){
 let data3 = data.question;
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) < 1){
 validate168.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate168.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -21977,6 +27808,7 @@ if(valid0){
 if(data.options !== undefined){
 let data4 = data.options;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(Array.isArray(data4)){
 if(data4.length > 4){
@@ -21995,6 +27827,7 @@ for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 const _errs11 = errors;
 const _errs12 = errors;
+const _errs13 = errors;
 if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
@@ -22006,16 +27839,21 @@ else {
 if(data5.id !== undefined){
 let data6 = data5.id;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(typeof data6 === "string"){
 if(func0(data6) < 1){
 validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid3 = _errs14 === errors;
@@ -22027,16 +27865,21 @@ if(valid3){
 if(data5.label !== undefined){
 let data7 = data5.label;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func0(data7) < 1){
 validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid3 = _errs16 === errors;
@@ -22046,15 +27889,21 @@ var valid3 = true;
 }
 if(valid3){
 if(data5.description !== undefined){
+let data8 = data5.description;
 const _errs18 = errors;
-if(typeof data5.description !== "string"){
+if(typeof data8 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid3 = _errs18 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -22064,11 +27913,18 @@ else {
 validate168.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs12){
+}
+}
+var valid2 = _errs12 === errors;
+if(valid2){
 }
 var valid1 = _errs11 === errors;
 if(!valid1){
 break;
 }
+}
+if(valid1){
 }
 }
 }
@@ -22076,6 +27932,8 @@ break;
 else {
 validate168.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -22085,10 +27943,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.args_json !== undefined){
+let data9 = data.args_json;
 const _errs20 = errors;
-if(typeof data.args_json !== "string"){
+if(typeof data9 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs21 = errors;
+if(errors === _errs20){
 }
 var valid0 = _errs20 === errors;
 }
@@ -22097,10 +27959,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.answer_token !== undefined){
+let data10 = data.answer_token;
 const _errs22 = errors;
-if(typeof data.answer_token !== "string"){
+if(typeof data10 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs23 = errors;
+if(errors === _errs22){
 }
 var valid0 = _errs22 === errors;
 }
@@ -22109,10 +27975,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.created_at !== undefined){
+let data11 = data.created_at;
 const _errs24 = errors;
-if(typeof data.created_at !== "string"){
+if(typeof data11 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs25 = errors;
+if(errors === _errs24){
 }
 var valid0 = _errs24 === errors;
 }
@@ -22121,15 +27991,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.expires_at !== undefined){
+let data12 = data.expires_at;
 const _errs26 = errors;
-if(typeof data.expires_at !== "string"){
+if(typeof data12 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
 }
 var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22145,6 +28021,8 @@ else {
 validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate168.errors = vErrors;
 return errors === 0;
@@ -22157,6 +28035,7 @@ function validate169(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22166,10 +28045,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate169.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -22178,10 +28061,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate169.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -22196,6 +28083,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -22207,7 +28095,11 @@ if(data2 < 1 || isNaN(data2)){
 validate169.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -22217,10 +28109,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.call_id !== undefined){
+let data3 = data.call_id;
 const _errs7 = errors;
-if(typeof data.call_id !== "string"){
+if(typeof data3 !== "string"){
 validate169.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -22235,6 +28131,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 2 || isNaN(data4)){
@@ -22246,7 +28143,11 @@ if(data4 < 0 || isNaN(data4)){
 validate169.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -22256,10 +28157,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.question !== undefined){
+let data5 = data.question;
 const _errs11 = errors;
-if(!(validate168(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
+if(!(validate168(data5, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
 vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
@@ -22268,15 +28172,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.already_surfaced !== undefined){
+let data6 = data.already_surfaced;
 const _errs12 = errors;
-if(typeof data.already_surfaced !== "boolean"){
+if(typeof data6 !== "boolean"){
 validate169.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22290,6 +28200,8 @@ else {
 validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate169.errors = vErrors;
 return errors === 0;
@@ -22301,6 +28213,7 @@ function validate171(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22312,16 +28225,21 @@ else {
 if(data.id !== undefined){
 let data0 = data.id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) < 1){
 validate171.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate171.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -22333,16 +28251,21 @@ if(valid0){
 if(data.label !== undefined){
 let data1 = data.label;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) < 1){
 validate171.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate171.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -22352,15 +28275,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.description !== undefined){
+let data2 = data.description;
 const _errs5 = errors;
-if(typeof data.description !== "string"){
+if(typeof data2 !== "string"){
 validate171.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22369,6 +28298,8 @@ var valid0 = true;
 else {
 validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate171.errors = vErrors;
@@ -22386,9 +28317,15 @@ if(typeof data !== "string"){
 validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema242.enum;
 if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
 validate172.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate172.errors = vErrors;
 return errors === 0;
@@ -22401,6 +28338,7 @@ function validate173(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22410,10 +28348,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate173.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -22422,10 +28364,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate173.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -22440,6 +28386,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -22451,7 +28398,11 @@ if(data2 < 1 || isNaN(data2)){
 validate173.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -22461,10 +28412,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.call_id !== undefined){
+let data3 = data.call_id;
 const _errs7 = errors;
-if(typeof data.call_id !== "string"){
+if(typeof data3 !== "string"){
 validate173.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -22479,6 +28434,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 2 || isNaN(data4)){
@@ -22490,7 +28446,11 @@ if(data4 < 0 || isNaN(data4)){
 validate173.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -22502,13 +28462,23 @@ if(valid0){
 if(data.resolution !== undefined){
 let data5 = data.resolution;
 const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data5 !== "string"){
 validate173.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs13 = errors;
+const vSchema0 = schema242.enum;
 if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
 validate173.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs12){
+}
+var valid1 = _errs12 === errors;
+if(valid1){
 }
 var valid0 = _errs11 === errors;
 }
@@ -22517,10 +28487,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.option_id !== undefined){
+let data6 = data.option_id;
 const _errs14 = errors;
-if(typeof data.option_id !== "string"){
+if(typeof data6 !== "string"){
 validate173.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs15 = errors;
+if(errors === _errs14){
 }
 var valid0 = _errs14 === errors;
 }
@@ -22529,15 +28503,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resolved_at !== undefined){
+let data7 = data.resolved_at;
 const _errs16 = errors;
-if(typeof data.resolved_at !== "string"){
+if(typeof data7 !== "string"){
 validate173.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs17 = errors;
+if(errors === _errs16){
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22552,6 +28532,8 @@ else {
 validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate173.errors = vErrors;
 return errors === 0;
@@ -22564,6 +28546,7 @@ function validate174(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22573,10 +28556,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate174.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -22585,10 +28572,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate174.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -22597,10 +28588,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.call_id !== undefined){
+let data2 = data.call_id;
 const _errs5 = errors;
-if(typeof data.call_id !== "string"){
+if(typeof data2 !== "string"){
 validate174.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -22615,6 +28610,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 2 || isNaN(data3)){
@@ -22626,7 +28622,11 @@ if(data3 < 0 || isNaN(data3)){
 validate174.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -22638,16 +28638,21 @@ if(valid0){
 if(data.option_id !== undefined){
 let data4 = data.option_id;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 validate174.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate174.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -22657,15 +28662,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.answer_token !== undefined){
+let data5 = data.answer_token;
 const _errs11 = errors;
-if(typeof data.answer_token !== "string"){
+if(typeof data5 !== "string"){
 validate174.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22677,6 +28688,8 @@ var valid0 = true;
 else {
 validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate174.errors = vErrors;
@@ -22690,6 +28703,7 @@ function validate175(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22699,10 +28713,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate175.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -22711,10 +28729,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate175.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -22723,10 +28745,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.call_id !== undefined){
+let data2 = data.call_id;
 const _errs5 = errors;
-if(typeof data.call_id !== "string"){
+if(typeof data2 !== "string"){
 validate175.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -22741,6 +28767,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 2 || isNaN(data3)){
@@ -22752,7 +28779,11 @@ if(data3 < 0 || isNaN(data3)){
 validate175.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -22762,10 +28793,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.option_id !== undefined){
+let data4 = data.option_id;
 const _errs9 = errors;
-if(typeof data.option_id !== "string"){
+if(typeof data4 !== "string"){
 validate175.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -22774,15 +28809,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.resolved_at !== undefined){
+let data5 = data.resolved_at;
 const _errs11 = errors;
-if(typeof data.resolved_at !== "string"){
+if(typeof data5 !== "string"){
 validate175.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22794,6 +28835,8 @@ var valid0 = true;
 else {
 validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate175.errors = vErrors;
@@ -22807,6 +28850,7 @@ function validate176(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22818,16 +28862,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -22839,16 +28888,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -22860,22 +28914,29 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data2 = data.recovery_job_id;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
 validate176.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate176.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -22884,6 +28945,8 @@ var valid0 = true;
 else {
 validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate176.errors = vErrors;
@@ -22897,6 +28960,7 @@ function validate177(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22906,10 +28970,13 @@ return false;
 }
 else {
 if(data.turn !== undefined){
+let data0 = data.turn;
 const _errs1 = errors;
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs1 === errors;
 }
@@ -22920,16 +28987,21 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 let data1 = data.recovery_job_id;
 const _errs2 = errors;
+const _errs3 = errors;
 if(errors === _errs2){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate177.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate177.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs2){
 }
 }
 var valid0 = _errs2 === errors;
@@ -22937,12 +29009,16 @@ var valid0 = _errs2 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+}
 }
 }
 }
 else {
 validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate177.errors = vErrors;
@@ -22959,9 +29035,15 @@ if(typeof data !== "string"){
 validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema149.enum;
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
 validate179.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate179.errors = vErrors;
 return errors === 0;
@@ -22975,6 +29057,7 @@ function validate180(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -22990,9 +29073,15 @@ if(typeof data0 !== "string"){
 validate180.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
+const vSchema0 = schema158.properties.kind.enum;
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
 validate180.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -23007,6 +29096,9 @@ if((typeof data1 !== "string") && (data1 !== null)){
 validate180.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}}];
 return false;
 }
+const _errs4 = errors;
+if(errors === _errs3){
+}
 var valid0 = _errs3 === errors;
 }
 else {
@@ -23016,31 +29108,42 @@ if(valid0){
 if(data.capabilities !== undefined){
 let data2 = data.capabilities;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data2)){
 var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs7 = errors;
-if(typeof data2[i0] !== "string"){
+if(typeof data3 !== "string"){
 validate180.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid1 = _errs7 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate180.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -23049,6 +29152,8 @@ var valid0 = true;
 else {
 validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate180.errors = vErrors;
@@ -23061,6 +29166,7 @@ function validate181(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23070,10 +29176,14 @@ return false;
 }
 else {
 if(data.capability !== undefined){
+let data0 = data.capability;
 const _errs1 = errors;
-if(typeof data.capability !== "string"){
+if(typeof data0 !== "string"){
 validate181.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -23082,10 +29192,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.reason !== undefined){
+let data1 = data.reason;
 const _errs3 = errors;
-if(typeof data.reason !== "string"){
+if(typeof data1 !== "string"){
 validate181.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -23094,15 +29208,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.detail !== undefined){
+let data2 = data.detail;
 const _errs5 = errors;
-if(typeof data.detail !== "string"){
+if(typeof data2 !== "string"){
 validate181.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -23111,6 +29231,8 @@ var valid0 = true;
 else {
 validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate181.errors = vErrors;
@@ -23127,9 +29249,15 @@ if(typeof data !== "string"){
 validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema159.enum;
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
 validate182.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate182.errors = vErrors;
 return errors === 0;
@@ -23144,6 +29272,7 @@ function validate183(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23155,16 +29284,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -23176,16 +29310,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -23197,25 +29336,33 @@ if(valid0){
 if(data.input !== undefined){
 let data2 = data.input;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data2)){
 var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs7 = errors;
-if(!(validate31(data2[i0], {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+if(!(validate31(data3, {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs7 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate183.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -23227,25 +29374,33 @@ if(valid0){
 if(data.capabilities !== undefined){
 let data4 = data.capabilities;
 const _errs8 = errors;
+const _errs9 = errors;
 if(errors === _errs8){
 if(Array.isArray(data4)){
 var valid2 = true;
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
+let data5 = data4[i1];
 const _errs10 = errors;
-if(!(validate33(data4[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+if(!(validate33(data5, {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
 vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid2 = _errs10 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate183.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs8){
 }
 }
 var valid0 = _errs8 === errors;
@@ -23255,10 +29410,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model !== undefined){
+let data6 = data.model;
 const _errs11 = errors;
-if(typeof data.model !== "string"){
+if(typeof data6 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -23267,10 +29426,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.model_provider !== undefined){
+let data7 = data.model_provider;
 const _errs13 = errors;
-if(typeof data.model_provider !== "string"){
+if(typeof data7 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
@@ -23279,10 +29442,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.execution_backend !== undefined){
+let data8 = data.execution_backend;
 const _errs15 = errors;
-if(!(validate22(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
+if(!(validate22(data8, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs15 === errors;
 }
@@ -23294,13 +29460,18 @@ if(data.cli_runtime_options !== undefined){
 let data9 = data.cli_runtime_options;
 const _errs16 = errors;
 const _errs17 = errors;
+const _errs18 = errors;
 if(errors === _errs17){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.sandbox !== undefined){
+let data10 = data9.sandbox;
 const _errs19 = errors;
-if(typeof data9.sandbox !== "string"){
+if(typeof data10 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs20 = errors;
+if(errors === _errs19){
 }
 var valid4 = _errs19 === errors;
 }
@@ -23309,10 +29480,14 @@ var valid4 = true;
 }
 if(valid4){
 if(data9.effort !== undefined){
+let data11 = data9.effort;
 const _errs21 = errors;
-if(typeof data9.effort !== "string"){
+if(typeof data11 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs22 = errors;
+if(errors === _errs21){
 }
 var valid4 = _errs21 === errors;
 }
@@ -23321,10 +29496,14 @@ var valid4 = true;
 }
 if(valid4){
 if(data9.personality !== undefined){
+let data12 = data9.personality;
 const _errs23 = errors;
-if(typeof data9.personality !== "string"){
+if(typeof data12 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs24 = errors;
+if(errors === _errs23){
 }
 var valid4 = _errs23 === errors;
 }
@@ -23333,10 +29512,14 @@ var valid4 = true;
 }
 if(valid4){
 if(data9.summary !== undefined){
+let data13 = data9.summary;
 const _errs25 = errors;
-if(typeof data9.summary !== "string"){
+if(typeof data13 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs26 = errors;
+if(errors === _errs25){
 }
 var valid4 = _errs25 === errors;
 }
@@ -23345,15 +29528,21 @@ var valid4 = true;
 }
 if(valid4){
 if(data9.steer_if_active !== undefined){
+let data14 = data9.steer_if_active;
 const _errs27 = errors;
-if(typeof data9.steer_if_active !== "boolean"){
+if(typeof data14 !== "boolean"){
 validate183.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs28 = errors;
+if(errors === _errs27){
 }
 var valid4 = _errs27 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -23364,6 +29553,11 @@ else {
 validate183.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs17){
+}
+}
+var valid3 = _errs17 === errors;
+if(valid3){
 }
 var valid0 = _errs16 === errors;
 }
@@ -23372,10 +29566,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.permission_profile !== undefined){
+let data15 = data.permission_profile;
 const _errs29 = errors;
-if(!(validate160(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+if(!(validate160(data15, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
 vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs29 === errors;
 }
@@ -23387,6 +29584,7 @@ if(data.sandbox_policy !== undefined){
 let data16 = data.sandbox_policy;
 const _errs30 = errors;
 const _errs31 = errors;
+const _errs32 = errors;
 if(errors === _errs31){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
@@ -23397,14 +29595,26 @@ return false;
 else {
 if(data16.mode !== undefined){
 let data17 = data16.mode;
+const _errs33 = errors;
 if(typeof data17 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs34 = errors;
 if("FullAccess" !== data17){
 validate183.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
+else {
+}
+if(errors === _errs33){
+}
+var valid6 = _errs33 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
 }
 }
 }
@@ -23412,6 +29622,11 @@ else {
 validate183.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs31){
+}
+}
+var valid5 = _errs31 === errors;
+if(valid5){
 }
 var valid0 = _errs30 === errors;
 }
@@ -23422,13 +29637,23 @@ if(valid0){
 if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs35 = errors;
+const _errs36 = errors;
 if(typeof data18 !== "string"){
 validate183.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs37 = errors;
+const vSchema0 = schema118.enum;
 if(!((data18 === "Chat") || (data18 === "Agent"))){
 validate183.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs36){
+}
+var valid7 = _errs36 === errors;
+if(valid7){
 }
 var valid0 = _errs35 === errors;
 }
@@ -23440,6 +29665,7 @@ if(data.private_delivery !== undefined){
 let data19 = data.private_delivery;
 const _errs38 = errors;
 const _errs39 = errors;
+const _errs40 = errors;
 if(errors === _errs39){
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 let missing2;
@@ -23451,18 +29677,29 @@ else {
 if(data19.inviter_display !== undefined){
 let data20 = data19.inviter_display;
 const _errs41 = errors;
+const _errs42 = errors;
 if(errors === _errs41){
 if(typeof data20 === "string"){
 if(func0(data20) > 256){
 validate183.errors = [{instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate183.errors = [{instancePath:instancePath+"/private_delivery/inviter_display",schemaPath:"turn_private_delivery.json/properties/inviter_display/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+if(errors === _errs41){
 }
+}
+var valid9 = _errs41 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
 }
 }
 }
@@ -23470,11 +29707,18 @@ else {
 validate183.errors = [{instancePath:instancePath+"/private_delivery",schemaPath:"turn_private_delivery.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs39){
+}
+}
+var valid8 = _errs39 === errors;
+if(valid8){
 }
 var valid0 = _errs38 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -23493,6 +29737,8 @@ else {
 validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate183.errors = vErrors;
 return errors === 0;
@@ -23505,6 +29751,7 @@ function validate188(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23514,16 +29761,28 @@ return false;
 }
 else {
 if(data.turn !== undefined){
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+let data0 = data.turn;
+const _errs1 = errors;
+if(!(validate93(data0, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
+else {
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate188.errors = vErrors;
@@ -23537,6 +29796,7 @@ function validate190(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23548,16 +29808,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -23569,16 +29834,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -23594,6 +29864,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -23605,7 +29876,11 @@ if(data2 < 1 || isNaN(data2)){
 validate190.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -23615,15 +29890,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn !== undefined){
+let data3 = data.turn;
 const _errs7 = errors;
-if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+if(!(validate93(data3, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -23633,6 +29913,8 @@ var valid0 = true;
 else {
 validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate190.errors = vErrors;
@@ -23649,9 +29931,15 @@ if(typeof data !== "string"){
 validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema125.enum;
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
 validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate192.errors = vErrors;
 return errors === 0;
@@ -23664,6 +29952,7 @@ function validate193(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23675,16 +29964,21 @@ else {
 if(data.thread_id !== undefined){
 let data0 = data.thread_id;
 const _errs1 = errors;
+const _errs2 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(func0(data0) > 256){
 validate193.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate193.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -23696,16 +29990,21 @@ if(valid0){
 if(data.turn_id !== undefined){
 let data1 = data.turn_id;
 const _errs3 = errors;
+const _errs4 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
 validate193.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
+else {
+}
 }
 else {
 validate193.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -23721,6 +30020,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -23732,7 +30032,11 @@ if(data2 < 1 || isNaN(data2)){
 validate193.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -23748,9 +30052,15 @@ if(typeof data3 !== "string"){
 validate193.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs8 = errors;
+const vSchema0 = schema261.properties.budget.enum;
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
 validate193.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema261.properties.budget.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -23765,6 +30075,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -23776,7 +30087,11 @@ if(data4 < 0 || isNaN(data4)){
 validate193.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -23792,6 +30107,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -23803,13 +30119,19 @@ if(data5 < 0 || isNaN(data5)){
 validate193.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -23822,6 +30144,8 @@ else {
 validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate193.errors = vErrors;
 return errors === 0;
@@ -23833,6 +30157,7 @@ function validate194(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23848,6 +30173,7 @@ if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinit
 validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs2 = errors;
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
@@ -23859,7 +30185,11 @@ if(data0 < 0 || isNaN(data0)){
 validate194.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs1){
 }
 }
 var valid0 = _errs1 === errors;
@@ -23875,6 +30205,7 @@ if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinit
 validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs4 = errors;
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
@@ -23886,7 +30217,11 @@ if(data1 < 0 || isNaN(data1)){
 validate194.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs3){
 }
 }
 var valid0 = _errs3 === errors;
@@ -23902,6 +30237,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -23913,13 +30249,19 @@ if(data2 < 0 || isNaN(data2)){
 validate194.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -23928,6 +30270,8 @@ var valid0 = true;
 else {
 validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate194.errors = vErrors;
@@ -23941,6 +30285,7 @@ function validate195(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_link_prompt_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -23950,10 +30295,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -23962,10 +30311,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -23980,6 +30333,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -23991,7 +30345,11 @@ if(data2 < 1 || isNaN(data2)){
 validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -24001,10 +30359,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs7 = errors;
-if(typeof data.item_id !== "string"){
+if(typeof data3 !== "string"){
 validate195.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -24019,12 +30381,17 @@ if((typeof data4 !== "string") && (data4 !== null)){
 validate195.errors = [{instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/type",keyword:"type",params:{type: schema263.properties.link_url.type}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 validate195.errors = [{instancePath:instancePath+"/link_url",schemaPath:"#/properties/link_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -24034,10 +30401,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.renewal !== undefined){
+let data5 = data.renewal;
 const _errs11 = errors;
-if(typeof data.renewal !== "boolean"){
+if(typeof data5 !== "boolean"){
 validate195.errors = [{instancePath:instancePath+"/renewal",schemaPath:"#/properties/renewal/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs12 = errors;
+if(errors === _errs11){
 }
 var valid0 = _errs11 === errors;
 }
@@ -24046,15 +30417,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.requested !== undefined){
+let data6 = data.requested;
 const _errs13 = errors;
-if(typeof data.requested !== "boolean"){
+if(typeof data6 !== "boolean"){
 validate195.errors = [{instancePath:instancePath+"/requested",schemaPath:"#/properties/requested/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -24068,6 +30445,8 @@ else {
 validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate195.errors = vErrors;
 return errors === 0;
@@ -24080,6 +30459,7 @@ function validate196(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_revoke_prompt_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -24089,10 +30469,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate196.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -24101,10 +30485,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate196.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -24119,6 +30507,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -24130,7 +30519,11 @@ if(data2 < 1 || isNaN(data2)){
 validate196.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -24140,10 +30533,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs7 = errors;
-if(typeof data.item_id !== "string"){
+if(typeof data3 !== "string"){
 validate196.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -24154,22 +30551,29 @@ if(valid0){
 if(data.revoke_url !== undefined){
 let data4 = data.revoke_url;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 validate196.errors = [{instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate196.errors = [{instancePath:instancePath+"/revoke_url",schemaPath:"#/properties/revoke_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -24180,6 +30584,8 @@ var valid0 = true;
 else {
 validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate196.errors = vErrors;
@@ -24194,6 +30600,7 @@ function validate197(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_wallet_update_prompt_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -24203,10 +30610,14 @@ return false;
 }
 else {
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
+if(typeof data0 !== "string"){
 validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -24215,10 +30626,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
+if(typeof data1 !== "string"){
 validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -24233,6 +30648,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -24244,7 +30660,11 @@ if(data2 < 1 || isNaN(data2)){
 validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -24254,10 +30674,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs7 = errors;
-if(typeof data.item_id !== "string"){
+if(typeof data3 !== "string"){
 validate197.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -24268,16 +30692,21 @@ if(valid0){
 if(data.update_url !== undefined){
 let data4 = data.update_url;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func0(data4) < 1){
 validate197.errors = [{instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
+else {
+}
 }
 else {
 validate197.errors = [{instancePath:instancePath+"/update_url",schemaPath:"#/properties/update_url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -24289,22 +30718,29 @@ if(valid0){
 if(data.new_limit !== undefined){
 let data5 = data.new_limit;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!pattern9.test(data5)){
 validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"}}];
 return false;
 }
+else {
+}
 }
 else {
 validate197.errors = [{instancePath:instancePath+"/new_limit",schemaPath:"#/properties/new_limit/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -24316,6 +30752,8 @@ var valid0 = true;
 else {
 validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate197.errors = vErrors;
@@ -24331,6 +30769,7 @@ function validate198(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -24340,10 +30779,14 @@ return false;
 }
 else {
 if(data.blockId !== undefined){
+let data0 = data.blockId;
 const _errs1 = errors;
-if(typeof data.blockId !== "string"){
+if(typeof data0 !== "string"){
 validate198.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -24352,10 +30795,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data1 = data.turnId;
 const _errs3 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data1 !== "string"){
 validate198.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -24367,6 +30814,7 @@ if(data.presentation !== undefined){
 let data2 = data.presentation;
 const _errs5 = errors;
 const _errs6 = errors;
+const _errs7 = errors;
 if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
@@ -24376,10 +30824,14 @@ return false;
 }
 else {
 if(data2.title !== undefined){
+let data3 = data2.title;
 const _errs8 = errors;
-if(typeof data2.title !== "string"){
+if(typeof data3 !== "string"){
 validate198.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs9 = errors;
+if(errors === _errs8){
 }
 var valid2 = _errs8 === errors;
 }
@@ -24388,10 +30840,14 @@ var valid2 = true;
 }
 if(valid2){
 if(data2.subtitle !== undefined){
+let data4 = data2.subtitle;
 const _errs10 = errors;
-if(typeof data2.subtitle !== "string"){
+if(typeof data4 !== "string"){
 validate198.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs11 = errors;
+if(errors === _errs10){
 }
 var valid2 = _errs10 === errors;
 }
@@ -24400,15 +30856,21 @@ var valid2 = true;
 }
 if(valid2){
 if(data2.collapsed !== undefined){
+let data5 = data2.collapsed;
 const _errs12 = errors;
-if(typeof data2.collapsed !== "boolean"){
+if(typeof data5 !== "boolean"){
 validate198.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs13 = errors;
+if(errors === _errs12){
 }
 var valid2 = _errs12 === errors;
 }
 else {
 var valid2 = true;
+}
+if(valid2){
 }
 }
 }
@@ -24418,6 +30880,11 @@ else {
 validate198.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs6){
+}
+}
+var valid1 = _errs6 === errors;
+if(valid1){
 }
 var valid0 = _errs5 === errors;
 }
@@ -24428,13 +30895,23 @@ if(valid0){
 if(data.state !== undefined){
 let data6 = data.state;
 const _errs14 = errors;
+const _errs15 = errors;
 if(typeof data6 !== "string"){
 validate198.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs16 = errors;
+const vSchema0 = schema268.enum;
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
 validate198.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema268.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs15){
+}
+var valid3 = _errs15 === errors;
+if(valid3){
 }
 var valid0 = _errs14 === errors;
 }
@@ -24445,6 +30922,7 @@ if(valid0){
 if(data.counts !== undefined){
 let data7 = data.counts;
 const _errs17 = errors;
+const _errs18 = errors;
 if(errors === _errs17){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
@@ -24460,6 +30938,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs20 = errors;
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -24471,7 +30950,11 @@ if(data8 < 0 || isNaN(data8)){
 validate198.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs19){
 }
 }
 var valid4 = _errs19 === errors;
@@ -24487,6 +30970,7 @@ if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinit
 validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs22 = errors;
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
@@ -24498,7 +30982,11 @@ if(data9 < 0 || isNaN(data9)){
 validate198.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs21){
 }
 }
 var valid4 = _errs21 === errors;
@@ -24514,6 +31002,7 @@ if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFi
 validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs24 = errors;
 if(errors === _errs23){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
@@ -24525,7 +31014,11 @@ if(data10 < 0 || isNaN(data10)){
 validate198.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs23){
 }
 }
 var valid4 = _errs23 === errors;
@@ -24541,6 +31034,7 @@ if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFi
 validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs26 = errors;
 if(errors === _errs25){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
@@ -24552,13 +31046,19 @@ if(data11 < 0 || isNaN(data11)){
 validate198.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs25){
 }
 }
 var valid4 = _errs25 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -24568,6 +31068,8 @@ var valid4 = true;
 else {
 validate198.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs17){
 }
 }
 var valid0 = _errs17 === errors;
@@ -24579,6 +31081,7 @@ if(valid0){
 if(data.cursors !== undefined){
 let data12 = data.cursors;
 const _errs27 = errors;
+const _errs28 = errors;
 if(errors === _errs27){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
@@ -24594,6 +31097,9 @@ if((typeof data13 !== "string") && (data13 !== null)){
 validate198.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.oldest.type}}];
 return false;
 }
+const _errs30 = errors;
+if(errors === _errs29){
+}
 var valid5 = _errs29 === errors;
 }
 else {
@@ -24607,10 +31113,15 @@ if((typeof data14 !== "string") && (data14 !== null)){
 validate198.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema266.properties.cursors.properties.newest.type}}];
 return false;
 }
+const _errs32 = errors;
+if(errors === _errs31){
+}
 var valid5 = _errs31 === errors;
 }
 else {
 var valid5 = true;
+}
+if(valid5){
 }
 }
 }
@@ -24618,6 +31129,8 @@ var valid5 = true;
 else {
 validate198.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs27){
 }
 }
 var valid0 = _errs27 === errors;
@@ -24633,6 +31146,7 @@ if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFi
 validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs34 = errors;
 if(errors === _errs33){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 9007199254740991 || isNaN(data15)){
@@ -24644,7 +31158,11 @@ if(data15 < 0 || isNaN(data15)){
 validate198.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs33){
 }
 }
 var valid0 = _errs33 === errors;
@@ -24660,6 +31178,7 @@ if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFi
 validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs36 = errors;
 if(errors === _errs35){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
@@ -24671,7 +31190,11 @@ if(data16 < 0 || isNaN(data16)){
 validate198.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs35){
 }
 }
 var valid0 = _errs35 === errors;
@@ -24687,6 +31210,7 @@ if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFi
 validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs38 = errors;
 if(errors === _errs37){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
@@ -24698,13 +31222,19 @@ if(data17 < 0 || isNaN(data17)){
 validate198.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs37){
 }
 }
 var valid0 = _errs37 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -24720,6 +31250,8 @@ else {
 validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate198.errors = vErrors;
 return errors === 0;
@@ -24731,6 +31263,7 @@ function validate199(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -24740,10 +31273,14 @@ return false;
 }
 else {
 if(data.title !== undefined){
+let data0 = data.title;
 const _errs1 = errors;
-if(typeof data.title !== "string"){
+if(typeof data0 !== "string"){
 validate199.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -24752,10 +31289,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.subtitle !== undefined){
+let data1 = data.subtitle;
 const _errs3 = errors;
-if(typeof data.subtitle !== "string"){
+if(typeof data1 !== "string"){
 validate199.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -24764,15 +31305,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.collapsed !== undefined){
+let data2 = data.collapsed;
 const _errs5 = errors;
-if(typeof data.collapsed !== "boolean"){
+if(typeof data2 !== "boolean"){
 validate199.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -24781,6 +31328,8 @@ var valid0 = true;
 else {
 validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate199.errors = vErrors;
@@ -24797,9 +31346,15 @@ if(typeof data !== "string"){
 validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs0 = errors;
+const vSchema0 = schema268.enum;
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
 validate200.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum}}];
 return false;
+}
+else {
+}
+if(errors === 0){
 }
 validate200.errors = vErrors;
 return errors === 0;
@@ -24812,6 +31367,7 @@ function validate201(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -24821,10 +31377,14 @@ return false;
 }
 else {
 if(data.workItemId !== undefined){
+let data0 = data.workItemId;
 const _errs1 = errors;
-if(typeof data.workItemId !== "string"){
+if(typeof data0 !== "string"){
 validate201.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -24833,10 +31393,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item !== undefined){
+let data1 = data.item;
 const _errs3 = errors;
-if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+if(!(validate29(data1, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs3 === errors;
 }
@@ -24847,13 +31410,23 @@ if(valid0){
 if(data.status !== undefined){
 let data2 = data.status;
 const _errs4 = errors;
+const _errs5 = errors;
 if(typeof data2 !== "string"){
 validate201.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs6 = errors;
+const vSchema0 = schema41.enum;
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
 validate201.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs5){
+}
+var valid1 = _errs5 === errors;
+if(valid1){
 }
 var valid0 = _errs4 === errors;
 }
@@ -24862,10 +31435,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.itemType !== undefined){
+let data3 = data.itemType;
 const _errs7 = errors;
-if(typeof data.itemType !== "string"){
+if(typeof data3 !== "string"){
 validate201.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
@@ -24874,10 +31451,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.orderKey !== undefined){
+let data4 = data.orderKey;
 const _errs9 = errors;
-if(typeof data.orderKey !== "string"){
+if(typeof data4 !== "string"){
 validate201.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs10 = errors;
+if(errors === _errs9){
 }
 var valid0 = _errs9 === errors;
 }
@@ -24892,6 +31473,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -24903,7 +31485,11 @@ if(data5 < 0 || isNaN(data5)){
 validate201.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -24919,6 +31505,7 @@ if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinit
 validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs14 = errors;
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
@@ -24930,7 +31517,11 @@ if(data6 < 0 || isNaN(data6)){
 validate201.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -24946,6 +31537,7 @@ if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinit
 validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs16 = errors;
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
@@ -24957,7 +31549,11 @@ if(data7 < 1 || isNaN(data7)){
 validate201.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs15){
 }
 }
 var valid0 = _errs15 === errors;
@@ -24973,6 +31569,7 @@ if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinit
 validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs18 = errors;
 if(errors === _errs17){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
@@ -24984,7 +31581,11 @@ if(data8 < 0 || isNaN(data8)){
 validate201.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs17){
 }
 }
 var valid0 = _errs17 === errors;
@@ -24996,18 +31597,24 @@ if(valid0){
 if(data.metadata !== undefined){
 let data9 = data.metadata;
 const _errs19 = errors;
+const _errs20 = errors;
 if(errors === _errs19){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs21 = errors;
 }
 else {
 validate201.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs19){
 }
 }
 var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25024,6 +31631,8 @@ else {
 validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate201.errors = vErrors;
 return errors === 0;
@@ -25036,6 +31645,7 @@ function validate203(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25045,10 +31655,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate203.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -25057,10 +31671,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data1 = data.turnId;
 const _errs3 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data1 !== "string"){
 validate203.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -25075,6 +31693,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -25086,7 +31705,11 @@ if(data2 < 1 || isNaN(data2)){
 validate203.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -25102,6 +31725,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -25113,7 +31737,11 @@ if(data3 < 0 || isNaN(data3)){
 validate203.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -25129,6 +31757,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -25140,7 +31769,11 @@ if(data4 < 0 || isNaN(data4)){
 validate203.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -25152,25 +31785,34 @@ if(valid0){
 if(data.changedWorkItemIds !== undefined){
 let data5 = data.changedWorkItemIds;
 const _errs11 = errors;
+const _errs12 = errors;
 if(errors === _errs11){
 if(Array.isArray(data5)){
 var valid1 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
 const _errs13 = errors;
-if(typeof data5[i0] !== "string"){
+if(typeof data6 !== "string"){
 validate203.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs14 = errors;
+if(errors === _errs13){
 }
 var valid1 = _errs13 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate203.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -25182,31 +31824,42 @@ if(valid0){
 if(data.removedWorkItemIds !== undefined){
 let data7 = data.removedWorkItemIds;
 const _errs15 = errors;
+const _errs16 = errors;
 if(errors === _errs15){
 if(Array.isArray(data7)){
 var valid2 = true;
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
+let data8 = data7[i1];
 const _errs17 = errors;
-if(typeof data7[i1] !== "string"){
+if(typeof data8 !== "string"){
 validate203.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs18 = errors;
+if(errors === _errs17){
 }
 var valid2 = _errs17 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate203.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs15){
 }
 }
 var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25220,6 +31873,8 @@ else {
 validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate203.errors = vErrors;
 return errors === 0;
@@ -25232,6 +31887,7 @@ function validate204(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25241,10 +31897,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate204.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -25253,10 +31913,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data1 = data.turnId;
 const _errs3 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data1 !== "string"){
 validate204.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -25267,6 +31931,7 @@ if(valid0){
 if(data.workItemIds !== undefined){
 let data2 = data.workItemIds;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data2)){
 if(data2.length < 1){
@@ -25277,15 +31942,21 @@ else {
 var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs7 = errors;
-if(typeof data2[i0] !== "string"){
+if(typeof data3 !== "string"){
 validate204.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid1 = _errs7 === errors;
 if(!valid1){
 break;
 }
+}
+if(valid1){
 }
 }
 }
@@ -25293,11 +31964,15 @@ else {
 validate204.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
+if(errors === _errs5){
+}
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25306,6 +31981,8 @@ var valid0 = true;
 else {
 validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate204.errors = vErrors;
@@ -25319,6 +31996,7 @@ function validate205(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25328,10 +32006,14 @@ return false;
 }
 else {
 if(data.workspaceId !== undefined){
+let data0 = data.workspaceId;
 const _errs1 = errors;
-if(typeof data.workspaceId !== "string"){
+if(typeof data0 !== "string"){
 validate205.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -25340,10 +32022,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.threadId !== undefined){
+let data1 = data.threadId;
 const _errs3 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data1 !== "string"){
 validate205.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -25352,10 +32038,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data2 = data.turnId;
 const _errs5 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data2 !== "string"){
 validate205.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -25370,6 +32060,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -25381,7 +32072,11 @@ if(data3 < 1 || isNaN(data3)){
 validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -25397,6 +32092,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -25408,7 +32104,11 @@ if(data4 < 0 || isNaN(data4)){
 validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -25424,6 +32124,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -25435,7 +32136,11 @@ if(data5 < 0 || isNaN(data5)){
 validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -25447,25 +32152,33 @@ if(valid0){
 if(data.items !== undefined){
 let data6 = data.items;
 const _errs13 = errors;
+const _errs14 = errors;
 if(errors === _errs13){
 if(Array.isArray(data6)){
 var valid1 = true;
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
 const _errs15 = errors;
-if(!(validate201(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+if(!(validate201(data7, {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs15 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate205.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs13){
 }
 }
 var valid0 = _errs13 === errors;
@@ -25477,31 +32190,42 @@ if(valid0){
 if(data.removedWorkItemIds !== undefined){
 let data8 = data.removedWorkItemIds;
 const _errs16 = errors;
+const _errs17 = errors;
 if(errors === _errs16){
 if(Array.isArray(data8)){
 var valid2 = true;
 const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
+let data9 = data8[i1];
 const _errs18 = errors;
-if(typeof data8[i1] !== "string"){
+if(typeof data9 !== "string"){
 validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid2 = _errs18 === errors;
 if(!valid2){
 break;
 }
 }
+if(valid2){
+}
 }
 else {
 validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs16){
 }
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25515,6 +32239,8 @@ var valid0 = true;
 else {
 validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate205.errors = vErrors;
@@ -25532,6 +32258,8 @@ function validate207(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
+const _errs1 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25543,9 +32271,14 @@ else {
 if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
+const vSchema0 = schema276.properties.kind.enum;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema276.properties.kind.enum}}];
 return false;
+}
+else {
+}
+if(errors === _errs2){
 }
 var valid0 = _errs2 === errors;
 }
@@ -25553,10 +32286,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
+let valid1 = false;
 const tag0 = data.kind;
 if(typeof tag0 == "string"){
-if(tag0 === "newest"){
+if(false){
+}
+else if(tag0 === "newest"){
+const _errs3 = errors;
 const _errs4 = errors;
+const _errs5 = errors;
 if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
@@ -25567,14 +32305,26 @@ return false;
 else {
 if(data.kind !== undefined){
 let data1 = data.kind;
+const _errs6 = errors;
 if(typeof data1 !== "string"){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs7 = errors;
 if("newest" !== data1){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
 return false;
 }
+else {
+}
+if(errors === _errs6){
+}
+var valid4 = _errs6 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
 }
 }
 }
@@ -25582,10 +32332,19 @@ else {
 validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs4){
 }
+}
+var valid3 = _errs4 === errors;
+if(valid3){
+}
+var valid2 = _errs3 === errors;
+valid1 = valid2;
 }
 else if(tag0 === "oldest"){
+const _errs8 = errors;
 const _errs9 = errors;
+const _errs10 = errors;
 if(errors === _errs9){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
@@ -25596,14 +32355,26 @@ return false;
 else {
 if(data.kind !== undefined){
 let data2 = data.kind;
+const _errs11 = errors;
 if(typeof data2 !== "string"){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs12 = errors;
 if("oldest" !== data2){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
 return false;
 }
+else {
+}
+if(errors === _errs11){
+}
+var valid7 = _errs11 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
 }
 }
 }
@@ -25611,10 +32382,19 @@ else {
 validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs9){
 }
+}
+var valid6 = _errs9 === errors;
+if(valid6){
+}
+var valid5 = _errs8 === errors;
+valid1 = valid5;
 }
 else if(tag0 === "before"){
+const _errs13 = errors;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
@@ -25630,9 +32410,14 @@ if(typeof data3 !== "string"){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs17 = errors;
 if("before" !== data3){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
+}
+else {
+}
+if(errors === _errs16){
 }
 var valid10 = _errs16 === errors;
 }
@@ -25641,15 +32426,21 @@ var valid10 = true;
 }
 if(valid10){
 if(data.cursor !== undefined){
+let data4 = data.cursor;
 const _errs18 = errors;
-if(typeof data.cursor !== "string"){
+if(typeof data4 !== "string"){
 validate207.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs19 = errors;
+if(errors === _errs18){
 }
 var valid10 = _errs18 === errors;
 }
 else {
 var valid10 = true;
+}
+if(valid10){
 }
 }
 }
@@ -25658,10 +32449,19 @@ else {
 validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs14){
 }
+}
+var valid9 = _errs14 === errors;
+if(valid9){
+}
+var valid8 = _errs13 === errors;
+valid1 = valid8;
 }
 else if(tag0 === "after"){
+const _errs20 = errors;
 const _errs21 = errors;
+const _errs22 = errors;
 if(errors === _errs21){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing4;
@@ -25677,9 +32477,14 @@ if(typeof data5 !== "string"){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs24 = errors;
 if("after" !== data5){
 validate207.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
+}
+else {
+}
+if(errors === _errs23){
 }
 var valid13 = _errs23 === errors;
 }
@@ -25688,15 +32493,21 @@ var valid13 = true;
 }
 if(valid13){
 if(data.cursor !== undefined){
+let data6 = data.cursor;
 const _errs25 = errors;
-if(typeof data.cursor !== "string"){
+if(typeof data6 !== "string"){
 validate207.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs26 = errors;
+if(errors === _errs25){
 }
 var valid13 = _errs25 === errors;
 }
 else {
 var valid13 = true;
+}
+if(valid13){
 }
 }
 }
@@ -25705,7 +32516,14 @@ else {
 validate207.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs21){
 }
+}
+var valid12 = _errs21 === errors;
+if(valid12){
+}
+var valid11 = _errs20 === errors;
+valid1 = valid11;
 }
 else {
 validate207.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
@@ -25716,12 +32534,16 @@ else {
 validate207.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
 return false;
 }
+if(valid1){
+}
 }
 }
 }
 else {
 validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate207.errors = vErrors;
@@ -25734,6 +32556,7 @@ function validate208(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25749,9 +32572,14 @@ if(typeof data0 !== "string"){
 validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("after" !== data0){
 validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -25760,15 +32588,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
+let data1 = data.cursor;
 const _errs3 = errors;
-if(typeof data.cursor !== "string"){
+if(typeof data1 !== "string"){
 validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25776,6 +32610,8 @@ var valid0 = true;
 else {
 validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate208.errors = vErrors;
@@ -25788,6 +32624,7 @@ function validate209(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25803,9 +32640,14 @@ if(typeof data0 !== "string"){
 validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("before" !== data0){
 validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -25814,15 +32656,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
+let data1 = data.cursor;
 const _errs3 = errors;
-if(typeof data.cursor !== "string"){
+if(typeof data1 !== "string"){
 validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25830,6 +32678,8 @@ var valid0 = true;
 else {
 validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate209.errors = vErrors;
@@ -25842,6 +32692,7 @@ function validate210(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25852,20 +32703,34 @@ return false;
 else {
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs1 = errors;
 if(typeof data0 !== "string"){
 validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("newest" !== data0){
 validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
 return false;
 }
+else {
+}
+if(errors === _errs1){
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate210.errors = vErrors;
@@ -25878,6 +32743,7 @@ function validate211(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25888,20 +32754,34 @@ return false;
 else {
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs1 = errors;
 if(typeof data0 !== "string"){
 validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("oldest" !== data0){
 validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
 return false;
 }
+else {
+}
+if(errors === _errs1){
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 }
 }
 }
 else {
 validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate211.errors = vErrors;
@@ -25915,6 +32795,7 @@ function validate212(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -25924,10 +32805,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate212.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -25936,10 +32821,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data1 = data.turnId;
 const _errs3 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data1 !== "string"){
 validate212.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -25948,10 +32837,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.anchor !== undefined){
+let data2 = data.anchor;
 const _errs5 = errors;
-if(!(validate207(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
+if(!(validate207(data2, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
 vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs5 === errors;
 }
@@ -25966,6 +32858,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs7 = errors;
 if(errors === _errs6){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 500 || isNaN(data3)){
@@ -25977,13 +32870,19 @@ if(data3 < 1 || isNaN(data3)){
 validate212.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs6){
 }
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -25993,6 +32892,8 @@ var valid0 = true;
 else {
 validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate212.errors = vErrors;
@@ -26007,6 +32908,7 @@ function validate214(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26016,10 +32918,14 @@ return false;
 }
 else {
 if(data.workspaceId !== undefined){
+let data0 = data.workspaceId;
 const _errs1 = errors;
-if(typeof data.workspaceId !== "string"){
+if(typeof data0 !== "string"){
 validate214.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26028,10 +32934,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.threadId !== undefined){
+let data1 = data.threadId;
 const _errs3 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data1 !== "string"){
 validate214.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -26040,10 +32950,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data2 = data.turnId;
 const _errs5 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data2 !== "string"){
 validate214.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -26058,6 +32972,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -26069,7 +32984,11 @@ if(data3 < 1 || isNaN(data3)){
 validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -26085,6 +33004,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -26096,7 +33016,11 @@ if(data4 < 0 || isNaN(data4)){
 validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -26112,6 +33036,7 @@ if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinit
 validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs12 = errors;
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
@@ -26123,7 +33048,11 @@ if(data5 < 0 || isNaN(data5)){
 validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs11){
 }
 }
 var valid0 = _errs11 === errors;
@@ -26133,10 +33062,13 @@ var valid0 = true;
 }
 if(valid0){
 if(data.work !== undefined){
+let data6 = data.work;
 const _errs13 = errors;
-if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+if(!(validate198(data6, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
 vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs13 === errors;
 }
@@ -26147,25 +33079,33 @@ if(valid0){
 if(data.items !== undefined){
 let data7 = data.items;
 const _errs14 = errors;
+const _errs15 = errors;
 if(errors === _errs14){
 if(Array.isArray(data7)){
 var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
 const _errs16 = errors;
-if(!(validate201(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+if(!(validate201(data8, {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
 vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid1 = _errs16 === errors;
 if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate214.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs14){
 }
 }
 var valid0 = _errs14 === errors;
@@ -26178,6 +33118,7 @@ if(data.page !== undefined){
 let data9 = data.page;
 const _errs17 = errors;
 const _errs18 = errors;
+const _errs19 = errors;
 if(errors === _errs18){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing1;
@@ -26193,6 +33134,9 @@ if((typeof data10 !== "string") && (data10 !== null)){
 validate214.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}}];
 return false;
 }
+const _errs21 = errors;
+if(errors === _errs20){
+}
 var valid3 = _errs20 === errors;
 }
 else {
@@ -26206,6 +33150,9 @@ if((typeof data11 !== "string") && (data11 !== null)){
 validate214.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}}];
 return false;
 }
+const _errs23 = errors;
+if(errors === _errs22){
+}
 var valid3 = _errs22 === errors;
 }
 else {
@@ -26213,10 +33160,14 @@ var valid3 = true;
 }
 if(valid3){
 if(data9.hasMoreBefore !== undefined){
+let data12 = data9.hasMoreBefore;
 const _errs24 = errors;
-if(typeof data9.hasMoreBefore !== "boolean"){
+if(typeof data12 !== "boolean"){
 validate214.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs25 = errors;
+if(errors === _errs24){
 }
 var valid3 = _errs24 === errors;
 }
@@ -26225,15 +33176,21 @@ var valid3 = true;
 }
 if(valid3){
 if(data9.hasMoreAfter !== undefined){
+let data13 = data9.hasMoreAfter;
 const _errs26 = errors;
-if(typeof data9.hasMoreAfter !== "boolean"){
+if(typeof data13 !== "boolean"){
 validate214.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs27 = errors;
+if(errors === _errs26){
 }
 var valid3 = _errs26 === errors;
 }
 else {
 var valid3 = true;
+}
+if(valid3){
 }
 }
 }
@@ -26244,11 +33201,18 @@ else {
 validate214.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === _errs18){
+}
+}
+var valid2 = _errs18 === errors;
+if(valid2){
 }
 var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26264,6 +33228,8 @@ else {
 validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
+if(errors === 0){
+}
 }
 validate214.errors = vErrors;
 return errors === 0;
@@ -26275,6 +33241,7 @@ function validate217(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26290,6 +33257,9 @@ if((typeof data0 !== "string") && (data0 !== null)){
 validate217.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema287.properties.beforeCursor.type}}];
 return false;
 }
+const _errs2 = errors;
+if(errors === _errs1){
+}
 var valid0 = _errs1 === errors;
 }
 else {
@@ -26303,6 +33273,9 @@ if((typeof data1 !== "string") && (data1 !== null)){
 validate217.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema287.properties.afterCursor.type}}];
 return false;
 }
+const _errs4 = errors;
+if(errors === _errs3){
+}
 var valid0 = _errs3 === errors;
 }
 else {
@@ -26310,10 +33283,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.hasMoreBefore !== undefined){
+let data2 = data.hasMoreBefore;
 const _errs5 = errors;
-if(typeof data.hasMoreBefore !== "boolean"){
+if(typeof data2 !== "boolean"){
 validate217.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -26322,15 +33299,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.hasMoreAfter !== undefined){
+let data3 = data.hasMoreAfter;
 const _errs7 = errors;
-if(typeof data.hasMoreAfter !== "boolean"){
+if(typeof data3 !== "boolean"){
 validate217.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26340,6 +33323,8 @@ var valid0 = true;
 else {
 validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate217.errors = vErrors;
@@ -26353,6 +33338,7 @@ function validate218(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26362,10 +33348,14 @@ return false;
 }
 else {
 if(data.threadId !== undefined){
+let data0 = data.threadId;
 const _errs1 = errors;
-if(typeof data.threadId !== "string"){
+if(typeof data0 !== "string"){
 validate218.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs2 = errors;
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26374,10 +33364,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turnId !== undefined){
+let data1 = data.turnId;
 const _errs3 = errors;
-if(typeof data.turnId !== "string"){
+if(typeof data1 !== "string"){
 validate218.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -26392,6 +33386,7 @@ if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinit
 validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs6 = errors;
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
@@ -26403,7 +33398,11 @@ if(data2 < 1 || isNaN(data2)){
 validate218.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
@@ -26419,6 +33418,7 @@ if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinit
 validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs8 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
@@ -26430,7 +33430,11 @@ if(data3 < 0 || isNaN(data3)){
 validate218.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs7){
 }
 }
 var valid0 = _errs7 === errors;
@@ -26446,6 +33450,7 @@ if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinit
 validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
+const _errs10 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
@@ -26457,7 +33462,11 @@ if(data4 < 0 || isNaN(data4)){
 validate218.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
+else {
 }
+}
+}
+if(errors === _errs9){
 }
 }
 var valid0 = _errs9 === errors;
@@ -26467,15 +33476,20 @@ var valid0 = true;
 }
 if(valid0){
 if(data.work !== undefined){
+let data5 = data.work;
 const _errs11 = errors;
-if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+if(!(validate198(data5, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
 vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
+}
+else {
 }
 var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26487,6 +33501,8 @@ var valid0 = true;
 else {
 validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate218.errors = vErrors;
@@ -26501,6 +33517,7 @@ function validate220(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26516,9 +33533,14 @@ if(typeof data0 !== "string"){
 validate220.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("artifact" !== data0){
 validate220.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26527,15 +33549,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.artifactId !== undefined){
+let data1 = data.artifactId;
 const _errs3 = errors;
-if(typeof data.artifactId !== "string"){
+if(typeof data1 !== "string"){
 validate220.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26543,6 +33571,8 @@ var valid0 = true;
 else {
 validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate220.errors = vErrors;
@@ -26555,6 +33585,7 @@ function validate221(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26570,9 +33601,14 @@ if(typeof data0 !== "string"){
 validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("audio" !== data0){
 validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26581,10 +33617,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined){
+let data1 = data.url;
 const _errs3 = errors;
-if(typeof data.url !== "string"){
+if(typeof data1 !== "string"){
 validate221.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -26593,15 +33633,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.mimeType !== undefined){
+let data2 = data.mimeType;
 const _errs5 = errors;
-if(typeof data.mimeType !== "string"){
+if(typeof data2 !== "string"){
 validate221.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26610,6 +33656,8 @@ var valid0 = true;
 else {
 validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate221.errors = vErrors;
@@ -26622,6 +33670,7 @@ function validate222(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26637,9 +33686,14 @@ if(typeof data0 !== "string"){
 validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("file" !== data0){
 validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26648,10 +33702,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined){
+let data1 = data.url;
 const _errs3 = errors;
-if(typeof data.url !== "string"){
+if(typeof data1 !== "string"){
 validate222.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -26660,10 +33718,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined){
+let data2 = data.name;
 const _errs5 = errors;
-if(typeof data.name !== "string"){
+if(typeof data2 !== "string"){
 validate222.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
@@ -26672,15 +33734,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.mimeType !== undefined){
+let data3 = data.mimeType;
 const _errs7 = errors;
-if(typeof data.mimeType !== "string"){
+if(typeof data3 !== "string"){
 validate222.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs8 = errors;
+if(errors === _errs7){
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26690,6 +33758,8 @@ var valid0 = true;
 else {
 validate222.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate222.errors = vErrors;
@@ -26702,6 +33772,7 @@ function validate223(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26717,9 +33788,14 @@ if(typeof data0 !== "string"){
 validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("image" !== data0){
 validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26728,15 +33804,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined){
+let data1 = data.url;
 const _errs3 = errors;
-if(typeof data.url !== "string"){
+if(typeof data1 !== "string"){
 validate223.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26744,6 +33826,8 @@ var valid0 = true;
 else {
 validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate223.errors = vErrors;
@@ -26756,6 +33840,7 @@ function validate224(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26771,9 +33856,14 @@ if(typeof data0 !== "string"){
 validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("localFile" !== data0){
 validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26782,15 +33872,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.path !== undefined){
+let data1 = data.path;
 const _errs3 = errors;
-if(typeof data.path !== "string"){
+if(typeof data1 !== "string"){
 validate224.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26798,6 +33894,8 @@ var valid0 = true;
 else {
 validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate224.errors = vErrors;
@@ -26810,6 +33908,7 @@ function validate225(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26825,9 +33924,14 @@ if(typeof data0 !== "string"){
 validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("localImage" !== data0){
 validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26836,15 +33940,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.path !== undefined){
+let data1 = data.path;
 const _errs3 = errors;
-if(typeof data.path !== "string"){
+if(typeof data1 !== "string"){
 validate225.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26852,6 +33962,8 @@ var valid0 = true;
 else {
 validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate225.errors = vErrors;
@@ -26864,6 +33976,7 @@ function validate226(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26879,9 +33992,14 @@ if(typeof data0 !== "string"){
 validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("mention" !== data0){
 validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26890,10 +34008,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.name !== undefined){
+let data1 = data.name;
 const _errs3 = errors;
-if(typeof data.name !== "string"){
+if(typeof data1 !== "string"){
 validate226.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -26902,15 +34024,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.path !== undefined){
+let data2 = data.path;
 const _errs5 = errors;
-if(typeof data.path !== "string"){
+if(typeof data2 !== "string"){
 validate226.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -26919,6 +34047,8 @@ var valid0 = true;
 else {
 validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate226.errors = vErrors;
@@ -26931,6 +34061,7 @@ function validate227(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -26946,9 +34077,14 @@ if(typeof data0 !== "string"){
 validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("text" !== data0){
 validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -26957,10 +34093,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.text !== undefined){
+let data1 = data.text;
 const _errs3 = errors;
-if(typeof data.text !== "string"){
+if(typeof data1 !== "string"){
 validate227.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -26971,6 +34111,7 @@ if(valid0){
 if(data.textElements !== undefined){
 let data2 = data.textElements;
 const _errs5 = errors;
+const _errs6 = errors;
 if(errors === _errs5){
 if(Array.isArray(data2)){
 var valid1 = true;
@@ -26978,12 +34119,16 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs7 = errors;
+const _errs8 = errors;
 if(errors === _errs7){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+const _errs9 = errors;
 }
 else {
 validate227.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === _errs7){
 }
 }
 var valid1 = _errs7 === errors;
@@ -26991,16 +34136,22 @@ if(!valid1){
 break;
 }
 }
+if(valid1){
+}
 }
 else {
 validate227.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
+}
+if(errors === _errs5){
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -27009,6 +34160,8 @@ var valid0 = true;
 else {
 validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate227.errors = vErrors;
@@ -27021,6 +34174,7 @@ function validate228(data, {instancePath="", parentData, parentDataProperty, roo
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
+const _errs0 = errors;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
@@ -27036,9 +34190,14 @@ if(typeof data0 !== "string"){
 validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+const _errs2 = errors;
 if("video" !== data0){
 validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
 return false;
+}
+else {
+}
+if(errors === _errs1){
 }
 var valid0 = _errs1 === errors;
 }
@@ -27047,10 +34206,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.url !== undefined){
+let data1 = data.url;
 const _errs3 = errors;
-if(typeof data.url !== "string"){
+if(typeof data1 !== "string"){
 validate228.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs4 = errors;
+if(errors === _errs3){
 }
 var valid0 = _errs3 === errors;
 }
@@ -27059,15 +34222,21 @@ var valid0 = true;
 }
 if(valid0){
 if(data.mimeType !== undefined){
+let data2 = data.mimeType;
 const _errs5 = errors;
-if(typeof data.mimeType !== "string"){
+if(typeof data2 !== "string"){
 validate228.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+const _errs6 = errors;
+if(errors === _errs5){
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
 }
 }
 }
@@ -27076,6 +34245,8 @@ var valid0 = true;
 else {
 validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
+}
+if(errors === 0){
 }
 }
 validate228.errors = vErrors;

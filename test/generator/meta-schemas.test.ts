@@ -15,8 +15,10 @@ import { describe, expect, it } from "vitest";
 import { loadSchemas } from "../../packages/generator/src/load.js";
 import {
   FOLDER_META_SCHEMAS,
+  JSON_SCHEMA_META_OPTIONS,
   META_AJV_OPTIONS,
   META_VALIDATORS_MODULE,
+  ajvVersion,
   metaDigest,
   metaSchema,
 } from "../../packages/generator/src/meta.js";
@@ -43,7 +45,12 @@ describe("the build's precompiled meta validators", () => {
   const code = metaValidatorsModule();
   const module = { exports: {} as Record<string, unknown> };
   new Function("module", "exports", "require", code)(module, module.exports, createRequire(import.meta.url));
-  const built = module.exports as { validators: Record<string, ValidateFunction>; digests: Record<string, string> };
+  const built = module.exports as {
+    validators: Record<string, ValidateFunction>;
+    digests: Record<string, string>;
+    jsonSchema: ValidateFunction;
+    ajvVersion: string;
+  };
   const protocol = JSON.parse(readFileSync(join(repoRoot, "schemas/protocol.json"), "utf8")) as Record<string, unknown>;
   const errors = JSON.parse(readFileSync(join(repoRoot, "schemas/errors.json"), "utf8")) as Record<string, unknown>;
   const methods = protocol.methods as Record<string, unknown>[];
@@ -75,6 +82,28 @@ describe("the build's precompiled meta validators", () => {
       if (!expected) refused++;
     }
     expect(refused).toBe(cases.length - 2);
+  });
+
+  it("hold JSON Schema 2020-12's meta validator, which judges and reports every type schema as ajv's own", () => {
+    expect(built.ajvVersion).toBe(ajvVersion());
+    const model = loadSchemas(join(repoRoot, "schemas"));
+    const broken: unknown[] = [
+      { type: "nope" },
+      { properties: { a: { type: 3 } } },
+      { $defs: { x: { minLength: -1 } } },
+      { allOf: [] },
+      { $ref: 5 },
+      { required: ["a", "a"] },
+      { oneOf: [{ type: "string" }, { items: { prefixItems: "x" } }] },
+    ];
+    const ajv = new Ajv2020({ ...JSON_SCHEMA_META_OPTIONS });
+    const values = [...model.types.map((t) => t.schema), ...broken];
+    for (const value of values) {
+      const expected = ajv.validateSchema(value as object) as boolean;
+      expect(built.jsonSchema(value), JSON.stringify(value).slice(0, 80)).toBe(expected);
+      expect(JSON.stringify(built.jsonSchema.errors ?? null)).toBe(JSON.stringify(ajv.errors ?? null));
+    }
+    expect(values.filter((value) => !built.jsonSchema(value))).toEqual(broken);
   });
 
   it("are what the compiled loader checks a schemas folder with, reporting as the sources do", async () => {

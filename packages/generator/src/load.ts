@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type Ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { META_AJV_OPTIONS, META_VALIDATORS_MODULE, metaDigest, metaSchema, type MetaSchemaName } from "./meta.js";
+import { META_AJV_OPTIONS, metaDigest, metaSchema, precompiledMeta, type MetaSchemaName } from "./meta.js";
 import { combinesObjects, flattenObject, NotFlattenable, unsatisfiableClosure } from "./compose.js";
 import type {
   DefModel,
@@ -107,17 +107,6 @@ const snakeCase = (title: string) =>
 const require = createRequire(import.meta.url);
 let metaAjv: Ajv2020 | undefined;
 const metaValidators = new Map<MetaSchemaName, ValidateFunction>();
-
-/** The build's precompiled meta validators (meta-precompile.ts), or undefined where there are none (the sources run as they are). */
-function precompiledMeta(): { validators: Record<string, ValidateFunction>; digests: Record<string, string> } | undefined {
-  try {
-    return require(`./${META_VALIDATORS_MODULE}`) as { validators: Record<string, ValidateFunction>; digests: Record<string, string> };
-  } catch (error) {
-    if ((error as { code?: string }).code === "MODULE_NOT_FOUND" && (error as Error).message.includes(META_VALIDATORS_MODULE))
-      return undefined;
-    throw error;
-  }
-}
 
 /**
  * The validator of one of turnspec's own meta-schemas: the build's precompiled one when it

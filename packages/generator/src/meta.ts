@@ -2,8 +2,10 @@
  * The meta-schemas of a schemas folder (`meta/` of this package): what protocol.json,
  * errors.json and turnspec.config.json must look like. Read once, when first asked for.
  */
+import type { ValidateFunction } from "ajv";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 /** The folder holding the meta-schemas. */
@@ -23,6 +25,47 @@ export const FOLDER_META_SCHEMAS = ["protocol.schema.json", "errors.schema.json"
 /** The file name of the precompiled module, beside the compiled loader. */
 export const META_VALIDATORS_MODULE = "meta-validators.cjs";
 export const META_AJV_OPTIONS = { allErrors: true, strict: true, discriminator: true, verbose: true, validateSchema: false } as const;
+
+/**
+ * JSON Schema 2020-12's meta-schema, which every type schema is checked against
+ * (checkMetaSchema), and the ajv options it is compiled with. ajv brings the meta-schema
+ * itself: a precompiled validator of it is used only by the ajv version that compiled it.
+ */
+export const JSON_SCHEMA_META_ID = "https://json-schema.org/draft/2020-12/schema";
+export const JSON_SCHEMA_META_OPTIONS = { strict: true, discriminator: true, allErrors: true } as const;
+
+const require = createRequire(import.meta.url);
+
+/** The version of ajv this package runs, which holds JSON Schema's meta-schema. */
+export function ajvVersion(): string {
+  return (require("ajv/package.json") as { version: string }).version;
+}
+
+/** What the build precompiled (`dist/meta-validators.cjs`, meta-precompile.ts). */
+export interface PrecompiledMeta {
+  /** By meta-schema file name, beside the digest of the meta-schema each was compiled from. */
+  readonly validators: Readonly<Record<string, ValidateFunction>>;
+  readonly digests: Readonly<Record<string, string>>;
+  /** JSON Schema 2020-12's meta-schema, compiled by ajv `ajvVersion`. */
+  readonly jsonSchema: ValidateFunction;
+  readonly ajvVersion: string;
+}
+
+let precompiled: PrecompiledMeta | null | undefined;
+
+/** The build's precompiled meta validators, or undefined where there are none (the sources run as they are). */
+export function precompiledMeta(): PrecompiledMeta | undefined {
+  if (precompiled === undefined) {
+    try {
+      precompiled = require(`./${META_VALIDATORS_MODULE}`) as PrecompiledMeta;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "MODULE_NOT_FOUND" || !(error as Error).message.includes(META_VALIDATORS_MODULE))
+        throw error;
+      precompiled = null;
+    }
+  }
+  return precompiled ?? undefined;
+}
 
 /** What a precompiled meta validator was compiled from: a digest of the meta-schema. */
 export function metaDigest(name: MetaSchemaName): string {
