@@ -10,6 +10,11 @@
  *
  * - aggregate throughput: every turn's deltas over the time from the first turn/start to
  *   the last turn's end as seen by the connection that started it;
+ * Each is measured twice: with the turns streaming a delta every 10 ms each (a model's pace,
+ * below what the instances can send: the delivery latency) and with every delta at once (a
+ * burst: the throughput; its latency is mostly the backlog). Every thread runs an
+ * unmeasured warm-up turn first.
+ *
  * - delivery latency: for each notification and connection following its thread (the one
  *   that started the turn aside), the time from when the instance running the turn
  *   recorded the event (its recorded_at, on the wall clock every process here shares, to
@@ -39,6 +44,9 @@ export interface InstancesBenchOptions {
   readonly log?: (line: string) => void;
 }
 
+/** Milliseconds between a turn's deltas when the turns stream at a model's pace. */
+const PACE_MS = 10;
+
 interface Measured {
   readonly instances: number;
   readonly rate: number;
@@ -48,7 +56,14 @@ interface Measured {
   readonly missing: number;
 }
 
-async function measure(server: PostgresServer, instances: number, connections: number, threads: number, deltas: number): Promise<Measured> {
+async function measure(
+  server: PostgresServer,
+  instances: number,
+  connections: number,
+  threads: number,
+  deltas: number,
+  everyMs?: number,
+): Promise<Measured> {
   const store = await server.createDatabase();
   const processes: WebSocketProcess[] = [];
   const links: RawLink[] = [];
@@ -66,10 +81,23 @@ async function measure(server: PostgresServer, instances: number, connections: n
     for (let t = 0; t < threads; t++)
       threadIds.push((await sessions[t]!.request<{ thread: { id: string } }>("thread/start", {})).thread.id);
     await Promise.all(sessions.map((s, i) => s.request("thread/get", { thread_id: threadIds[i % threads] })));
+    // A warm-up turn in every thread first, unmeasured, so no instance runs its first turns cold.
+    await Promise.all(
+      threadIds.map(async (threadId, t) => {
+        const warmed = new Promise<void>((resolve) => {
+          sessions[t]!.onNotification = (text) => {
+            if (text.includes('"method":"turn/completed"')) resolve();
+          };
+        });
+        await sessions[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_warm_${t}`, input: input(50, everyMs) });
+        await warmed;
+      }),
+    );
+    const measured = `trn_${instances}_`;
     const key = (text: string) => {
       const turn = /"turn_id":"([^"]+)"/.exec(text)?.[1];
       const sequence = /"sequence":(\d+)/.exec(text)?.[1];
-      return turn && sequence ? `${turn}#${sequence}` : undefined;
+      return turn?.startsWith(measured) && sequence ? `${turn}#${sequence}` : undefined;
     };
     // Arrival times on the wall clock, the clock the gateways' recorded_at comes from.
     const wall = (at: number) => performance.timeOrigin + at;
@@ -95,7 +123,7 @@ async function measure(server: PostgresServer, instances: number, connections: n
     const t0 = now();
     await Promise.all(
       threadIds.map((threadId, t) =>
-        sessions[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_${instances}_${t}`, input: input(deltas) }),
+        sessions[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_${instances}_${t}`, input: input(deltas, everyMs) }),
       ),
     );
     await allEnded;
@@ -139,7 +167,8 @@ export async function runInstancesBench(options: InstancesBenchOptions = {}): Pr
   if (connections % threads !== 0 || connections / threads < 2)
     throw new Error(`--connections (${connections}) must be a multiple of --threads (${threads}), at least twice it`);
   log(
-    `== instances on one PostgreSQL database: ${threads} turns of ${deltas} deltas at once, ${connections} connections spread over 1, then 3 instances`,
+    `== instances on one PostgreSQL database: ${threads} turns of ${deltas} deltas run at once, ${connections} connections spread over 1, then 3 instances; ` +
+      `the turns stream a delta every ${PACE_MS} ms each (delivery latency), then every delta at once (throughput)`,
   );
   const started = await startPostgres();
   if ("skip" in started) {
@@ -147,16 +176,26 @@ export async function runInstancesBench(options: InstancesBenchOptions = {}): Pr
     return [{ name: "instances on one database", value: "skipped (no server)", target: "", status: "info" }];
   }
   try {
-    const results: Measured[] = [];
-    for (const instances of [1, 3]) {
-      const m = await measure(started.server, instances, connections, threads, deltas);
-      results.push(m);
-      log(
-        `  ${instances} instance${instances === 1 ? " " : "s"}: ${fmtOps(m.rate).replace(" ops/s", " deltas/s").padStart(18)} in all, ` +
-          `delivery p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms over ${m.notifications} notifications${m.missing > 0 ? `, ${m.missing} NOT RECEIVED` : ""}`,
-      );
-    }
-    const [one, three] = results as [Measured, Measured];
+    const results = new Map<string, Measured>();
+    for (const everyMs of [PACE_MS, undefined])
+      for (const instances of [1, 3]) {
+        const m = await measure(started.server, instances, connections, threads, deltas, everyMs);
+        results.set(`${instances}${everyMs ? " paced" : ""}`, m);
+        log(
+          `  ${instances} instance${instances === 1 ? " " : "s"}, ${everyMs ? `a delta every ${everyMs} ms` : "all deltas at once"}: ` +
+            `${fmtOps(m.rate).replace(" ops/s", " deltas/s").padStart(18)} in all, ` +
+            `delivery p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms over ${m.notifications} notifications${m.missing > 0 ? `, ${m.missing} NOT RECEIVED` : ""}`,
+        );
+      }
+    const latency = (one: Measured, three: Measured) =>
+      `${one.p50.toFixed(1)} / ${one.p99.toFixed(1)} ms, ${three.p50.toFixed(1)} / ${three.p99.toFixed(1)} ms` +
+      `${one.missing + three.missing > 0 ? `, ${one.missing + three.missing} missing` : ""}`;
+    const [one, three, onePaced, threePaced] = ["1", "3", "1 paced", "3 paced"].map((k) => results.get(k)!) as [
+      Measured,
+      Measured,
+      Measured,
+      Measured,
+    ];
     return [
       {
         name: `${connections} connections on 1 / 3 instances: deltas/s in all`,
@@ -165,11 +204,12 @@ export async function runInstancesBench(options: InstancesBenchOptions = {}): Pr
         status: "info",
       },
       {
-        name: `  delivery from the recording, p50 / p99, on 1 instance, on 3`,
-        value: `${one.p50.toFixed(1)} / ${one.p99.toFixed(1)} ms, ${three.p50.toFixed(1)} / ${three.p99.toFixed(1)} ms${one.missing + three.missing > 0 ? `, ${one.missing + three.missing} missing` : ""}`,
+        name: `  delivery from the recording at a model's pace (a delta every ${PACE_MS} ms), p50 / p99, on 1 instance, on 3`,
+        value: latency(onePaced, threePaced),
         target: "",
         status: "info",
       },
+      { name: `  the same with all deltas at once`, value: latency(one, three), target: "", status: "info" },
     ];
   } finally {
     started.server.stop();

@@ -419,7 +419,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
-    if (this.read(`SELECT 1 FROM threads WHERE id = $1`, [threadId]).length === 0) throw storeErrors.unknownThread(threadId);
+    // A thread known committed exists for good (none is ever deleted): only another is looked up.
+    if (this.knownThreads.get(threadId) === undefined && this.read(`SELECT 1 FROM threads WHERE id = $1`, [threadId]).length === 0)
+      throw storeErrors.unknownThread(threadId);
     // In the group transaction, with the turn's first events: they commit together, or a
     // failed commit loses the turn with them and leaves its id (and its thread) free. The
     // uncommitted row holds the id: another instance's insert of it waits for this commit,
@@ -966,6 +968,7 @@ export class PostgresEventStore implements EventStore {
   private keepCommitted(group: Group): void {
     for (const [turnId, events] of group.appended) this.committed.add(turnId, events);
     for (const [turnId, turn] of group.turns) this.knownTurns.set(turnId, turn.thread_id);
+    for (const [turnId, created] of group.created) this.knownTurns.set(turnId, created.threadId);
   }
 
   /** Sends the group's commit; its callbacks run when the server answers. */
