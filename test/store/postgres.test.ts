@@ -343,6 +343,23 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect((thrownBy(() => appendDelta(store, "trn_1")) as StoreError).kind).toBe("turn_fenced");
     });
 
+    it("refuses an append after a turn's end in the same group too, and keeps nothing of it", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      appendDelta(store, "trn_1", "a");
+      store.append("trn_1", "turn/failed", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence }));
+      const refused = thrownBy(() => appendDelta(store, "trn_1", "late")) as StoreError;
+      expect(refused.kind).toBe("turn_fenced");
+      expect(refused.message).toContain("the turn ended with turn/failed at sequence 2");
+      expect(await committed(store)).toBeUndefined();
+      expect(
+        connect()
+          .events("trn_1")
+          .map((e) => e.method),
+      ).toEqual(["item/agent_message/delta", "turn/failed"]);
+    });
+
     it("appends to a turn its own open group created without locking it again, from sequence 1 and at the generation it claimed", () => {
       const store = connect();
       store.createThread(thread("thr_a"));

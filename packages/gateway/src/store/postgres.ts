@@ -279,7 +279,7 @@ interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
   /** Each turn appended to in this group, with its thread and highest sequence, read under the turn's row lock. */
-  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number; generation: number }>;
+  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number; generation: number; ended?: string }>;
   /** The events appended in this group, per turn in sequence order: announced with the commit, and kept once it succeeds. */
   readonly appended: Map<string, StoredEvent[]>;
   /** Per turn, the events appended and not yet sent to the server. */
@@ -505,6 +505,8 @@ export class PostgresEventStore implements EventStore {
     // over) writes nothing more to it, whatever its run still had in hand.
     if (generation !== undefined && generation !== turn.generation)
       throw storeErrors.staleGeneration(turnId, method, generation, turn.generation);
+    // Nor within a group: a turn's end is its last event (what knownLast relies on).
+    if (turn.ended !== undefined) throw storeErrors.turnEnded(turnId, method, turn.ended, turn.last);
     const sequence = turn.last + 1;
     let built: Record<string, unknown>;
     let params: string;
@@ -523,6 +525,7 @@ export class PostgresEventStore implements EventStore {
     run.params.push(params);
     run.recordedAt.push(recordedAt);
     turn.last = sequence;
+    if (TURN_TERMINALS.has(method)) turn.ended = method;
     const event: StoredEvent = {
       thread_id: turn.thread_id,
       turn_id: turnId,
