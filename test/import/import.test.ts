@@ -227,3 +227,28 @@ describe("turnspec import (command)", () => {
     expect(unpaired.err).toContain("echo (EchoRequest; EchoResult?)");
   });
 });
+
+describe("the map file", () => {
+  it("is read when it matches the map's schema, and refused with every problem and where it is when not", () => {
+    const good = join(repoRoot, "test/fixtures/import/acp.map.json");
+    expect(readMap(good)).toEqual(JSON.parse(readFileSync(good, "utf8")));
+    const dir = temp("turnspec-map-");
+    const bad = join(dir, "bad.map.json");
+    writeFileSync(bad, JSON.stringify({ title: "", batches: "yes", colour: "blue", methods: { "session/new": {} } }));
+    let message = "";
+    try {
+      readMap(bad);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
+      [
+        `${bad} does not match the import map's schema (meta/import-map.schema.json of @turnspec/generator):`,
+        '  (top level): must NOT have additional properties "colour"',
+        "  /title: must NOT have fewer than 1 characters",
+        "  /batches: must be boolean",
+        "  /methods/session~1new: must NOT have fewer than 1 properties",
+      ].join("\n"),
+    );
+  });
+});

@@ -4,11 +4,9 @@
  * paths in it are resolved against its own folder.
  */
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { JsonFileError, readJsonFile } from "@turnspec/rpc/json-file";
-import type Ajv2020 from "ajv/dist/2020.js";
-import { metaSchema } from "./meta.js";
+import { metaValidator } from "./meta.js";
 import { LANGUAGES, OUTPUT_KINDS, type Language, type OutputKind } from "./outputs.js";
 import type { Acceptance } from "./diff/report.js";
 
@@ -57,9 +55,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): L
   } catch (error) {
     throw error instanceof JsonFileError ? new ConfigError(error.message) : error;
   }
-  // ajv is loaded only when there is a config file to check.
-  const Ajv = (createRequire(import.meta.url)("ajv/dist/2020.js") as { default: typeof Ajv2020 }).default;
-  const validate = new Ajv({ allErrors: true, strict: true }).compile(metaSchema("config.schema.json"));
+  const validate = metaValidator("config.schema.json");
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((e) => {
       const extra =

@@ -7,11 +7,9 @@ import { didYouMean } from "@turnspec/rpc";
 import { describeJsonSyntaxError } from "@turnspec/rpc/json-file";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import type Ajv2020 from "ajv/dist/2020.js";
-import type { ErrorObject, ValidateFunction } from "ajv";
-import { META_AJV_OPTIONS, metaDigest, metaSchema, precompiledMeta, type MetaSchemaName } from "./meta.js";
+import type { ErrorObject } from "ajv";
+import { metaValidator, type MetaSchemaName } from "./meta.js";
 import { combinesObjects, flattenObject, NotFlattenable, unsatisfiableClosure } from "./compose.js";
 import type {
   DefModel,
@@ -103,33 +101,6 @@ const snakeCase = (title: string) =>
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
     .toLowerCase();
-
-const require = createRequire(import.meta.url);
-let metaAjv: Ajv2020 | undefined;
-const metaValidators = new Map<MetaSchemaName, ValidateFunction>();
-
-/**
- * The validator of one of turnspec's own meta-schemas: the build's precompiled one when it
- * was compiled from this meta-schema, or else compiled once per process by one ajv with the
- * same options. They are not checked against JSON Schema's meta-schema on every run
- * (compiling that costs more than the check it makes): test/generator/meta-schemas.test.ts
- * checks them.
- */
-function metaValidator(name: MetaSchemaName): ValidateFunction {
-  let validate = metaValidators.get(name);
-  if (!validate) {
-    const built = precompiledMeta();
-    validate = built?.digests[name] === metaDigest(name) ? built.validators[name] : undefined;
-    if (!validate) {
-      // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
-      const Ajv = (require("ajv/dist/2020.js") as { default: typeof Ajv2020 }).default;
-      metaAjv ??= new Ajv({ ...META_AJV_OPTIONS });
-      validate = metaAjv.compile(metaSchema(name));
-    }
-    metaValidators.set(name, validate);
-  }
-  return validate;
-}
 
 function metaCheck(file: string, meta: MetaSchemaName, value: Json, problems: SchemaError[]): boolean {
   const validate = metaValidator(meta);

@@ -1,6 +1,6 @@
 /**
  * The build's precompilation of the meta-schemas a schemas folder is checked against
- * (FOLDER_META_SCHEMAS): ajv's standalone code of each, compiled with META_AJV_OPTIONS, as
+ * (META_SCHEMAS): ajv's standalone code of each, compiled with META_AJV_OPTIONS, as
  * a CommonJS module the loader requires (`dist/meta-validators.cjs`, written by build.mjs).
  * Each validator is exported under its file name, beside the digest of the meta-schema it
  * was compiled from, so that a module built from other meta-schemas is never used.
@@ -9,7 +9,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import { defaultOf } from "./emit/validators.js";
 import {
-  FOLDER_META_SCHEMAS,
+  META_SCHEMAS,
   JSON_SCHEMA_META_ID,
   JSON_SCHEMA_META_OPTIONS,
   META_AJV_OPTIONS,
@@ -28,12 +28,12 @@ export function metaValidatorsModule(): string {
   const standalone = defaultOf(standaloneCode);
   const ajv = new Ajv({ ...META_AJV_OPTIONS, code: { source: true, lines: true } });
   const exported: Record<string, string> = {};
-  FOLDER_META_SCHEMAS.forEach((name, i) => {
+  META_SCHEMAS.forEach((name, i) => {
     ajv.addSchema(metaSchema(name), name);
     exported[`meta${i}`] = name;
   });
   const code = standalone(ajv, exported);
-  const digests = Object.fromEntries(FOLDER_META_SCHEMAS.map((name) => [name, metaDigest(name)]));
+  const digests = Object.fromEntries(META_SCHEMAS.map((name) => [name, metaDigest(name)]));
   // Its own module scope: both standalone outputs declare their helpers at the top level.
   const jsonSchemaAjv = new Ajv({ ...JSON_SCHEMA_META_OPTIONS, code: { source: true, lines: true } });
   jsonSchemaAjv.getSchema(JSON_SCHEMA_META_ID);
@@ -41,7 +41,7 @@ export function metaValidatorsModule(): string {
   return [
     "// Written by the build of @turnspec/generator from meta/ and ajv's JSON Schema 2020-12 (meta-precompile.ts). Do not edit.",
     code.trim(),
-    `module.exports.validators = { ${FOLDER_META_SCHEMAS.map((name, i) => `${JSON.stringify(name)}: module.exports.meta${i}`).join(", ")} };`,
+    `module.exports.validators = { ${META_SCHEMAS.map((name, i) => `${JSON.stringify(name)}: module.exports.meta${i}`).join(", ")} };`,
     `module.exports.digests = ${JSON.stringify(digests)};`,
     `module.exports.jsonSchema = (function () {\n  const module = { exports: {} };\n  const exports = module.exports;\n${jsonSchemaCode.trim()}\n  return module.exports.jsonSchema;\n})();`,
     `module.exports.ajvVersion = ${JSON.stringify(ajvVersion())};`,

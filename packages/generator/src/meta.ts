@@ -3,6 +3,7 @@
  * errors.json and turnspec.config.json must look like. Read once, when first asked for.
  */
 import type { ValidateFunction } from "ajv";
+import type Ajv2020 from "ajv/dist/2020.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -16,12 +17,18 @@ const cache = new Map<string, object>();
 export type MetaSchemaName = "protocol.schema.json" | "errors.schema.json" | "config.schema.json" | "import-map.schema.json";
 
 /**
- * The meta-schemas every `turnspec generate` checks a schemas folder against, and the ajv
- * options they are compiled with: by the build into `dist/meta-validators.cjs`
- * (meta-precompile.ts), so that a run does not compile them again, or at run time when that
- * module is missing (the sources run as they are) or was built from other meta-schemas.
+ * turnspec's own meta-schemas (a schemas folder's protocol.json and errors.json, the config
+ * file, the import map), and the ajv options they are compiled with: by the build into
+ * `dist/meta-validators.cjs` (meta-precompile.ts), so that a run does not compile them
+ * again, or at run time when that module is missing (the sources run as they are) or was
+ * built from other meta-schemas.
  */
-export const FOLDER_META_SCHEMAS = ["protocol.schema.json", "errors.schema.json"] as const satisfies readonly MetaSchemaName[];
+export const META_SCHEMAS = [
+  "protocol.schema.json",
+  "errors.schema.json",
+  "config.schema.json",
+  "import-map.schema.json",
+] as const satisfies readonly MetaSchemaName[];
 /** The file name of the precompiled module, beside the compiled loader. */
 export const META_VALIDATORS_MODULE = "meta-validators.cjs";
 export const META_AJV_OPTIONS = { allErrors: true, strict: true, discriminator: true, verbose: true, validateSchema: false } as const;
@@ -52,6 +59,32 @@ export interface PrecompiledMeta {
 }
 
 let precompiled: PrecompiledMeta | null | undefined;
+let metaAjv: Ajv2020 | undefined;
+const metaValidators = new Map<MetaSchemaName, ValidateFunction>();
+
+/**
+ * The validator of one of turnspec's own meta-schemas: the build's precompiled one when it
+ * was compiled from this meta-schema, or else compiled once per process by one ajv with the
+ * same options. They are not checked against JSON Schema's meta-schema on every run
+ * (compiling that costs more than the check it makes): test/generator/meta-schemas.test.ts
+ * checks them.
+ */
+export function metaValidator(name: MetaSchemaName): ValidateFunction {
+  let validate = metaValidators.get(name);
+  if (!validate) {
+    const built = precompiledMeta();
+    validate = built?.digests[name] === metaDigest(name) ? built.validators[name] : undefined;
+    if (!validate) {
+      // ajv is loaded only here, where nothing was precompiled. discriminator: a tagged oneOf
+      // (the ordering rule kinds) reports the errors of the tagged branch only.
+      const Ajv = (require("ajv/dist/2020.js") as { default: typeof Ajv2020 }).default;
+      metaAjv ??= new Ajv({ ...META_AJV_OPTIONS });
+      validate = metaAjv.compile(metaSchema(name));
+    }
+    metaValidators.set(name, validate);
+  }
+  return validate;
+}
 
 /** The build's precompiled meta validators, or undefined where there are none (the sources run as they are). */
 export function precompiledMeta(): PrecompiledMeta | undefined {

@@ -5,9 +5,8 @@
  * is reported, so that a stale map is seen rather than silently ignored.
  */
 import { readFileSync } from "node:fs";
-import Ajv2020 from "ajv/dist/2020.js";
 import { describeJsonSyntaxError } from "@turnspec/rpc/json-file";
-import { metaSchema } from "../meta.js";
+import { metaValidator } from "../meta.js";
 import type { ImportDirection, ImportedError, Reporter } from "./folder.js";
 
 export interface MapMethod {
@@ -54,7 +53,7 @@ export function readMap(file: string): ImportMapFile {
   } catch (error) {
     throw new MapError(`${file} is not valid JSON: ${describeJsonSyntaxError(text, error as Error)}`);
   }
-  const validate = new Ajv2020({ allErrors: true, strict: true }).compile(metaSchema("import-map.schema.json"));
+  const validate = metaValidator("import-map.schema.json");
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map(
       (e) =>
