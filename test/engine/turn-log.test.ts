@@ -130,6 +130,33 @@ describe("the turn log", () => {
     expect(log.state(TURN)!.items[0]).toMatchObject({ text: "hello world" });
   });
 
+  it("folds through a given event without asking the store when the fold holds it, and catches up when it does not", () => {
+    const { store, log } = setUp();
+    const started = { ...turn, permission_profile: { mode: "full_access", source: "defaulted", effective_policy: {} } } as unknown as Turn;
+    store.append(TURN, "turn/started", (sequence) => ({ thread_id: THREAD, turn_id: TURN, sequence, turn: started }));
+    expect(log.fold(THREAD, TURN).turn.lastSequence).toBe(1);
+    // Another writer appends; the fold does not hold it yet.
+    store.append(TURN, "item/started", (sequence) => ({
+      thread_id: THREAD,
+      turn_id: TURN,
+      sequence,
+      item_id: "m",
+      item: { type: "agentMessage", id: "m", status: "in_progress", text: "" },
+    }));
+    let reads = 0;
+    const events = store.events.bind(store);
+    store.events = (...args) => {
+      reads++;
+      return events(...args);
+    };
+    // Through event 1, which it holds: as it is, without a read.
+    expect(log.foldThrough(THREAD, TURN, 1).turn.lastSequence).toBe(1);
+    expect(reads).toBe(0);
+    // Through event 2, which it does not hold: caught up with the store.
+    expect(log.foldThrough(THREAD, TURN, 2).turn.lastSequence).toBe(2);
+    expect(reads).toBe(1);
+  });
+
   it("hears of a failed commit that ends after an earlier one of the turn succeeded, as a pipelined store ends them", () => {
     const store = new PipelinedStore();
     store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: "/tmp", mode: "Agent", created_at: "2026-01-01T00:00:00.000Z" });

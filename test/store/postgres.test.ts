@@ -360,6 +360,29 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       ).toEqual(["item/agent_message/delta", "turn/failed"]);
     });
 
+    it("answers the log of a turn its own open group created without the server", async () => {
+      const store = new PostgresEventStore(url, { now: () => RECORDED_AT, callTimeoutMs: 1_000 });
+      open.push(store);
+      store.createThread(thread("thr_a"));
+      expect(await committed(store)).toBeUndefined();
+      // Another connection holds the log's table: a read of it would time out.
+      const blocker = new pg.Client({ connectionString: url });
+      await blocker.connect();
+      try {
+        await blocker.query("BEGIN");
+        await blocker.query("LOCK TABLE event_runs IN ACCESS EXCLUSIVE MODE");
+        store.createTurn("thr_a", "trn_1", "t");
+        expect(store.events("trn_1")).toEqual([]);
+        expect(store.lastSequence("trn_1")).toBe(0);
+        expect(store.turnThread("trn_1")).toBe("thr_a");
+      } finally {
+        await blocker.query("ROLLBACK");
+        await blocker.end();
+      }
+      expect(await committed(store)).toBeUndefined();
+      expect(connect().turnThread("trn_1")).toBe("thr_a");
+    });
+
     it("appends to a turn its own open group created without locking it again, from sequence 1 and at the generation it claimed", () => {
       const store = connect();
       store.createThread(thread("thr_a"));

@@ -408,6 +408,16 @@ export class TurnLog<F extends MemoisedFold = MemoisedFold> {
     return threadId === undefined ? undefined : this.fold(threadId, turnId).turn.state();
   }
 
+  /**
+   * A turn's fold as of at least the event at `sequence`: caught up with the store only when
+   * it does not hold that event yet. For an observer of delivered events, which is handed
+   * every later event in turn.
+   */
+  foldThrough(threadId: string, turnId: string, sequence: number): F {
+    const fold = this.folds.get(turnId);
+    return fold !== undefined && fold.turn.lastSequence >= sequence ? fold : this.fold(threadId, turnId);
+  }
+
   /** A turn's fold, caught up with the store: what was appended since the last read is applied. */
   fold(threadId: string, turnId: string): F {
     let fold = this.folds.get(turnId);

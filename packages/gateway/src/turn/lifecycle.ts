@@ -191,8 +191,12 @@ export class TurnLifecycle {
     const abort = new AbortController();
     const done = new Promise<void>((resolve) => {
       // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
-      // response reaches the client before the first notification of the turn.
-      setImmediate(() => {
+      // response reaches the client before the first notification of the turn. The run then
+      // waits for the first events' commit to end: on a store whose commits take a round trip
+      // (PostgreSQL), what the run reads first would otherwise wait behind that commit, and
+      // the first frames of every turn started in the same burst behind those reads.
+      setImmediate(() => void this.ports.log.committed().then(start));
+      const start = (): void => {
         // The first events were committed (or lost) by now: lost, they are not sent.
         const lost = this.ports.log.takeLostEvents(turnId);
         // A new turn lost with its first events is not in the log at all: there is nothing to
@@ -240,7 +244,7 @@ export class TurnLifecycle {
             if (!this.unfinished.has(turnId)) this.release(turnId);
             resolve();
           });
-      });
+      };
     });
     this.running.add(turnId, { abort, done });
     return done;

@@ -25,7 +25,7 @@ const VIEW_EVENTS: ReadonlySet<string> = new Set([...WORK_EVENTS, ...TIMELINE_EV
 
 export interface ViewPorts {
   /** The turn's work fold, caught up with the log. */
-  readonly log: Pick<TurnLog<WorkFold>, "fold">;
+  readonly log: Pick<TurnLog<WorkFold>, "foldThrough">;
   /** The connections following a thread, which the notifications go to. */
   readonly connections: Pick<Connections, "notifyThread">;
 }
@@ -40,7 +40,7 @@ export class DerivedViews {
   readonly onEvent = (event: StoredEvent): void => {
     // Most events (the deltas) change neither view: one look tells.
     if (!VIEW_EVENTS.has(event.method)) return;
-    if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
+    if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id, event.sequence);
     if (TIMELINE_EVENTS.has(event.method)) {
       this.ports.connections.notifyThread(event.thread_id, "thread/timeline/blocks/changed", {
         threadId: event.thread_id,
@@ -55,8 +55,9 @@ export class DerivedViews {
     this.lastBlock.delete(turnId);
   };
 
-  private workChanged(threadId: string, turnId: string): void {
-    const fold = this.ports.log.fold(threadId, turnId);
+  private workChanged(threadId: string, turnId: string, sequence: number): void {
+    // As of this event at least: the events after it come to onEvent in turn.
+    const fold = this.ports.log.foldThrough(threadId, turnId, sequence);
     const after = fold.view();
     if (!after) return;
     const before = this.lastBlock.get(turnId);
