@@ -21,7 +21,7 @@
  * Run alone: node --import ./scripts/from-source.mjs bench/cluster.ts [--deltas N] [--rounds N] [--connections N]
  */
 import { startWebSocketGateway, tempDb, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
-import { fmtOps, isMain, median, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
+import { exitOnSignals, fmtOps, isMain, median, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
 import { startPostgres } from "./postgres-server.js";
 import { webSocketLink, type RawLink } from "./raw-link.js";
 import { planMessage } from "./turn-driver.js";
@@ -299,6 +299,7 @@ async function crossInstance(store: string, run: CrossInstanceRun): Promise<Resu
 }
 
 if (isMain(import.meta.url)) {
+  exitOnSignals();
   await useCompiledPackage();
   const deltas = numberOption("deltas");
   const rounds = numberOption("rounds");

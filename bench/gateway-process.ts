@@ -162,7 +162,15 @@ export interface ServeProcess {
   kill(): Promise<void>;
 }
 
+/** Servers started and still running: killed when this process exits, however it got there. */
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
 function wrap(child: ChildProcess, readStderr: () => string): ServeProcess {
+  children.add(child);
+  child.once("exit", () => children.delete(child));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.exitCode !== null || child.signalCode !== null
       ? resolve({ code: child.exitCode, signal: child.signalCode })

@@ -30,7 +30,7 @@
  */
 import { input, Session } from "./cluster.js";
 import { startWebSocketGateway, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
-import { fmtOps, isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
+import { exitOnSignals, fmtOps, isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
 import { startPostgres, type PostgresServer } from "./postgres-server.js";
 import { webSocketLink, type RawLink } from "./raw-link.js";
 
@@ -217,6 +217,7 @@ export async function runInstancesBench(options: InstancesBenchOptions = {}): Pr
 }
 
 if (isMain(import.meta.url)) {
+  exitOnSignals();
   await useCompiledPackage();
   const deltas = numberOption("deltas");
   const connections = numberOption("connections");

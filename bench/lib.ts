@@ -243,3 +243,11 @@ export function ensureBuilt(log: (line: string) => void = (line) => console.log(
   const built = spawnSync(process.execPath, [join(REPO, "build.mjs")], { cwd: REPO, encoding: "utf8" });
   if (built.status !== 0) throw new Error(`the build failed: ${built.stderr || built.stdout}`);
 }
+
+/**
+ * Makes SIGINT and SIGTERM (Ctrl-C, `timeout`) end a benchmark through process.exit, so that
+ * what it started (servers, PostgreSQL) is stopped by their exit hooks rather than left running.
+ */
+export function exitOnSignals(): void {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+}

@@ -105,7 +105,7 @@ async function start(): Promise<PostgresServer> {
   const adminUrl = `postgres://${USER}@127.0.0.1:${port}/postgres`;
   let count = 0;
   let stopped = false;
-  return {
+  const server: PostgresServer = {
     adminUrl,
     port,
     async createDatabase(name = `t${process.pid}_${++count}`) {
@@ -124,6 +124,7 @@ async function start(): Promise<PostgresServer> {
     stop() {
       if (stopped) return;
       stopped = true;
+      running.delete(server);
       try {
         run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
       } finally {
@@ -131,4 +132,12 @@ async function start(): Promise<PostgresServer> {
       }
     },
   };
+  running.add(server);
+  return server;
 }
+
+/** Servers started and not stopped: stopped when the process exits, however it got there. */
+const running = new Set<PostgresServer>();
+process.once("exit", () => {
+  for (const server of [...running]) server.stop();
+});

@@ -20,7 +20,7 @@ import { runGenerateBench } from "./generate.js";
 import { runGoValidationBench } from "./go-validation.js";
 import { runRustValidationBench } from "./rust-validation.js";
 import { runPackageBench } from "./package.js";
-import { resultTable, type ResultRow } from "./lib.js";
+import { exitOnSignals, resultTable, type ResultRow } from "./lib.js";
 import { BENCHMARKS_PAGE, writeResultsPage } from "./page.js";
 import { runPermissionBench } from "./permission.js";
 import { runStoreBench } from "./store.js";
@@ -29,6 +29,7 @@ import { useCompiledPackage } from "./gateway-process.js";
 import { runValidationBench } from "./validation.js";
 import { runLanguagesBench } from "./languages.js";
 
+exitOnSignals();
 const args = process.argv.slice(2);
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
 const quick = args.includes("--quick");
