@@ -1,9 +1,10 @@
 /**
- * The build's precompilation of the meta-schemas a schemas folder is checked against
- * (META_SCHEMAS): ajv's standalone code of each, compiled with META_AJV_OPTIONS, as
- * a CommonJS module the loader requires (`dist/meta-validators.cjs`, written by build.mjs).
- * Each validator is exported under its file name, beside the digest of the meta-schema it
- * was compiled from, so that a module built from other meta-schemas is never used.
+ * The build's precompilation of turnspec's own meta-schemas (META_SCHEMAS: a schemas
+ * folder's, the config file's, the import map's) and of JSON Schema 2020-12's: ajv's
+ * standalone code of each, as a CommonJS module the generator requires
+ * (`dist/meta-validators.cjs`, written by build.mjs). Each of turnspec's is exported under
+ * its file name, beside the digest of the meta-schema it was compiled from, and JSON
+ * Schema's beside the ajv version that compiled it, so that none is used by other sources.
  */
 import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";

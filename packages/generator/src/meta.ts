@@ -1,6 +1,6 @@
 /**
- * The meta-schemas of a schemas folder (`meta/` of this package): what protocol.json,
- * errors.json and turnspec.config.json must look like. Read once, when first asked for.
+ * turnspec's own meta-schemas (`meta/` of this package): what protocol.json, errors.json,
+ * turnspec.config.json and an import map must look like. Read once, when first asked for.
  */
 import type { ValidateFunction } from "ajv";
 import type Ajv2020 from "ajv/dist/2020.js";

@@ -579,9 +579,9 @@ export class PostgresEventStore implements EventStore {
   /**
    * A turn's highest sequence, when this store knows it exactly without the server: the
    * open group holds the turn's row lock (every append takes it) or inserted the turn, so
-   * nobody else appends to it until it commits and the last it appended is the last there is; or the turn
-   * ended, which the store itself makes final (append refuses anything after an end), and
-   * its end is among the committed events kept.
+   * nobody else appends to it until it commits and the last it appended is the last there
+   * is; or the turn ended, which the store itself makes final (append refuses anything
+   * after an end), and its end is among the committed events kept.
    */
   private knownLast(turnId: string): number | undefined {
     const held = this.group?.turns.get(turnId);
