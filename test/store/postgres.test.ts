@@ -315,8 +315,13 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       }
     });
 
+    // A read that reached the server while another connection holds the log's tables would
+    // wait this long and fail; opening the store is a call too, and on a busy machine it can
+    // take longer than a second, so the bound is not tighter than this.
+    const BLOCKED_READ_MS = 10_000;
+
     it("answers what follows a turn's end, and its last sequence, without waiting for the server", async () => {
-      const store = new PostgresEventStore(url, { now: () => RECORDED_AT, callTimeoutMs: 1_000 });
+      const store = new PostgresEventStore(url, { now: () => RECORDED_AT, callTimeoutMs: BLOCKED_READ_MS });
       open.push(store);
       store.createThread(thread("thr_a"));
       store.createTurn("thr_a", "trn_1", "t");
@@ -361,7 +366,7 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
     });
 
     it("answers the log of a turn its own open group created without the server", async () => {
-      const store = new PostgresEventStore(url, { now: () => RECORDED_AT, callTimeoutMs: 1_000 });
+      const store = new PostgresEventStore(url, { now: () => RECORDED_AT, callTimeoutMs: BLOCKED_READ_MS });
       open.push(store);
       store.createThread(thread("thr_a"));
       expect(await committed(store)).toBeUndefined();
