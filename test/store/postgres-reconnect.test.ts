@@ -133,6 +133,20 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     expect(warnings.join("\n")).toContain("connected to PostgreSQL again");
   });
 
+  it("opens a group on a new connection when its first statements meet a terminated backend: nothing of it had been sent", async () => {
+    const store = storeOn(url);
+    store.createThread(thread("thr_a"));
+    store.createTurn("thr_a", "trn_1", "t");
+    appendDelta(store, "trn_1", "before");
+    expect(await committed(store)).toBeUndefined();
+    expect(terminate(url, "turnspec")).toBe(1);
+    // The append's lock read leaves with the group's BEGIN, on the connection just killed.
+    expect(appendDelta(store, "trn_1", "after").sequence).toBe(2);
+    expect(await committed(store)).toBeUndefined();
+    expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(["before", "after"]);
+    await expect.poll(() => warnings.join("\n")).toContain("connected to PostgreSQL again");
+  });
+
   it("fails the group a terminated backend held open, for what waited for it; the next append takes the sequence again", async () => {
     const store = storeOn(url);
     store.createThread(thread("thr_a"));

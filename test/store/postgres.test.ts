@@ -511,6 +511,40 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect(watcher.events("trn_1", 10, 3).map((e) => e.sequence)).toEqual([11, 12, 13]);
     });
 
+    it("carries the events in its announcements only while another instance listens", async () => {
+      const writer = connect();
+      // The writer's own listening connection: it looks whether anyone else listens.
+      await writer.shared.watch(() => undefined);
+      const raw = new pg.Client({ connectionString: url, application_name: "turnspec test" });
+      await raw.connect();
+      const payloads: string[] = [];
+      raw.on("notification", (message) => payloads.push(message.payload ?? ""));
+      await raw.query("LISTEN turnspec_events");
+      try {
+        writer.createThread(thread("thr_a"));
+        writer.createTurn("thr_a", "trn_1", "t");
+        const carriedLast = async () => {
+          appendDelta(writer, "trn_1", "word");
+          await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+          await expect.poll(() => payloads.length).toBeGreaterThan(0);
+          const announced = JSON.parse(payloads.splice(0).at(-1)!) as { turns: unknown[][] };
+          return announced.turns.at(-1)!.length === 4;
+        };
+        // Nobody but this test's connection listens: the ranges go alone once the writer has looked.
+        await expect.poll(carriedLast, { timeout: 5_000, interval: 200 }).toBe(false);
+        const watcher = connect();
+        const heard: { first: number; events: readonly StoredEvent[] | undefined }[] = [];
+        await watcher.shared.watch((_turnId, first, _last, events) => heard.push({ first, events }));
+        await expect.poll(carriedLast, { timeout: 5_000, interval: 200 }).toBe(true);
+        expect(heard.at(-1)!.events?.map((e) => e.params.delta)).toEqual(["word"]);
+        // Once it has gone, they go alone again.
+        watcher.close();
+        await expect.poll(carriedLast, { timeout: 5_000, interval: 200 }).toBe(false);
+      } finally {
+        await raw.end();
+      }
+    });
+
     it("stores and announces params holding the separators its statements join texts with, exactly as they were", async () => {
       const watcher = connect();
       const writer = connect();

@@ -56,28 +56,40 @@ export function eventsFromRuns(
 /** How many committed events the store keeps, over all turns; the turns read least recently go first. */
 export const COMMITTED_EVENTS_KEPT = 50_000;
 
+/** How many ended turns the store remembers the last sequence of, beyond the events it keeps. */
+export const ENDED_TURNS_KEPT = 50_000;
+
 /**
  * The committed events 1…k of recently used turns. Only ever extended by the next
  * sequence: a range that does not follow what is kept is not kept (a later read fills the
  * gap from the server).
+ *
+ * And the sequence of each turn's end (an event whose method is one of `ends`) among the
+ * committed events it was given, kept after the events themselves are let go: nothing
+ * follows a turn's end, so that is the turn's last sequence for good. Reading a thread's
+ * earlier turns (a model's history) then asks the server nothing about them.
  */
 export class CommittedEvents {
   /** Per turn, its events from sequence 1 on; a Map keeps the turns in the order last used. */
   private readonly turns = new Map<string, StoredEvent[]>();
   private size = 0;
+  /** Per ended turn, the sequence of its end; the oldest go first past `endsLimit`. */
+  private readonly endings = new Map<string, number>();
 
-  constructor(private readonly limit = COMMITTED_EVENTS_KEPT) {}
+  constructor(
+    private readonly ends: ReadonlySet<string>,
+    private readonly limit = COMMITTED_EVENTS_KEPT,
+    private readonly endsLimit = ENDED_TURNS_KEPT,
+  ) {}
 
   /** The highest sequence kept of a turn, 0 when none is. */
   last(turnId: string): number {
     return this.turns.get(turnId)?.length ?? 0;
   }
 
-  /** The sequence of the turn's last kept event when its method is one of `ends`: nothing can follow it. */
-  endedAt(turnId: string, ends: ReadonlySet<string>): number | undefined {
-    const kept = this.turns.get(turnId);
-    const last = kept?.[kept.length - 1];
-    return last !== undefined && ends.has(last.method) ? last.sequence : undefined;
+  /** The sequence of the turn's end, when a committed end of it was seen: nothing can follow it. */
+  endedAt(turnId: string): number | undefined {
+    return this.endings.get(turnId);
   }
 
   /** Kept events of a turn with a sequence above `after`, at most `limit`. */
@@ -91,6 +103,11 @@ export class CommittedEvents {
   /** Adds committed events of one turn, in sequence order; those that do not continue what is kept are left out. */
   add(turnId: string, events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
+    const end = events[events.length - 1]!;
+    if (this.ends.has(end.method) && !this.endings.has(turnId)) {
+      this.endings.set(turnId, end.sequence);
+      if (this.endings.size > this.endsLimit) this.endings.delete(this.endings.keys().next().value!);
+    }
     let kept = this.turns.get(turnId);
     const next = (kept?.length ?? 0) + 1;
     const from = next - events[0]!.sequence;
@@ -144,8 +161,11 @@ export function announcementHead(instance: string): string {
   return `{"instance":${JSON.stringify(instance)},"turns":[`;
 }
 
-/** The NOTIFY payloads announcing `events` (those of one commit, grouped by turn in sequence order), in order. */
-export function announce(instance: string, turns: ReadonlyMap<string, readonly StoredEvent[]>): string[] {
+/**
+ * The NOTIFY payloads announcing `events` (those of one commit, grouped by turn in sequence
+ * order), in order. Without `carry`, each turn's range goes alone: a listener reads it.
+ */
+export function announce(instance: string, turns: ReadonlyMap<string, readonly StoredEvent[]>, carry = true): string[] {
   const head = announcementHead(instance);
   const payloads: string[] = [];
   let parts: string[] = [];
@@ -163,6 +183,10 @@ export function announce(instance: string, turns: ReadonlyMap<string, readonly S
   for (const [turnId, events] of turns) {
     if (events.length === 0) continue;
     const id = JSON.stringify(turnId);
+    if (!carry) {
+      push(`[${id},${events[0]!.sequence},${events[events.length - 1]!.sequence}]`);
+      continue;
+    }
     const thread = JSON.stringify(events[0]!.thread_id);
     // Events packed into ranges that each fit a payload; an event too large for one goes by its range alone.
     let run: string[] = [];

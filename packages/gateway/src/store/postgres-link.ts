@@ -55,7 +55,9 @@ interface Reply {
  * - `run` runs statements; with `guard`, as one unit: inside a transaction under a
  *   savepoint (a failure undoes only them), outside one in a transaction of their own.
  *   A failure of unguarded statements inside a transaction marks it failed.
- * - `begin` / `commit`: the group transaction. A commit of a failed transaction rolls it
+ * - `begin` / `commit`: the group transaction. Its BEGIN is not sent on its own: it leaves
+ *   with the transaction's first statements, in one flight with them when they are waited
+ *   for. A commit of a failed transaction rolls it
  *   back and answers with the first failure. Inside it the client pipelines: statements
  *   are sent as they come, without waiting for the answers of those before them, so a
  *   group's lock and sequence reads leave together, and its events, announcement and
@@ -226,6 +228,69 @@ async function runInTransaction(request) {
   const results = settled.slice(guard ? 1 : 0, guard ? -1 : undefined);
   return results.map((outcome) => ({ rows: outcome.value.rows, rowCount: outcome.value.rowCount ?? 0 }));
 }
+/**
+ * A BEGIN not sent yet: it leaves with the transaction's first statements. When those are
+ * waited for, they go in one flight with it (runFirst); otherwise it is sent and waited for
+ * first (begun).
+ */
+let beginPending = false;
+/** Opens the transaction; a connection found dead at BEGIN is opened again and BEGIN sent again there (nothing was open yet). */
+async function openTransaction(retried) {
+  try {
+    const [, assigned] = await client.query("BEGIN; SELECT txid_current() AS xid");
+    return assigned.rows[0].xid;
+  } catch (error) {
+    if (!isConnectionError(error) || retried) throw error;
+    loseConnection(error);
+    failed = null;
+    await ensureConnected();
+    return openTransaction(true);
+  }
+}
+/** Sends the pending BEGIN and waits for it; if it fails, so does everything after it in the transaction, and its commit. */
+async function begun() {
+  if (!beginPending) return;
+  beginPending = false;
+  failed = null;
+  try {
+    if (lost) await ensureConnected();
+    xid = await openTransaction(false);
+  } catch (error) {
+    failed = failed || error;
+  }
+}
+/**
+ * The first statements of a transaction, awaited: sent in one flight with its BEGIN. On a
+ * connection found dead, BEGIN and they are sent again on a new one: nothing of the
+ * transaction had reached the server.
+ */
+async function runFirst(request, retried) {
+  beginPending = false;
+  // Nothing of the transaction had been sent: a connection lost meanwhile did not touch it.
+  failed = null;
+  let beginFailure = null;
+  const opening = client.query("BEGIN; SELECT txid_current() AS xid").then(
+    ([, assigned]) => assigned.rows[0].xid,
+    (error) => {
+      beginFailure = error;
+      throw error;
+    },
+  );
+  try {
+    const [assigned, results] = await Promise.all([opening, runInTransaction(request)]);
+    xid = assigned;
+    return results;
+  } catch (error) {
+    if (isConnectionError(error) && !retried) {
+      loseConnection(error);
+      await ensureConnected();
+      return runFirst(request, true);
+    }
+    // The statements' own failures are handled where they ran; one of BEGIN fails the transaction.
+    if (beginFailure) failed = failed || beginFailure;
+    throw error;
+  }
+}
 async function run(request) {
   if (request.op === "end") {
     ending = true;
@@ -236,33 +301,23 @@ async function run(request) {
     await connect();
     return [];
   }
+  if (request.op === "begin") {
+    // Sent with what the transaction runs first (see begun and runFirst).
+    inTransaction = true;
+    failed = null;
+    xid = null;
+    beginPending = true;
+    return [];
+  }
   if (lost && !inTransaction) await ensureConnected();
   switch (request.op) {
-    case "begin": {
-      try {
-        if (lost) throw unavailable("");
-        let assigned;
-        try {
-          [, assigned] = await client.query("BEGIN; SELECT txid_current() AS xid");
-        } catch (error) {
-          if (!isConnectionError(error) || request.retried) throw error;
-          // Nothing was open yet: begun again on a new connection.
-          loseConnection(error);
-          return await run({ ...request, retried: true });
-        }
-        inTransaction = true;
-        failed = null;
-        xid = assigned.rows[0].xid;
-      } catch (error) {
-        if (request.answer || request.sync) throw error;
-        // A begin nobody waits for: what follows it in the group fails with this, and so does its commit.
-        inTransaction = true;
-        failed = failed || error;
-      }
-      return [];
-    }
     case "commit": {
       inTransaction = false;
+      // Nothing was sent in it: there is nothing to commit.
+      if (beginPending) {
+        beginPending = false;
+        return [];
+      }
       const id = xid;
       xid = null;
       // Sent behind the statements posted before it, in one flight with them.
@@ -289,6 +344,8 @@ async function run(request) {
       return [];
     }
     case "run": {
+      if (inTransaction && beginPending && (request.sync || request.answer) && !lost) return runFirst(request);
+      if (inTransaction) await begun();
       if (inTransaction && failed) throw failed;
       if (inTransaction) return runInTransaction(request);
       const guard = request.guard;

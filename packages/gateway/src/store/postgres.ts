@@ -223,6 +223,13 @@ export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;
 /** The most appends one transaction groups, as in the SQLite store. */
 export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
 
+/** The application name of each instance's listening connection, by which instances see each other's. */
+const LISTENER_NAME = "turnspec listener";
+/** How often a listening connection looks whether another instance listens too. */
+const LISTENERS_LOOK_MS = 1_000;
+const OTHER_LISTENERS_SQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+  WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()) AS others`;
+
 /** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
 const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004 } as const;
 
@@ -310,6 +317,13 @@ export class PostgresEventStore implements EventStore {
   private listener: { client: Promise<ListeningClient>; readonly listeners: CommitListener[] } | undefined;
   /** Per turn, the last sequence another instance's commit was announced with: where a catch-up after a gap starts. */
   private readonly heard = new Map<string, number>();
+  /**
+   * Whether another instance's listening connection is open on the database: only then do
+   * announcements carry the events (see finishGroup). True until the listening connection
+   * has looked (and whenever it cannot), so that nobody is left reading back what it could
+   * have been handed.
+   */
+  private othersListen = true;
   /** What the last LISTEN found: the highest turn ordinal, and the last sequence of each turn then leased (running). */
   private horizon: { readonly ordinal: number; readonly running: ReadonlyMap<string, number> } | undefined;
   private readonly url: string;
@@ -323,7 +337,7 @@ export class PostgresEventStore implements EventStore {
   private running: CommitCallback[] | undefined;
   private closed = false;
   /** Committed events of recently used turns (postgres-events.ts). */
-  private readonly committed = new CommittedEvents();
+  private readonly committed = new CommittedEvents(TURN_TERMINALS);
   /**
    * Committed threads, and the thread of each committed turn: neither changes once
    * committed, nor is ever deleted, so a read of them need not wait, behind the commits in
@@ -581,14 +595,14 @@ export class PostgresEventStore implements EventStore {
    * open group holds the turn's row lock (every append takes it) or inserted the turn, so
    * nobody else appends to it until it commits and the last it appended is the last there
    * is; or the turn ended, which the store itself makes final (append refuses anything
-   * after an end), and its end is among the committed events kept.
+   * after an end), and a committed end of it was seen (CommittedEvents.endedAt).
    */
   private knownLast(turnId: string): number | undefined {
     const held = this.group?.turns.get(turnId);
     if (held !== undefined) return held.last;
     // Inserted by the open group, and not appended to yet: it has no events.
     if (this.group?.created.has(turnId) === true) return 0;
-    return this.committed.endedAt(turnId, TURN_TERMINALS);
+    return this.committed.endedAt(turnId);
   }
 
   /** Whether a group of this store not yet committed (open, or sent and unanswered) appended to the turn. */
@@ -715,7 +729,7 @@ export class PostgresEventStore implements EventStore {
       "pg",
       "the PostgreSQL event store",
     );
-    const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
+    const client = new pg.Client({ connectionString: this.url, application_name: LISTENER_NAME });
     let failed = false;
     // An error, or the server closing the connection without one (a network cut): opened again either way.
     client.on("end", () => lose(new Error("the server closed the connection")));
@@ -725,6 +739,7 @@ export class PostgresEventStore implements EventStore {
     const lose = (error: Error): void => {
       if (!listening || failed || this.closed) return;
       failed = true;
+      this.othersListen = true;
       process.emitWarning(`event store ${this.location}: the listening connection failed (${error.message}); it is opened again in 1 s`);
       void client.end().catch(() => undefined);
       const retry = (): void => {
@@ -768,12 +783,39 @@ export class PostgresEventStore implements EventStore {
       // Kept only once caught up: a catch-up that failed is made again from the same point.
       this.horizon = { ordinal: top, running: new Map(running.rows.map((row) => [row.turn_id as string, row.last as number])) };
       listening = true;
+      this.lookForOtherListeners(client, () => failed);
     } catch (error) {
       failed = true;
       void client.end().catch(() => undefined);
       throw error;
     }
     return client;
+  }
+
+  /**
+   * Looks, now and every LISTENERS_LOOK_MS while the listening connection stays open,
+   * whether another instance listens on the database. An announcement made without the
+   * events is still one: an instance that starts listening in between reads the range from
+   * the log, as it does one whose events were too large to carry.
+   */
+  private lookForOtherListeners(client: ListeningClient, lost: () => boolean): void {
+    const look = (): void => {
+      if (lost() || this.closed) {
+        clearInterval(timer);
+        return;
+      }
+      client.query(OTHER_LISTENERS_SQL, [LISTENER_NAME]).then(
+        ({ rows }) => {
+          if (!lost() && !this.closed) this.othersListen = rows[0]!.others === true;
+        },
+        () => {
+          this.othersListen = true;
+        },
+      );
+    };
+    const timer = setInterval(look, LISTENERS_LOOK_MS);
+    timer.unref();
+    look();
   }
 
   /**
@@ -957,7 +999,7 @@ export class PostgresEventStore implements EventStore {
    */
   private finishGroup(group: Group): void {
     this.flush(group);
-    const payloads = announce(this.instanceId, group.appended);
+    const payloads = announce(this.instanceId, group.appended, this.othersListen);
     // One statement however many payloads: unnest yields them in order, and their NOTIFYs are delivered in that order.
     if (payloads.length > 0)
       this.link.post([
