@@ -14,6 +14,10 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // What a test polls for (a notification another process sends, a warning after a
+    // reconnect) comes within milliseconds on a quiet machine and can take seconds on a
+    // loaded one; a poll returns as soon as it holds, so the wide bound costs nothing.
+    expect: { poll: { timeout: 10_000 } },
     pool: "forks",
     // One test file per core. Vitest's own default keeps a core for itself, which on a
     // two-core machine runs the files one at a time; most of them spend their time waiting

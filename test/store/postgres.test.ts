@@ -526,7 +526,7 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
         const carriedLast = async () => {
           appendDelta(writer, "trn_1", "word");
           await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
-          await expect.poll(() => payloads.length).toBeGreaterThan(0);
+          while (payloads.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
           const announced = JSON.parse(payloads.splice(0).at(-1)!) as { turns: unknown[][] };
           return announced.turns.at(-1)!.length === 4;
         };
