@@ -117,34 +117,23 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     process.off("warning", onWarning);
   });
 
-  it("reads and writes on through a terminated backend, on a new connection", async () => {
+  it.each([
+    ["a read, which is run again on a new one", (store: PostgresEventStore) => expect(store.getThread("thr_a")?.id).toBe("thr_a")],
+    // Its lock read leaves with the group's BEGIN: nothing of the group had reached the server.
+    ["an append, whose group is opened again on a new one", () => undefined],
+  ])("reads and writes on through a terminated backend when what meets the dead connection first is %s", async (_what, first) => {
     const store = storeOn(url);
     store.createThread(thread("thr_a"));
     store.createTurn("thr_a", "trn_1", "t");
     appendDelta(store, "trn_1", "before");
     expect(await committed(store)).toBeUndefined();
     expect(terminate(url, "turnspec")).toBe(1);
-    // The read that meets the dead connection is run again on a new one.
-    expect(store.getThread("thr_a")?.id).toBe("thr_a");
-    expect(appendDelta(store, "trn_1", "after").sequence).toBe(2);
-    expect(await committed(store)).toBeUndefined();
-    expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(["before", "after"]);
-    await expect.poll(() => warnings.join("\n")).toContain("lost the connection to PostgreSQL");
-    expect(warnings.join("\n")).toContain("connected to PostgreSQL again");
-  });
-
-  it("opens a group on a new connection when its first statements meet a terminated backend: nothing of it had been sent", async () => {
-    const store = storeOn(url);
-    store.createThread(thread("thr_a"));
-    store.createTurn("thr_a", "trn_1", "t");
-    appendDelta(store, "trn_1", "before");
-    expect(await committed(store)).toBeUndefined();
-    expect(terminate(url, "turnspec")).toBe(1);
-    // The append's lock read leaves with the group's BEGIN, on the connection just killed.
+    first(store);
     expect(appendDelta(store, "trn_1", "after").sequence).toBe(2);
     expect(await committed(store)).toBeUndefined();
     expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(["before", "after"]);
     await expect.poll(() => warnings.join("\n")).toContain("connected to PostgreSQL again");
+    expect(warnings.join("\n")).toContain("lost the connection to PostgreSQL");
   });
 
   it("fails the group a terminated backend held open, for what waited for it; the next append takes the sequence again", async () => {
