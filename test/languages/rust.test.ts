@@ -7,6 +7,7 @@
  * known are listed in test/languages/rust/expected-failures.txt, which may only shrink. The
  * crates are the committed golden outputs, checked against the generator first.
  */
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compareWithDisk, generateFiles } from "../../packages/generator/src/generate.js";
@@ -21,6 +22,10 @@ describe.skipIf(!CARGO_AVAILABLE)("the Rust workspace", () => {
   it("is clean under cargo clippy -D warnings: the golden crates, the examples and the gateway", () => {
     cargo(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
   }, 600_000);
+
+  it.skipIf(spawnSync("cargo", ["fmt", "--version"], { stdio: "ignore" }).status !== 0)("is left as it is by cargo fmt: the hand-written code is in rustfmt's layout, the generated modules are marked to be skipped", () => {
+    cargo(["fmt", "--all", "--check"]);
+  }, 60_000);
 });
 
 describe.each(Object.keys(RUST_CRATES) as (keyof typeof RUST_CRATES)[])("the Rust crate of %s", (protocol) => {

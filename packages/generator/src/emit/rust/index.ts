@@ -123,6 +123,14 @@ function cargoToml(model: ProtocolModel, options: RustOptions): string {
   ].join("\n");
 }
 
+/**
+ * The crate's modules written from the schemas, beside the runtime (`jsonrpc`, the same in
+ * every crate). Their lines are not laid out as rustfmt would (long calls and tables stay on
+ * one line), so lib.rs marks them `#[rustfmt::skip]`: a `cargo fmt` of the user's workspace
+ * would otherwise rewrite them, and `generate --check` would then report them changed.
+ */
+const GENERATED_MODULES = ["client", "ordering", "registry", "server", "types", "validators"] as const;
+
 function libRs(model: ProtocolModel, header: string): string {
   return [
     header,
@@ -136,13 +144,11 @@ function libRs(model: ProtocolModel, header: string): string {
     "//!   [`jsonrpc::transport`] and [`jsonrpc::websocket`];",
     "//! - [`registry`]: the method, notification and error tables; [`ordering`]: the ordering rules.",
     "",
-    "pub mod client;",
     "pub mod jsonrpc;",
-    "pub mod ordering;",
-    "pub mod registry;",
-    "pub mod server;",
-    "pub mod types;",
-    "pub mod validators;",
+    "",
+    "// The modules `turnspec generate` writes are kept as it writes them: `cargo fmt` leaves them",
+    "// alone, so that `turnspec generate --check` finds them unchanged after it.",
+    ...GENERATED_MODULES.flatMap((module) => ["#[rustfmt::skip]", `pub mod ${module};`]),
     "",
     "pub use client::{Client, ClientHandler};",
     "pub use jsonrpc::connection::Options;",

@@ -11,12 +11,21 @@
 //!   [`jsonrpc::transport`] and [`jsonrpc::websocket`];
 //! - [`registry`]: the method, notification and error tables; [`ordering`]: the ordering rules.
 
-pub mod client;
 pub mod jsonrpc;
+
+// The modules `turnspec generate` writes are kept as it writes them: `cargo fmt` leaves them
+// alone, so that `turnspec generate --check` finds them unchanged after it.
+#[rustfmt::skip]
+pub mod client;
+#[rustfmt::skip]
 pub mod ordering;
+#[rustfmt::skip]
 pub mod registry;
+#[rustfmt::skip]
 pub mod server;
+#[rustfmt::skip]
 pub mod types;
+#[rustfmt::skip]
 pub mod validators;
 
 pub use client::{Client, ClientHandler};
