@@ -37,6 +37,9 @@ for (const set of ["strict", "tolerant", "report"]) {
 const { metaValidatorsModule } = await import(pathToFileURL(at("packages/generator/dist/meta-precompile.js")).href);
 const { META_VALIDATORS_MODULE } = await import(pathToFileURL(at("packages/generator/dist/meta.js")).href);
 writeFileSync(at("packages/generator/dist", META_VALIDATORS_MODULE), metaValidatorsModule());
+// And its Handlebars templates, so that a run loads Handlebars' runtime alone (templates-precompile.ts).
+const { templatesModule } = await import(pathToFileURL(at("packages/generator/dist/templates-precompile.js")).href);
+writeFileSync(at("packages/generator/dist/templates.cjs"), templatesModule());
 
 const copy = (from, to) => cpSync(at(from), at(to), { recursive: true });
 // Read at run time, relative to the compiled modules.

@@ -1,31 +1,103 @@
-/** Handlebars set-up shared by the template-based emitters. */
+/**
+ * Handlebars set-up shared by the template-based emitters.
+ *
+ * A template is rendered from the spec the build precompiled (`dist/templates.cjs`,
+ * templates-precompile.ts) when that spec was compiled from the same text by the same
+ * Handlebars, with Handlebars' runtime alone; otherwise (a checkout run from its sources, a
+ * template edited since) it is compiled here, by the full Handlebars, loaded only then.
+ */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import Handlebars from "handlebars";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import type Handlebars from "handlebars";
 
-const templatesDir = new URL("../templates/", import.meta.url);
+type HandlebarsEnvironment = typeof Handlebars;
+/** A precompiled template, as Handlebars' runtime takes it. */
+type TemplateSpec = Parameters<HandlebarsEnvironment["template"]>[0];
 
-const hbs = Handlebars.create();
-hbs.registerHelper("json", (value: unknown) => JSON.stringify(value));
-// A JSON value as a TypeScript literal on one line, spaced as the TypeScript formatter spaces it.
-hbs.registerHelper("literal", (value: unknown) => literal(value));
-// Text inside a /** */ comment must not close it.
-/** Whether any element of a list has the field, not null (`{{#if (anyHas errors "data")}}`). */
-hbs.registerHelper(
-  "anyHas",
-  (list: unknown, key: unknown) =>
-    Array.isArray(list) &&
-    list.some((item) => item !== null && typeof item === "object" && (item as Record<string, unknown>)[String(key)] != null),
-);
-hbs.registerHelper("doc", (value: unknown) => String(value).replace(/\*\//g, "*\\/"));
+const require = createRequire(import.meta.url);
 
+export const templatesDir = new URL("../templates/", import.meta.url);
+
+/** How every template is compiled: they write code and Markdown, not HTML, and a missing field is an error. */
+export const TEMPLATE_OPTIONS = { noEscape: true, strict: true } as const;
+
+/** The file the build writes beside the compiled modules. */
+const PRECOMPILED_MODULE = "templates.cjs";
+
+/** The version of Handlebars this package runs. */
+export function handlebarsVersion(): string {
+  return (require("handlebars/package.json") as { version: string }).version;
+}
+
+/** What a precompiled spec is checked against: the text it was compiled from. */
+export function templateDigest(source: string): string {
+  return createHash("sha256").update(source).digest("hex");
+}
+
+/** What the build precompiled (`dist/templates.cjs`). */
+export interface PrecompiledTemplates {
+  readonly templates: Readonly<Record<string, { readonly digest: string; readonly spec: TemplateSpec }>>;
+  readonly handlebarsVersion: string;
+}
+
+/** The precompiled spec of a template, when it was compiled from `source` by this Handlebars. */
+export function precompiledSpec(precompiled: PrecompiledTemplates | undefined, name: string, source: string): TemplateSpec | undefined {
+  if (precompiled === undefined || precompiled.handlebarsVersion !== handlebarsVersion()) return undefined;
+  const entry = precompiled.templates[name];
+  return entry !== undefined && entry.digest === templateDigest(source) ? entry.spec : undefined;
+}
+
+let precompiled: PrecompiledTemplates | null | undefined;
+
+function loadPrecompiled(): PrecompiledTemplates | undefined {
+  if (precompiled === undefined) {
+    try {
+      precompiled = require(fileURLToPath(new URL(PRECOMPILED_MODULE, import.meta.url))) as PrecompiledTemplates;
+    } catch (error) {
+      // Run from the sources, nothing was precompiled.
+      if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+      precompiled = null;
+    }
+  }
+  return precompiled ?? undefined;
+}
+
+/** The helpers every template may use. */
+function withHelpers(hbs: HandlebarsEnvironment): HandlebarsEnvironment {
+  hbs.registerHelper("json", (value: unknown) => JSON.stringify(value));
+  // A JSON value as a TypeScript literal on one line, spaced as the TypeScript formatter spaces it.
+  hbs.registerHelper("literal", (value: unknown) => literal(value));
+  /** Whether any element of a list has the field, not null (`{{#if (anyHas errors "data")}}`). */
+  hbs.registerHelper(
+    "anyHas",
+    (list: unknown, key: unknown) =>
+      Array.isArray(list) &&
+      list.some((item) => item !== null && typeof item === "object" && (item as Record<string, unknown>)[String(key)] != null),
+  );
+  // Text inside a /** */ comment must not close it.
+  hbs.registerHelper("doc", (value: unknown) => String(value).replace(/\*\//g, "*\\/"));
+  return hbs;
+}
+
+let runtime: HandlebarsEnvironment | undefined;
+let compiler: HandlebarsEnvironment | undefined;
 const cache = new Map<string, Handlebars.TemplateDelegate>();
 
 /** Renders `generator/templates/<name>.hbs` with a plain-object context. */
 export function render(name: string, context: object): string {
   let template = cache.get(name);
   if (!template) {
-    // noEscape: these templates write code and Markdown, not HTML.
-    template = hbs.compile(readFileSync(new URL(`${name}.hbs`, templatesDir), "utf8"), { noEscape: true, strict: true });
+    const source = readFileSync(new URL(`${name}.hbs`, templatesDir), "utf8");
+    const spec = precompiledSpec(loadPrecompiled(), name, source);
+    if (spec !== undefined) {
+      runtime ??= withHelpers((require("handlebars/runtime") as { default: HandlebarsEnvironment }).default.create());
+      template = runtime.template(spec);
+    } else {
+      compiler ??= withHelpers((require("handlebars") as HandlebarsEnvironment).create());
+      template = compiler.compile(source, TEMPLATE_OPTIONS);
+    }
     cache.set(name, template);
   }
   return template(context);
