@@ -7,6 +7,7 @@
  * in test/languages/python/expected-failures.txt, which may only shrink. The packages are the
  * committed golden outputs, checked against the generator first.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +26,20 @@ export const PACKAGES = {
   mcp: { schemas: "test/fixtures/mcp/schemas", package: "test/fixtures/mcp/python/mcp_protocol" },
   lsp: { schemas: "test/fixtures/lsp/schemas", package: "test/fixtures/lsp/python/lsp_protocol" },
 } as const;
+
+/** How each formatter is asked whether it would change a file. */
+const FORMATTERS = { black: ["--check", "--quiet"], ruff: ["format", "--check", "--quiet"] } as const;
+
+describe("the generated Python packages", () => {
+  const folders = [...Object.values(PACKAGES).map((p) => p.package), "examples/clients/python/agent_gateway", "examples/gateways/python/agent_gateway"];
+  for (const formatter of Object.keys(FORMATTERS) as (keyof typeof FORMATTERS)[]) {
+    const bin = join(root, ".venv/bin", formatter);
+    it.skipIf(!existsSync(bin))(`are left as they are by ${formatter} (their files say # fmt: off)`, () => {
+      const run = spawnSync(bin, [...FORMATTERS[formatter], ...folders], { cwd: root, encoding: "utf8" });
+      expect(run.status, `${formatter} would change them:\n${run.stdout}${run.stderr}`).toBe(0);
+    });
+  }
+});
 
 describe.each(Object.keys(PACKAGES) as (keyof typeof PACKAGES)[])("the Python package of %s", (name) => {
   const { schemas, package: folder } = PACKAGES[name];

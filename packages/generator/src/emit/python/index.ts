@@ -30,7 +30,9 @@ export interface PythonOptions {
 
 /** Every file of the Python package, paths relative to the package folder. */
 export function emitPython(model: ProtocolModel, options: PythonOptions): GeneratedFile[] {
-  const header = options.header;
+  // `# fmt: off` before any code: black and ruff format leave the file as written, so that a
+  // formatter run over the user's project does not make `generate --check` report it changed.
+  const header = `${options.header}\n# fmt: off`;
   const models = new PythonModels(model);
   const files: GeneratedFile[] = [
     { path: "models.py", content: models.emit(header) },
