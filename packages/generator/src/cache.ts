@@ -14,6 +14,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { packageVersion } from "./built.js";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -66,14 +67,6 @@ function hashFolder(hash: Hash, root: string, dir: string, keep: (name: string) 
       hash.update(`${relative(root, path)}\0${bytes.length}\0`);
       hash.update(bytes);
     }
-  }
-}
-
-function packageVersion(name: string): string {
-  try {
-    return (createRequire(import.meta.url)(`${name}/package.json`) as { version: string }).version;
-  } catch {
-    return "(not installed)";
   }
 }
 

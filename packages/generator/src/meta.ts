@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { builtModule, packageVersion } from "./built.js";
 
 /** The folder holding the meta-schemas. */
 export const META_DIR = fileURLToPath(new URL("../meta/", import.meta.url));
@@ -45,7 +46,7 @@ const require = createRequire(import.meta.url);
 
 /** The version of ajv this package runs, which holds JSON Schema's meta-schema. */
 export function ajvVersion(): string {
-  return (require("ajv/package.json") as { version: string }).version;
+  return packageVersion("ajv");
 }
 
 /** What the build precompiled (`dist/meta-validators.cjs`, meta-precompile.ts). */
@@ -88,15 +89,7 @@ export function metaValidator(name: MetaSchemaName): ValidateFunction {
 
 /** The build's precompiled meta validators, or undefined where there are none (the sources run as they are). */
 export function precompiledMeta(): PrecompiledMeta | undefined {
-  if (precompiled === undefined) {
-    try {
-      precompiled = require(`./${META_VALIDATORS_MODULE}`) as PrecompiledMeta;
-    } catch (error) {
-      if ((error as { code?: string }).code !== "MODULE_NOT_FOUND" || !(error as Error).message.includes(META_VALIDATORS_MODULE))
-        throw error;
-      precompiled = null;
-    }
-  }
+  if (precompiled === undefined) precompiled = builtModule<PrecompiledMeta>(META_VALIDATORS_MODULE) ?? null;
   return precompiled ?? undefined;
 }
 

@@ -9,8 +9,8 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import type Handlebars from "handlebars";
+import { builtModule, packageVersion } from "./built.js";
 
 type HandlebarsEnvironment = typeof Handlebars;
 /** A precompiled template, as Handlebars' runtime takes it. */
@@ -28,7 +28,7 @@ const PRECOMPILED_MODULE = "templates.cjs";
 
 /** The version of Handlebars this package runs. */
 export function handlebarsVersion(): string {
-  return (require("handlebars/package.json") as { version: string }).version;
+  return packageVersion("handlebars");
 }
 
 /** What a precompiled spec is checked against: the text it was compiled from. */
@@ -52,15 +52,7 @@ export function precompiledSpec(precompiled: PrecompiledTemplates | undefined, n
 let precompiled: PrecompiledTemplates | null | undefined;
 
 function loadPrecompiled(): PrecompiledTemplates | undefined {
-  if (precompiled === undefined) {
-    try {
-      precompiled = require(fileURLToPath(new URL(PRECOMPILED_MODULE, import.meta.url))) as PrecompiledTemplates;
-    } catch (error) {
-      // Run from the sources, nothing was precompiled.
-      if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-      precompiled = null;
-    }
-  }
+  if (precompiled === undefined) precompiled = builtModule<PrecompiledTemplates>(PRECOMPILED_MODULE) ?? null;
   return precompiled ?? undefined;
 }
 

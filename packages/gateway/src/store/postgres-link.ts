@@ -234,10 +234,12 @@ async function runInTransaction(request) {
  * first (begun).
  */
 let beginPending = false;
+/** Opens the group transaction and asks the id it was given (see outcomeOf). */
+const OPEN_TRANSACTION = "BEGIN; SELECT txid_current() AS xid";
 /** Opens the transaction; a connection found dead at BEGIN is opened again and BEGIN sent again there (nothing was open yet). */
 async function openTransaction(retried) {
   try {
-    const [, assigned] = await client.query("BEGIN; SELECT txid_current() AS xid");
+    const [, assigned] = await client.query(OPEN_TRANSACTION);
     return assigned.rows[0].xid;
   } catch (error) {
     if (!isConnectionError(error) || retried) throw error;
@@ -269,7 +271,7 @@ async function runFirst(request, retried) {
   // Nothing of the transaction had been sent: a connection lost meanwhile did not touch it.
   failed = null;
   let beginFailure = null;
-  const opening = client.query("BEGIN; SELECT txid_current() AS xid").then(
+  const opening = client.query(OPEN_TRANSACTION).then(
     ([, assigned]) => assigned.rows[0].xid,
     (error) => {
       beginFailure = error;
