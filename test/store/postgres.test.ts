@@ -10,9 +10,11 @@ import { Worker } from "node:worker_threads";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  POSTGRES_CHAIN_MAX_GROUPS,
   POSTGRES_GROUP_COMMIT_LIMIT,
   POSTGRES_MIGRATIONS,
   POSTGRES_SCHEMA_VERSION,
+  POSTGRES_TURN_WRITER_LOCK,
   PostgresEventStore,
 } from "../../packages/gateway/src/store/postgres.js";
 import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js";
@@ -57,6 +59,45 @@ const pg = require(workerData.pgPath);
   }, 500);
 })();
 `;
+
+/**
+ * Another instance's append to trn_1, the way a store makes one: the turn's writer lock,
+ * its row lock, its highest sequence, a run after it. Connects, says so, waits for the
+ * test's go (a shared flag, so the test's event loop need not run), then appends and
+ * posts the sequence it took.
+ */
+const OTHER_APPEND = `
+const { workerData, parentPort } = require("node:worker_threads");
+const pg = require(workerData.pgPath);
+(async () => {
+  const client = new pg.Client({ connectionString: workerData.url });
+  await client.connect();
+  parentPort.postMessage({ connected: true });
+  Atomics.wait(workerData.go, 0, 0);
+  await client.query("BEGIN");
+  await client.query("SELECT pg_advisory_xact_lock($1, hashtext('trn_1'))", [workerData.writerLock]);
+  await client.query("SELECT 1 FROM turns WHERE turn_id = 'trn_1' FOR NO KEY UPDATE");
+  const { rows } = await client.query("SELECT COALESCE(MAX(last), 0) AS last FROM event_runs WHERE turn_id = 'trn_1'");
+  const sequence = rows[0].last + 1;
+  await client.query(
+    "INSERT INTO event_runs (turn_id, first, last, thread_id, methods, params, recorded_at) VALUES ('trn_1', $1, $1, 'thr_a', 'other/append', '{}', 't')",
+    [sequence],
+  );
+  await client.query("COMMIT");
+  parentPort.postMessage({ sequence });
+  await client.end();
+})();
+`;
+
+/** Waits, blocking this thread (so that no timer of the event loop runs meanwhile), until `done` holds; 10 s at most. */
+function spinUntil(what: string, done: () => boolean): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waited 10 s for ${what}`);
+    Atomics.wait(pause, 0, 0, 2);
+  }
+}
 
 const started = await startPostgres();
 if ("skip" in started) console.warn(`skipping the PostgreSQL store tests: ${started.skip}`);
@@ -453,6 +494,151 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
         expect(appendDelta(store, "trn_1").sequence).toBe(3);
       } finally {
         intruder.end();
+      }
+    });
+
+    describe("a burst held on to from one group to the next", () => {
+      const BURST = 100;
+      const nextTurnOfLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+      /** The turns' writer locks on the server: held (granted) and waited for. */
+      const writerLocks = (observer: PostgresLink) =>
+        observer.query(
+          `SELECT count(*) FILTER (WHERE granted)::int AS held, count(*) FILTER (WHERE NOT granted)::int AS waiting
+           FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid`,
+          [POSTGRES_TURN_WRITER_LOCK],
+        ).rows[0] as { held: number; waiting: number };
+      const burstTurn = async () => {
+        const store = connect();
+        store.createThread(thread("thr_a"));
+        store.createTurn("thr_a", "trn_1", "t");
+        expect(await committed(store)).toBeUndefined();
+        return store;
+      };
+      const round = (store: PostgresEventStore) => {
+        for (let i = 0; i < BURST; i++) appendDelta(store, "trn_1");
+      };
+
+      it("keeps another instance's append waiting while it streams, lets it in after POSTGRES_CHAIN_MAX_GROUPS groups, and numbers after it", async () => {
+        const store = await burstTurn();
+        const observer = new PostgresLink(url);
+        const go = new Int32Array(new SharedArrayBuffer(4));
+        const other = new Worker(OTHER_APPEND, {
+          eval: true,
+          workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), go, writerLock: POSTGRES_TURN_WRITER_LOCK },
+        });
+        try {
+          let taken: number | undefined;
+          other.on("message", (message: { sequence?: number }) => (taken ??= message.sequence));
+          await new Promise((resolve) => other.once("message", resolve));
+          round(store);
+          // The first group's commit is sent: it holds on to the turn's writer lock. From here
+          // to the next round nothing lets the event loop run, so nothing lets the lock go.
+          await nextTurnOfLoop();
+          spinUntil("the writer lock to be held", () => writerLocks(observer).held === 1);
+          Atomics.store(go, 0, 1);
+          Atomics.notify(go, 0);
+          spinUntil("the other instance to wait for it", () => writerLocks(observer).waiting === 1);
+          let rounds = 1;
+          while (taken === undefined && rounds < 3 * POSTGRES_CHAIN_MAX_GROUPS) {
+            round(store);
+            rounds++;
+            await nextTurnOfLoop();
+          }
+          // Held through the commit of group POSTGRES_CHAIN_MAX_GROUPS + 1, let go after it.
+          expect(taken).toBe((POSTGRES_CHAIN_MAX_GROUPS + 1) * BURST + 1);
+          expect(await committed(store)).toBeUndefined();
+          const log = store.events("trn_1");
+          expect(log.map((e) => e.sequence)).toEqual(Array.from({ length: rounds * BURST + 1 }, (_, i) => i + 1));
+          expect(log.filter((e) => e.method === "other/append").map((e) => e.sequence)).toEqual([taken]);
+          // Nothing is held on to once the burst ends.
+          await expect.poll(() => writerLocks(observer)).toEqual({ held: 0, waiting: 0 });
+        } finally {
+          observer.end();
+          await other.terminate();
+        }
+      });
+
+      it("lets go of it for another store of the same process, which appends after the burst and before the next", async () => {
+        const store = await burstTurn();
+        const other = connect();
+        round(store);
+        await nextTurnOfLoop();
+        // Waiting for the lock on this event loop would never end: the holder lets it go first.
+        expect(appendDelta(other, "trn_1", "other").sequence).toBe(BURST + 1);
+        expect(appendDelta(store, "trn_1").sequence).toBe(BURST + 2);
+        expect(await committed(store)).toBeUndefined();
+        expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: BURST + 2 }, (_, i) => i + 1));
+      });
+
+      it("fails the group numbered from memory when another writer that takes no writer lock got in between, and goes on from what that writer left", async () => {
+        const store = await burstTurn();
+        const observer = new PostgresLink(url);
+        try {
+          round(store);
+          await nextTurnOfLoop();
+          spinUntil("the writer lock to be held", () => writerLocks(observer).held === 1);
+          observer.query(
+            `INSERT INTO event_runs (turn_id, first, last, thread_id, methods, params, recorded_at)
+             VALUES ('trn_1', $1, $1, 'thr_a', 'intruder', '{}', 't')`,
+            [BURST + 1],
+          );
+          round(store);
+          const failure = await committed(store);
+          expect(failure?.kind).toBe("commit_failed");
+          expect(failure?.message).toContain(
+            `turn trn_1 changed while this instance held on to it (another writer took no writer lock): expected {"last":${BURST}}, found {"last":${BURST + 1}}`,
+          );
+          // Nothing of the failed group is stored, and nothing is held on to any more.
+          const log = store.events("trn_1");
+          expect(log.map((e) => e.sequence)).toEqual(Array.from({ length: BURST + 1 }, (_, i) => i + 1));
+          expect(log.at(-1)!.method).toBe("intruder");
+          expect(writerLocks(observer)).toEqual({ held: 0, waiting: 0 });
+          expect(appendDelta(store, "trn_1").sequence).toBe(BURST + 2);
+          expect(await committed(store)).toBeUndefined();
+        } finally {
+          observer.end();
+        }
+      });
+    });
+
+    it("fails a transaction whose posted statement does not find the row it expects, and commits nothing of it", async () => {
+      const link = new PostgresLink(url);
+      try {
+        link.query("CREATE TABLE expected (n integer)");
+        link.begin();
+        link.post([
+          { sql: "INSERT INTO expected VALUES (1)" },
+          { sql: "SELECT count(*)::int AS n FROM expected", expect: { row: { n: 2 }, otherwise: "one row, not two" } },
+          { sql: "INSERT INTO expected VALUES (2)" },
+        ]);
+        const failure = await new Promise<Error | undefined>((resolve) => link.commit(resolve));
+        expect(failure?.message).toBe('one row, not two: expected {"n":2}, found {"n":1}');
+        expect(link.query("SELECT count(*)::int AS n FROM expected").rows).toEqual([{ n: 0 }]);
+        link.begin();
+        link.post([
+          { sql: "SELECT n FROM expected", expect: { row: null, otherwise: "no row" } },
+          { sql: "INSERT INTO expected VALUES (3)" },
+        ]);
+        expect(await new Promise<Error | undefined>((resolve) => link.commit(resolve))).toBeUndefined();
+        expect(link.query("SELECT n FROM expected").rows).toEqual([{ n: 3 }]);
+      } finally {
+        link.end();
+      }
+    });
+
+    it("compresses the texts of event runs with lz4 where the server has it", async () => {
+      connect();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const lz4 = await admin.query(`SELECT 'lz4' = ANY (enumvals) AS has FROM pg_settings WHERE name = 'default_toast_compression'`);
+        const columns = await admin.query(
+          `SELECT attname, attcompression FROM pg_attribute WHERE attrelid = 'event_runs'::regclass AND attname IN ('methods', 'params', 'recorded_at') ORDER BY attname`,
+        );
+        const expected = lz4.rows[0]?.has === true ? "l" : "";
+        expect(columns.rows).toEqual(["methods", "params", "recorded_at"].map((attname) => ({ attname, attcompression: expected })));
+      } finally {
+        await admin.end();
       }
     });
 

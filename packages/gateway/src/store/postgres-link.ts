@@ -20,6 +20,12 @@ export interface Statement {
    * for statements run often, whose text never changes with their parameters.
    */
   readonly name?: string;
+  /**
+   * For a statement posted in the group transaction: what its first row must hold (null:
+   * no row). Otherwise the transaction fails with `otherwise`, what was found beside it, and
+   * its commit rolls it back. The commit is not sent before the answer is checked.
+   */
+  readonly expect?: { readonly row: Readonly<Record<string, unknown>> | null; readonly otherwise: string };
 }
 
 export interface StatementResult {
@@ -181,6 +187,14 @@ async function outcomeOf(id, cause) {
   }
   throw new Error("the connection to PostgreSQL was lost during a commit, and whether the server committed it could not be learned within " + outcomeWaitMs + " ms (" + last.message + ")");
 }
+/**
+ * After a group transaction that did not commit: lets go of the session's advisory locks,
+ * which the store holds on to only for what the group wrote (its chains), now lost. A
+ * connection lost took them with it.
+ */
+async function letGoOfSessionLocks() {
+  if (!lost) await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+}
 const toQuery = (statement) => (statement.name === undefined ? statement.sql : { name: statement.name, text: statement.sql });
 /**
  * Statements posted in the group transaction whose answers have not arrived: the client
@@ -188,9 +202,21 @@ const toQuery = (statement) => (statement.name === undefined ? statement.sql : {
  * its announcement and its COMMIT leave together. Each records its failure in \`failed\`.
  */
 let inflight = [];
+/** Those of them with an expectation (Statement.expect): the commit waits for them before it sends COMMIT. */
+let checks = [];
 function markFailed(error) {
   if (isConnectionError(error)) loseConnection(error);
   else failed = failed || error;
+}
+/** Fails the transaction when a statement's first row is not the one it expects. */
+function checkExpected(statement, result) {
+  const { row: wanted, otherwise } = statement.expect;
+  const found = result.rows[0] ?? null;
+  const same = wanted === null ? found === null : found !== null && Object.keys(wanted).every((key) => found[key] === wanted[key]);
+  if (same) return;
+  const error = new Error(otherwise + ": expected " + JSON.stringify(wanted) + ", found " + JSON.stringify(found));
+  error.code = "TS001";
+  failed = failed || error;
 }
 /**
  * Statements in the group transaction, sent at once behind what was posted before them.
@@ -206,7 +232,14 @@ async function runInTransaction(request) {
   queries.push(...sent);
   if (guard) queries.push(client.query("RELEASE SAVEPOINT turnspec_guard"));
   if (!request.sync && !request.answer) {
-    for (const query of queries) inflight.push(query.then(() => undefined, markFailed));
+    const first = guard ? 1 : 0;
+    queries.forEach((query, i) => {
+      const statement = request.statements[i - first];
+      const expected = statement !== undefined && statement.expect !== undefined;
+      const settled = query.then(expected ? (result) => checkExpected(statement, result) : () => undefined, markFailed);
+      inflight.push(settled);
+      if (expected) checks.push(settled);
+    });
     return [];
   }
   const pending = inflight;
@@ -308,6 +341,7 @@ async function run(request) {
     inTransaction = true;
     failed = null;
     xid = null;
+    checks = [];
     beginPending = true;
     return [];
   }
@@ -322,6 +356,12 @@ async function run(request) {
       }
       const id = xid;
       xid = null;
+      // A commit is never sent before what the transaction expects was found (Statement.expect).
+      if (checks.length > 0) {
+        const expecting = checks;
+        checks = [];
+        await Promise.all(expecting);
+      }
       // Sent behind the statements posted before it, in one flight with them.
       const pending = inflight;
       inflight = [];
@@ -334,11 +374,15 @@ async function run(request) {
         // A COMMIT of a transaction a statement failed in rolls it back.
         if (committing) await committing.catch(() => {});
         else if (!lost) await client.query("ROLLBACK").catch(() => {});
+        await letGoOfSessionLocks();
         throw first;
       }
       try {
         const result = await committing;
-        if (result.command !== "COMMIT") throw new Error("the server rolled the transaction back instead of committing it (" + result.command + ")");
+        if (result.command !== "COMMIT") {
+          await letGoOfSessionLocks();
+          throw new Error("the server rolled the transaction back instead of committing it (" + result.command + ")");
+        }
       } catch (error) {
         if (!isConnectionError(error)) throw error;
         await outcomeOf(id, error);

@@ -3,12 +3,15 @@
  * behind a load balancer, or a team's existing server instead of a file.
  *
  * Same contract as the SQLite store (store.ts), on a synchronous link to one connection
- * (postgres-link.ts). Sequences are never cached beyond a group transaction: the first
- * append to a turn in a group locks the turn's row (SELECT … FOR NO KEY UPDATE) and only then
- * reads its highest sequence, so two instances appending to one turn take turns and the
- * sequence stays gap-free and strictly increasing; the primary key (turn_id, sequence)
- * backs that up. Turn and route ordinals are handed out under a transaction-scoped
- * advisory lock, and route generations compared in the UPDATE's WHERE, as in SQLite.
+ * (postgres-link.ts). The first append to a turn in a group takes the turn's writer lock (an
+ * advisory lock), then its row lock (SELECT … FOR NO KEY UPDATE), and only then reads its
+ * highest sequence, so two instances appending to one turn take turns and the sequence
+ * stays gap-free and strictly increasing; the primary key (turn_id, first) backs that up.
+ * An instance streaming a burst into a turn holds on to the writer lock from one group to
+ * the next (Chain), numbering the next group's events at once and checking, before its
+ * commit, that the turn is as it left it. Turn and route ordinals are handed out under a
+ * transaction-scoped advisory lock, and route generations compared in the UPDATE's WHERE,
+ * as in SQLite.
  *
  * Group commit: the first append of a turn of the event loop opens a transaction and
  * every write after it joins it. The events themselves are sent without waiting, when the
@@ -215,13 +218,32 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
       string_to_array(r.methods, E'\\x1e'), string_to_array(r.params, E'\\x1e'), string_to_array(r.recorded_at, E'\\x1e')
     ) WITH ORDINALITY AS e (method, params, recorded_at, n);
   `,
+  // 8: a run's texts compressed with lz4 where the server has it (PostgreSQL 14 and later,
+  // built with it): a run's params are tens of kilobytes, and pglz, the default, took half
+  // of the server's time to store them. Rows already stored keep how they were compressed.
+  `
+  DO $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+      ALTER TABLE event_runs ALTER COLUMN methods SET COMPRESSION lz4,
+        ALTER COLUMN params SET COMPRESSION lz4, ALTER COLUMN recorded_at SET COMPRESSION lz4;
+    END IF;
+  END
+  $$;
+  `,
 ];
 
 /** The schema version this code writes. */
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;
 
-/** The most appends one transaction groups, as in the SQLite store. */
-export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
+/**
+ * The most appends one transaction groups. Above the 256 model events a turn's run takes
+ * between two turns of the event loop (runner.ts), with room for the events around them:
+ * a burst of one turn then commits as the run yields, without waiting (a full group waits
+ * for its commit). Several turns bursting at once still wait at this many, which keeps
+ * the frames they hold back to one group's worth.
+ */
+export const POSTGRES_GROUP_COMMIT_LIMIT = 384;
 
 /** The application name of each instance's listening connection, by which instances see each other's. */
 const LISTENER_NAME = "turnspec listener";
@@ -230,8 +252,58 @@ const LISTENERS_LOOK_MS = 1_000;
 const OTHER_LISTENERS_SQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
   WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()) AS others`;
 
-/** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
-const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004 } as const;
+/**
+ * Advisory lock keys: one per counter handed out as MAX + 1, one for migrations, and the
+ * class of each turn's writer lock (with the hash of the turn's id; see TURN_WRITER).
+ */
+const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004, turnWriter: 7_401_005 } as const;
+
+/**
+ * The first key of each turn's writer lock; the second is hashtext(turn_id). Whatever else
+ * writes a turn's events in the database takes it first (pg_advisory_xact_lock), then the
+ * turn's row lock.
+ */
+export const POSTGRES_TURN_WRITER_LOCK = LOCK.turnWriter;
+
+/**
+ * A turn's writer lock, taken before its row lock by everything that takes that: an
+ * append's first in a group, a claim of the turn, a claim of a resolution in it. Held to
+ * the end of the transaction, as the row lock is; and held on past it, at session level,
+ * by an instance that goes on appending to the turn in its next group (see Chain).
+ */
+const TURN_WRITER = {
+  xact: (turnId: string): Statement => ({ sql: `SELECT pg_advisory_xact_lock($1, hashtext($2))`, params: [LOCK.turnWriter, turnId] }),
+  hold: (turnId: string): Statement => ({ sql: `SELECT pg_advisory_lock($1, hashtext($2))`, params: [LOCK.turnWriter, turnId] }),
+  letGo: (turnId: string): Statement => ({ sql: `SELECT pg_advisory_unlock($1, hashtext($2))`, params: [LOCK.turnWriter, turnId] }),
+};
+
+/** A group that appended at least this many events to a turn holds on to the turn's writer lock for the next group (see Chain). */
+const CHAIN_MIN_APPENDS = 64;
+/**
+ * How long a turn's writer lock is held on to after a commit when no group appends to the
+ * turn meanwhile, in ms: a burst's next group comes sooner; a turn that waits (for its
+ * model, a tool, an answer) lets it go.
+ */
+const CHAIN_IDLE_MS = 5;
+/** After this many groups in a row, the writer lock is let go: another instance waiting to append to the turn gets its turn. */
+export const POSTGRES_CHAIN_MAX_GROUPS = 32;
+
+/**
+ * A turn whose writer lock this instance holds on to between groups: a burst of events,
+ * whose next group would otherwise wait, for its first append, for the previous group's
+ * commit to take the row lock and read the highest sequence again. Nobody else appends
+ * to the turn meanwhile (every appender takes the writer lock first), so the next group
+ * numbers its events from `last` at once. It still takes the row lock and reads the
+ * highest sequence, without waiting for them: the commit waits for that answer, and a
+ * turn found otherwise (another writer that took no writer lock) fails the group.
+ */
+interface Chain {
+  readonly thread_id: string;
+  last: number;
+  generation: number;
+  /** The groups in a row that held on to it. */
+  groups: number;
+}
 
 /** The channel commits are announced on: JSON payloads { instance, turns: [[turn_id, first, last, events?], …] } (postgres-events.ts). */
 const CHANNEL = "turnspec_events";
@@ -282,6 +354,23 @@ function insertRunsParams(runs: ReadonlyMap<string, PendingRun>): unknown[] {
 /** The highest sequence of the turn whose id is the SQL expression `turnId`: the last of its newest run, or 0. */
 const lastOfTurn = (turnId: string) => `COALESCE((SELECT last FROM event_runs WHERE turn_id = ${turnId} ORDER BY first DESC LIMIT 1), 0)`;
 
+/**
+ * What a group numbering a held-on-to turn from memory (see Chain) expects under the turn's
+ * row lock: the generation and the highest sequence it numbers from. Two statements, so
+ * that the sequence is read after the lock was granted.
+ */
+function chainCheck(turnId: string, chain: Chain): Statement[] {
+  const otherwise = `turn ${turnId} changed while this instance held on to it (another writer took no writer lock)`;
+  return [
+    {
+      sql: `SELECT generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`,
+      params: [turnId],
+      expect: { row: { generation: chain.generation }, otherwise },
+    },
+    { sql: `SELECT ${lastOfTurn("$1")} AS last`, params: [turnId], expect: { row: { last: chain.last }, otherwise } },
+  ];
+}
+
 interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
@@ -307,6 +396,13 @@ interface Group {
  */
 const groupHolders = new Map<string, PostgresEventStore>();
 
+/**
+ * The stores of this process holding on to turns' writer locks on each database (see
+ * Chain): another store of the process on the database has them let go first, since an
+ * append of its own would otherwise wait for them on its own event loop.
+ */
+const chainHolders = new Map<string, Set<PostgresEventStore>>();
+
 export class PostgresEventStore implements EventStore {
   /** The URL without its password, for messages. */
   readonly location: string;
@@ -331,6 +427,8 @@ export class PostgresEventStore implements EventStore {
   private readonly now: () => string;
   private appendingTo: string | undefined;
   private group: Group | undefined;
+  /** The turns whose writer lock this instance holds on to between groups (see Chain). */
+  private readonly chains = new Map<string, Chain>();
   /** Groups whose commit was sent and not yet answered, oldest first. */
   private readonly committing: Group[] = [];
   /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
@@ -487,13 +585,25 @@ export class PostgresEventStore implements EventStore {
       turn = { thread_id: created.threadId, first: 1, last: 0, generation: created.generation };
       group.turns.set(turnId, turn);
       group.appended.set(turnId, []);
+    } else if (turn === undefined && this.chains.has(turnId)) {
+      // Held on to since an earlier group (see Chain): numbered at once, checked by the commit.
+      const chain = this.chains.get(turnId)!;
+      turn = { thread_id: chain.thread_id, first: chain.last + 1, last: chain.last, generation: chain.generation };
+      this.call(() => this.link.post(chainCheck(turnId, chain)));
+      group.turns.set(turnId, turn);
+      group.appended.set(turnId, []);
     } else if (turn === undefined) {
       this.flush(group);
-      // The row lock first, the highest sequence after it: a statement that had to wait
-      // for the lock would otherwise read the sequence as it was before the other commit.
-      // NO KEY UPDATE: it excludes another appender, not the key-share lock of a foreign key check.
-      const [locked, last] = this.call(() =>
+      // Nothing held on to is held while this waits: an instance waiting for one of them
+      // may be what this wait waits for.
+      this.letGoChains(group);
+      // The writer lock, then the row lock, then the highest sequence: a statement that had
+      // to wait for the lock would otherwise read the sequence as it was before the other
+      // commit. NO KEY UPDATE: it excludes another appender, not the key-share lock of a
+      // foreign key check.
+      const [, locked, last] = this.call(() =>
         this.link.run([
+          TURN_WRITER.xact(turnId),
           { sql: `SELECT thread_id, generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
           {
             sql: `SELECT last AS sequence, substring(methods from E'[^\\x1e]*$') AS method FROM event_runs WHERE turn_id = $1 ORDER BY first DESC LIMIT 1`,
@@ -702,6 +812,8 @@ export class PostgresEventStore implements EventStore {
   close(): void {
     if (this.closed) return;
     if (this.group) this.commitGroupNow(this.group);
+    // Ending the connection lets go of them on the server.
+    this.forgetChains();
     this.closed = true;
     if (this.listener) void this.listener.client.then((client) => client.end()).catch(() => undefined);
     // Ending the link delivers the answers of the commits still in flight, in order.
@@ -877,7 +989,8 @@ export class PostgresEventStore implements EventStore {
     // only the claim is undone and reported, never the group it joins. The insert holds its
     // own generation check, read under the lock the first statement takes: a run fenced off
     // the turn claims nothing, so no subject is taken by a resolution it could not record.
-    const [locked, claimed] = this.write([
+    const [, locked, claimed] = this.write([
+      TURN_WRITER.xact(turnId),
       { sql: `SELECT generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
         sql: `INSERT INTO resolutions (turn_id, subject, owner)
@@ -899,7 +1012,8 @@ export class PostgresEventStore implements EventStore {
    */
   claimTurn(turnId: string, ttlMs: number): number | undefined {
     checkLeaseTime(turnId, ttlMs);
-    const [locked, , raised] = this.write([
+    const [, locked, , raised] = this.write([
+      TURN_WRITER.xact(turnId),
       { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
         // From the turn's row: an unknown turn is refused below, not by the foreign key.
@@ -1022,23 +1136,96 @@ export class PostgresEventStore implements EventStore {
   private commitGroup(group: Group): void {
     this.detach(group);
     this.finishGroup(group);
+    const lettingGo = this.holdOn(group);
     this.committing.push(group);
     this.link.commit((failure) => {
       this.committing.splice(this.committing.indexOf(group), 1);
       if (failure === undefined) this.keepCommitted(group);
+      else this.forgetChains();
       this.endGroup(group, failure === undefined ? undefined : this.commitFailed(failure));
     });
+    if (lettingGo.length > 0) this.link.post(lettingGo);
   }
 
   /** Commits the group and waits for the answer (and for the commits sent before it). */
   private commitGroupNow(group: Group): StoreError | undefined {
     this.detach(group);
     this.finishGroup(group);
+    const lettingGo = this.holdOn(group);
     const error = this.link.commitNow();
+    if (lettingGo.length > 0) this.link.post(lettingGo);
     const failure = error === undefined ? undefined : this.commitFailed(error);
     if (failure === undefined) this.keepCommitted(group);
+    else this.forgetChains();
     this.endGroup(group, failure);
     return failure;
+  }
+
+  /**
+   * Before a group's COMMIT: holds on to the writer lock of each turn the group appended a
+   * burst to (see Chain), in the transaction, whose own hold of it has it granted at once;
+   * returns the statements that let go of the others, to be sent after the COMMIT. One
+   * held on to that no group appends to by the next turn of the event loop is let go then.
+   */
+  private holdOn(group: Group): Statement[] {
+    const holding: Statement[] = [];
+    const lettingGo: Statement[] = [];
+    const held: [string, Chain][] = [];
+    for (const [turnId, turn] of group.turns) {
+      const chain = this.chains.get(turnId);
+      const groups = (chain?.groups ?? 0) + 1;
+      if (turn.ended === undefined && group.appended.get(turnId)!.length >= CHAIN_MIN_APPENDS && groups <= POSTGRES_CHAIN_MAX_GROUPS) {
+        if (chain === undefined) holding.push(TURN_WRITER.hold(turnId));
+        const next = { thread_id: turn.thread_id, last: turn.last, generation: turn.generation, groups };
+        this.chains.set(turnId, next);
+        held.push([turnId, next]);
+      } else if (chain !== undefined) {
+        this.chains.delete(turnId);
+        lettingGo.push(TURN_WRITER.letGo(turnId));
+      }
+    }
+    for (const turnId of [...this.chains.keys()]) {
+      if (group.turns.has(turnId)) continue;
+      this.chains.delete(turnId);
+      lettingGo.push(TURN_WRITER.letGo(turnId));
+    }
+    if (holding.length > 0) this.link.post(holding);
+    if (held.length > 0) setTimeout(() => this.letGoIdle(held), CHAIN_IDLE_MS).unref();
+    this.chainsChanged();
+    return lettingGo;
+  }
+
+  /** Lets go of the turns `held` on to by a commit that no group has appended to since. */
+  private letGoIdle(held: readonly [string, Chain][]): void {
+    this.letGo(held.filter(([turnId, chain]) => this.chains.get(turnId) === chain && this.group?.turns.has(turnId) !== true));
+  }
+
+  /** Lets go of the writer lock of every turn held on to that `group` (the open one) does not append to. */
+  private letGoChains(group: Group): void {
+    this.letGo([...this.chains].filter(([turnId]) => !group.turns.has(turnId)));
+  }
+
+  private letGo(chains: readonly [string, Chain][]): void {
+    if (chains.length === 0 || this.closed) return;
+    for (const [turnId] of chains) this.chains.delete(turnId);
+    this.chainsChanged();
+    this.link.post(chains.map(([turnId]) => TURN_WRITER.letGo(turnId)));
+  }
+
+  /** After a commit that failed: the worker let go of every writer lock held on to (see WORKER_SOURCE), and what they numbered from is lost. */
+  private forgetChains(): void {
+    this.chains.clear();
+    this.chainsChanged();
+  }
+
+  private chainsChanged(): void {
+    let holders = chainHolders.get(this.url);
+    if (this.chains.size > 0) {
+      if (holders === undefined) chainHolders.set(this.url, (holders = new Set()));
+      holders.add(this);
+    } else if (holders?.delete(this) === true && holders.size === 0) {
+      chainHolders.delete(this.url);
+    }
   }
 
   private detach(group: Group): void {
@@ -1111,10 +1298,11 @@ export class PostgresEventStore implements EventStore {
   /** Every call starts here: a closed store refuses it, and another store of this process on the database commits its group first. */
   private enter(): void {
     if (this.closed) throw storeErrors.closed();
-    if (groupHolders.size === 0) return;
+    if (groupHolders.size === 0 && chainHolders.size === 0) return;
     const holder = groupHolders.get(this.url);
     // Waited for: a read of this store must see what the other store of the process wrote.
     if (holder !== undefined && holder !== this && holder.group) holder.commitGroupNow(holder.group);
+    for (const other of chainHolders.get(this.url) ?? []) if (other !== this) other.letGo([...other.chains]);
   }
 }
 
