@@ -2,7 +2,8 @@
  * The PostgreSQL store beside SQLite, and two instances on one database.
  *
  * 1. Throughput: a scripted turn of `deltas` deltas from `turnspec serve --port` on a
- *    SQLite file and on PostgreSQL, rounds alternating; deltas per second (median).
+ *    SQLite file and on PostgreSQL, rounds alternating; deltas per second (median), and
+ *    the CPU time each turn cost the gateway (and the PostgreSQL server).
  * 2. turn/items: the whole log of a finished turn of `deltas` events, read repeatedly;
  *    milliseconds per call (median), on each store.
  * 3. Cross-instance delivery: two instances on one database, `connections` raw WebSocket
@@ -20,7 +21,7 @@
  *
  * Run alone: node --import ./scripts/from-source.mjs bench/cluster.ts [--deltas N] [--rounds N] [--connections N]
  */
-import { startWebSocketGateway, tempDb, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
+import { cpuTimeNs, startWebSocketGateway, tempDb, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
 import { exitOnSignals, fmtOps, isMain, median, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
 import { startPostgres } from "./postgres-server.js";
 import { webSocketLink, type RawLink } from "./raw-link.js";
@@ -113,10 +114,21 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
       sessions.map(async (s) => (await s.request<{ thread: { id: string } }>("thread/start", {})).thread.id),
     );
     const samples: number[][] = [[], []];
-    // Warm-up turn on each, then alternating rounds.
-    for (let k = 0; k < 2; k++) await turn(sessions[k]!, threadIds[k]!, "trn_warm", Math.min(deltas, 1000));
+    // CPU time of each side's gateway over the rounds, and of the PostgreSQL server over the PostgreSQL rounds.
+    const cpuMs = [0, 0];
+    let serverMs = 0;
+    const cpuOf = (k: number) => (cpuTimeNs([sqliteGateway, pgGateway][k]!.pid) ?? NaN) / 1e6;
+    // A warm-up turn of the measured size on each (a smaller one leaves the PostgreSQL
+    // store's later groups, which only a long burst reaches, to warm up in the first
+    // measured rounds), then alternating rounds.
+    for (let k = 0; k < 2; k++) await turn(sessions[k]!, threadIds[k]!, "trn_warm", deltas);
     for (let round = 1; round <= rounds; round++) {
-      for (const k of round % 2 ? [0, 1] : [1, 0]) samples[k]!.push(await turn(sessions[k]!, threadIds[k]!, `trn_round_${round}`, deltas));
+      for (const k of round % 2 ? [0, 1] : [1, 0]) {
+        const [gateway, db] = [cpuOf(k), (server.cpuTimeNs() ?? NaN) / 1e6];
+        samples[k]!.push(await turn(sessions[k]!, threadIds[k]!, `trn_round_${round}`, deltas));
+        cpuMs[k]! += cpuOf(k) - gateway;
+        if (k === 1) serverMs += (server.cpuTimeNs() ?? NaN) / 1e6 - db;
+      }
     }
     const rates = samples.map((s) => (deltas * 1000) / median(s));
     for (let k = 0; k < 2; k++)
@@ -129,6 +141,9 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
       target: "",
       status: "info",
     });
+    log(
+      `  CPU per turn: SQLite gateway ${(cpuMs[0]! / rounds).toFixed(1)} ms; PostgreSQL gateway ${(cpuMs[1]! / rounds).toFixed(1)} ms + server ${(serverMs / rounds).toFixed(1)} ms`,
+    );
     const rateRatio = rates[1]! / rates[0]!;
     rows.push({
       name: "  PostgreSQL / SQLite",

@@ -8,7 +8,7 @@
  * reason, for a test to skip with; with CI=true it throws instead, so CI cannot skip.
  */
 import { execFile, execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +23,8 @@ export interface PostgresServer {
   shutDown(): Promise<void>;
   start(): Promise<void>;
   stop(): void;
+  /** CPU time the server's processes (the postmaster and its children) have run, in ns (Linux /proc); undefined where it cannot be read. */
+  cpuTimeNs(): number | undefined;
 }
 
 export type StartedPostgres = { readonly server: PostgresServer } | { readonly skip: string };
@@ -119,6 +121,7 @@ async function start(): Promise<PostgresServer> {
       }
       return `postgres://${USER}@127.0.0.1:${port}/${name}`;
     },
+    cpuTimeNs: () => serverCpuTimeNs(data),
     shutDown: () => runAsync("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]),
     start: () => runAsync("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-w", "-t", "60", "-o", options, "start"]),
     stop() {
@@ -134,6 +137,36 @@ async function start(): Promise<PostgresServer> {
   };
   running.add(server);
   return server;
+}
+
+/** The CPU time of the server on `data` and of every process it started (its backends among them): live ones only. */
+function serverCpuTimeNs(data: string): number | undefined {
+  try {
+    const postmaster = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
+    let total = 0;
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        continue;
+      }
+      // Fields after the command's closing parenthesis: state, ppid, …
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (pid !== postmaster && parent !== postmaster) continue;
+      try {
+        // A backend is one thread: its schedstat's first field is its CPU time in ns.
+        total += Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Servers started and not stopped: stopped when the process exits, however it got there. */

@@ -53,6 +53,10 @@ const pg = require(workerData.pgPath);
   await client.query("SELECT 1 FROM turns WHERE turn_id = 'trn_1' FOR NO KEY UPDATE");
   await client.query("UPDATE turns SET generation = generation + 1 WHERE turn_id = 'trn_1'");
   parentPort.postMessage("claimed");
+  if (workerData.claimed) {
+    Atomics.store(workerData.claimed, 0, 1);
+    Atomics.notify(workerData.claimed, 0);
+  }
   setTimeout(async () => {
     await client.query("COMMIT");
     await client.end();
@@ -507,19 +511,24 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
            FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid`,
           [POSTGRES_TURN_WRITER_LOCK],
         ).rows[0] as { held: number; waiting: number };
+      /** A turn the store runs: created, committed, and claimed (its appends carry the generation the claim got). */
       const burstTurn = async () => {
         const store = connect();
         store.createThread(thread("thr_a"));
         store.createTurn("thr_a", "trn_1", "t");
         expect(await committed(store)).toBeUndefined();
-        return store;
+        const generation = store.claimTurn("trn_1", 60_000)!;
+        expect(await committed(store)).toBeUndefined();
+        return { store, generation };
       };
-      const round = (store: PostgresEventStore) => {
-        for (let i = 0; i < BURST; i++) appendDelta(store, "trn_1");
+      const round = ({ store, generation }: { store: PostgresEventStore; generation: number }) => {
+        for (let i = 0; i < BURST; i++)
+          store.append("trn_1", "item/agent_message/delta", (sequence) => ({ turn_id: "trn_1", sequence, delta: "x" }), generation);
       };
 
       it("keeps another instance's append waiting while it streams, lets it in after POSTGRES_CHAIN_MAX_GROUPS groups, and numbers after it", async () => {
-        const store = await burstTurn();
+        const running = await burstTurn();
+        const { store } = running;
         const observer = new PostgresLink(url);
         const go = new Int32Array(new SharedArrayBuffer(4));
         const other = new Worker(OTHER_APPEND, {
@@ -530,7 +539,7 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
           let taken: number | undefined;
           other.on("message", (message: { sequence?: number }) => (taken ??= message.sequence));
           await new Promise((resolve) => other.once("message", resolve));
-          round(store);
+          round(running);
           // The first group's commit is sent: it holds on to the turn's writer lock. From here
           // to the next round nothing lets the event loop run, so nothing lets the lock go.
           await nextTurnOfLoop();
@@ -540,12 +549,14 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
           spinUntil("the other instance to wait for it", () => writerLocks(observer).waiting === 1);
           let rounds = 1;
           while (taken === undefined && rounds < 3 * POSTGRES_CHAIN_MAX_GROUPS) {
-            round(store);
+            round(running);
             rounds++;
             await nextTurnOfLoop();
           }
-          // Held through the commit of group POSTGRES_CHAIN_MAX_GROUPS + 1, let go after it.
-          expect(taken).toBe((POSTGRES_CHAIN_MAX_GROUPS + 1) * BURST + 1);
+          // Held through the commit of group POSTGRES_CHAIN_MAX_GROUPS + 1 and let go after it;
+          // the other instance then takes the turn's row lock between two groups.
+          expect(taken).toBeGreaterThanOrEqual((POSTGRES_CHAIN_MAX_GROUPS + 1) * BURST + 1);
+          expect((taken! - 1) % BURST).toBe(0);
           expect(await committed(store)).toBeUndefined();
           const log = store.events("trn_1");
           expect(log.map((e) => e.sequence)).toEqual(Array.from({ length: rounds * BURST + 1 }, (_, i) => i + 1));
@@ -559,22 +570,54 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       });
 
       it("lets go of it for another store of the same process, which appends after the burst and before the next", async () => {
-        const store = await burstTurn();
+        const running = await burstTurn();
+        const { store } = running;
         const other = connect();
-        round(store);
+        round(running);
         await nextTurnOfLoop();
         // Waiting for the lock on this event loop would never end: the holder lets it go first.
         expect(appendDelta(other, "trn_1", "other").sequence).toBe(BURST + 1);
-        expect(appendDelta(store, "trn_1").sequence).toBe(BURST + 2);
+        round(running);
+        expect(store.lastSequence("trn_1")).toBe(2 * BURST + 1);
         expect(await committed(store)).toBeUndefined();
-        expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: BURST + 2 }, (_, i) => i + 1));
+        expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: 2 * BURST + 1 }, (_, i) => i + 1));
+      });
+
+      it("does not hold up another instance's takeover, and fails its next group as fenced off", async () => {
+        const running = await burstTurn();
+        const { store, generation } = running;
+        const observer = new PostgresLink(url);
+        const claimed = new Int32Array(new SharedArrayBuffer(4));
+        try {
+          round(running);
+          await nextTurnOfLoop();
+          spinUntil("the writer lock to be held", () => writerLocks(observer).held === 1);
+          // A claim takes no writer lock: it is not held up while this instance holds on to it.
+          const other = new Worker(OTHER_TAKEOVER, {
+            eval: true,
+            workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), claimed },
+          });
+          try {
+            spinUntil("the other instance's claim", () => Atomics.load(claimed, 0) === 1);
+            round(running);
+            const failure = await committed(store);
+            expect(failure?.kind).toBe("commit_failed");
+            expect(failure?.message).toContain(`expected {"generation":${generation}}, found {"generation":${generation + 1}}`);
+            expect(store.lastSequence("trn_1")).toBe(BURST);
+          } finally {
+            await other.terminate();
+          }
+        } finally {
+          observer.end();
+        }
       });
 
       it("fails the group numbered from memory when another writer that takes no writer lock got in between, and goes on from what that writer left", async () => {
-        const store = await burstTurn();
+        const running = await burstTurn();
+        const { store } = running;
         const observer = new PostgresLink(url);
         try {
-          round(store);
+          round(running);
           await nextTurnOfLoop();
           spinUntil("the writer lock to be held", () => writerLocks(observer).held === 1);
           observer.query(
@@ -582,7 +625,7 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
              VALUES ('trn_1', $1, $1, 'thr_a', 'intruder', '{}', 't')`,
             [BURST + 1],
           );
-          round(store);
+          round(running);
           const failure = await committed(store);
           expect(failure?.kind).toBe("commit_failed");
           expect(failure?.message).toContain(

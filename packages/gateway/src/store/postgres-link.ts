@@ -526,6 +526,14 @@ export class PostgresLink {
     return this.run([{ sql, params }])[0]!;
   }
 
+  /**
+   * Runs statements as one unit, as `run(statements, true)` does, without waiting: `done`
+   * gets the failure, if any, once the server has answered.
+   */
+  runLater(statements: readonly Statement[], done: (failure?: Error) => void): void {
+    this.request({ op: "run", statements, guard: true }, (reply) => done(reply.ok ? undefined : toError(reply)));
+  }
+
   /** Sends statements without waiting: a failure inside a transaction fails its commit. */
   post(statements: readonly Statement[]): void {
     this.send({ op: "run", statements, guard: false, sync: false, answer: false });

@@ -259,20 +259,26 @@ const OTHER_LISTENERS_SQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004, turnWriter: 7_401_005 } as const;
 
 /**
- * The first key of each turn's writer lock; the second is hashtext(turn_id). Whatever else
- * writes a turn's events in the database takes it first (pg_advisory_xact_lock), then the
- * turn's row lock.
+ * The first key of each turn's writer lock; the second is hashtext(turn_id). Whatever
+ * writes into a turn it does not run (an answer's resolution, recorded by the instance
+ * that took it) takes it first (pg_advisory_xact_lock), then the turn's row lock.
  */
 export const POSTGRES_TURN_WRITER_LOCK = LOCK.turnWriter;
 
 /**
- * A turn's writer lock, taken before its row lock by everything that takes that: an
- * append's first in a group, a claim of the turn, a claim of a resolution in it. Held to
- * the end of the transaction, as the row lock is; and held on past it, at session level,
- * by an instance that goes on appending to the turn in its next group (see Chain).
+ * A turn's writer lock. A write into a turn from an instance that does not run it (one
+ * carrying no generation) waits for it, before the row lock; the instance running the
+ * turn only tries for it (a stalled or fenced-off holder must not hold up a takeover, whose
+ * claim takes no writer lock), and holds on to it past the transaction, at session level,
+ * only when it got it (see Chain). Held to the end of the transaction otherwise, as the
+ * row lock is.
  */
 const TURN_WRITER = {
   xact: (turnId: string): Statement => ({ sql: `SELECT pg_advisory_xact_lock($1, hashtext($2))`, params: [LOCK.turnWriter, turnId] }),
+  tryXact: (turnId: string): Statement => ({
+    sql: `SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS writer`,
+    params: [LOCK.turnWriter, turnId],
+  }),
   hold: (turnId: string): Statement => ({ sql: `SELECT pg_advisory_lock($1, hashtext($2))`, params: [LOCK.turnWriter, turnId] }),
   letGo: (turnId: string): Statement => ({ sql: `SELECT pg_advisory_unlock($1, hashtext($2))`, params: [LOCK.turnWriter, turnId] }),
 };
@@ -375,7 +381,18 @@ interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
   /** Each turn appended to in this group, with its thread and highest sequence, read under the turn's row lock. */
-  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number; generation: number; ended?: string }>;
+  readonly turns: Map<
+    string,
+    {
+      readonly thread_id: string;
+      readonly first: number;
+      last: number;
+      generation: number;
+      ended?: string;
+      /** Whether this group holds the turn's writer lock (or holds on to it from an earlier one): only then is it held on to after the commit. */
+      readonly writer: boolean;
+    }
+  >;
   /** The events appended in this group, per turn in sequence order: announced with the commit, and kept once it succeeds. */
   readonly appended: Map<string, StoredEvent[]>;
   /** Per turn, the events appended and not yet sent to the server. */
@@ -582,13 +599,13 @@ export class PostgresEventStore implements EventStore {
     const created = turn === undefined ? group.created.get(turnId) : undefined;
     if (created !== undefined) {
       // Inserted by this group: no lock to take, and no events yet.
-      turn = { thread_id: created.threadId, first: 1, last: 0, generation: created.generation };
+      turn = { thread_id: created.threadId, first: 1, last: 0, generation: created.generation, writer: false };
       group.turns.set(turnId, turn);
       group.appended.set(turnId, []);
     } else if (turn === undefined && this.chains.has(turnId)) {
       // Held on to since an earlier group (see Chain): numbered at once, checked by the commit.
       const chain = this.chains.get(turnId)!;
-      turn = { thread_id: chain.thread_id, first: chain.last + 1, last: chain.last, generation: chain.generation };
+      turn = { thread_id: chain.thread_id, first: chain.last + 1, last: chain.last, generation: chain.generation, writer: true };
       this.call(() => this.link.post(chainCheck(turnId, chain)));
       group.turns.set(turnId, turn);
       group.appended.set(turnId, []);
@@ -597,13 +614,14 @@ export class PostgresEventStore implements EventStore {
       // Nothing held on to is held while this waits: an instance waiting for one of them
       // may be what this wait waits for.
       this.letGoChains(group);
-      // The writer lock, then the row lock, then the highest sequence: a statement that had
-      // to wait for the lock would otherwise read the sequence as it was before the other
-      // commit. NO KEY UPDATE: it excludes another appender, not the key-share lock of a
-      // foreign key check.
-      const [, locked, last] = this.call(() =>
+      // The writer lock (waited for by a write into a turn this instance does not run, only
+      // tried for by one into a turn it runs), then the row lock, then the highest sequence:
+      // a statement that had to wait for the lock would otherwise read the sequence as it
+      // was before the other commit. NO KEY UPDATE: it excludes another appender, not the
+      // key-share lock of a foreign key check.
+      const [writer, locked, last] = this.call(() =>
         this.link.run([
-          TURN_WRITER.xact(turnId),
+          generation === undefined ? TURN_WRITER.xact(turnId) : TURN_WRITER.tryXact(turnId),
           { sql: `SELECT thread_id, generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
           {
             sql: `SELECT last AS sequence, substring(methods from E'[^\\x1e]*$') AS method FROM event_runs WHERE turn_id = $1 ORDER BY first DESC LIMIT 1`,
@@ -619,7 +637,13 @@ export class PostgresEventStore implements EventStore {
       // not show yet: nothing follows a turn's end.
       if (lastRow !== undefined && TURN_TERMINALS.has(lastRow.method as string))
         throw storeErrors.turnEnded(turnId, method, lastRow.method as string, highest);
-      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest, generation: row.generation as number };
+      turn = {
+        thread_id: row.thread_id as string,
+        first: highest + 1,
+        last: highest,
+        generation: row.generation as number,
+        writer: generation !== undefined && writer!.rows[0]?.writer === true,
+      };
       group.turns.set(turnId, turn);
       group.appended.set(turnId, []);
     }
@@ -989,8 +1013,9 @@ export class PostgresEventStore implements EventStore {
     // only the claim is undone and reported, never the group it joins. The insert holds its
     // own generation check, read under the lock the first statement takes: a run fenced off
     // the turn claims nothing, so no subject is taken by a resolution it could not record.
-    const [, locked, claimed] = this.write([
-      TURN_WRITER.xact(turnId),
+    // From an instance that does not run the turn: after the writer lock, as its append.
+    const written = this.write([
+      ...(generation === undefined ? [TURN_WRITER.xact(turnId)] : []),
       { sql: `SELECT generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
         sql: `INSERT INTO resolutions (turn_id, subject, owner)
@@ -999,6 +1024,7 @@ export class PostgresEventStore implements EventStore {
         params: [turnId, subject, this.instanceId, generation ?? null],
       },
     ]);
+    const [locked, claimed] = written.slice(-2);
     const current = locked!.rows[0]?.generation as number | undefined;
     if (generation !== undefined && current !== generation) throw storeErrors.staleClaim(turnId, subject, generation, current);
     return claimed!.rowCount === 1;
@@ -1012,25 +1038,43 @@ export class PostgresEventStore implements EventStore {
    */
   claimTurn(turnId: string, ttlMs: number): number | undefined {
     checkLeaseTime(turnId, ttlMs);
-    const [, locked, , raised] = this.write([
-      TURN_WRITER.xact(turnId),
+    const lease: Statement = {
+      // From the turn's row: an unknown turn is refused below, not by the foreign key.
+      sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
+            SELECT turn_id, $2::text, clock_timestamp() + $3::integer * interval '1 millisecond', ${lastOfTurn("$1")}
+            FROM turns WHERE turn_id = $1
+            ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
+              claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
+            WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
+      params: [turnId, this.instanceId, ttlMs],
+    };
+    const raise = (expected?: number): Statement => ({
+      sql: `UPDATE turns SET generation = generation + 1
+            WHERE turn_id = $1 AND EXISTS (SELECT 1 FROM turn_leases WHERE turn_id = $1 AND owner = $2 AND expires_at > clock_timestamp())
+            RETURNING generation`,
+      params: [turnId, this.instanceId],
+      ...(expected === undefined ? {} : { expect: { row: { generation: expected }, otherwise: `turn ${turnId} could not be claimed` } }),
+    });
+    this.enter();
+    const created = this.group?.created.get(turnId);
+    if (created !== undefined) {
+      // Inserted by the open group: no other transaction sees the turn before it commits, so
+      // nobody else holds a lease of it, appends to it or claims it, and the claim is known
+      // to succeed. It is sent with the group, whose commit checks it.
+      this.flush(this.group!);
+      const generation = created.generation + 1;
+      this.call(() => this.link.post([lease, raise(generation)]));
+      created.generation = generation;
+      const appended = this.group!.turns.get(turnId);
+      if (appended !== undefined) appended.generation = generation;
+      return generation;
+    }
+    // No writer lock: an instance holding on to it that stalled must not hold up a takeover.
+    // It finds the generation raised when it checks its next group (see Chain).
+    const [locked, , raised] = this.write([
       { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
-      {
-        // From the turn's row: an unknown turn is refused below, not by the foreign key.
-        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
-              SELECT turn_id, $2::text, clock_timestamp() + $3::integer * interval '1 millisecond', ${lastOfTurn("$1")}
-              FROM turns WHERE turn_id = $1
-              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
-                claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
-              WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
-        params: [turnId, this.instanceId, ttlMs],
-      },
-      {
-        sql: `UPDATE turns SET generation = generation + 1
-              WHERE turn_id = $1 AND EXISTS (SELECT 1 FROM turn_leases WHERE turn_id = $1 AND owner = $2 AND expires_at > clock_timestamp())
-              RETURNING generation`,
-        params: [turnId, this.instanceId],
-      },
+      lease,
+      raise(),
     ]);
     if (locked!.rowCount === 0) throw storeErrors.unknownTurn(turnId, "claim");
     const generation = raised!.rows[0]?.generation as number | undefined;
@@ -1050,8 +1094,21 @@ export class PostgresEventStore implements EventStore {
     return renewed!.rows.map((row) => row.turn_id as string);
   }
 
+  /**
+   * Not waited for: nothing waits on a release, and one that fails only leaves the lease to
+   * expire (another instance then finds the turn ended). Said as a warning if it does.
+   */
   private releaseTurn(turnId: string): void {
-    this.write([{ sql: `DELETE FROM turn_leases WHERE turn_id = $1 AND owner = $2`, params: [turnId, this.instanceId] }]);
+    this.enter();
+    this.call(() =>
+      this.link.runLater(
+        [{ sql: `DELETE FROM turn_leases WHERE turn_id = $1 AND owner = $2`, params: [turnId, this.instanceId] }],
+        (failure) => {
+          if (failure !== undefined)
+            process.emitWarning(`event store ${this.location}: the lease of turn ${turnId} could not be released: ${failure.message}`);
+        },
+      ),
+    );
   }
 
   private expiredLeases(): string[] {
@@ -1174,9 +1231,14 @@ export class PostgresEventStore implements EventStore {
     for (const [turnId, turn] of group.turns) {
       const chain = this.chains.get(turnId);
       const groups = (chain?.groups ?? 0) + 1;
-      if (turn.ended === undefined && group.appended.get(turnId)!.length >= CHAIN_MIN_APPENDS && groups <= POSTGRES_CHAIN_MAX_GROUPS) {
+      if (
+        turn.writer &&
+        turn.ended === undefined &&
+        group.appended.get(turnId)!.length >= CHAIN_MIN_APPENDS &&
+        groups <= POSTGRES_CHAIN_MAX_GROUPS
+      ) {
         if (chain === undefined) holding.push(TURN_WRITER.hold(turnId));
-        const next = { thread_id: turn.thread_id, last: turn.last, generation: turn.generation, groups };
+        const next: Chain = { thread_id: turn.thread_id, last: turn.last, generation: turn.generation, groups };
         this.chains.set(turnId, next);
         held.push([turnId, next]);
       } else if (chain !== undefined) {
