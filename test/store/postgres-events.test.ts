@@ -1,6 +1,7 @@
 /**
  * What the PostgreSQL store keeps of committed events (CommittedEvents): the events of
- * recently used turns, and the end of each ended turn after its events are let go.
+ * recently read turns, and the end of each ended turn, noted as it commits and kept after
+ * its events are let go.
  */
 import { describe, expect, it } from "vitest";
 import { CommittedEvents } from "../../packages/gateway/src/store/postgres-events.js";
@@ -33,6 +34,18 @@ describe("CommittedEvents", () => {
     expect(kept.read("trn_1", 0, undefined)).toEqual([]);
     expect(kept.endedAt("trn_1")).toBe(3);
     // A turn that has not ended has no end.
+    expect(kept.endedAt("trn_2")).toBeUndefined();
+  });
+
+  it("notes where a turn ended from its last events without keeping them", () => {
+    const kept = new CommittedEvents(ENDS);
+    kept.noteEnd("trn_1", events("trn_1", ["turn/started", "item/agent_message/delta"]));
+    expect(kept.endedAt("trn_1")).toBeUndefined();
+    kept.noteEnd("trn_1", events("trn_1", ["item/agent_message/delta", "turn/completed"], 3));
+    expect(kept.endedAt("trn_1")).toBe(4);
+    expect(kept.last("trn_1")).toBe(0);
+    expect(kept.read("trn_1", 0, undefined)).toEqual([]);
+    kept.noteEnd("trn_2", []);
     expect(kept.endedAt("trn_2")).toBeUndefined();
   });
 

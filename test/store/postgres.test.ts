@@ -375,20 +375,29 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       store.append("trn_1", "turn/completed", (sequence) => ({ thread_id: "thr_a", turn_id: "trn_1", sequence }));
       expect(await committed(store)).toBeUndefined();
       // Another connection holds every table of the log: a read that went to the server would time out.
-      const blocker = new pg.Client({ connectionString: url });
-      await blocker.connect();
-      try {
-        await blocker.query("BEGIN");
-        await blocker.query("LOCK TABLE event_runs, turns IN ACCESS EXCLUSIVE MODE");
+      const whileBlocked = async (reads: () => void) => {
+        const blocker = new pg.Client({ connectionString: url });
+        await blocker.connect();
+        try {
+          await blocker.query("BEGIN");
+          await blocker.query("LOCK TABLE event_runs, turns IN ACCESS EXCLUSIVE MODE");
+          reads();
+        } finally {
+          await blocker.query("ROLLBACK");
+          await blocker.end();
+        }
+      };
+      await whileBlocked(() => {
         expect(store.events("trn_1", 3)).toEqual([]);
         expect(store.events("trn_1", 7, 5)).toEqual([]);
         expect(store.lastSequence("trn_1")).toBe(3);
         expect(store.turnThread("trn_1")).toBe("thr_a");
+      });
+      // The events it appended are not kept (their end is); once read, they are.
+      expect(store.events("trn_1").map((e) => e.params.delta ?? e.method)).toEqual(["a", "b", "turn/completed"]);
+      await whileBlocked(() => {
         expect(store.events("trn_1", 1).map((e) => e.method)).toEqual(["item/agent_message/delta", "turn/completed"]);
-      } finally {
-        await blocker.query("ROLLBACK");
-        await blocker.end();
-      }
+      });
       // And the end stays final: nothing is appended after it.
       expect((thrownBy(() => appendDelta(store, "trn_1")) as StoreError).kind).toBe("turn_fenced");
     });

@@ -100,14 +100,18 @@ export class CommittedEvents {
     return kept.slice(after, limit === undefined ? undefined : after + limit);
   }
 
+  /** Notes the end of a turn, when the last of its committed `events` is one. */
+  noteEnd(turnId: string, events: readonly StoredEvent[]): void {
+    const end = events[events.length - 1];
+    if (end === undefined || !this.ends.has(end.method) || this.endings.has(turnId)) return;
+    this.endings.set(turnId, end.sequence);
+    if (this.endings.size > this.endsLimit) this.endings.delete(this.endings.keys().next().value!);
+  }
+
   /** Adds committed events of one turn, in sequence order; those that do not continue what is kept are left out. */
   add(turnId: string, events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
-    const end = events[events.length - 1]!;
-    if (this.ends.has(end.method) && !this.endings.has(turnId)) {
-      this.endings.set(turnId, end.sequence);
-      if (this.endings.size > this.endsLimit) this.endings.delete(this.endings.keys().next().value!);
-    }
+    this.noteEnd(turnId, events);
     let kept = this.turns.get(turnId);
     const next = (kept?.length ?? 0) + 1;
     const from = next - events[0]!.sequence;
