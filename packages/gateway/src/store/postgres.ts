@@ -611,9 +611,10 @@ export class PostgresEventStore implements EventStore {
       group.appended.set(turnId, []);
     } else if (turn === undefined) {
       this.flush(group);
-      // Nothing held on to is held while this waits: an instance waiting for one of them
-      // may be what this wait waits for.
-      this.letGoChains(group);
+      // A write into a turn this instance does not run waits for the turn's writer lock:
+      // nothing held on to is held meanwhile, since an instance waiting for one of them may
+      // hold that lock. (The instance running a turn only tries for it.)
+      if (generation === undefined) this.letGoChains(group);
       // The writer lock (waited for by a write into a turn this instance does not run, only
       // tried for by one into a turn it runs), then the row lock, then the highest sequence:
       // a statement that had to wait for the lock would otherwise read the sequence as it
@@ -1225,8 +1226,8 @@ export class PostgresEventStore implements EventStore {
   /**
    * Before a group's COMMIT: holds on to the writer lock of each turn the group appended a
    * burst to (see Chain), in the transaction, whose own hold of it has it granted at once;
-   * returns the statements that let go of the others, to be sent after the COMMIT. One
-   * held on to that no group appends to by the next turn of the event loop is let go then.
+   * returns the statements that let go of those it held on to and does not go on with, to
+   * be sent after the COMMIT. One that no group appends to within CHAIN_IDLE_MS is let go then.
    */
   private holdOn(group: Group): Statement[] {
     const holding: Statement[] = [];
@@ -1249,11 +1250,6 @@ export class PostgresEventStore implements EventStore {
         this.chains.delete(turnId);
         lettingGo.push(TURN_WRITER.letGo(turnId));
       }
-    }
-    for (const turnId of [...this.chains.keys()]) {
-      if (group.turns.has(turnId)) continue;
-      this.chains.delete(turnId);
-      lettingGo.push(TURN_WRITER.letGo(turnId));
     }
     if (holding.length > 0) this.link.post(holding);
     if (held.length > 0) setTimeout(() => this.letGoIdle(held), CHAIN_IDLE_MS).unref();
