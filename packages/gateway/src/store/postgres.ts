@@ -362,19 +362,23 @@ const lastOfTurn = (turnId: string) => `COALESCE((SELECT last FROM event_runs WH
 
 /**
  * What a group numbering a held-on-to turn from memory (see Chain) expects under the turn's
- * row lock: the generation and the highest sequence it numbers from. Two statements, so
- * that the sequence is read after the lock was granted.
+ * row lock: the generation and the highest sequence it numbers from. One statement: nobody
+ * that takes the writer lock can have the row lock meanwhile. A claim (which takes none)
+ * that made it wait shows in the generation, read from the row as locked. Another writer
+ * that took no writer lock and made it wait may not show in the sequence, read as it was
+ * before: its run then begins at the sequence this group's does, and the primary key
+ * refuses this group's insert.
  */
-function chainCheck(turnId: string, chain: Chain): Statement[] {
-  const otherwise = `turn ${turnId} changed while this instance held on to it (another writer took no writer lock)`;
-  return [
-    {
-      sql: `SELECT generation FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`,
-      params: [turnId],
-      expect: { row: { generation: chain.generation }, otherwise },
+function chainCheck(turnId: string, chain: Chain): Statement {
+  return {
+    name: "turnspec_chain_check",
+    sql: `SELECT generation, ${lastOfTurn("$1")} AS last FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`,
+    params: [turnId],
+    expect: {
+      row: { generation: chain.generation, last: chain.last },
+      otherwise: `turn ${turnId} changed while this instance held on to it (another instance took it over, or a writer took no writer lock)`,
     },
-    { sql: `SELECT ${lastOfTurn("$1")} AS last`, params: [turnId], expect: { row: { last: chain.last }, otherwise } },
-  ];
+  };
 }
 
 interface Group {
@@ -606,7 +610,7 @@ export class PostgresEventStore implements EventStore {
       // Held on to since an earlier group (see Chain): numbered at once, checked by the commit.
       const chain = this.chains.get(turnId)!;
       turn = { thread_id: chain.thread_id, first: chain.last + 1, last: chain.last, generation: chain.generation, writer: true };
-      this.call(() => this.link.post(chainCheck(turnId, chain)));
+      this.call(() => this.link.post([chainCheck(turnId, chain)]));
       group.turns.set(turnId, turn);
       group.appended.set(turnId, []);
     } else if (turn === undefined) {
