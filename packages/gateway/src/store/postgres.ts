@@ -3,15 +3,15 @@
  * behind a load balancer, or a team's existing server instead of a file.
  *
  * Same contract as the SQLite store (store.ts), on a synchronous link to one connection
- * (postgres-link.ts). The first append to a turn in a group takes the turn's writer lock (an
- * advisory lock), then its row lock (SELECT … FOR NO KEY UPDATE), and only then reads its
- * highest sequence, so two instances appending to one turn take turns and the sequence
- * stays gap-free and strictly increasing; the primary key (turn_id, first) backs that up.
- * An instance streaming a burst into a turn holds on to the writer lock from one group to
- * the next (Chain), numbering the next group's events at once and checking, before its
- * commit, that the turn is as it left it. Turn and route ordinals are handed out under a
- * transaction-scoped advisory lock, and route generations compared in the UPDATE's WHERE,
- * as in SQLite.
+ * (postgres-link.ts). The first append to a turn in a group takes the turn's row lock
+ * (SELECT … FOR NO KEY UPDATE) and only then reads its highest sequence, so two instances
+ * appending to one turn take turns and the sequence stays gap-free and strictly
+ * increasing; the primary key (turn_id, first) backs that up. An instance streaming a burst
+ * into a turn it runs holds on to the turn's writer lock (an advisory lock that a write from
+ * another instance waits for) from one group to the next (Chain), numbering the next
+ * group's events at once and checking, before its commit, that the turn is as it left it.
+ * Turn and route ordinals are handed out under a transaction-scoped advisory lock, and
+ * route generations compared in the UPDATE's WHERE, as in SQLite.
  *
  * Group commit: the first append of a turn of the event loop opens a transaction and
  * every write after it joins it. The events themselves are sent without waiting, when the
@@ -297,11 +297,12 @@ export const POSTGRES_CHAIN_MAX_GROUPS = 32;
 /**
  * A turn whose writer lock this instance holds on to between groups: a burst of events,
  * whose next group would otherwise wait, for its first append, for the previous group's
- * commit to take the row lock and read the highest sequence again. Nobody else appends
- * to the turn meanwhile (every appender takes the writer lock first), so the next group
- * numbers its events from `last` at once. It still takes the row lock and reads the
- * highest sequence, without waiting for them: the commit waits for that answer, and a
- * turn found otherwise (another writer that took no writer lock) fails the group.
+ * commit to take the row lock and read the highest sequence again. No other instance
+ * appends to the turn meanwhile (a write from another instance takes the writer lock
+ * first), so the next group numbers its events from `last` at once. It still takes the
+ * row lock and reads the generation and the highest sequence, without waiting for them:
+ * the commit waits for that answer, and a turn found otherwise (another instance took it
+ * over, whose claim takes no writer lock; or a writer took none) fails the group.
  */
 interface Chain {
   readonly thread_id: string;
@@ -397,7 +398,7 @@ interface Group {
       readonly writer: boolean;
     }
   >;
-  /** The events appended in this group, per turn in sequence order: announced with the commit, and kept once it succeeds. */
+  /** The events appended in this group, per turn in sequence order: announced with the commit; where a turn ended is kept once it succeeds. */
   readonly appended: Map<string, StoredEvent[]>;
   /** Per turn, the events appended and not yet sent to the server. */
   pending: Map<string, PendingRun>;
@@ -654,8 +655,9 @@ export class PostgresEventStore implements EventStore {
     }
     // The generation read under the row lock, which a claim takes too (claimTurn) and this
     // transaction holds until it commits: no claim lands between this check and the commit.
-    // A run that lost the turn (it stalled past its lease; another instance took the turn
-    // over) writes nothing more to it, whatever its run still had in hand.
+    // (For a turn held on to, the generation it had then, checked under the row lock before
+    // the commit.) A run that lost the turn (it stalled past its lease; another instance
+    // took the turn over) writes nothing more to it, whatever its run still had in hand.
     if (generation !== undefined && generation !== turn.generation)
       throw storeErrors.staleGeneration(turnId, method, generation, turn.generation);
     // Nor within a group: a turn's end is its last event (what knownLast relies on).
