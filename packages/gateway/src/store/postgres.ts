@@ -306,10 +306,10 @@ export const POSTGRES_CHAIN_MAX_GROUPS = 32;
  */
 interface Chain {
   readonly thread_id: string;
-  last: number;
-  generation: number;
+  readonly last: number;
+  readonly generation: number;
   /** The groups in a row that held on to it. */
-  groups: number;
+  readonly groups: number;
 }
 
 /** The channel commits are announced on: JSON payloads { instance, turns: [[turn_id, first, last, events?], …] } (postgres-events.ts). */
